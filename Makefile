@@ -1,0 +1,35 @@
+# Every target sets up its own environment: `make demo` and `make test` work on a
+# brand-new machine with only python3 on the PATH.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: install demo test lit pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml setup.py test/plugin/pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e test/plugin
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
+
+lit: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv -j $(JOBS) test
+
+pytest: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(JOBS) test/unit
+
+test: lit pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info
+	find . -name Output -type d -prune -exec rm -rf {} +

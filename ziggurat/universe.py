@@ -1,0 +1,26 @@
+"""ziggurat's dialects and passes, as one xDSL `Universe` found through the `xdsl.universe` entry point.
+
+Factories import lazily so that `ziggurat-opt --help` does not pay for every dialect.
+Adding a dialect or a pass to ziggurat means adding one line here.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _graph_dialect() -> Dialect:
+    from ziggurat.dialects.graph import Graph
+
+    return Graph
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "graph": _graph_dialect,
+}
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+ZIGGURAT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
