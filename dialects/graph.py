@@ -48,7 +48,13 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.traits import ConstantLike, OpTrait, Pure
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import (
+    ConstantLike,
+    HasCanonicalizationPatternsTrait,
+    OpTrait,
+    Pure,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dtypes import is_float, tensor_type_of, to_numpy_dtype
@@ -81,6 +87,20 @@ class FusionPattern(OpTrait):
     """The op's `OpPatternKind`, read by `graph-fuse` through `pattern_kind_of`."""
 
     kind: OpPatternKind = OpPatternKind.OPAQUE
+
+
+class GraphCanonicalization(HasCanonicalizationPatternsTrait):
+    """Canonicalization patterns of graph ops, kept beside the passes in
+    `ziggurat.transforms.graph.canonicalization_patterns` and looked up by op type."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from ziggurat.transforms.graph.canonicalization_patterns import patterns_for
+
+        return patterns_for(op)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return ()
 
 
 def pattern_kind_of(op: Operation) -> OpPatternKind:
@@ -147,6 +167,7 @@ class GraphOp(IRDLOperation, abc.ABC):
 
     # Attributes read as `{strides = ...}` in the attribute dictionary, as in MLIR.
     irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(GraphCanonicalization())
 
     @classmethod
     @abc.abstractmethod
