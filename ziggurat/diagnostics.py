@@ -1,0 +1,519 @@
+"""MLIR-style diagnostics: source locations on parsed ops, `file:line:col: error:` messages.
+
+xDSL parses ops with `loc(unknown)` and reports problems as Python exceptions
+(often with a dump of the whole module). ziggurat tools report them the way
+MLIR does instead:
+
+    input.mlir:4:8: error: 'graph.transpose' op perm must be a permutation of [0, 1]
+      %1 = graph.transpose %0 {perm = array<i64: 0, 0>} : ...
+           ^
+
+* `parse_source` parses MLIR text and gives every op a `FileLineColLoc` from
+  its position in the source (lines count from the start of the whole file,
+  `line_offset` shifts them for a chunk of a split file). It remembers the
+  source text, so diagnostics at those locations quote the line.
+* `verify_module` verifies op by op and reports each failing op at its own
+  location.
+* Passes and tools report a user-facing failure by raising `DiagnosticError`,
+  usually through `raise error_at(op, "cannot tile ...")`. Notes go in
+  `Diagnostic.notes` (`note_at(op, ...)` builds one).
+* Non-fatal diagnostics (warnings, remarks, notes on their own) go through
+  `emit_warning(op, msg)`, `emit_remark(op, msg)` or `emit(diagnostic)`. They
+  reach the innermost `collect_diagnostics()` block, which `ziggurat-opt`
+  opens around each input chunk (so `--verify-diagnostics` can match
+  `expected-warning` annotations); outside any such block they are printed to
+  stderr at once.
+* `run_main` wraps a console script's `main`: a `DiagnosticError` is printed
+  and exits 1; any other exception is an internal error ("internal error,
+  please report: ...", exit 2; traceback only with `ZIGGURAT_DEBUG=1`).
+  Context for an internal error (e.g. which pass crashed) is attached to the
+  exception with `exc.add_note("in pass cse")`.
+* `parse_expected_diagnostics` / `check_expected_diagnostics` implement
+  MLIR's `-verify-diagnostics`: `// expected-error {{msg}}`, `@+N`, `@-N`,
+  `@above`, `@below`, and `expected-warning`/`-note`/`-remark`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import os
+import re
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NoReturn
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    CallSiteLoc,
+    FileLineColLoc,
+    FusedLoc,
+    IntAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.parser import Parser
+from xdsl.utils.lexer import Span
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    VerifyException,
+)
+
+SEVERITIES = ("error", "warning", "note", "remark")
+
+
+@dataclass
+class Diagnostic:
+    severity: str
+    """"error" | "warning" | "note" | "remark"."""
+    message: str
+    file: str | None = None
+    line: int | None = None
+    """1-based."""
+    col: int | None = None
+    """1-based."""
+    source_line: str | None = None
+    notes: list[Diagnostic] = field(default_factory=list)
+
+    def format(self) -> str:
+        """MLIR's rendering: `file:line:col: severity: message`, the source line, a caret, then the notes."""
+        parts = [self.file] if self.file is not None else []
+        if self.file is not None and self.line is not None:
+            parts.append(str(self.line))
+            if self.col is not None:
+                parts.append(str(self.col))
+        prefix = ":".join(parts) + ": " if parts else ""
+        lines = [f"{prefix}{self.severity}: {self.message}"]
+        if self.source_line is not None and self.col is not None:
+            lines.append(self.source_line)
+            lines.append(" " * (self.col - 1) + "^")
+        text = "\n".join(lines)
+        for note in self.notes:
+            text += "\n" + note.format()
+        return text
+
+
+class DiagnosticError(Exception):
+    """A user-facing failure: tools print its diagnostics and exit 1."""
+
+    diagnostics: list[Diagnostic]
+
+    def __init__(self, diagnostics: Diagnostic | list[Diagnostic]):
+        self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        return "\n".join(d.format() for d in self.diagnostics)
+
+
+# --------------------------------------------------------------------------- #
+# Source lines, so that a diagnostic at a FileLineColLoc can quote its line
+# --------------------------------------------------------------------------- #
+
+_SOURCES: dict[str, dict[int, list[str]]] = {}
+"""filename -> line offset of a parsed chunk -> the chunk's lines (MLIR's SourceMgr, in small)."""
+
+
+def _remember_source(filename: str, text: str, line_offset: int) -> None:
+    _SOURCES.setdefault(filename, {})[line_offset] = text.split("\n")
+
+
+def source_line(filename: str, line: int) -> str | None:
+    """The text of line `line` (1-based) of a source parsed with `parse_source`, if known."""
+    for offset, lines in _SOURCES.get(filename, {}).items():
+        if 0 <= line - offset - 1 < len(lines):
+            return lines[line - offset - 1].rstrip("\r")
+    return None
+
+
+def _file_line_col(location: Attribute) -> FileLineColLoc | None:
+    match location:
+        case FileLineColLoc():
+            return location
+        case NameLoc():
+            return _file_line_col(location.location)
+        case CallSiteLoc():
+            return _file_line_col(location.callee)
+        case FusedLoc():
+            for inner in location.locations.data:
+                if (found := _file_line_col(inner)) is not None:
+                    return found
+    return None
+
+
+def op_location(op: Operation) -> FileLineColLoc | None:
+    """The source position of `op`, or of its closest enclosing op that has one.
+
+    Ops created by passes usually carry `loc(unknown)`; pointing at the op that
+    contains them beats an error with no position at all.
+    """
+    current: Operation | None = op
+    while current is not None:
+        if (loc := _file_line_col(current.location)) is not None:
+            return loc
+        current = current.parent_op()
+    return None
+
+
+def diagnostic_at(op: Operation, severity: str, message: str) -> Diagnostic:
+    """A diagnostic at `op`'s source location (see `op_location`)."""
+    assert severity in SEVERITIES, severity
+    loc = op_location(op)
+    if loc is None:
+        return Diagnostic(severity, message)
+    file, line, col = loc.filename.data, loc.line.data, loc.column.data
+    return Diagnostic(severity, message, file, line, col, source_line(file, line))
+
+
+def error_at(op: Operation, message: str) -> DiagnosticError:
+    """The error to raise for a failure at `op`: `raise error_at(op, "cannot tile ...")`."""
+    return DiagnosticError(diagnostic_at(op, "error", message))
+
+
+def note_at(op: Operation, message: str) -> Diagnostic:
+    """A note to attach to another diagnostic's `notes`."""
+    return diagnostic_at(op, "note", message)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """`"; did you mean 'x'?"` for the closest candidate to a misspelt name, or `""`."""
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean '{matches[0]}'?" if matches else ""
+
+
+# --------------------------------------------------------------------------- #
+# Non-fatal diagnostics
+# --------------------------------------------------------------------------- #
+
+_HANDLERS: list[list[Diagnostic]] = []
+
+
+@contextmanager
+def collect_diagnostics() -> Iterator[list[Diagnostic]]:
+    """Collect the diagnostics `emit`ted inside the block instead of printing them."""
+    collected: list[Diagnostic] = []
+    _HANDLERS.append(collected)
+    try:
+        yield collected
+    finally:
+        _HANDLERS.remove(collected)
+
+
+def emit(diagnostic: Diagnostic) -> None:
+    """Report a diagnostic without failing: to the innermost `collect_diagnostics`, else to stderr."""
+    if _HANDLERS:
+        _HANDLERS[-1].append(diagnostic)
+    else:
+        print(diagnostic.format(), file=sys.stderr)
+
+
+def emit_warning(op: Operation, message: str) -> None:
+    emit(diagnostic_at(op, "warning", message))
+
+
+def emit_remark(op: Operation, message: str) -> None:
+    emit(diagnostic_at(op, "remark", message))
+
+
+# --------------------------------------------------------------------------- #
+# Parsing with locations
+# --------------------------------------------------------------------------- #
+
+
+class _LineIndex:
+    """Offset -> (line, column) by binary search: `Span.get_location` counts newlines from the start each time."""
+
+    def __init__(self, text: str, line_offset: int):
+        self.starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        self.line_offset = line_offset
+
+    def line_col(self, position: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, position) - 1
+        return index + 1 + self.line_offset, position - self.starts[index] + 1
+
+
+class _LocatingParser(Parser):
+    """xDSL's parser, giving each op without an explicit `loc(...)` its source position."""
+
+    def __init__(self, ctx: Context, text: str, filename: str, lines: _LineIndex):
+        super().__init__(ctx, text, filename)
+        self._lines = lines
+        self._filename_attr = StringAttr(filename)
+
+    def parse_operation(self) -> Operation:
+        line, col = self._lines.line_col(self._current_token.span.start)
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            op.location = FileLineColLoc(self._filename_attr, IntAttr(line), IntAttr(col))
+        return op
+
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        if op_type := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack):
+            return op_type
+        # The name token is already consumed: point back at it rather than past it.
+        start = self.lexer.input.content.rfind(name, 0, self._current_token.span.start)
+        where = Span(start, start + len(name), self.lexer.input) if start >= 0 else None
+        dialect_name = name.split(".", 1)[0] if "." in name else None
+        dialect = self.ctx.get_optional_dialect(dialect_name) if dialect_name else None
+        if dialect is not None:
+            ops = [op.name for op in dialect.operations]
+            self.raise_error(f"unknown operation '{name}' in dialect '{dialect_name}'{did_you_mean(name, ops)}", where)
+        if dialect_name is not None:
+            dialects = self.ctx.registered_dialect_names
+            self.raise_error(
+                f"unknown dialect '{dialect_name}' (in operation '{name}'){did_you_mean(dialect_name, dialects)}",
+                where,
+            )
+        # A bare name inside e.g. a func.func body may be a misspelt `func.` op.
+        nearby = [
+            op.name.split(".", 1)[1]
+            for d in self._parser_state.dialect_stack
+            if (enclosing := self.ctx.get_optional_dialect(d)) is not None
+            for op in enclosing.operations
+        ]
+        self.raise_error(f"unknown operation '{name}'{did_you_mean(name, nearby)}", where)
+
+
+def parse_source(ctx: Context, text: str, filename: str, line_offset: int = 0) -> ModuleOp:
+    """Parse MLIR text, attaching a `FileLineColLoc` to every op that has no explicit `loc(...)`.
+
+    `line_offset` is the number of lines before `text` in `filename` (for a
+    chunk of a split file). Parse errors raise `DiagnosticError`.
+    """
+    _remember_source(filename, text, line_offset)
+    lines = _LineIndex(text, line_offset)
+    parser = _LocatingParser(ctx, text, filename, lines)
+    try:
+        return parser.parse_module()
+    except ParseError as e:
+        raise DiagnosticError(_parse_error_diagnostic(e, filename, lines)) from None
+    except VerifyException as e:
+        # Attribute and op builders verify their parameters while the parser runs.
+        span = parser._current_token.span
+        raise DiagnosticError(_span_diagnostic(str(e), span.start, filename, lines)) from None
+
+
+def _span_diagnostic(message: str, position: int, filename: str, lines: _LineIndex, severity: str = "error"):
+    line, col = lines.line_col(position)
+    return Diagnostic(severity, message, filename, line, col, source_line(filename, line))
+
+
+def _parse_error_diagnostic(e: ParseError, filename: str, lines: _LineIndex) -> Diagnostic:
+    diagnostic = _span_diagnostic(e.msg, e.span.start, filename, lines)
+    if isinstance(e, MultipleSpansParseError):
+        for span, msg in e.refs:
+            note = msg if msg is not None else (e.ref_text or "see here")
+            diagnostic.notes.append(_span_diagnostic(note, span.start, filename, lines, "note"))
+    return diagnostic
+
+
+# --------------------------------------------------------------------------- #
+# Verification
+# --------------------------------------------------------------------------- #
+
+
+def verify_module(module: Operation) -> None:
+    """Verify every op of `module`; `DiagnosticError` with one diagnostic per failing op, at that op."""
+    diagnostics: list[Diagnostic] = []
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+            _verify_regions_not_empty(op)
+        except DiagnosticException as e:
+            diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {_first_line(e)}"))
+    if diagnostics:
+        raise DiagnosticError(diagnostics)
+
+
+def _verify_regions_not_empty(op: Operation) -> None:
+    # Block.verify makes this check, but `verify_nested_ops=False` skips it.
+    if op.has_trait(NoTerminator):
+        return
+    for region in op.regions:
+        if len(region.blocks) == 1 and region.block.first_op is None:
+            raise VerifyException("contains an empty block in a single-block region that expects a terminator")
+
+
+def _first_line(e: BaseException) -> str:
+    # xDSL exceptions may carry a dump of the whole module in their notes, never in the message.
+    return str(e).strip() or type(e).__name__
+
+
+# --------------------------------------------------------------------------- #
+# Console scripts
+# --------------------------------------------------------------------------- #
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("ZIGGURAT_DEBUG", "") not in ("", "0")
+
+
+def run_main(main: Callable[[], int | None]) -> NoReturn:
+    """Run a console script's `main`; user errors exit 1 with diagnostics, internal errors exit 2."""
+    try:
+        code = main()
+    except DiagnosticError as e:
+        print(e.format(), file=sys.stderr)
+        sys.exit(1)
+    except (DiagnosticException, ParseError) as e:
+        # An xDSL exception that escaped conversion still states a problem with the input.
+        print(f"error: {_first_line(e)}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:
+        if debug_enabled():
+            traceback.print_exc()
+        context = "; ".join(getattr(e, "__notes__", []))
+        suffix = f" ({context})" if context else ""
+        print(f"internal error, please report: {type(e).__name__}: {e}{suffix}", file=sys.stderr)
+        if not debug_enabled():
+            print("(set ZIGGURAT_DEBUG=1 for a traceback)", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(code or 0)
+
+
+def write_atomically(path: str | Path, data: str | bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same directory and `os.replace`.
+
+    A reader never sees a partial file, and a failure leaves an existing file untouched.
+    """
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- #
+# --verify-diagnostics
+# --------------------------------------------------------------------------- #
+
+_EXPECTED = re.compile(
+    r"expected-(?P<severity>error|warning|note|remark)"
+    r"(?:@(?P<where>[+-]\d+|above|below))?"
+    r"\s*\{\{(?P<message>.*?)\}\}"
+)
+
+
+@dataclass
+class ExpectedDiagnostic:
+    """One `// expected-<severity>[@where] {{message}}` annotation, resolved to the line it refers to."""
+
+    severity: str
+    message: str
+    line: int
+    """The line the diagnostic must be reported on."""
+    annotation_line: int
+    annotation_col: int
+    file: str
+
+
+def parse_expected_diagnostics(text: str, filename: str, line_offset: int = 0) -> list[ExpectedDiagnostic]:
+    """The annotations in `text` (a chunk starting after `line_offset` lines of `filename`).
+
+    `@+N`/`@-N` are relative to the annotation's line; `@above`/`@below` mean the
+    closest line above/below that is not itself only an annotation comment.
+    """
+    lines = text.split("\n")
+    annotation_only = [re.fullmatch(r"\s*//.*", line) is not None and _EXPECTED.search(line) is not None for line in lines]
+    expected: list[ExpectedDiagnostic] = []
+    for index, line_text in enumerate(lines):
+        for match in _EXPECTED.finditer(line_text):
+            where = match["where"]
+            target = index
+            if where == "above":
+                target = index - 1
+                while target >= 0 and annotation_only[target]:
+                    target -= 1
+            elif where == "below":
+                target = index + 1
+                while target < len(lines) and annotation_only[target]:
+                    target += 1
+            elif where is not None:
+                target = index + int(where)
+            expected.append(
+                ExpectedDiagnostic(
+                    match["severity"],
+                    match["message"],
+                    target + 1 + line_offset,
+                    index + 1 + line_offset,
+                    match.start() + 1,
+                    filename,
+                )
+            )
+    return expected
+
+
+def _flatten(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    flat: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        flat.append(diagnostic)
+        flat.extend(_flatten(diagnostic.notes))
+    return flat
+
+
+def check_expected_diagnostics(
+    expected: Sequence[ExpectedDiagnostic], produced: Sequence[Diagnostic]
+) -> list[Diagnostic]:
+    """Match produced diagnostics (and their notes) against annotations; the errors for mismatches.
+
+    Each annotation consumes one diagnostic of its severity on its line whose
+    message contains the annotation's text. An empty result means success.
+    """
+    remaining = _flatten(produced)
+    errors: list[Diagnostic] = []
+    for annotation in expected:
+        for candidate in remaining:
+            if (
+                candidate.severity == annotation.severity
+                and candidate.line == annotation.line
+                and annotation.message in candidate.message
+            ):
+                remaining.remove(candidate)
+                break
+        else:
+            errors.append(
+                Diagnostic(
+                    "error",
+                    f'expected {annotation.severity} "{annotation.message}" was not produced',
+                    annotation.file,
+                    annotation.annotation_line,
+                    annotation.annotation_col,
+                    source_line(annotation.file, annotation.annotation_line),
+                )
+            )
+    for unexpected in remaining:
+        errors.append(
+            Diagnostic(
+                "error",
+                f"unexpected {unexpected.severity}: {unexpected.message}",
+                unexpected.file,
+                unexpected.line,
+                unexpected.col,
+                unexpected.source_line,
+            )
+        )
+    return errors
