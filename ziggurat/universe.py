@@ -17,8 +17,15 @@ def _graph_dialect() -> Dialect:
     return Graph
 
 
+def _npu_dialect() -> Dialect:
+    from ziggurat.dialects.npu import Npu
+
+    return Npu
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph_dialect,
+    "npu": _npu_dialect,
 }
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
