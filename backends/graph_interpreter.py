@@ -1,0 +1,113 @@
+"""The reference interpreter of graph-level IR: func, arith and every `graph` op on numpy arrays.
+
+    module = parse_source(default_context(), text, "model.mlir")
+    outputs = run_function(module, [x])            # runs @main, else the only public function
+    outputs = run_function(module, random_inputs(find_function(module)))
+
+Each `graph` op runs its own `evaluate` (the dialect's numpy reference
+semantics), so this file names no op: `GraphFunctions` gets one `@impl` per op
+class of `ziggurat.dialects.graph.Graph` when it is imported. The result arrays
+are checked against the op's result types, so a wrong `evaluate` is reported
+at the op rather than surfacing later as a wrong number. Terminators are left
+out: an op with a region runs its body in its own `evaluate`.
+
+`ArithTensorFunctions` is xDSL's arith interpreter with `arith.constant` of
+dense tensors producing numpy arrays.
+
+Other levels (tile, loop, npu) and plugins add their implementations to the
+same runner; see `ziggurat.backends.interpreter` for the registry
+(`CORE_FUNCTIONS`, the `ziggurat.interpreter` entry-point group and
+`register_interpreter_functions`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.traits import IsTerminator
+
+from ziggurat.backends.interpreter import (
+    find_function,
+    random_inputs,
+    register_interpreter_functions,
+    run_function,
+    value_shape_and_dtype,
+)
+from ziggurat.diagnostics import DiagnosticError, error_at
+from ziggurat.dialects.graph import ConstantOp, Graph, GraphOp
+
+__all__ = [
+    "ArithTensorFunctions",
+    "GraphFunctions",
+    "find_function",
+    "random_inputs",
+    "register_interpreter_functions",
+    "run_function",
+]
+
+
+@register_impls
+class ArithTensorFunctions(ArithFunctions):
+    """xDSL's arith implementations; `arith.constant dense<...>` gives a numpy array."""
+
+    @impl(arith.ConstantOp)
+    def run_constant(
+        self, interpreter: Interpreter, op: arith.ConstantOp, args: PythonValues
+    ) -> PythonValues:
+        if isinstance(op.value, DenseIntOrFPElementsAttr):
+            # graph.constant already decodes dense attributes (splats included).
+            return (ConstantOp(op.value).to_array(),)
+        # `@impl` wraps the method; the wrapper returns an OpImplResult.
+        return ArithFunctions.run_constant(self, interpreter, op, args).values
+
+
+def _run_graph_op(
+    functions: InterpreterFunctions, interpreter: Interpreter, op: GraphOp, args: PythonValues
+) -> PythonValues:
+    try:
+        results = op.evaluate(*args)
+    except DiagnosticError:
+        raise
+    except Exception as error:  # evaluate is numpy code: whatever fails, fails at this op
+        raise error_at(
+            op, f"evaluating '{op.name}' failed: {type(error).__name__}: {error}"
+        ) from error
+    if len(results) != len(op.results):
+        raise error_at(
+            op,
+            f"'{op.name}' evaluated to {len(results)} arrays for its {len(op.results)} "
+            "results; its reference semantics are wrong",
+        )
+    for index, (array, result) in enumerate(zip(results, op.results)):
+        shape, dtype = value_shape_and_dtype(result.type, f"result #{index}", op)
+        if array.shape != shape or array.dtype != dtype:
+            raise error_at(
+                op,
+                f"'{op.name}' evaluated result #{index} to shape {list(array.shape)} and dtype "
+                f"{array.dtype}, but its type is {result.type}; its reference semantics are wrong",
+            )
+    return tuple(results)
+
+
+def _graph_functions_class() -> type[InterpreterFunctions]:
+    implementations = {
+        f"run_{op_type.name.replace('.', '_')}": impl(op_type)(_run_graph_op)
+        for op_type in Graph.operations
+        if issubclass(op_type, GraphOp) and not op_type.has_trait(IsTerminator)
+    }
+    functions = type("GraphFunctions", (InterpreterFunctions,), implementations)
+    functions.__doc__ = "Every non-terminator `graph` op, through its `evaluate`."
+    functions.__module__ = __name__
+    return register_impls(functions)
+
+
+GraphFunctions = _graph_functions_class()

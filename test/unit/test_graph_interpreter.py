@@ -1,0 +1,326 @@
+"""The graph interpreter against onnxruntime, and its diagnostics and registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from onnx import helper, numpy_helper
+from xdsl.dialects import arith
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+
+from ziggurat.backends import interpreter as runner
+from ziggurat.backends.graph_interpreter import (
+    GraphFunctions,
+    find_function,
+    random_inputs,
+    register_interpreter_functions,
+    run_function,
+)
+from ziggurat.context import default_context
+from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.dialects.graph import Graph, ReluOp
+
+RNG = np.random.default_rng(1234)
+
+
+def tensor(shape, element="f32") -> str:
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{element}>"
+
+
+def parse(text: str):
+    return parse_source(default_context(), text, "test.mlir")
+
+
+def onnx_run(nodes, inputs: dict[str, np.ndarray], outputs: list[str], initializers=None):
+    """Run an ONNX graph of `nodes` with onnxruntime."""
+    graph = helper.make_graph(
+        nodes,
+        "reference",
+        [
+            helper.make_tensor_value_info(
+                name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape
+            )
+            for name, array in inputs.items()
+        ],
+        [helper.make_empty_tensor_value_info(name) for name in outputs],
+        initializer=[
+            numpy_helper.from_array(array, name) for name, array in (initializers or {}).items()
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(outputs, inputs)
+
+
+def normal(*shape, dtype=np.float32) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# --------------------------------------------------------------------------- #
+# Multi-op functions against onnxruntime
+# --------------------------------------------------------------------------- #
+
+
+def test_matmul_add_relu_matches_onnxruntime():
+    module = parse(
+        f"""
+        func.func @main(%x: {tensor([4, 8])}, %w: {tensor([8, 5])}, %b: {tensor([5])}) -> {tensor([4, 5])} {{
+          %m = graph.matmul %x, %w : ({tensor([4, 8])}, {tensor([8, 5])}) -> {tensor([4, 5])}
+          %a = graph.add %m, %b : ({tensor([4, 5])}, {tensor([5])}) -> {tensor([4, 5])}
+          %r = graph.relu %a : {tensor([4, 5])}
+          func.return %r : {tensor([4, 5])}
+        }}"""
+    )
+    x, w, b = normal(4, 8), normal(8, 5), normal(5)
+    (ours,) = run_function(module, [x, w, b])
+    (expected,) = onnx_run(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"]),
+            helper.make_node("Add", ["m", "b"], ["a"]),
+            helper.make_node("Relu", ["a"], ["r"]),
+        ],
+        {"x": x, "w": w, "b": b},
+        ["r"],
+    )
+    assert ours.dtype == np.float32 and ours.shape == (4, 5)
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_batched_matmul_transpose_exp_with_constant_weights_and_call():
+    weights = normal(3, 6)
+    weight_text = ", ".join(
+        "[" + ", ".join(f"{v:.8e}" for v in row) + "]" for row in weights
+    )
+    module = parse(
+        f"""
+        func.func @main(%x: {tensor([2, 4, 3])}) -> {tensor([2, 6, 4])} {{
+          %w = graph.constant dense<[{weight_text}]> : {tensor([3, 6])}
+          %m = graph.matmul %x, %w : ({tensor([2, 4, 3])}, {tensor([3, 6])}) -> {tensor([2, 4, 6])}
+          %t = func.call @swap(%m) : ({tensor([2, 4, 6])}) -> {tensor([2, 6, 4])}
+          %e = graph.exp %t : {tensor([2, 6, 4])}
+          func.return %e : {tensor([2, 6, 4])}
+        }}
+        func.func private @swap(%y: {tensor([2, 4, 6])}) -> {tensor([2, 6, 4])} {{
+          %t = graph.transpose %y {{perm = array<i64: 0, 2, 1>}} : {tensor([2, 4, 6])} -> {tensor([2, 6, 4])}
+          func.return %t : {tensor([2, 6, 4])}
+        }}"""
+    )
+    x = normal(2, 4, 3)
+    (ours,) = run_function(module, [x])
+    (expected,) = onnx_run(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"]),
+            helper.make_node("Transpose", ["m"], ["t"], perm=[0, 2, 1]),
+            helper.make_node("Exp", ["t"], ["e"]),
+        ],
+        {"x": x},
+        ["e"],
+        initializers={"w": weights},
+    )
+    np.testing.assert_allclose(ours, expected, rtol=1e-5)
+
+
+def test_arith_constant_tensors_and_several_results():
+    module = parse(
+        f"""
+        func.func @two(%x: {tensor([2, 2], 'i32')}) -> ({tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}) {{
+          %c = arith.constant dense<[[1, 2], [3, 4]]> : {tensor([2, 2], 'i32')}
+          %s = arith.constant dense<-5> : {tensor([2, 2], 'i32')}
+          %a = graph.add %x, %c : ({tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}) -> {tensor([2, 2], 'i32')}
+          %b = graph.add %a, %s : ({tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}) -> {tensor([2, 2], 'i32')}
+          %r = graph.relu %b : {tensor([2, 2], 'i32')}
+          func.return %a, %r : {tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}
+        }}"""
+    )
+    x = np.array([[0, 1], [2, 3]], dtype=np.int32)
+    a, r = run_function(module, [x])
+    np.testing.assert_array_equal(a, [[1, 3], [5, 7]])
+    np.testing.assert_array_equal(r, [[0, 0], [0, 2]])
+    assert a.dtype == r.dtype == np.int32
+
+
+@settings(max_examples=15, deadline=None)
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4))
+def test_add_broadcasting_matches_onnxruntime(shapes):
+    (lhs_shape, rhs_shape), out_shape = shapes.input_shapes, shapes.result_shape
+    module = parse(
+        f"""
+        func.func @main(%a: {tensor(lhs_shape)}, %b: {tensor(rhs_shape)}) -> {tensor(out_shape)} {{
+          %s = graph.add %a, %b : ({tensor(lhs_shape)}, {tensor(rhs_shape)}) -> {tensor(out_shape)}
+          func.return %s : {tensor(out_shape)}
+        }}"""
+    )
+    a, b = normal(*lhs_shape), normal(*rhs_shape)
+    (ours,) = run_function(module, [a, b])
+    (expected,) = onnx_run([helper.make_node("Add", ["a", "b"], ["s"])], {"a": a, "b": b}, ["s"])
+    assert ours.shape == tuple(out_shape)
+    np.testing.assert_allclose(ours, expected, rtol=1e-6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    m=st.integers(1, 5),
+    k=st.integers(1, 5),
+    n=st.integers(1, 5),
+)
+def test_matmul_batch_shapes_match_onnxruntime(batch, m, k, n):
+    lhs, rhs, out = [*batch, m, k], [k, n], [*batch, m, n]
+    module = parse(
+        f"""
+        func.func @main(%a: {tensor(lhs)}, %b: {tensor(rhs)}) -> {tensor(out)} {{
+          %s = graph.matmul %a, %b : ({tensor(lhs)}, {tensor(rhs)}) -> {tensor(out)}
+          func.return %s : {tensor(out)}
+        }}"""
+    )
+    a, b = normal(*lhs), normal(*rhs)
+    (ours,) = run_function(module, [a, b])
+    (expected,) = onnx_run([helper.make_node("MatMul", ["a", "b"], ["s"])], {"a": a, "b": b}, ["s"])
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- #
+# Entry function, inputs and diagnostics
+# --------------------------------------------------------------------------- #
+
+TWO_FUNCTIONS = f"""
+func.func @first(%x: {tensor([2, 3])}) -> {tensor([2, 3])} {{
+  %r = graph.relu %x : {tensor([2, 3])}
+  func.return %r : {tensor([2, 3])}
+}}
+func.func @second(%x: {tensor([2, 3])}) -> {tensor([2, 3])} {{
+  %e = graph.exp %x : {tensor([2, 3])}
+  func.return %e : {tensor([2, 3])}
+}}
+"""
+
+
+def test_function_is_chosen_by_name_and_ambiguity_is_an_error():
+    module = parse(TWO_FUNCTIONS)
+    x = normal(2, 3)
+    (second,) = run_function(module, [x], "second")
+    np.testing.assert_allclose(second, np.exp(x), rtol=1e-6)
+    with pytest.raises(DiagnosticError, match="no @main and 2 public functions"):
+        run_function(module, [x])
+    with pytest.raises(DiagnosticError, match=r"no function @third .*@first, @second"):
+        run_function(module, [x], "third")
+
+
+def test_private_helpers_do_not_make_the_entry_ambiguous():
+    module = parse(TWO_FUNCTIONS.replace("func.func @second", "func.func private @second"))
+    assert find_function(module).sym_name.data == "first"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ([], r"@first takes 1 arguments \(x\), but 0 inputs were given"),
+        ([np.zeros((3, 2), np.float32)], r"'x' of @first has shape \[3, 2\], but the argument is tensor<2x3xf32>"),
+        ([np.zeros((2, 3), np.float64)], r"'x' of @first has dtype float64, but the argument is tensor<2x3xf32>"),
+    ],
+)
+def test_inputs_are_checked_against_the_signature(inputs, message):
+    module = parse(TWO_FUNCTIONS)
+    with pytest.raises(DiagnosticError, match=message) as raised:
+        run_function(module, inputs, "first")
+    (diagnostic,) = raised.value.diagnostics
+    assert (diagnostic.file, diagnostic.line) == ("test.mlir", 2)
+
+
+def test_op_without_implementation_is_reported_at_the_op():
+    module = parse(
+        f"""func.func @main(%x: {tensor([4])}) -> {tensor([4])} {{
+          %r = graph.relu %x : {tensor([4])}
+          %d = arith.divf %r, %x : {tensor([4])}
+          func.return %d : {tensor([4])}
+        }}"""
+    )
+    with pytest.raises(DiagnosticError) as raised:
+        run_function(module, [normal(4)])
+    (diagnostic,) = raised.value.diagnostics
+    assert diagnostic.message == "no interpreter implementation for 'arith.divf'"
+    assert (diagnostic.line, diagnostic.col) == (3, 11)
+
+
+def test_wrong_reference_semantics_are_caught_at_the_op(monkeypatch):
+    monkeypatch.setattr(ReluOp, "evaluate", lambda self, x: (np.maximum(x, 0).astype(np.float64),))
+    module = parse(TWO_FUNCTIONS)
+    with pytest.raises(DiagnosticError, match=r"'graph.relu' evaluated result #0 to .* dtype float64") as raised:
+        run_function(module, [normal(2, 3)], "first")
+    assert raised.value.diagnostics[0].line == 3
+
+
+def test_random_inputs_follow_the_signature_and_the_seed():
+    module = parse(
+        f"""func.func @main(%x: {tensor([2, 3])}, %i: {tensor([5], 'i8')}, %m: {tensor([3], 'i1')}, %s: f16) -> {tensor([2, 3])} {{
+          func.return %x : {tensor([2, 3])}
+        }}"""
+    )
+    function = find_function(module)
+    first, again, other = random_inputs(function, 0), random_inputs(function, 0), random_inputs(function, 1)
+    assert [(a.shape, a.dtype) for a in first] == [
+        ((2, 3), np.float32),
+        ((5,), np.int8),
+        ((3,), np.bool_),
+        ((), np.float16),
+    ]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(first[0], other[0])
+    (out,) = run_function(module, first)
+    np.testing.assert_array_equal(out, first[0])
+
+
+# --------------------------------------------------------------------------- #
+# Registry
+# --------------------------------------------------------------------------- #
+
+
+def test_every_graph_op_has_an_implementation():
+    implemented = {op_type for op_type, _ in GraphFunctions._impls()}
+    assert implemented == set(Graph.operations)
+
+
+@register_impls
+class DivfFunctions(InterpreterFunctions):
+    @impl(arith.DivfOp)
+    def run_divf(self, interpreter: Interpreter, op: arith.DivfOp, args):
+        return (args[0] / args[1],)
+
+
+@register_impls
+class DoubleReluFunctions(InterpreterFunctions):
+    @impl(ReluOp)
+    def run_relu(self, interpreter: Interpreter, op: ReluOp, args):
+        return (2 * np.maximum(args[0], 0),)
+
+
+def test_registered_functions_join_the_runner_and_may_override(monkeypatch):
+    monkeypatch.setattr(runner, "_runtime_registrations", [])
+    module = parse(
+        f"""func.func @main(%x: {tensor([4])}, %y: {tensor([4])}) -> {tensor([4])} {{
+          %r = graph.relu %x : {tensor([4])}
+          %d = arith.divf %r, %y : {tensor([4])}
+          func.return %d : {tensor([4])}
+        }}"""
+    )
+    x, y = normal(4), normal(4) + 3
+    register_interpreter_functions(DivfFunctions)
+    (out,) = run_function(module, [x, y])
+    np.testing.assert_allclose(out, np.maximum(x, 0) / y, rtol=1e-6)
+
+    register_interpreter_functions(DoubleReluFunctions, override=True)
+    (out,) = run_function(module, [x, y])
+    np.testing.assert_allclose(out, 2 * np.maximum(x, 0) / y, rtol=1e-6)
+
+
+def test_a_second_implementation_without_override_is_refused(monkeypatch):
+    monkeypatch.setattr(runner, "_runtime_registrations", [])
+    register_interpreter_functions(DoubleReluFunctions)
+    with pytest.raises(ValueError, match="already registered"):
+        run_function(parse(TWO_FUNCTIONS), [normal(2, 3)], "first")
