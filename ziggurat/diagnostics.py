@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.lexer import Span
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import (
@@ -285,17 +286,22 @@ class _LocatingParser(Parser):
         self.raise_error(f"unknown operation '{name}'{did_you_mean(name, nearby)}", where)
 
 
-def parse_source(ctx: Context, text: str, filename: str, line_offset: int = 0) -> ModuleOp:
+def parse_source(
+    ctx: Context, text: str, filename: str, line_offset: int = 0, *, allow_implicit_module: bool = True
+) -> ModuleOp:
     """Parse MLIR text, attaching a `FileLineColLoc` to every op that has no explicit `loc(...)`.
 
     `line_offset` is the number of lines before `text` in `filename` (for a
-    chunk of a split file). Parse errors raise `DiagnosticError`.
+    chunk of a split file). Text with no ops (only comments, say) is an empty
+    module, as in MLIR. Parse errors raise `DiagnosticError`.
     """
     _remember_source(filename, text, line_offset)
     lines = _LineIndex(text, line_offset)
     parser = _LocatingParser(ctx, text, filename, lines)
     try:
-        return parser.parse_module()
+        if allow_implicit_module and parser._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])
+        return parser.parse_module(allow_implicit_module)
     except ParseError as e:
         raise DiagnosticError(_parse_error_diagnostic(e, filename, lines)) from None
     except VerifyException as e:
