@@ -6,7 +6,8 @@ import shutil
 import lit.formats
 
 config.name = "ziggurat"
-config.test_format = lit.formats.ShTest(execute_external=True)
+# lit 23 deprecates the external shell; the internal one runs our RUN lines (pipes, `not`, redirections).
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["unit", "plugin", "Inputs", "lit.cfg.py"]

@@ -319,7 +319,7 @@ def _parse_error_diagnostic(e: ParseError, filename: str, lines: _LineIndex) -> 
     diagnostic = _span_diagnostic(e.msg, e.span.start, filename, lines)
     if isinstance(e, MultipleSpansParseError):
         for span, msg in e.refs:
-            note = msg if msg is not None else (e.ref_text or "see here")
+            note = msg if msg is not None else (e.ref_text or "see here").rstrip(":")
             diagnostic.notes.append(_span_diagnostic(note, span.start, filename, lines, "note"))
     return diagnostic
 
@@ -487,9 +487,11 @@ def check_expected_diagnostics(
     """Match produced diagnostics (and their notes) against annotations; the errors for mismatches.
 
     Each annotation consumes one diagnostic of its severity on its line whose
-    message contains the annotation's text. An empty result means success.
+    message contains the annotation's text. Notes with no location (context
+    such as "in pass X") cannot be annotated and are not checked. An empty
+    result means success.
     """
-    remaining = _flatten(produced)
+    remaining = [d for d in _flatten(produced) if d.severity != "note" or d.line is not None]
     errors: list[Diagnostic] = []
     for annotation in expected:
         for candidate in remaining:
