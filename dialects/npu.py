@@ -562,9 +562,9 @@ class MmaOp(NpuOperation):
         if a_type != b_type:
             raise VerifyException(f"npu.mma operands A and B must have the same element type, got {a_type} and {b_type}")
         expected = _mma_accumulator(a_type)
-        if expected is None or not isinstance(c_type, expected):
+        if expected != c_type:
             raise VerifyException(
-                f"npu.mma accumulates {a_type} in {expected() if expected else 'nothing'}, got C of {c_type} "
+                f"npu.mma accumulates {a_type} in {expected or 'nothing'}, got C of {c_type} "
                 "(pairs: f16/bf16/f8 -> f32, i8 -> i32)"
             )
 
@@ -589,12 +589,13 @@ class MmaOp(NpuOperation):
             )
 
 
-def _mma_accumulator(input_type: Attribute) -> type[Attribute] | None:
+def _mma_accumulator(input_type: Attribute) -> Attribute | None:
+    """The element type the matrix unit accumulates `input_type` products in."""
     if isinstance(input_type, IntegerType):
-        return IntegerType if input_type.width.data == 8 else None
+        return IntegerType(32) if input_type.width.data == 8 else None
     for input_class, acc_class in _MMA_PAIRS.items():
         if isinstance(input_type, input_class):
-            return acc_class
+            return acc_class()
     return None
 
 
