@@ -583,9 +583,10 @@ class MmaOp(NpuOperation):
                 f"matrix unit '{unit.name}' has no {pair[0]}->{pair[1]} instruction (it has {supported})"
             )
         m, n, k = self.mnk
-        if m % unit.m or n % unit.n or k % unit.k:
+        um, un, uk = unit.shape_for(*pair) or (unit.m, unit.n, unit.k)
+        if m % um or n % un or k % uk:
             raise VerifyException(
-                f"npu.mma shape {m}x{n}x{k} must be a multiple of the instruction shape {unit.m}x{unit.n}x{unit.k}"
+                f"npu.mma shape {m}x{n}x{k} must be a multiple of the {pair[0]}->{pair[1]} instruction shape {um}x{un}x{uk}"
             )
 
 
@@ -669,7 +670,7 @@ class VectorOperation(NpuOperation):
 
     def lanes(self, machine: Machine) -> int:
         widest = max(element_bytes(buffer.type.get_element_type()) for buffer, _, _ in self.buffers())  # type: ignore[attr-defined]
-        return max(1, int(machine.vector.bytes_per_cycle) // widest)
+        return max(1, machine.vector.lanes(widest))
 
     def active_lanes(self, machine: Machine) -> int:
         return self.lanes(machine) if self.mask is None else self.mask.value.data

@@ -1,0 +1,513 @@
+"""Runs `npu` programs on a machine model: the numbers they compute and what it costs.
+
+    from ziggurat.backends.npu_interpreter import run_npu
+    result = run_npu(module, "davinci", [a, b])      # or inputs={"a": a, "b": b}
+    result.outputs          # final contents of the arguments not given as inputs
+    result.arguments        # final contents of every argument, by name
+    result.stats            # TimingStats: total cycles, busy cycles per pipe, bytes per space, FLOPs
+
+The entry function (`function`, else "main", else the only public one) takes
+memrefs in global memory. `inputs` fill them in order (a list, a prefix of the
+arguments) or by name (a dict keyed by the argument's `%name`, else `arg<i>`);
+the rest start zeroed and are the outputs. Arrays are converted to the
+argument's element type; their shape must match.
+
+Memory is one byte array per space of the machine, of the space's capacity
+(global memory is sized to what the program uses, checked against its
+capacity). A buffer is a typed view at its offset, so buffers that share bytes
+alias as they would on the machine. Each instruction is a few vectorized
+numpy calls on strided views; narrow floats use ml_dtypes, and the matrix unit
+accumulates f16/bf16/f8 in f32 and i8 in i32.
+
+The scalar unit's program (`scf.for`, `scf.if`, integer `arith`) is walked
+directly, one scalar cycle per op. Timing and the ordering hazards are in
+`ziggurat.backends.timing`. Every failure -- an index outside its buffer, a
+misaligned address, a hazard, a deadlock, an op this machine has no
+instruction for -- is a `DiagnosticError` at the op's location.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.backends.timing import (
+    Access,
+    TimingStats,
+    Timeline,
+    dma_cycles,
+    mma_cycles,
+    vector_cycles,
+)
+from ziggurat.diagnostics import DiagnosticError, error_at, verify_module
+from ziggurat.dialects import npu
+from ziggurat.dtypes import to_numpy_dtype
+
+
+@dataclass
+class NpuRunResult:
+    outputs: list[np.ndarray]
+    """Final contents of the entry function's arguments that were not given as inputs, in order
+    (of all arguments when every one was given)."""
+    stats: TimingStats
+    arguments: dict[str, np.ndarray]
+    """Final contents of every argument, by name."""
+
+
+def run_npu(
+    module: ModuleOp,
+    machine: Machine | str | None = None,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] = (),
+    function: str | None = None,
+    *,
+    active_cores: int = 1,
+) -> NpuRunResult:
+    """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
+
+    `active_cores` is how many cores run at once, sharing global-memory bandwidth.
+    """
+    machine = _resolve_machine(module, machine)
+    verify_module(module)
+    for op in module.walk():
+        if isinstance(op, npu.NpuOperation):
+            try:
+                op.verify_machine(machine)
+            except VerifyException as error:
+                raise error_at(op, str(error)) from None
+    entry = _entry_function(module, function)
+    memory = _Memory.for_function(machine, entry)
+    names = [_argument_name(arg) for arg in entry.args]
+    given = _bind_inputs(entry, names, inputs)
+    env: dict[SSAValue, object] = {}
+    for arg, name in zip(entry.args, names):
+        buffer = memory.arguments[arg]
+        env[arg] = buffer
+        if name in given:
+            memory.view(buffer, 0, buffer.shape, row_major(buffer.shape))[...] = given[name]
+    executor = _Executor(machine, memory, Timeline(machine), active_cores)
+    executor.run_block(entry.body.block, env)
+    arguments = {
+        name: memory.view(env[arg], 0, env[arg].shape, row_major(env[arg].shape)).copy()  # type: ignore[attr-defined]
+        for arg, name in zip(entry.args, names)
+    }
+    outputs = [arguments[name] for name in names if name not in given] or list(arguments.values())
+    return NpuRunResult(outputs, executor.timeline.finish(), arguments)
+
+
+def row_major(shape: Sequence[int]) -> list[int]:
+    return npu.row_major_strides(shape)
+
+
+# --------------------------------------------------------------------------- #
+# Setting up a run
+# --------------------------------------------------------------------------- #
+
+
+def _resolve_machine(module: ModuleOp, machine: Machine | str | None) -> Machine:
+    if isinstance(machine, str):
+        return load_machine(machine)
+    if machine is not None:
+        return machine
+    name = module.attributes.get(npu.MACHINE_ATTR)
+    if not isinstance(name, StringAttr):
+        raise error_at(module, f'no machine given: pass one or set {npu.MACHINE_ATTR} = "davinci" on the module')
+    return load_machine(name.data)
+
+
+def _entry_function(module: ModuleOp, name: str | None) -> func.FuncOp:
+    functions = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    by_name = {f.sym_name.data: f for f in functions}
+    if name is not None:
+        if name not in by_name:
+            raise error_at(module, f"no function @{name} to run (functions: {', '.join(by_name) or 'none'})")
+        return by_name[name]
+    if "main" in by_name:
+        return by_name["main"]
+    public = [f for f in functions if f.sym_visibility is None or f.sym_visibility.data == "public"]
+    if len(public) != 1:
+        raise error_at(module, f"name the function to run: there are {len(public)} public functions")
+    return public[0]
+
+
+def _argument_name(arg: SSAValue) -> str:
+    return arg.name_hint or f"arg{arg.index}"  # type: ignore[attr-defined]
+
+
+def _bind_inputs(
+    entry: func.FuncOp, names: list[str], inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    if isinstance(inputs, Mapping):
+        unknown = set(inputs) - set(names)
+        if unknown:
+            raise error_at(entry, f"no argument named {', '.join(sorted(unknown))} (arguments: {', '.join(names)})")
+        given = dict(inputs)
+    else:
+        if len(inputs) > len(names):
+            raise error_at(entry, f"{len(inputs)} inputs given to a function of {len(names)} arguments")
+        given = dict(zip(names, inputs))
+    converted = {}
+    for arg, name in zip(entry.args, names):
+        if name not in given:
+            continue
+        arg_type = arg.type
+        assert isinstance(arg_type, MemRefType)
+        array = np.asarray(given[name])
+        if array.shape != arg_type.get_shape():
+            raise error_at(entry, f"input '{name}' has shape {array.shape}, the argument is {arg_type}")
+        converted[name] = array.astype(to_numpy_dtype(arg_type.get_element_type()))
+    return converted
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    space: str
+    offset: int
+    """Byte offset in the space."""
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+
+def _buffer_of(value: SSAValue, offset: int) -> _Buffer:
+    memref_type = value.type
+    assert isinstance(memref_type, MemRefType)
+    return _Buffer(
+        npu.space_of(value), offset, memref_type.get_shape(), to_numpy_dtype(memref_type.get_element_type())
+    )
+
+
+class _Memory:
+    """One byte array per memory space; buffers are typed strided views into them."""
+
+    def __init__(self, machine: Machine, sizes: dict[str, int], arguments: dict[SSAValue, _Buffer]):
+        self.machine = machine
+        self.bytes = {space: np.zeros(size, np.uint8) for space, size in sizes.items()}
+        self.arguments = arguments
+
+    @classmethod
+    def for_function(cls, machine: Machine, entry: func.FuncOp) -> _Memory:
+        """Local spaces at their capacity; global spaces hold their buffers, then the arguments after them."""
+        used: dict[str, int] = {}
+        for op in entry.walk():
+            if isinstance(op, npu.BufferOp):
+                space = npu.space_of(op.result)
+                used[space] = max(used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type))  # type: ignore[arg-type]
+        arguments: dict[SSAValue, _Buffer] = {}
+        for arg in entry.args:
+            try:
+                npu.buffer_type(arg, f"argument %{_argument_name(arg)}")
+            except VerifyException as error:
+                raise error_at(entry, str(error)) from None
+            space = npu.space_of(arg)
+            if space not in machine.memories or machine.memories[space].level != "global":
+                raise error_at(entry, f"argument %{_argument_name(arg)} must be in a global memory space, got '{space}'")
+            alignment = machine.memories[space].alignment
+            offset = -(-used.get(space, 0) // alignment) * alignment
+            arguments[arg] = _buffer_of(arg, offset)
+            used[space] = offset + npu.type_bytes(arg.type)  # type: ignore[arg-type]
+        sizes = {}
+        for name, memory in machine.memories.items():
+            if memory.level == "global":
+                if used.get(name, 0) > memory.capacity:
+                    raise error_at(
+                        entry, f"the arguments need {used[name]} bytes of '{name}', which has {memory.capacity}"
+                    )
+                sizes[name] = used.get(name, 0)
+            else:
+                sizes[name] = memory.capacity
+        return cls(machine, sizes, arguments)
+
+    def view(self, buffer: _Buffer, base: int, shape: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+        """The elements `base + strides . j` of `buffer` for `j` in `shape`, as a writable numpy view."""
+        itemsize = buffer.dtype.itemsize
+        return np.ndarray(
+            tuple(shape),
+            buffer.dtype,
+            buffer=self.bytes[buffer.space],
+            offset=buffer.offset + base * itemsize,
+            strides=tuple(s * itemsize for s in strides),
+        )
+
+
+def convert(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`array` in `dtype` the way the hardware converts: floats round to nearest even; to integers, rounded and saturated."""
+    if array.dtype == dtype:
+        return array
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        wide = np.rint(array.astype(np.float64)) if array.dtype.kind not in "iu" else array.astype(np.int64)
+        return np.clip(wide, info.min, info.max).astype(dtype)
+    return array.astype(dtype)
+
+
+# --------------------------------------------------------------------------- #
+# Execution
+# --------------------------------------------------------------------------- #
+
+_INTEGER_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.FloorDivSIOp: operator.floordiv,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b),
+    arith.CeilDivUIOp: lambda a, b: -(-a // b),
+    arith.DivUIOp: operator.floordiv,
+    arith.DivSIOp: lambda a, b: abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1),
+    arith.RemUIOp: operator.mod,
+    arith.RemSIOp: lambda a, b: a - b * (abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)),
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+    arith.MinUIOp: min,
+    arith.MaxUIOp: max,
+    arith.AndIOp: operator.and_,
+    arith.OrIOp: operator.or_,
+    arith.XOrIOp: operator.xor,
+    arith.ShLIOp: operator.lshift,
+    arith.ShRSIOp: operator.rshift,
+    arith.ShRUIOp: operator.rshift,
+}
+_DIVISIONS = (arith.FloorDivSIOp, arith.CeilDivSIOp, arith.CeilDivUIOp, arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp)
+
+# arith.cmpi predicates by number: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge
+_COMPARISONS: tuple[Callable[[int, int], bool], ...] = (
+    operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.lt, operator.le, operator.gt, operator.ge,
+)  # fmt: skip
+
+
+class _Executor:
+    def __init__(self, machine: Machine, memory: _Memory, timeline: Timeline, active_cores: int):
+        self.machine = machine
+        self.memory = memory
+        self.timeline = timeline
+        self.active_cores = active_cores
+        self.handlers: dict[type[Operation], Callable[[Operation, dict[SSAValue, object]], None]] = {
+            arith.ConstantOp: self._constant,
+            arith.IndexCastOp: self._index_cast,
+            arith.CmpiOp: self._cmpi,
+            arith.SelectOp: self._select,
+            scf.ForOp: self._for,
+            scf.IfOp: self._if,
+            npu.BufferOp: self._buffer,
+            npu.DmaOp: self._dma,
+            npu.MmaOp: self._mma,
+            npu.SetFlagOp: self._set_flag,
+            npu.WaitFlagOp: self._wait_flag,
+            npu.BarrierOp: self._barrier,
+        }
+
+    def run_block(self, block: Block, env: dict[SSAValue, object]) -> list[object]:
+        """Run the ops of `block`; the values its terminator yields or returns."""
+        for op in block.ops:
+            self.timeline.scalar(1)
+            if isinstance(op, scf.YieldOp | func.ReturnOp):
+                return [env[v] for v in op.operands]
+            handler = self.handlers.get(type(op))
+            if handler is not None:
+                handler(op, env)
+            elif type(op) in _INTEGER_BINARY:
+                lhs, rhs = env[op.operands[0]], env[op.operands[1]]
+                if isinstance(op, _DIVISIONS) and rhs == 0:
+                    raise error_at(op, f"{op.name} divides by zero")
+                env[op.results[0]] = _INTEGER_BINARY[type(op)](lhs, rhs)  # type: ignore[arg-type]
+            elif isinstance(op, npu.VectorOperation):
+                self._vector(op, env)
+            else:
+                raise error_at(op, f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)")
+        return []
+
+    # -- scalar unit ------------------------------------------------------ #
+
+    def _constant(self, op: arith.ConstantOp, env: dict[SSAValue, object]) -> None:
+        if not isinstance(op.value, IntegerAttr):
+            raise error_at(op, f"the scalar unit computes on integers and indices, got {op.value}")
+        env[op.result] = op.value.value.data
+
+    def _index_cast(self, op: arith.IndexCastOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = env[op.input]
+
+    def _cmpi(self, op: arith.CmpiOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = _COMPARISONS[op.predicate.value.data](env[op.lhs], env[op.rhs])
+
+    def _select(self, op: arith.SelectOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = env[op.lhs] if env[op.cond] else env[op.rhs]
+
+    def _for(self, op: scf.ForOp, env: dict[SSAValue, object]) -> None:
+        lb, ub, step = env[op.lb], env[op.ub], env[op.step]
+        if step <= 0:  # type: ignore[operator]
+            raise error_at(op, f"scf.for step must be positive, got {step}")
+        carried = [env[v] for v in op.iter_args]
+        block = op.body.block
+        for iv in range(lb, ub, step):  # type: ignore[arg-type]
+            env[block.args[0]] = iv
+            for arg, value in zip(block.args[1:], carried):
+                env[arg] = value
+            carried = self.run_block(block, env)
+            self.timeline.scalar(1)
+        for result, value in zip(op.results, carried):
+            env[result] = value
+
+    def _if(self, op: scf.IfOp, env: dict[SSAValue, object]) -> None:
+        region = op.true_region if env[op.cond] else op.false_region
+        values = self.run_block(region.block, env) if region.blocks else []
+        for result, value in zip(op.results, values):
+            env[result] = value
+
+    # -- buffers and addresses ------------------------------------------- #
+
+    def _buffer(self, op: npu.BufferOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = _buffer_of(op.result, op.byte_offset)
+
+    def _base(
+        self, op: Operation, env: dict[SSAValue, object], buffer: _Buffer, static: DenseArrayBase,
+        dynamic: Sequence[SSAValue], what: str,
+    ) -> int:  # fmt: skip
+        """The element offset of an index list, each index checked against its dimension."""
+        indices = get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
+        base = 0
+        for dim, (index, size, stride) in enumerate(zip(indices, buffer.shape, row_major(buffer.shape))):
+            value = env[index] if isinstance(index, SSAValue) else index
+            if not 0 <= value < size:  # type: ignore[operator]
+                raise error_at(op, f"index {value} of the {what} is out of bounds: dimension {dim} has size {size}")
+            base += value * stride  # type: ignore[operator]
+        return base
+
+    def _window(
+        self, op: Operation, buffer: _Buffer, base: int, shape: Sequence[int], strides: Sequence[int], what: str
+    ) -> tuple[np.ndarray, Access]:
+        """A checked view of a window of `buffer` and the access it makes."""
+        end = base + npu.window_extent(shape, strides)
+        if end > buffer.elements:
+            raise error_at(
+                op,
+                f"the {what} window of shape {list(shape)} with strides {list(strides)} at element {base} is out of "
+                f"bounds: it ends at element {end}, the buffer has {buffer.elements}",
+            )
+        itemsize = buffer.dtype.itemsize
+        start = buffer.offset + base * itemsize
+        alignment = self.machine.memories[buffer.space].alignment
+        if start % alignment:
+            raise error_at(
+                op,
+                f"the {what} starts at byte {start} of '{buffer.space}', which is misaligned: "
+                f"addresses must be multiples of {alignment}",
+            )
+        access = Access(buffer.space, start, buffer.offset + end * itemsize, math.prod(shape) * itemsize)
+        return self.memory.view(buffer, base, shape, strides), access
+
+    # -- instructions ----------------------------------------------------- #
+
+    def _dma(self, op: npu.DmaOp, env: dict[SSAValue, object]) -> None:
+        src, dst = env[op.src], env[op.dst]
+        assert isinstance(src, _Buffer) and isinstance(dst, _Buffer)
+        src_base = self._base(op, env, src, op.static_src_indices, op.src_indices, "source")
+        dst_base = self._base(op, env, dst, op.static_dst_indices, op.dst_indices, "destination")
+        source, read = self._window(op, src, src_base, op.src_shape, op.window_strides("src"), "source")
+        target, write = self._window(op, dst, dst_base, op.dst_shape, op.window_strides("dst"), "destination")
+        data = source
+        if op.pad is not None:
+            pads = op.pad.get_values()
+            data = np.pad(data, [(pads[2 * d], pads[2 * d + 1]) for d in range(data.ndim)])
+        if op.transpose is not None:
+            data = np.swapaxes(data, -1, -2)
+        target[...] = convert(np.array(data), dst.dtype)
+        engine = self.machine.dmas[op.engine.data]
+        cycles = dma_cycles(self.machine, engine, src.space, dst.space, read.bytes, write.bytes, self.active_cores)
+        self.timeline.issue(op, engine.pipe, cycles, [read], [write])
+
+    def _mma(self, op: npu.MmaOp, env: dict[SSAValue, object]) -> None:
+        views, reads, writes = [], [], []
+        for key, tile in zip("abc", op.tiles()):
+            buffer = env[getattr(op, key)]
+            assert isinstance(buffer, _Buffer)
+            base = self._base(op, env, buffer, getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices"), f"operand {key.upper()}")
+            view, access = self._window(op, buffer, base, tile, row_major(buffer.shape)[-2:], f"operand {key.upper()}")
+            views.append(view)
+            (writes if key == "c" else reads).append(access)
+        a, b, c = views
+        wide = np.int32 if c.dtype.kind == "i" else np.float32
+        product = np.matmul(a.astype(wide), b.astype(wide))
+        if op.accumulate is not None:
+            product += c
+            reads.append(writes[0])
+        c[...] = product.astype(c.dtype)
+        m, n, k = op.mnk
+        in_dtype, acc_dtype = (str(getattr(op, key).type.get_element_type()) for key in "ac")
+        cycles = mma_cycles(self.machine, m, n, k, in_dtype, acc_dtype)
+        self.timeline.issue(op, self.machine.matrix.pipe, cycles, reads, writes, flops=2 * m * n * k)
+
+    def _vector(self, op: npu.VectorOperation, env: dict[SSAValue, object]) -> None:
+        repeat, active = op.repeats, op.active_lanes(self.machine)
+        views, accesses = [], []
+        for index, ((value, static, dynamic), length, stride) in enumerate(
+            zip(op.buffers(), op.block_lengths(active), op.strides(self.machine))
+        ):
+            buffer = env[value]
+            assert isinstance(buffer, _Buffer)
+            what = f"operand #{index}"
+            base = self._base(op, env, buffer, static, dynamic, what)
+            view, access = self._window(op, buffer, base, (repeat, length), (stride, 1), what)
+            views.append(view)
+            accesses.append(access)
+        *sources, target = views
+        target[...] = convert(_vector_result(op, sources, target.dtype), target.dtype)
+        block_bytes = max(view.dtype.itemsize for view in views) * max(op.block_lengths(active))
+        cycles = vector_cycles(self.machine, op.kind, repeat, block_bytes)
+        self.timeline.issue(op, self.machine.vector.pipe, cycles, accesses[:-1], accesses[-1:], flops=repeat * active)
+
+    def _set_flag(self, op: npu.SetFlagOp, env: dict[SSAValue, object]) -> None:
+        self.timeline.set_flag(op, op.src_pipe.data, op.dst_pipe.data, op.event)
+
+    def _wait_flag(self, op: npu.WaitFlagOp, env: dict[SSAValue, object]) -> None:
+        self.timeline.wait_flag(op, op.src_pipe.data, op.dst_pipe.data, op.event)
+
+    def _barrier(self, op: npu.BarrierOp, env: dict[SSAValue, object]) -> None:
+        self.timeline.barrier(op, None if op.pipe is None else op.pipe.data)
+
+
+def _compute_dtype(dtype: np.dtype) -> np.dtype:
+    """Floats narrower than f32 compute in f32 and round once at the end; integers compute as they are."""
+    return np.dtype(np.float32) if dtype.kind not in "iub" and dtype.itemsize < 4 else dtype
+
+
+_ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
+    "add": np.add,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "exp": np.exp,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "relu": lambda x: np.maximum(x, 0),
+}
+
+
+def _vector_result(op: npu.VectorOperation, sources: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    """What the active lanes of the destination receive, shaped like the destination view."""
+    kind = op.kind
+    if kind in ("cast", "broadcast"):  # a broadcast source block is one element, spread over the lanes
+        return sources[0]
+    if kind == "select":
+        cond, lhs, rhs = sources
+        return np.where(cond != 0, lhs, rhs)
+    wide = [s.astype(_compute_dtype(s.dtype)) for s in sources]
+    if kind == "reduce":
+        (x,) = wide
+        if op.combiner.data == "sum":  # type: ignore[attr-defined]
+            accumulator = np.float32 if x.dtype.kind == "f" else np.int32
+            return x.sum(axis=1, keepdims=True, dtype=accumulator)
+        return x.max(axis=1, keepdims=True)
+    with np.errstate(all="ignore"):  # inf and nan are results, as on the hardware
+        return _ELEMENTWISE[kind](*wide)

@@ -1,0 +1,311 @@
+"""Timing and ordering model of one npu core: in-order pipes, flags between them, and hazards.
+
+The scalar unit walks the program (one cycle per op it walks) and issues each
+instruction to the in-order queue of its pipe. An instruction starts when it
+has been issued, its pipe has finished the one before, and every flag its
+pipe waited on has been set; it then occupies the pipe for its cost:
+
+* DMA: `setup_latency + bytes / bandwidth`, the bandwidth being the engine's,
+  capped by this core's share of any memory whose bandwidth all cores share
+  (`DmaEngine.shared_bandwidth`, e.g. "gm": its bandwidth / active cores);
+* MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`;
+* vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
+  unit's transcendental cost for exp and rsqrt.
+
+`npu.set_flag P -> Q` runs on P once P's earlier instructions are done and
+stamps the flag with that time; `npu.wait_flag P -> Q` holds Q until the
+oldest such stamp (flags are counted, so two sets satisfy two waits). The
+matching set must have been issued before the wait: the scalar unit issues in
+program order, so a wait with no pending set would stall its pipe forever
+behind instructions the program has already issued, which is reported as a
+deadlock. `npu.barrier` stalls the scalar unit until the pipe (default: all
+pipes) has drained.
+
+Hazards are found from the program's ordering, not from its timing (a race
+the timing happens to win is still a race): each pipe keeps a vector clock
+of which instructions of the other pipes are known to have finished before
+its next one starts (its own earlier ones always are; a wait_flag teaches it
+what the matching set_flag's pipe knew; a barrier teaches everyone). Every
+access records its byte range, pipe and sequence number; an access that
+conflicts with a write (or a write that conflicts with a read) by another pipe
+not yet known to have finished is a hazard, reported at the later instruction
+with a note at the earlier one. Ranges are the bounding byte range of each
+strided window, so interleaved windows are treated as overlapping.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Operation
+
+from ziggurat.diagnostics import error_at, note_at
+
+if TYPE_CHECKING:
+    from ziggurat.backends.machine import DmaEngine, Machine
+
+TRANSCENDENTAL = frozenset({"exp", "rsqrt"})
+
+
+# --------------------------------------------------------------------------- #
+# Cost of one instruction, in cycles
+# --------------------------------------------------------------------------- #
+
+
+def dma_bandwidth(machine: Machine, engine: DmaEngine, src: str, dst: str, active_cores: int = 1) -> float:
+    """Bytes per cycle one transfer on `engine` from `src` to `dst` gets on one core."""
+    bandwidth = engine.bytes_per_cycle
+    shared = engine.shared_bandwidth
+    if shared is not None and shared in (src, dst):
+        memory = machine.memories[shared]
+        side = memory.read_bytes_per_cycle if shared == src else memory.write_bytes_per_cycle
+        bandwidth = min(bandwidth, side / max(1, active_cores))
+    return bandwidth
+
+
+def dma_cycles(
+    machine: Machine, engine: DmaEngine, src: str, dst: str, src_bytes: int, dst_bytes: int, active_cores: int = 1
+) -> float:
+    """`setup + bytes / bandwidth`; a casting transfer costs the wider of its two sides."""
+    return engine.setup_latency + max(src_bytes, dst_bytes) / dma_bandwidth(machine, engine, src, dst, active_cores)
+
+
+def mma_cycles(machine: Machine, m: int, n: int, k: int, in_dtype: str, acc_dtype: str) -> float:
+    """`latency + M*N*K / MACs per cycle` for the unit's rate on that dtype pair."""
+    unit = machine.matrix
+    return unit.latency + m * n * k / unit.dtypes[(in_dtype, acc_dtype)]
+
+
+def vector_cycles(machine: Machine, kind: str, repeat: int, block_bytes: int) -> float:
+    """`latency + repeat * ceil(block bytes / bytes per cycle)`, slower for transcendentals."""
+    unit = machine.vector
+    per_repeat = max(1, math.ceil(block_bytes / unit.bytes_per_cycle))
+    if kind in TRANSCENDENTAL:
+        per_repeat *= unit.transcendental_cost
+    return unit.latency + repeat * per_repeat
+
+
+# --------------------------------------------------------------------------- #
+# The timeline
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True)
+class Access:
+    """An instruction's access to bytes [start, end) of a memory space, of which it moves `bytes`."""
+
+    space: str
+    start: int
+    end: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class PipeEvent:
+    """One instruction on one pipe, for traces."""
+
+    pipe: str
+    name: str
+    start: float
+    end: float
+    op: Operation
+
+
+@dataclass
+class TimingStats:
+    """What one run of a program cost on the machine."""
+
+    machine: str
+    clock_hz: float
+    total_cycles: float
+    busy_cycles: dict[str, float]
+    """Per pipe: cycles it spent executing instructions."""
+    instructions: dict[str, int]
+    """Per pipe: instructions it executed (flags included)."""
+    bytes_read: dict[str, int]
+    """Per memory space."""
+    bytes_written: dict[str, int]
+    flops: int
+    """2 per multiply-accumulate of the matrix unit, 1 per active lane of a vector instruction."""
+    events: list[PipeEvent] = field(default_factory=list, repr=False)
+
+    @property
+    def seconds(self) -> float:
+        return self.total_cycles / self.clock_hz
+
+    def utilization(self, pipe: str) -> float:
+        """Fraction of the run the pipe was busy."""
+        return self.busy_cycles.get(pipe, 0.0) / self.total_cycles if self.total_cycles else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "machine": self.machine,
+            "total_cycles": self.total_cycles,
+            "seconds": self.seconds,
+            "busy_cycles": dict(self.busy_cycles),
+            "utilization": {pipe: self.utilization(pipe) for pipe in self.busy_cycles},
+            "instructions": dict(self.instructions),
+            "bytes_read": dict(self.bytes_read),
+            "bytes_written": dict(self.bytes_written),
+            "flops": self.flops,
+        }
+
+
+@dataclass
+class _Record:
+    access: Access
+    pipe: str
+    seq: int
+    write: bool
+    op: Operation
+
+
+class Timeline:
+    """Issues instructions of one core in program order; see the module docstring for the model."""
+
+    def __init__(self, machine: Machine, record_events: bool = True):
+        self.machine = machine
+        self.pipes = machine.pipes
+        self.now = 0.0
+        """The scalar unit's clock: when the next instruction is issued."""
+        self.free: dict[str, float] = dict.fromkeys(self.pipes, 0.0)
+        self.busy: dict[str, float] = dict.fromkeys(self.pipes, 0.0)
+        self.count: dict[str, int] = dict.fromkeys(self.pipes, 0)
+        self.known: dict[str, dict[str, int]] = {pipe: {} for pipe in self.pipes}
+        self.flags: dict[tuple[str, str, int], deque[tuple[float, dict[str, int]]]] = defaultdict(deque)
+        self.records: list[_Record] = []
+        self._prune_at = 64  # pruning is linear in the records: grow the threshold with what survives
+        self.bytes_read: dict[str, int] = defaultdict(int)
+        self.bytes_written: dict[str, int] = defaultdict(int)
+        self.flops = 0
+        self.events: list[PipeEvent] | None = [] if record_events else None
+
+    def scalar(self, cycles: float = 1) -> None:
+        """The scalar unit spends `cycles` (walking an op, a loop iteration)."""
+        self.now += cycles
+
+    def issue(
+        self,
+        op: Operation,
+        pipe: str,
+        cycles: float,
+        reads: list[Access] = (),  # type: ignore[assignment]
+        writes: list[Access] = (),  # type: ignore[assignment]
+        flops: int = 0,
+    ) -> None:
+        """Issue `op` to `pipe`, where it runs for `cycles` after its pipe and flags allow."""
+        seq = self.count[pipe] + 1
+        for access in reads:
+            self._check(op, pipe, access, write=False)
+        for access in writes:
+            self._check(op, pipe, access, write=True)
+        start = max(self.now, self.free[pipe])
+        self._run(op, pipe, start, start + cycles)
+        for access in reads:
+            self.bytes_read[access.space] += access.bytes
+            self._record(_Record(access, pipe, seq, False, op))
+        for access in writes:
+            self.bytes_written[access.space] += access.bytes
+            self._record(_Record(access, pipe, seq, True, op))
+        self.flops += flops
+
+    def set_flag(self, op: Operation, src: str, dst: str, event: int) -> None:
+        time = max(self.now, self.free[src])
+        clock = dict(self.known[src])
+        clock[src] = self.count[src]
+        self._run(op, src, time, time)
+        self.flags[(src, dst, event)].append((time, clock))
+
+    def wait_flag(self, op: Operation, src: str, dst: str, event: int) -> None:
+        pending = self.flags[(src, dst, event)]
+        if not pending:
+            raise error_at(
+                op,
+                f'npu.wait_flag "{src}" -> "{dst}", {event} can never be satisfied: no npu.set_flag '
+                f'"{src}" -> "{dst}", {event} is pending when it is issued (deadlock)',
+            )
+        time, clock = pending.popleft()
+        self._learn(dst, clock)
+        start = max(self.now, self.free[dst], time)
+        self._run(op, dst, start, start)
+
+    def barrier(self, op: Operation, pipe: str | None = None) -> None:
+        drained = self.pipes if pipe is None else (pipe,)
+        self.now = max(self.now, *(self.free[p] for p in drained))
+        clock = {p: self.count[p] for p in drained}
+        for other in self.pipes:
+            self._learn(other, clock)
+
+    def finish(self) -> TimingStats:
+        return TimingStats(
+            machine=self.machine.name,
+            clock_hz=self.machine.clock_hz,
+            total_cycles=max(self.now, *self.free.values()),
+            busy_cycles=dict(self.busy),
+            instructions=dict(self.count),
+            bytes_read=dict(self.bytes_read),
+            bytes_written=dict(self.bytes_written),
+            flops=self.flops,
+            events=self.events or [],
+        )
+
+    # ------------------------------------------------------------------ #
+
+    def _run(self, op: Operation, pipe: str, start: float, end: float) -> None:
+        self.free[pipe] = end
+        self.busy[pipe] += end - start
+        self.count[pipe] += 1
+        if self.events is not None:
+            self.events.append(PipeEvent(pipe, op.name, start, end, op))
+
+    def _learn(self, pipe: str, clock: dict[str, int]) -> None:
+        known = self.known[pipe]
+        for other, seq in clock.items():
+            if seq > known.get(other, 0):
+                known[other] = seq
+
+    def _ordered(self, pipe: str, record: _Record) -> bool:
+        """Whether `record`'s instruction finishes before the next instruction of `pipe` starts."""
+        return record.pipe == pipe or self.known[pipe].get(record.pipe, 0) >= record.seq
+
+    def _check(self, op: Operation, pipe: str, access: Access, write: bool) -> None:
+        for record in self.records:
+            if not (write or record.write):
+                continue
+            other = record.access
+            if other.space != access.space or other.end <= access.start or access.end <= other.start:
+                continue
+            if self._ordered(pipe, record):
+                continue
+            doing = "writes" if write else "reads"
+            still = "writing" if record.write else "reading"
+            error = error_at(
+                op,
+                f"{op.name} on pipe '{pipe}' {doing} '{access.space}' bytes [{access.start}, {access.end}) "
+                f"while {record.op.name} on pipe '{record.pipe}' may still be {still} bytes "
+                f"[{other.start}, {other.end}): nothing orders them (add npu.set_flag \"{record.pipe}\" -> "
+                f"\"{pipe}\" after it and npu.wait_flag \"{record.pipe}\" -> \"{pipe}\" before this)",
+            )
+            error.diagnostics[0].notes.append(note_at(record.op, f"the earlier access on pipe '{record.pipe}'"))
+            raise error
+
+    def _record(self, new: _Record) -> None:
+        # An older access of the same pipe inside the new one is implied by it, unless the
+        # older one writes and the new one only reads (a later reader must still wait for the write).
+        def implied(old: _Record) -> bool:
+            return (
+                old.pipe == new.pipe
+                and old.access.space == new.access.space
+                and new.access.start <= old.access.start
+                and old.access.end <= new.access.end
+                and (new.write or not old.write)
+            )
+
+        self.records = [old for old in self.records if not implied(old)]
+        self.records.append(new)
+        if len(self.records) >= self._prune_at:
+            self.records = [r for r in self.records if not all(self._ordered(p, r) for p in self.pipes)]
+            self._prune_at = max(64, 2 * len(self.records))
