@@ -836,7 +836,13 @@ class _Loader:
                         f"path {src} -> {dst} of {_table_name(path)} is already served by [dma.{served[src, dst]}]",
                     )
                 served.setdefault((src, dst), name)
-            self._check_space(path, "shared_bandwidth", values["shared_bandwidth"], defined)
+            shared = values["shared_bandwidth"]
+            self._check_space(path, "shared_bandwidth", shared, defined)
+            if shared in defined and values["paths"] and not any(shared in pair for pair in values["paths"]):
+                self.error(
+                    path + ("shared_bandwidth",),
+                    f"'shared_bandwidth' in {_table_name(path)} is '{shared}', but none of its paths reads or writes '{shared}'",
+                )
             if any(values[key] is None for key in DMA_KEYS if key not in ("pipe", "shared_bandwidth")):
                 continue
             dmas[name] = DmaEngine(
