@@ -70,6 +70,7 @@ from xdsl.irdl import (
 from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dtypes import to_numpy_dtype
 
 if TYPE_CHECKING:
@@ -227,8 +228,9 @@ def machine_of(op: Operation) -> Machine | None:
                 raise VerifyException(f"{MACHINE_ATTR} must be a string naming a machine, got {name}")
             try:
                 return _load_machine(name.data)
-            except Exception as error:  # MachineError: an unknown preset, a bad TOML file
-                raise VerifyException(f"{MACHINE_ATTR} = {name}: {error}") from error
+            except DiagnosticError as error:  # MachineError: an unknown preset, a bad TOML file
+                detail = "; ".join(d.message for d in error.diagnostics)
+                raise VerifyException(f"{MACHINE_ATTR} = {name}: {detail}") from error
         parent = parent.parent_op()
     return None
 
