@@ -1,0 +1,118 @@
+"""The timing model's arithmetic (backends/timing.py) through whole programs on the test machine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_npu_interpreter import TINY, run
+
+# On TINY: mte2 moves 32 B/cycle after 100 cycles of setup and shares gm's 64 B/cycle;
+# mte3 likewise; the cube does 4096 f16 MACs per cycle after 8; the vector unit 256 B/cycle after 2.
+
+LOAD = """
+func.func @main(%x: memref<1024xf32, "gm">) {
+  %t = npu.buffer offset 0 : memref<1024xf32, "ub">
+  npu.dma "mte2" %x[0] -> %t[0] {shape = array<i64: 1024>} : memref<1024xf32, "gm"> -> memref<1024xf32, "ub">
+  func.return
+}
+"""
+
+
+def events_on(stats, pipe):
+    """The instructions that ran on `pipe`, flags left out."""
+    return [e for e in stats.events if e.pipe == pipe and "flag" not in e.name]
+
+
+def test_a_lone_dma_takes_setup_plus_bytes_over_bandwidth():
+    stats = run(LOAD, [np.zeros(1024, np.float32)]).stats
+    (event,) = events_on(stats, "mte2")
+    assert event.end - event.start == 100 + 4096 / 32
+    assert stats.busy_cycles["mte2"] == 100 + 4096 / 32
+    # issued after the scalar unit walked the buffer declaration and the dma itself
+    assert event.start == 2
+    assert stats.total_cycles == event.end
+    assert stats.bytes_read == {"gm": 4096}
+    assert stats.bytes_written == {"ub": 4096}
+
+
+def test_cores_sharing_global_memory_get_a_share_of_its_bandwidth():
+    # 4 active cores: gm's 64 B/cycle / 4 = 16 B/cycle, below the engine's 32
+    stats = run(LOAD, [np.zeros(1024, np.float32)], active_cores=4).stats
+    assert stats.busy_cycles["mte2"] == 100 + 4096 / 16
+
+
+INDEPENDENT = """
+func.func @main(%x: memref<1024xf32, "gm">, %y: memref<1024xf32, "gm">) {
+  %t = npu.buffer offset 0 : memref<1024xf32, "ub">
+  %u = npu.buffer offset 4096 : memref<1024xf32, "ub">
+  npu.dma "mte2" %x[0] -> %t[0] {shape = array<i64: 1024>} : memref<1024xf32, "gm"> -> memref<1024xf32, "ub">
+  npu.dma "mte3" %u[0] -> %y[0] {shape = array<i64: 1024>} : memref<1024xf32, "ub"> -> memref<1024xf32, "gm">
+  func.return
+}
+"""
+
+
+def test_independent_pipes_overlap():
+    stats = run(INDEPENDENT, [np.zeros(1024, np.float32)]).stats
+    (load,) = events_on(stats, "mte2")
+    (store,) = events_on(stats, "mte3")
+    assert store.start == load.start + 1  # issued one scalar cycle later, not after the load
+    assert stats.total_cycles == store.end < stats.busy_cycles["mte2"] + stats.busy_cycles["mte3"]
+
+
+def test_a_flag_serializes_two_pipes():
+    text = INDEPENDENT.replace(
+        '  npu.dma "mte3" %u[0]',
+        '  npu.set_flag "mte2" -> "mte3", 0\n  npu.wait_flag "mte2" -> "mte3", 0\n  npu.dma "mte3" %u[0]',
+    )
+    stats = run(text, [np.zeros(1024, np.float32)]).stats
+    (load,) = events_on(stats, "mte2")
+    (store,) = events_on(stats, "mte3")
+    assert store.start == load.end
+    assert stats.total_cycles == load.end + 100 + 4096 / 32
+
+
+def test_an_instruction_waits_for_its_pipe():
+    text = LOAD.replace("  func.return", LOAD.splitlines()[3] + "\n  func.return")
+    stats = run(text, [np.zeros(1024, np.float32)]).stats
+    first, second = events_on(stats, "mte2")
+    assert second.start == first.end
+    assert stats.busy_cycles["mte2"] == 2 * (100 + 4096 / 32)
+
+
+def test_a_barrier_holds_the_next_issue_until_the_pipes_drain():
+    text = INDEPENDENT.replace('  npu.dma "mte3" %u[0]', '  npu.barrier\n  npu.dma "mte3" %u[0]')
+    stats = run(text, [np.zeros(1024, np.float32)]).stats
+    (load,) = events_on(stats, "mte2")
+    (store,) = events_on(stats, "mte3")
+    assert store.start == load.end + 1  # the scalar unit then spends a cycle issuing the store
+
+
+def test_mma_and_vector_costs():
+    from test_npu_interpreter import mma_program
+
+    stats = run(mma_program("f16", "f32"), [np.zeros((16, 32), np.float16), np.zeros((32, 16), np.float16)]).stats
+    cube = events_on(stats, "cube")
+    assert [e.end - e.start for e in cube] == [8 + 16 * 16 * 16 / 4096] * 2
+    assert stats.flops == 2 * 2 * 16 * 16 * 16
+
+    vector = """
+func.func @main() {
+  %x = npu.buffer offset 0 : memref<4x64xf32, "ub">
+  npu.vec.add %x[0, 0], %x[0, 0] -> %x[0, 0] {repeat = 4 : i64} : memref<4x64xf32, "ub">, memref<4x64xf32, "ub"> -> memref<4x64xf32, "ub">
+  npu.vec.exp %x[0, 0] -> %x[0, 0] {repeat = 4 : i64} : memref<4x64xf32, "ub"> -> memref<4x64xf32, "ub">
+  func.return
+}
+"""
+    add, exp = (e.end - e.start for e in events_on(run(vector).stats, "vector"))
+    assert add == 2 + 4 * 1  # a repeat is one 256-byte block: one cycle
+    assert exp == 2 + 4 * 4  # transcendental cost 4
+
+
+def test_utilization_and_report():
+    stats = run(LOAD, [np.zeros(1024, np.float32)]).stats
+    report = stats.to_dict()
+    assert report["utilization"]["mte2"] == pytest.approx((100 + 128) / (2 + 100 + 128))
+    assert report["utilization"]["cube"] == 0
+    assert report["seconds"] == pytest.approx(stats.total_cycles / TINY.clock_hz)
