@@ -28,6 +28,22 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "npu": _npu_dialect,
 }
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+def _graph_fold_constants() -> type[ModulePass]:
+    from ziggurat.transforms.graph.fold_constants import GraphFoldConstantsPass
+
+    return GraphFoldConstantsPass
+
+
+def _graph_canonicalize() -> type[ModulePass]:
+    from ziggurat.transforms.graph.canonicalize import GraphCanonicalizePass
+
+    return GraphCanonicalizePass
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "graph-canonicalize": _graph_canonicalize,
+    "graph-fold-constants": _graph_fold_constants,
+}
 
 ZIGGURAT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -1,0 +1,56 @@
+"""`graph-canonicalize`: algebraic simplification of graph-level IR."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from ziggurat.transforms.graph.canonicalization_patterns import patterns_for
+from ziggurat.transforms.graph.fold_constants import DEFAULT_MAX_ELEMENTS, FoldConstantOp
+
+
+class GraphCanonicalizationPatterns(RewritePattern):
+    """The `canonicalization_patterns.PATTERNS` of the op's type, first match wins."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        for pattern in patterns_for(type(op)):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
+
+
+@dataclass(frozen=True)
+class GraphCanonicalizePass(ModulePass):
+    """Simplify graph ops with the patterns of `canonicalization_patterns` (x + 0 -> x,
+    transpose of transpose -> one transpose, ...), fold ops on constants as
+    `graph-fold-constants` does, and erase dead pure ops, to a fixed point.
+
+    Unlike xDSL's `canonicalize`, which applies the same patterns, it folds constants
+    and leaves other dialects' ops alone.
+    """
+
+    name = "graph-canonicalize"
+
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    """Largest tensor (in elements) constant folding reads or creates, as in `graph-fold-constants`."""
+
+    def __post_init__(self):
+        if self.max_elements < 0:
+            raise ValueError(f"max-elements must be >= 0, got {self.max_elements}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns = GreedyRewritePatternApplier(
+            [GraphCanonicalizationPatterns(), FoldConstantOp(self.max_elements)]
+        )
+        PatternRewriteWalker(patterns, post_walk_func=region_dce).rewrite_module(op)

@@ -1,0 +1,83 @@
+"""Reading and making tensor constants, shared by `graph-fold-constants` and the canonicalization patterns.
+
+A tensor constant is a `graph.constant` or an `arith.constant` of a dense
+tensor attribute (what the frontends and hand-written tests produce).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ziggurat.dialects.graph import ConstantOp
+from ziggurat.dtypes import to_numpy_dtype
+
+
+def dense_attr_of(value: SSAValue) -> DenseIntOrFPElementsAttr | None:
+    """The dense tensor attribute `value` is defined by, or None if it is not a tensor constant."""
+    owner = value.owner
+    if isinstance(owner, ConstantOp):
+        return owner.value
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return owner.value
+    return None
+
+
+def is_tensor_constant(op: Operation) -> bool:
+    return isinstance(op, ConstantOp) or (
+        isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr)
+    )
+
+
+def element_count(value_type: Attribute) -> int:
+    """The number of elements of a statically shaped tensor type (1 for anything else)."""
+    if isinstance(value_type, TensorType):
+        return int(np.prod(value_type.get_shape(), dtype=np.int64))
+    return 1
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The contents of a tensor constant as a numpy array of its element type, or None
+    (also for an element type numpy cannot hold)."""
+    if (attr := dense_attr_of(value)) is None:
+        return None
+    try:
+        return ConstantOp(attr).to_array()
+    except ValueError:
+        return None
+
+
+def splat_value(value: SSAValue) -> np.ndarray | None:
+    """The one element (a 0-d array) of a tensor constant whose elements are all equal, else None.
+
+    Equal means bitwise equal, so a constant mixing +0.0 and -0.0, or holding
+    NaNs, is not a splat of a neutral element.
+    """
+    if (attr := dense_attr_of(value)) is None:
+        return None
+    try:
+        dtype = to_numpy_dtype(attr.type.get_element_type())
+    except ValueError:
+        return None
+    data = np.frombuffer(attr.data.data, dtype=dtype)
+    if data.size == 0 or not _all_bitwise_equal(data):
+        return None
+    return data[0:1].reshape(())
+
+
+def constant_op_for(array: np.ndarray, result_type: TensorType) -> ConstantOp:
+    """A `graph.constant` of type `result_type` holding `array` (already of the matching dtype and shape).
+
+    An array whose elements are all bitwise equal is stored as a splat (one element).
+    """
+    data = np.ascontiguousarray(array).reshape(-1)
+    if data.size > 1 and _all_bitwise_equal(data):
+        data = data[:1]
+    return ConstantOp(DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes())))
+
+
+def _all_bitwise_equal(data: np.ndarray) -> bool:
+    raw = data.view(np.uint8).reshape(data.size, data.dtype.itemsize)
+    return bool((raw == raw[0]).all())

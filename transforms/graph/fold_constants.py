@@ -1,0 +1,129 @@
+"""`graph-fold-constants`: evaluate graph ops whose operands are all constants at compile time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.traits import ConstantLike, Pure
+
+from ziggurat.diagnostics import emit_warning, error_at
+from ziggurat.dialects.graph import GraphOp
+from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.transforms.graph.constants import (
+    constant_array,
+    constant_op_for,
+    dense_attr_of,
+    element_count,
+)
+
+DEFAULT_MAX_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True)
+class FoldConstantOp(RewritePattern):
+    """Replace a pure graph op whose operands are all tensor constants by `graph.constant`s of its results.
+
+    The values come from the op's own `evaluate`, the same numpy semantics the
+    graph interpreter runs, and keep the result types exactly.
+    """
+
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    """Leave the op alone if any operand or result has more elements than this."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        # Zero operands: constants themselves, or ops whose value is not fixed by operands.
+        if not isinstance(op, GraphOp) or not op.has_trait(Pure) or not op.operands:
+            return
+        if any(dense_attr_of(operand) is None for operand in op.operands):
+            return
+        if any(element_count(v.type) > self.max_elements for v in (*op.operands, *op.results)):
+            return
+        expected = [numpy_shape_and_dtype(result.type) for result in op.results]
+        inputs = [constant_array(operand) for operand in op.operands]
+        if None in expected or any(array is None for array in inputs):
+            return
+
+        try:
+            # IEEE results (inf, NaN) are what the op computes at run time too: fold them silently.
+            with np.errstate(all="ignore"):
+                results = op.evaluate(*inputs)
+        except Exception as error:  # evaluate is numpy code; whatever fails is left to run time
+            emit_warning(
+                op, f"'{op.name}' not folded: evaluating it failed: {type(error).__name__}: {error}"
+            )
+            return
+
+        if len(results) != len(op.results):
+            raise error_at(
+                op,
+                f"'{op.name}' evaluated to {len(results)} arrays for its {len(op.results)} "
+                "results; its reference semantics are wrong",
+            )
+        constants = []
+        for index, (array, result, (shape, dtype)) in enumerate(zip(results, op.results, expected)):
+            if array.shape != shape or array.dtype != dtype:
+                raise error_at(
+                    op,
+                    f"'{op.name}' evaluated result #{index} to shape {list(array.shape)} and dtype "
+                    f"{array.dtype}, but its type is {result.type}; its reference semantics are wrong",
+                )
+            constants.append(constant_op_for(array, result.type))
+        rewriter.replace(op, constants, [c.output for c in constants])
+
+
+class EraseDeadConstant(RewritePattern):
+    """Erase a constant nothing uses any more (folding leaves its operands' constants dead)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if op.has_trait(ConstantLike) and not any(result.uses for result in op.results):
+            rewriter.erase(op)
+
+
+@dataclass(frozen=True)
+class GraphFoldConstantsPass(ModulePass):
+    """Replace every graph op whose operands are all tensor constants (`graph.constant`, or
+    `arith.constant` of a dense tensor) by a `graph.constant` of its value, transitively, and
+    erase the constants left unused.
+
+    Values are computed with the op's `evaluate` and keep the result's element type.
+    """
+
+    name = "graph-fold-constants"
+
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    """Largest tensor (in elements) the pass reads or creates: an op with an operand or a result
+    larger than this stays as it is, so folding never materialises huge tensors in the IR."""
+
+    def __post_init__(self):
+        if self.max_elements < 0:
+            raise ValueError(f"max-elements must be >= 0, got {self.max_elements}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_constants(op, self.max_elements)
+
+
+def numpy_shape_and_dtype(value_type: Attribute) -> tuple[tuple[int, ...], np.dtype] | None:
+    """The shape and dtype of the array holding a static tensor of `value_type`, or None if numpy cannot hold it."""
+    if not isinstance(value_type, TensorType):
+        return None
+    try:
+        return tuple(value_type.get_shape()), to_numpy_dtype(value_type.get_element_type())
+    except ValueError:
+        return None
+
+
+def fold_constants(module: ModuleOp, max_elements: int = DEFAULT_MAX_ELEMENTS) -> None:
+    """Run the folding patterns to a fixed point (also used by `graph-canonicalize`)."""
+    patterns = GreedyRewritePatternApplier([FoldConstantOp(max_elements), EraseDeadConstant()])
+    PatternRewriteWalker(patterns).rewrite_module(module)
