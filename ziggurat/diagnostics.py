@@ -59,8 +59,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Operation
-from xdsl.parser import Parser
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import AttributeInvT
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.lexer import Span
 from xdsl.traits import NoTerminator
@@ -251,6 +252,7 @@ class _LocatingParser(Parser):
         super().__init__(ctx, text, filename)
         self._lines = lines
         self._filename_attr = StringAttr(filename)
+        self._first_uses: dict[str, Span] = {}
 
     def parse_operation(self) -> Operation:
         line, col = self._lines.line_col(self._current_token.span.start)
@@ -258,6 +260,21 @@ class _LocatingParser(Parser):
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(self._filename_attr, IntAttr(line), IntAttr(col))
         return op
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
+        if operand.operand_name not in self.ssa_values:
+            self._first_uses.setdefault(operand.operand_name, operand.span)
+        return super().resolve_operand(operand, type)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as e:
+            # xDSL reports values never defined at the end of the input; MLIR points at the use.
+            undefined = [name for name in self.forward_ssa_references if name in self._first_uses]
+            if e.msg.startswith("values used but not defined") and undefined:
+                raise ParseError(self._first_uses[undefined[0]], f"use of undefined value '%{undefined[0]}'") from None
+            raise
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         if op_type := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack):
@@ -441,10 +458,10 @@ def parse_expected_diagnostics(text: str, filename: str, line_offset: int = 0) -
     """The annotations in `text` (a chunk starting after `line_offset` lines of `filename`).
 
     `@+N`/`@-N` are relative to the annotation's line; `@above`/`@below` mean the
-    closest line above/below that is not itself only an annotation comment.
+    closest line above/below that holds no annotation (as in MLIR).
     """
     lines = text.split("\n")
-    annotation_only = [re.fullmatch(r"\s*//.*", line) is not None and _EXPECTED.search(line) is not None for line in lines]
+    annotated = [_EXPECTED.search(line) is not None for line in lines]
     expected: list[ExpectedDiagnostic] = []
     for index, line_text in enumerate(lines):
         for match in _EXPECTED.finditer(line_text):
@@ -452,11 +469,11 @@ def parse_expected_diagnostics(text: str, filename: str, line_offset: int = 0) -
             target = index
             if where == "above":
                 target = index - 1
-                while target >= 0 and annotation_only[target]:
+                while target >= 0 and annotated[target]:
                     target -= 1
             elif where == "below":
                 target = index + 1
-                while target < len(lines) and annotation_only[target]:
+                while target < len(lines) and annotated[target]:
                     target += 1
             elif where is not None:
                 target = index + int(where)
