@@ -186,6 +186,7 @@ class Timeline:
     def scalar(self, cycles: float = 1) -> None:
         """The scalar unit spends `cycles` (walking an op, a loop iteration)."""
         self.now += cycles
+        self.busy[self.machine.scalar_pipe] += cycles
 
     def issue(
         self,
