@@ -77,11 +77,15 @@ def split_input(text: str) -> list[tuple[str, int]]:
 
 
 def pass_description(pass_class: type[ModulePass]) -> str:
-    """The first line of the pass's own docstring (dataclass-generated signatures do not count)."""
+    """The summary of the pass's own docstring on one line (dataclass-generated signatures do not count).
+
+    That is the first line for PEP 257 docstrings; some xDSL passes wrap their
+    first sentence, so the whole first paragraph is joined.
+    """
     doc = pass_class.__dict__.get("__doc__") or ""
     if doc.startswith(f"{pass_class.__name__}("):
         return ""
-    return doc.strip().split("\n", 1)[0].strip()
+    return " ".join(doc.strip().split("\n\n", 1)[0].split())
 
 
 @dataclasses.dataclass(frozen=True)
