@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from ziggurat.dialects.graph import ConstantOp
 from ziggurat.dtypes import to_numpy_dtype
@@ -25,17 +25,21 @@ def dense_attr_of(value: SSAValue) -> DenseIntOrFPElementsAttr | None:
     return None
 
 
-def is_tensor_constant(op: Operation) -> bool:
-    return isinstance(op, ConstantOp) or (
-        isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr)
-    )
-
-
 def element_count(value_type: Attribute) -> int:
     """The number of elements of a statically shaped tensor type (1 for anything else)."""
     if isinstance(value_type, TensorType):
         return int(np.prod(value_type.get_shape(), dtype=np.int64))
     return 1
+
+
+def numpy_shape_and_dtype(value_type: Attribute) -> tuple[tuple[int, ...], np.dtype] | None:
+    """The shape and dtype of the array holding a static tensor of `value_type`, or None if numpy cannot hold it."""
+    if not isinstance(value_type, TensorType):
+        return None
+    try:
+        return tuple(value_type.get_shape()), to_numpy_dtype(value_type.get_element_type())
+    except ValueError:
+        return None
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -15,16 +15,16 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import Pure
 
 from ziggurat.diagnostics import emit_warning, error_at
 from ziggurat.dialects.graph import GraphOp
-from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.transforms.graph.constants import (
     constant_array,
     constant_op_for,
     dense_attr_of,
     element_count,
+    numpy_shape_and_dtype,
 )
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
@@ -82,19 +82,12 @@ class FoldConstantOp(RewritePattern):
         rewriter.replace(op, constants, [c.output for c in constants])
 
 
-class EraseDeadConstant(RewritePattern):
-    """Erase a constant nothing uses any more (folding leaves its operands' constants dead)."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if op.has_trait(ConstantLike) and not any(result.uses for result in op.results):
-            rewriter.erase(op)
-
-
 @dataclass(frozen=True)
 class GraphFoldConstantsPass(ModulePass):
     """Replace every graph op whose operands are all tensor constants (`graph.constant`, or
     `arith.constant` of a dense tensor) by a `graph.constant` of its value, transitively, and
-    erase the constants left unused.
+    erase the ops left unused (the constants folding consumed, and any other dead pure op,
+    as every greedy rewrite does).
 
     Values are computed with the op's `evaluate` and keep the result's element type.
     """
@@ -110,20 +103,7 @@ class GraphFoldConstantsPass(ModulePass):
             raise ValueError(f"max-elements must be >= 0, got {self.max_elements}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fold_constants(op, self.max_elements)
+        # The greedy applier also erases ops as they become dead.
+        patterns = GreedyRewritePatternApplier([FoldConstantOp(self.max_elements)])
+        PatternRewriteWalker(patterns).rewrite_module(op)
 
-
-def numpy_shape_and_dtype(value_type: Attribute) -> tuple[tuple[int, ...], np.dtype] | None:
-    """The shape and dtype of the array holding a static tensor of `value_type`, or None if numpy cannot hold it."""
-    if not isinstance(value_type, TensorType):
-        return None
-    try:
-        return tuple(value_type.get_shape()), to_numpy_dtype(value_type.get_element_type())
-    except ValueError:
-        return None
-
-
-def fold_constants(module: ModuleOp, max_elements: int = DEFAULT_MAX_ELEMENTS) -> None:
-    """Run the folding patterns to a fixed point (also used by `graph-canonicalize`)."""
-    patterns = GreedyRewritePatternApplier([FoldConstantOp(max_elements), EraseDeadConstant()])
-    PatternRewriteWalker(patterns).rewrite_module(module)
