@@ -26,6 +26,9 @@ reported in whichever file the offending key comes from.
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
+import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -203,7 +206,6 @@ _entry_points_loaded = False
 def register_preset(name: str, path: Path | str) -> None:
     """Make `load_machine(name)` (and `extends = name`) load the TOML file at `path`."""
     _PRESETS[name] = Path(path)
-    _CACHE.clear()
 
 
 def _load_entry_points() -> None:
@@ -250,18 +252,33 @@ def _unknown_machine(name: str) -> str:
     )
 
 
-_CACHE: dict[tuple[str, int], Machine] = {}
+_CACHE: dict[Path, tuple[tuple[tuple[Path, str], ...], Machine]] = {}
+"""Resolved path -> (the text of each file it was read from, the machine)."""
+
+
+def _unchanged(sources: tuple[tuple[Path, str], ...]) -> bool:
+    try:
+        return all(path.read_text(encoding="utf-8") == text for path, text in sources)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def load_machine(name_or_path: str | Path) -> Machine:
-    """Load a preset by name or a machine TOML file; MachineError lists every problem found."""
+    """Load a preset by name or a machine TOML file; MachineError lists every problem found.
+
+    Verifiers call this for every op, so machines are cached, for as long as the text of
+    the file and of what it extends stays the same.
+    """
     path = _resolve(str(name_or_path))
     if path is None:
         raise MachineError(Diagnostic("error", _unknown_machine(str(name_or_path))))
-    key = (str(path.resolve()), path.stat().st_mtime_ns)
-    if key not in _CACHE:
-        _CACHE[key] = _Loader(path).load()
-    return _CACHE[key]
+    key = path.resolve()
+    if key in _CACHE and _unchanged(_CACHE[key][0]):
+        return _CACHE[key][1]
+    loader = _Loader(path)
+    machine = loader.load()
+    _CACHE[key] = (tuple((file.path, file.text) for file in loader.files), machine)
+    return machine
 
 
 # --------------------------------------------------------------------------- #
@@ -341,10 +358,17 @@ class _Invalid(Exception):
     """A value that breaks the schema; the loader turns it into a diagnostic at the key's line."""
 
 
+def _show(value: Any) -> str:
+    """A value as it is written in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
 def _describe(value: Any) -> str:
     names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array", dict: "a table"}
     described = names.get(type(value), type(value).__name__)
-    return f"{described} ({value!r})" if isinstance(value, (bool, int, float, str)) else described
+    return f"{described} ({_show(value)})" if isinstance(value, (bool, int, float, str)) else described
 
 
 @dataclass(frozen=True)
@@ -372,8 +396,8 @@ def _integer(minimum: int) -> Callable[[Any, _Loader], int]:
 def _positive_number(value: Any, loader: _Loader) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _Invalid(f"must be a number, not {_describe(value)}")
-    if not value > 0:
-        raise _Invalid(f"must be positive, got {value}")
+    if not (value > 0 and math.isfinite(value)):
+        raise _Invalid(f"must be positive and finite, got {value}")
     return float(value)
 
 
@@ -395,19 +419,21 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[Any, _Loader], str]:
     def read(value: Any, loader: _Loader) -> str:
         text = _string(value, loader)
         if text not in choices:
-            raise _Invalid(f"must be one of {', '.join(map(repr, choices))}, got {text!r}{did_you_mean(text, choices)}")
+            raise _Invalid(f"must be one of {', '.join(map(_show, choices))}, got {_show(text)}{did_you_mean(text, choices)}")
         return text
 
     return read
 
 
 def _strings(value: Any, loader: _Loader) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise _Invalid(f"must be a non-empty array of strings, not {_describe(value)}")
+    if not isinstance(value, list):
+        raise _Invalid(f"must be an array of strings, not {_describe(value)}")
+    if not value:
+        raise _Invalid("must not be empty")
     items = tuple(_string(item, loader) for item in value)
     duplicates = sorted({item for item in items if items.count(item) > 1})
     if duplicates:
-        raise _Invalid(f"lists {', '.join(map(repr, duplicates))} more than once")
+        raise _Invalid(f"lists {', '.join(map(_show, duplicates))} more than once")
     return items
 
 
@@ -417,14 +443,14 @@ _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-
 def _quantity(value: str, kind: str, example: str, units: list[str]) -> tuple[float, str]:
     match = _QUANTITY.match(value)
     if match is None:
-        raise _Invalid(f"must be {kind} like {example!r}, got {value!r}")
+        raise _Invalid(f"must be {kind} like {_show(example)}, got {_show(value)} (accepted units: {', '.join(units)})")
     number, unit = float(match.group(1)), match.group(2)
     if unit not in units:
         raise _Invalid(
-            f"has unknown unit '{unit}' in {value!r}{did_you_mean(unit, units)} (accepted units: {', '.join(units)})"
+            f"has unknown unit '{unit}' in {_show(value)}{did_you_mean(unit, units)} (accepted units: {', '.join(units)})"
         )
-    if not number > 0:
-        raise _Invalid(f"must be positive, got {value!r}")
+    if not (number > 0 and math.isfinite(number)):
+        raise _Invalid(f"must be positive and finite, got {_show(value)}")
     return number, unit
 
 
@@ -434,7 +460,7 @@ def _size(value: Any, loader: _Loader) -> int:
         number, unit = _quantity(value, "a size", "512 KiB", list(SIZE_UNITS))
         size = number * SIZE_UNITS[unit]
         if size != int(size):
-            raise _Invalid(f"must be a whole number of bytes, got {value!r}")
+            raise _Invalid(f"must be a whole number of bytes, got {_show(value)}")
         return int(size)
     if isinstance(value, bool) or not isinstance(value, int):
         raise _Invalid(f'must be a size like "512 KiB" or an integer number of bytes, not {_describe(value)}')
@@ -466,7 +492,7 @@ def _bandwidth(value: Any, loader: _Loader) -> float | None:
             return number
         if unit == "words/cycle":
             if not loader.word_bytes_given:
-                raise _Invalid(f"is in words/cycle ({value!r}), which needs 'word_bytes' (the bytes in a word) at the top level")
+                raise _Invalid(f"is in words/cycle ({_show(value)}), which needs 'word_bytes' (the bytes in a word) at the top level")
             return None if loader.word_bytes is None else number * loader.word_bytes
         return None if loader.clock_hz is None else number * RATE_UNITS[unit] / loader.clock_hz
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -480,9 +506,9 @@ def _paths(value: Any, loader: _Loader) -> tuple[tuple[str, str], ...]:
     for item in _strings(value, loader):
         parts = [part.strip() for part in item.split("->")]
         if len(parts) != 2 or not all(parts):
-            raise _Invalid(f"must list paths like \"gm -> l1\", got {item!r}")
+            raise _Invalid(f'must list paths like "gm -> l1", got {_show(item)}')
         if parts[0] == parts[1]:
-            raise _Invalid(f"path {item!r} copies a space onto itself")
+            raise _Invalid(f"path {_show(item)} copies a space onto itself")
         pairs.append((parts[0], parts[1]))
     return tuple(pairs)
 
@@ -613,18 +639,22 @@ class _Loader:
         """None while unknown (missing or wrong): bandwidths per second then cannot be converted."""
         self.word_bytes: int | None = None
         self.word_bytes_given = False
+        self.misspelt: set[tuple[str, ...]] = set()
+        """Keys an unknown key was reported as a misspelling of: not reported missing as well."""
 
     # -- diagnostics ------------------------------------------------------- #
 
-    def error(self, path: tuple[str, ...], message: str) -> None:
-        """Report a problem with the value at `path`, at its line in the file it comes from.
+    def error(self, path: tuple[str, ...], message: str, file: _TomlFile | None = None) -> None:
+        """Report a problem with the value at `path`, at its line in the file it comes from
+        (or in `file`, for a problem of that file alone).
 
         Without a line for `path` itself (a missing key), the closest enclosing
         table that has one is used.
         """
+        files = self.files if file is None else [file]
         for end in range(len(path), -1, -1):
             prefix = path[:end]
-            for file in self.files:
+            for file in files:
                 if prefix in file.lines and _contains(file.data, prefix):
                     self._add(Diagnostic("error", message, str(file.path), file.lines[prefix]))
                     return
@@ -659,17 +689,18 @@ class _Loader:
             line = int(where.group(1)) if where and where.group(1) else max(len(text.splitlines()), 1)
             self._add(Diagnostic("error", f"invalid TOML: {message}", str(path), line))
             return None
-        self.files.append(_TomlFile(path, text, data, _TomlFile.index(text)))
+        file = _TomlFile(path, text, data, _TomlFile.index(text))
+        self.files.append(file)
         base_name = data.get("extends")
         if not isinstance(base_name, str):
             return data  # no base, or one of the wrong type that _build reports
         base_path = _resolve(base_name, relative_to=path.parent)
         if base_path is None:
-            self.error(("extends",), _unknown_machine(base_name))
+            self.error(("extends",), _unknown_machine(base_name), file)
             return None
         if any(file.path.resolve() == base_path.resolve() for file in self.files):
-            chain = " -> ".join(str(file.path) for file in self.files)
-            self.error(("extends",), f"'extends' makes a cycle: {chain} -> {base_path}")
+            chain = " -> ".join(str(read.path) for read in self.files)
+            self.error(("extends",), f"'extends' makes a cycle: {chain} -> {base_path}", file)
             return None
         base = self._read_chain(base_path)
         if base is None:
@@ -695,8 +726,7 @@ class _Loader:
         for key, value in data.items():
             spec = keys.get(key)
             if spec is None:
-                hint = did_you_mean(key, keys) or (f"; {KEY_HINTS[key]}" if key in KEY_HINTS else "")
-                self.error(path + (key,), f"unknown key '{key}' in {_table_name(path)}{hint}")
+                self._unknown_key(path, key, keys)
                 continue
             try:
                 values[key] = spec.read(value, self)
@@ -710,9 +740,21 @@ class _Loader:
             if key in data:
                 continue
             if spec.required:
-                self.error(path, f"{_table_name(path)} is missing '{key}'")
+                self._missing(path, key)
             values[key] = spec.default
         return values
+
+    def _unknown_key(self, path: tuple[str, ...], key: str, keys: Mapping[str, _Key]) -> None:
+        hint = did_you_mean(key, keys) or (f"; {KEY_HINTS[key]}" if key in KEY_HINTS else "")
+        for meant in difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6):
+            self.misspelt.add(path + (meant,))
+        where = f" in {_table_name(path)}" if path else ""
+        self.error(path + (key,), f"unknown key '{key}'{where}{hint}")
+
+    def _missing(self, path: tuple[str, ...], key: str, alternative: str = "") -> None:
+        """Report a missing key, unless a misspelling of it was already reported."""
+        if path + (key,) not in self.misspelt:
+            self.error(path, f"{_table_name(path)} is missing '{key}'{alternative}")
 
     def _dtype_entries(
         self, data: dict, path: tuple[str, ...], read: Callable[[Any, _Loader], Any]
@@ -788,8 +830,7 @@ class _Loader:
             given = data[name]
             one_sided = [key for key in ("read_bandwidth", "write_bandwidth") if key not in given]
             if "bandwidth" not in given and one_sided:
-                alternative = f" (or '{one_sided[0]}')" if len(one_sided) == 1 else ""
-                self.error(path, f"{_table_name(path)} is missing 'bandwidth'{alternative}")
+                self._missing(path, "bandwidth", f" (or '{one_sided[0]}')" if len(one_sided) == 1 else "")
             alignment = values["alignment"]
             if alignment is not None and alignment & (alignment - 1):
                 self.error(path + ("alignment",), f"'alignment' in {_table_name(path)} must be a power of two, got {alignment}")
