@@ -32,12 +32,13 @@ class GraphCanonicalizationPatterns(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphCanonicalizePass(ModulePass):
-    """Simplify graph ops with the patterns of `canonicalization_patterns` (x + 0 -> x,
-    transpose of transpose -> one transpose, ...), fold ops on constants as
-    `graph-fold-constants` does, and erase dead pure ops, to a fixed point.
+    """Simplify graph ops algebraically, fold them on constants and erase dead ops.
 
-    Unlike xDSL's `canonicalize`, which applies the same patterns, it folds constants
-    and leaves other dialects' ops alone.
+    The patterns are those of `canonicalization_patterns.PATTERNS` (x + 0 -> x,
+    transpose of transpose -> one transpose, ...); folding is
+    `graph-fold-constants`'s; all run together to a fixed point. xDSL's
+    `canonicalize` applies the same patterns, but does not fold graph ops and
+    also rewrites other dialects' ops.
     """
 
     name = "graph-canonicalize"

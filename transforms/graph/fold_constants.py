@@ -84,12 +84,13 @@ class FoldConstantOp(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphFoldConstantsPass(ModulePass):
-    """Replace every graph op whose operands are all tensor constants (`graph.constant`, or
-    `arith.constant` of a dense tensor) by a `graph.constant` of its value, transitively, and
-    erase the ops left unused (the constants folding consumed, and any other dead pure op,
-    as every greedy rewrite does).
+    """Replace graph ops whose operands are all constants by `graph.constant`s of their values.
 
-    Values are computed with the op's `evaluate` and keep the result's element type.
+    Operands count as constants when they come from `graph.constant` or from an
+    `arith.constant` of a dense tensor; chains fold in one run. Values are
+    computed with the op's `evaluate` and keep the result's element type. Ops
+    left unused (the constants folding consumed, and any other dead pure op)
+    are erased, as in every greedy rewrite.
     """
 
     name = "graph-fold-constants"
