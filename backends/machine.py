@@ -245,6 +245,8 @@ def _resolve(name_or_path: str, relative_to: Path | None = None) -> Path | None:
 
 
 def _unknown_machine(name: str) -> str:
+    if "/" in name or name.endswith(".toml"):
+        return f"machine file '{name}' does not exist"
     presets = list_presets()
     return (
         f"unknown machine '{name}': neither a preset ({', '.join(presets)}) nor a TOML file"
@@ -1051,10 +1053,17 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("check", help="validate machine files (or preset names) and summarize them")
     check.add_argument("machines", nargs="+", metavar="FILE")
     commands.add_parser("list", help="list the preset names")
+    scalesim = commands.add_parser("scalesim", help="print the SCALE-Sim configuration of a systolic machine")
+    scalesim.add_argument("machine", metavar="FILE")
     args = parser.parse_args(argv)
     if args.command == "list":
         for name in list_presets():
             print(f"{name}\t{_PRESETS[name]}")
+        return 0
+    if args.command == "scalesim":
+        from ziggurat.backends.scalesim import to_scalesim_config  # it imports this module
+
+        print(to_scalesim_config(load_machine(args.machine)), end="")
         return 0
     problems: list[Diagnostic] = []
     for name in args.machines:

@@ -487,3 +487,15 @@ def test_mangled_files_give_a_machine_or_diagnostics(text):
             assert machine.global_bandwidth() > 0
             for dma in machine.dmas.values():
                 assert all(src in machine.memories and dst in machine.memories for src, dst in dma.paths)
+
+
+def test_the_examples_in_the_docs_load(tmp_path):
+    doc = (Path(__file__).parents[2] / "docs" / "machine-file.md").read_text()
+    examples = [block for block in doc.split("```toml\n")[1:] if block.startswith(("extends", "# davinci"))]
+    big_l1, tpu_like = (
+        load_machine(write(tmp_path, example.split("```")[0], f"example{index}.toml"))
+        for index, example in enumerate(examples)
+    )
+    assert (big_l1.cores, big_l1.memories["l1"].capacity, big_l1.global_bandwidth()) == (64, 2 << 20, 2400)
+    fields = scalesim_fields(to_scalesim_config(tpu_like))
+    assert (fields["run_name"], fields["arrayheight"], fields["dataflow"]) == ("tpu_like", "128", "ws")
