@@ -49,7 +49,7 @@ from ziggurat.backends.timing import (
     mma_cycles,
     vector_cycles,
 )
-from ziggurat.diagnostics import DiagnosticError, error_at, verify_module
+from ziggurat.diagnostics import error_at, verify_module
 from ziggurat.dialects import npu
 from ziggurat.dtypes import to_numpy_dtype
 
@@ -78,12 +78,7 @@ def run_npu(
     """
     machine = _resolve_machine(module, machine)
     verify_module(module)
-    for op in module.walk():
-        if isinstance(op, npu.NpuOperation):
-            try:
-                op.verify_machine(machine)
-            except VerifyException as error:
-                raise error_at(op, str(error)) from None
+    npu.verify_for_machine(module, machine)
     entry = _entry_function(module, function)
     memory = _Memory.for_function(machine, entry)
     names = [_argument_name(arg) for arg in entry.args]
@@ -257,6 +252,55 @@ def convert(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
 # Execution
 # --------------------------------------------------------------------------- #
 
+
+@dataclass(frozen=True)
+class _Window:
+    """A buffer operand of an instruction: the window it names, with its indices still symbolic."""
+
+    buffer: SSAValue
+    indices: tuple[SSAValue | int, ...]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    what: str
+
+    @staticmethod
+    def of(
+        buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape: Sequence[int],
+        strides: Sequence[int], what: str,
+    ) -> _Window:  # fmt: skip
+        indices = get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
+        return _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what)
+
+    @property
+    def bytes(self) -> int:
+        return math.prod(self.shape) * npu.element_bytes(self.buffer.type.get_element_type())  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class _DmaPlan:
+    src: _Window
+    dst: _Window
+    pad: list[tuple[int, int]] | None
+    transpose: bool
+    pipe: str
+    cycles: float
+
+
+@dataclass(frozen=True)
+class _MmaPlan:
+    operands: list[_Window]
+    accumulate: bool
+    cycles: float
+    flops: int
+
+
+@dataclass(frozen=True)
+class _VectorPlan:
+    operands: list[_Window]
+    cycles: float
+    flops: int
+
+
 _INTEGER_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
     arith.AddiOp: operator.add,
     arith.SubiOp: operator.sub,
@@ -294,6 +338,7 @@ class _Executor:
         self.memory = memory
         self.timeline = timeline
         self.active_cores = active_cores
+        self.plans: dict[Operation, object] = {}
         self.handlers: dict[type[Operation], Callable[[Operation, dict[SSAValue, object]], None]] = {
             arith.ConstantOp: self._constant,
             arith.IndexCastOp: self._index_cast,
@@ -371,30 +416,31 @@ class _Executor:
     def _buffer(self, op: npu.BufferOp, env: dict[SSAValue, object]) -> None:
         env[op.result] = _buffer_of(op.result, op.byte_offset)
 
-    def _base(
-        self, op: Operation, env: dict[SSAValue, object], buffer: _Buffer, static: DenseArrayBase,
-        dynamic: Sequence[SSAValue], what: str,
-    ) -> int:  # fmt: skip
-        """The element offset of an index list, each index checked against its dimension."""
-        indices = get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
+    def _plan(self, op: Operation, decode: Callable[[Operation], object]) -> object:
+        """What `decode` reads from an instruction's properties, read once per op rather than per run of it."""
+        plan = self.plans.get(op)
+        if plan is None:
+            plan = self.plans[op] = decode(op)
+        return plan
+
+    def _window(self, op: Operation, env: dict[SSAValue, object], window: _Window) -> tuple[np.ndarray, Access]:
+        """A checked view of `window` at the current index values, and the access it makes."""
+        buffer = env[window.buffer]
+        assert isinstance(buffer, _Buffer)
         base = 0
-        for dim, (index, size, stride) in enumerate(zip(indices, buffer.shape, row_major(buffer.shape))):
+        for dim, (index, size, stride) in enumerate(zip(window.indices, buffer.shape, row_major(buffer.shape))):
             value = env[index] if isinstance(index, SSAValue) else index
             if not 0 <= value < size:  # type: ignore[operator]
-                raise error_at(op, f"index {value} of the {what} is out of bounds: dimension {dim} has size {size}")
+                raise error_at(
+                    op, f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {size}"
+                )
             base += value * stride  # type: ignore[operator]
-        return base
-
-    def _window(
-        self, op: Operation, buffer: _Buffer, base: int, shape: Sequence[int], strides: Sequence[int], what: str
-    ) -> tuple[np.ndarray, Access]:
-        """A checked view of a window of `buffer` and the access it makes."""
-        end = base + npu.window_extent(shape, strides)
+        end = base + npu.window_extent(window.shape, window.strides)
         if end > buffer.elements:
             raise error_at(
                 op,
-                f"the {what} window of shape {list(shape)} with strides {list(strides)} at element {base} is out of "
-                f"bounds: it ends at element {end}, the buffer has {buffer.elements}",
+                f"the {window.what} window of shape {list(window.shape)} with strides {list(window.strides)} at "
+                f"element {base} is out of bounds: it ends at element {end}, the buffer has {buffer.elements}",
             )
         itemsize = buffer.dtype.itemsize
         start = buffer.offset + base * itemsize
@@ -402,71 +448,88 @@ class _Executor:
         if start % alignment:
             raise error_at(
                 op,
-                f"the {what} starts at byte {start} of '{buffer.space}', which is misaligned: "
+                f"the {window.what} starts at byte {start} of '{buffer.space}', which is misaligned: "
                 f"addresses must be multiples of {alignment}",
             )
-        access = Access(buffer.space, start, buffer.offset + end * itemsize, math.prod(shape) * itemsize)
-        return self.memory.view(buffer, base, shape, strides), access
+        access = Access(buffer.space, start, buffer.offset + end * itemsize, math.prod(window.shape) * itemsize)
+        return self.memory.view(buffer, base, window.shape, window.strides), access
 
     # -- instructions ----------------------------------------------------- #
 
     def _dma(self, op: npu.DmaOp, env: dict[SSAValue, object]) -> None:
-        src, dst = env[op.src], env[op.dst]
-        assert isinstance(src, _Buffer) and isinstance(dst, _Buffer)
-        src_base = self._base(op, env, src, op.static_src_indices, op.src_indices, "source")
-        dst_base = self._base(op, env, dst, op.static_dst_indices, op.dst_indices, "destination")
-        source, read = self._window(op, src, src_base, op.src_shape, op.window_strides("src"), "source")
-        target, write = self._window(op, dst, dst_base, op.dst_shape, op.window_strides("dst"), "destination")
-        data = source
-        if op.pad is not None:
-            pads = op.pad.get_values()
-            data = np.pad(data, [(pads[2 * d], pads[2 * d + 1]) for d in range(data.ndim)])
-        if op.transpose is not None:
+        plan = self._plan(op, self._decode_dma)
+        assert isinstance(plan, _DmaPlan)
+        source, read = self._window(op, env, plan.src)
+        target, write = self._window(op, env, plan.dst)
+        data = source if plan.pad is None else np.pad(source, plan.pad)
+        if plan.transpose:
             data = np.swapaxes(data, -1, -2)
-        target[...] = convert(np.array(data), dst.dtype)
+        target[...] = convert(np.array(data), target.dtype)
+        self.timeline.issue(op, plan.pipe, plan.cycles, [read], [write])
+
+    def _decode_dma(self, op: npu.DmaOp) -> _DmaPlan:
+        src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, op.window_strides("src"), "source")
+        dst = _Window.of(
+            op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, op.window_strides("dst"), "destination"
+        )
+        pads = None if op.pad is None else op.pad.get_values()
         engine = self.machine.dmas[op.engine.data]
-        cycles = dma_cycles(self.machine, engine, src.space, dst.space, read.bytes, write.bytes, self.active_cores)
-        self.timeline.issue(op, engine.pipe, cycles, [read], [write])
+        cycles = dma_cycles(
+            self.machine, engine, npu.space_of(op.src), npu.space_of(op.dst), src.bytes, dst.bytes, self.active_cores
+        )
+        return _DmaPlan(
+            src,
+            dst,
+            None if pads is None else [(pads[2 * d], pads[2 * d + 1]) for d in range(len(src.shape))],
+            op.transpose is not None,
+            engine.pipe,
+            cycles,
+        )
 
     def _mma(self, op: npu.MmaOp, env: dict[SSAValue, object]) -> None:
-        views, reads, writes = [], [], []
-        for key, tile in zip("abc", op.tiles()):
-            buffer = env[getattr(op, key)]
-            assert isinstance(buffer, _Buffer)
-            base = self._base(op, env, buffer, getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices"), f"operand {key.upper()}")
-            view, access = self._window(op, buffer, base, tile, row_major(buffer.shape)[-2:], f"operand {key.upper()}")
-            views.append(view)
-            (writes if key == "c" else reads).append(access)
-        a, b, c = views
+        plan = self._plan(op, self._decode_mma)
+        assert isinstance(plan, _MmaPlan)
+        (a, read_a), (b, read_b), (c, write) = (self._window(op, env, w) for w in plan.operands)
         wide = np.int32 if c.dtype.kind == "i" else np.float32
         product = np.matmul(a.astype(wide), b.astype(wide))
-        if op.accumulate is not None:
+        reads = [read_a, read_b]
+        if plan.accumulate:
             product += c
-            reads.append(writes[0])
+            reads.append(write)
         c[...] = product.astype(c.dtype)
+        self.timeline.issue(op, self.machine.matrix.pipe, plan.cycles, reads, [write], flops=plan.flops)
+
+    def _decode_mma(self, op: npu.MmaOp) -> _MmaPlan:
+        operands = []
+        for key, tile in zip("abc", op.tiles()):
+            buffer = getattr(op, key)
+            strides = row_major(buffer.type.get_shape())[-2:]
+            static, dynamic = getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices")
+            operands.append(_Window.of(buffer, static, dynamic, tile, strides, f"operand {key.upper()}"))
         m, n, k = op.mnk
         in_dtype, acc_dtype = (str(getattr(op, key).type.get_element_type()) for key in "ac")
         cycles = mma_cycles(self.machine, m, n, k, in_dtype, acc_dtype)
-        self.timeline.issue(op, self.machine.matrix.pipe, cycles, reads, writes, flops=2 * m * n * k)
+        return _MmaPlan(operands, op.accumulate is not None, cycles, 2 * m * n * k)
 
     def _vector(self, op: npu.VectorOperation, env: dict[SSAValue, object]) -> None:
-        repeat, active = op.repeats, op.active_lanes(self.machine)
-        views, accesses = [], []
-        for index, ((value, static, dynamic), length, stride) in enumerate(
-            zip(op.buffers(), op.block_lengths(active), op.strides(self.machine))
-        ):
-            buffer = env[value]
-            assert isinstance(buffer, _Buffer)
-            what = f"operand #{index}"
-            base = self._base(op, env, buffer, static, dynamic, what)
-            view, access = self._window(op, buffer, base, (repeat, length), (stride, 1), what)
-            views.append(view)
-            accesses.append(access)
+        plan = self._plan(op, self._decode_vector)
+        assert isinstance(plan, _VectorPlan)
+        views, accesses = zip(*(self._window(op, env, w) for w in plan.operands))
         *sources, target = views
         target[...] = convert(_vector_result(op, sources, target.dtype), target.dtype)
-        block_bytes = max(view.dtype.itemsize for view in views) * max(op.block_lengths(active))
-        cycles = vector_cycles(self.machine, op.kind, repeat, block_bytes)
-        self.timeline.issue(op, self.machine.vector.pipe, cycles, accesses[:-1], accesses[-1:], flops=repeat * active)
+        self.timeline.issue(op, self.machine.vector.pipe, plan.cycles, accesses[:-1], accesses[-1:], plan.flops)
+
+    def _decode_vector(self, op: npu.VectorOperation) -> _VectorPlan:
+        repeat, active = op.repeats, op.active_lanes(self.machine)
+        operands = [
+            _Window.of(value, static, dynamic, (repeat, length), (stride, 1), f"operand #{index}")
+            for index, ((value, static, dynamic), length, stride) in enumerate(
+                zip(op.buffers(), op.block_lengths(active), op.strides(self.machine))
+            )
+        ]
+        widest = max(npu.element_bytes(value.type.get_element_type()) for value, _, _ in op.buffers())  # type: ignore[attr-defined]
+        cycles = vector_cycles(self.machine, op.kind, repeat, widest * max(op.block_lengths(active)))
+        return _VectorPlan(operands, cycles, repeat * active)
 
     def _set_flag(self, op: npu.SetFlagOp, env: dict[SSAValue, object]) -> None:
         self.timeline.set_flag(op, op.src_pipe.data, op.dst_pipe.data, op.event)

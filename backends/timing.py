@@ -35,8 +35,10 @@ strided window, so interleaved windows are treated as overlapping.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -163,6 +165,43 @@ class _Record:
     op: Operation
 
 
+class _AccessLog:
+    """The accesses some pipe may not yet be ordered after, per memory space, sorted by start byte."""
+
+    def __init__(self) -> None:
+        self.starts: dict[str, list[int]] = defaultdict(list)
+        self.records: dict[str, list[_Record]] = defaultdict(list)
+        self.longest: dict[str, int] = defaultdict(int)
+        self.size = 0
+
+    def overlapping(self, access: Access) -> list[_Record]:
+        starts, records = self.starts[access.space], self.records[access.space]
+        first = bisect.bisect_left(starts, access.start - self.longest[access.space] + 1)
+        last = bisect.bisect_left(starts, access.end)
+        return [r for r in records[first:last] if r.access.end > access.start]
+
+    def add(self, record: _Record) -> None:
+        space = record.access.space
+        index = bisect.bisect_right(self.starts[space], record.access.start)
+        self.starts[space].insert(index, record.access.start)
+        self.records[space].insert(index, record)
+        self.longest[space] = max(self.longest[space], record.access.end - record.access.start)
+        self.size += 1
+
+    def remove(self, record: _Record) -> None:
+        space = record.access.space
+        index = self.records[space].index(record)
+        del self.starts[space][index], self.records[space][index]
+        self.size -= 1
+
+    def keep(self, predicate: Callable[[_Record], bool]) -> None:
+        for space, records in self.records.items():
+            kept = [r for r in records if predicate(r)]
+            self.size -= len(records) - len(kept)
+            self.records[space] = kept
+            self.starts[space] = [r.access.start for r in kept]
+
+
 class Timeline:
     """Issues instructions of one core in program order; see the module docstring for the model."""
 
@@ -176,7 +215,7 @@ class Timeline:
         self.count: dict[str, int] = dict.fromkeys(self.pipes, 0)
         self.known: dict[str, dict[str, int]] = {pipe: {} for pipe in self.pipes}
         self.flags: dict[tuple[str, str, int], deque[tuple[float, dict[str, int]]]] = defaultdict(deque)
-        self.records: list[_Record] = []
+        self.log = _AccessLog()
         self._prune_at = 64  # pruning is linear in the records: grow the threshold with what survives
         self.bytes_read: dict[str, int] = defaultdict(int)
         self.bytes_written: dict[str, int] = defaultdict(int)
@@ -193,8 +232,8 @@ class Timeline:
         op: Operation,
         pipe: str,
         cycles: float,
-        reads: list[Access] = (),  # type: ignore[assignment]
-        writes: list[Access] = (),  # type: ignore[assignment]
+        reads: Sequence[Access] = (),
+        writes: Sequence[Access] = (),
         flops: int = 0,
     ) -> None:
         """Issue `op` to `pipe`, where it runs for `cycles` after its pipe and flags allow."""
@@ -273,14 +312,10 @@ class Timeline:
         return record.pipe == pipe or self.known[pipe].get(record.pipe, 0) >= record.seq
 
     def _check(self, op: Operation, pipe: str, access: Access, write: bool) -> None:
-        for record in self.records:
-            if not (write or record.write):
+        for record in self.log.overlapping(access):
+            if not (write or record.write) or self._ordered(pipe, record):
                 continue
             other = record.access
-            if other.space != access.space or other.end <= access.start or access.end <= other.start:
-                continue
-            if self._ordered(pipe, record):
-                continue
             doing = "writes" if write else "reads"
             still = "writing" if record.write else "reading"
             error = error_at(
@@ -294,19 +329,17 @@ class Timeline:
             raise error
 
     def _record(self, new: _Record) -> None:
-        # An older access of the same pipe inside the new one is implied by it, unless the
-        # older one writes and the new one only reads (a later reader must still wait for the write).
-        def implied(old: _Record) -> bool:
-            return (
-                old.pipe == new.pipe
-                and old.access.space == new.access.space
-                and new.access.start <= old.access.start
+        # An older access inside the new one needs no record of its own when whatever must be
+        # ordered after it must also be ordered after the new one, which (checked already) is
+        # ordered after it: a write supersedes every access it covers; a read, its own pipe's reads.
+        for old in self.log.overlapping(new.access):
+            if (
+                new.access.start <= old.access.start
                 and old.access.end <= new.access.end
-                and (new.write or not old.write)
-            )
-
-        self.records = [old for old in self.records if not implied(old)]
-        self.records.append(new)
-        if len(self.records) >= self._prune_at:
-            self.records = [r for r in self.records if not all(self._ordered(p, r) for p in self.pipes)]
-            self._prune_at = max(64, 2 * len(self.records))
+                and (new.write or (old.pipe == new.pipe and not old.write))
+            ):
+                self.log.remove(old)
+        self.log.add(new)
+        if self.log.size >= self._prune_at:
+            self.log.keep(lambda r: not all(self._ordered(p, r) for p in self.pipes))
+            self._prune_at = max(64, 2 * self.log.size)

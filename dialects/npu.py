@@ -50,7 +50,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils.dynamic_index_list import (
     DynamicIndexList,
-    get_dynamic_index_list,
     verify_dynamic_index_list,
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
@@ -70,7 +69,7 @@ from xdsl.irdl import (
 from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.diagnostics import DiagnosticError
+from ziggurat.diagnostics import DiagnosticError, error_at
 from ziggurat.dtypes import to_numpy_dtype
 
 if TYPE_CHECKING:
@@ -235,11 +234,14 @@ def machine_of(op: Operation) -> Machine | None:
     return None
 
 
-def verify_for_machine(module: ModuleOp, machine: Machine) -> None:
-    """Check every npu op of `module` against `machine` (a VerifyException for the first that breaks a rule)."""
+def verify_for_machine(module: Operation, machine: Machine) -> None:
+    """Check every npu op in `module` against `machine`: a DiagnosticError at the first op that breaks a rule."""
     for op in module.walk():
         if isinstance(op, NpuOperation):
-            op.verify_machine(machine)
+            try:
+                op.verify_machine(machine)
+            except VerifyException as error:
+                raise error_at(op, str(error)) from None
 
 
 def _require_space(machine: Machine, space: str, what: str) -> None:
