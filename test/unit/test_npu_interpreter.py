@@ -9,6 +9,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ziggurat.backends.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
 from ziggurat.backends.npu_interpreter import run_npu
@@ -424,3 +426,62 @@ def test_machine_rules_are_checked_before_running():
 def test_ops_the_scalar_unit_cannot_run():
     text = COPY.replace("  func.return", "  %f = arith.constant 1.0 : f32\n  func.return")
     assert "the scalar unit computes on integers and indices" in diagnose(text, [np.zeros(64, np.float32)])
+
+
+# --------------------------------------------------------------------------- #
+# dma against an element-by-element reference, on random transfers
+# --------------------------------------------------------------------------- #
+
+_CAST_PAIRS = [("f32", "f32"), ("f32", "f16"), ("f16", "f32"), ("f32", "bf16"), ("i32", "i8"), ("f32", "i32")]
+
+
+@st.composite
+def transfers(draw):
+    rank = draw(st.integers(1, 3))
+    shape = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    # source strides in elements, possibly overlapping or gapped; the source is a flat buffer big enough
+    strides = draw(st.lists(st.integers(0, 9), min_size=rank, max_size=rank))
+    pad = draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank)) if draw(st.booleans()) else None
+    transpose = rank >= 2 and draw(st.booleans())
+    src_type, dst_type = draw(st.sampled_from(_CAST_PAIRS))
+    return shape, strides, pad, transpose, src_type, dst_type
+
+
+@settings(max_examples=40, deadline=None)
+@given(transfers())
+def test_random_dma_matches_an_elementwise_reference(transfer):
+    shape, strides, pad, transpose, src_type, dst_type = transfer
+    src_len = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    out_shape = [n + (pad[2 * d] + pad[2 * d + 1] if pad else 0) for d, n in enumerate(shape)]
+    if transpose:
+        out_shape[-1], out_shape[-2] = out_shape[-2], out_shape[-1]
+    # mte2 (gm -> ub) pads and casts; the test machine also lets it transpose
+    attrs = [f"shape = array<i64: {', '.join(map(str, shape))}>", f"src_strides = array<i64: {', '.join(map(str, strides))}>"]
+    if pad:
+        attrs.append(f"pad = array<i64: {', '.join(map(str, pad))}>")
+    if transpose:
+        attrs.append("transpose")
+    x_t, t_t, y_t = memref((src_len,), src_type, "gm"), memref(out_shape, dst_type, "ub"), memref(out_shape, dst_type, "gm")
+    zeros = ", ".join("0" for _ in out_shape)
+    text = staged(
+        f"""
+  npu.dma "mte2" %x[0] -> %t[{zeros}] {{{", ".join(attrs)}}} : {x_t} -> {t_t}
+  npu.set_flag "mte2" -> "mte3", 0
+  npu.wait_flag "mte2" -> "mte3", 0
+  npu.dma "mte3" %t[{zeros}] -> %y[{zeros}] {{shape = array<i64: {", ".join(map(str, out_shape))}>}} : {t_t} -> {y_t}""",
+        f"%x: {x_t}, %y: {y_t}",
+        f"  %t = npu.buffer offset 0 : {t_t}",
+    )
+    x = (np.arange(src_len) * 1.25 - 7).astype(_NP[src_type])
+    (y,) = run(text, [x]).outputs
+
+    window = np.zeros(shape, x.dtype)
+    for index in np.ndindex(*shape):
+        window[index] = x[sum(i * s for i, s in zip(index, strides))]
+    if pad:
+        window = np.pad(window, [(pad[2 * d], pad[2 * d + 1]) for d in range(len(shape))])
+    if transpose:
+        window = np.swapaxes(window, -1, -2)
+    dtype = np.dtype(_NP[dst_type])
+    expected = np.rint(window).astype(dtype) if dtype.kind == "i" else window.astype(dtype)
+    np.testing.assert_array_equal(y, expected)
