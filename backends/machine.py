@@ -215,14 +215,14 @@ def _load_entry_points() -> None:
         return
     _entry_points_loaded = True
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        target = entry_point.load()
+        where = f"entry point '{entry_point.name} = {entry_point.value}' in group '{ENTRY_POINT_GROUP}'"
+        try:
+            target = entry_point.load()
+        except Exception as e:  # a broken plugin is the user's problem to fix, not an internal error
+            raise MachineError(Diagnostic("error", f"cannot load {where}: {type(e).__name__}: {e}")) from e
         if not isinstance(target, (str, Path)):
             raise MachineError(
-                Diagnostic(
-                    "error",
-                    f"entry point '{entry_point.name}' in group '{ENTRY_POINT_GROUP}' "
-                    f"must load to the path of a TOML file, got {type(target).__name__}",
-                )
+                Diagnostic("error", f"{where} must load to the path of a TOML file, got {type(target).__name__}")
             )
         _PRESETS.setdefault(entry_point.name, Path(target))
 
@@ -421,7 +421,9 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[Any, _Loader], str]:
     def read(value: Any, loader: _Loader) -> str:
         text = _string(value, loader)
         if text not in choices:
-            raise _Invalid(f"must be one of {', '.join(map(_show, choices))}, got {_show(text)}{did_you_mean(text, choices)}")
+            raise _Invalid(
+                f"must be one of {', '.join(map(_show, choices))}, got {_show(text)}{did_you_mean(text, choices)}"
+            )
         return text
 
     return read
@@ -449,7 +451,8 @@ def _quantity(value: str, kind: str, example: str, units: list[str]) -> tuple[fl
     number, unit = float(match.group(1)), match.group(2)
     if unit not in units:
         raise _Invalid(
-            f"has unknown unit '{unit}' in {_show(value)}{did_you_mean(unit, units)} (accepted units: {', '.join(units)})"
+            f"has unknown unit '{unit}' in {_show(value)}{did_you_mean(unit, units)} "
+            f"(accepted units: {', '.join(units)})"
         )
     if not (number > 0 and math.isfinite(number)):
         raise _Invalid(f"must be positive and finite, got {_show(value)}")
@@ -494,7 +497,10 @@ def _bandwidth(value: Any, loader: _Loader) -> float | None:
             return number
         if unit == "words/cycle":
             if not loader.word_bytes_given:
-                raise _Invalid(f"is in words/cycle ({_show(value)}), which needs 'word_bytes' (the bytes in a word) at the top level")
+                raise _Invalid(
+                    f"is in words/cycle ({_show(value)}), "
+                    "which needs 'word_bytes' (the bytes in a word) at the top level"
+                )
             return None if loader.word_bytes is None else number * loader.word_bytes
         return None if loader.clock_hz is None else number * RATE_UNITS[unit] / loader.clock_hz
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -532,8 +538,7 @@ def _dtype_pair(key: str) -> tuple[str, str]:
     for part in parts:
         if part not in DTYPES:
             raise _Invalid(
-                f"names unknown element type '{part}'{did_you_mean(part, DTYPES)} "
-                f"(known: {', '.join(DTYPES)})"
+                f"names unknown element type '{part}'{did_you_mean(part, DTYPES)} (known: {', '.join(DTYPES)})"
             )
     return (parts[0], parts[1])
 
@@ -653,14 +658,14 @@ class _Loader:
         Without a line for `path` itself (a missing key), the closest enclosing
         table that has one is used.
         """
-        files = self.files if file is None else [file]
+        candidates = self.files if file is None else [file]
         for end in range(len(path), -1, -1):
             prefix = path[:end]
-            for file in files:
-                if prefix in file.lines and _contains(file.data, prefix):
-                    self._add(Diagnostic("error", message, str(file.path), file.lines[prefix]))
+            for candidate in candidates:
+                if prefix in candidate.lines and _contains(candidate.data, prefix):
+                    self._add(Diagnostic("error", message, str(candidate.path), candidate.lines[prefix]))
                     return
-        self._add(Diagnostic("error", message, str(self.files[0].path)))
+        self._add(Diagnostic("error", message, str(candidates[0].path)))
 
     def _add(self, diagnostic: Diagnostic) -> None:
         if diagnostic not in self.diagnostics:
@@ -672,6 +677,7 @@ class _Loader:
         data = self._read_chain(self.path)
         machine = None if data is None else self._build(data)
         if machine is None:
+            assert self.diagnostics, "a machine file was refused without a diagnostic"
             order = {str(file.path): index for index, file in enumerate(self.files)}
             raise MachineError(sorted(self.diagnostics, key=lambda d: (order.get(d.file or "", -1), d.line or 0)))
         return machine
@@ -700,7 +706,7 @@ class _Loader:
         if base_path is None:
             self.error(("extends",), _unknown_machine(base_name), file)
             return None
-        if any(file.path.resolve() == base_path.resolve() for file in self.files):
+        if any(read.path.resolve() == base_path.resolve() for read in self.files):
             chain = " -> ".join(str(read.path) for read in self.files)
             self.error(("extends",), f"'extends' makes a cycle: {chain} -> {base_path}", file)
             return None
@@ -755,7 +761,12 @@ class _Loader:
 
     def _missing(self, path: tuple[str, ...], key: str, alternative: str = "") -> None:
         """Report a missing key, unless a misspelling of it was already reported."""
-        if path + (key,) not in self.misspelt:
+        if path + (key,) in self.misspelt:
+            return
+        if not path and key in TABLES:
+            what = "[memory.NAME] tables" if key == "memory" else f"[{key}] table"
+            self.error(path, f"the machine has no {what}")
+        else:
             self.error(path, f"{_table_name(path)} is missing '{key}'{alternative}")
 
     def _dtype_entries(
@@ -795,7 +806,9 @@ class _Loader:
         def any_table(value: Any, loader: _Loader) -> Any:
             return value  # each table is checked by its own reader below
 
-        top = self._table(data, (), {**TOP_KEYS, **{name: _Key(any_table, required) for name, required in TABLES.items()}})
+        top = self._table(
+            data, (), {**TOP_KEYS, **{name: _Key(any_table, required) for name, required in TABLES.items()}}
+        )
         assert top is not None
         self.clock_hz = top["clock"]
         self.word_bytes, self.word_bytes_given = top["word_bytes"], "word_bytes" in data
@@ -835,7 +848,9 @@ class _Loader:
                 self._missing(path, "bandwidth", f" (or '{one_sided[0]}')" if len(one_sided) == 1 else "")
             alignment = values["alignment"]
             if alignment is not None and alignment & (alignment - 1):
-                self.error(path + ("alignment",), f"'alignment' in {_table_name(path)} must be a power of two, got {alignment}")
+                self.error(
+                    path + ("alignment",), f"'alignment' in {_table_name(path)} must be a power of two, got {alignment}"
+                )
                 continue
             read = values["read_bandwidth"] if "read_bandwidth" in given else values["bandwidth"]
             write = values["write_bandwidth"] if "write_bandwidth" in given else values["bandwidth"]
@@ -855,13 +870,16 @@ class _Loader:
                 shared_by_cores=values["level"] == "global" if shared is None else shared,
             )
         if isinstance(data, dict) and data:
-            global_spaces = [name for name, table in data.items() if isinstance(table, dict) and table.get("level") == "global"]
+            global_spaces = [
+                name for name, table in data.items() if isinstance(table, dict) and table.get("level") == "global"
+            ]
             if not global_spaces:
                 self.error(("memory",), 'no memory space has level = "global" (the memory all cores share, e.g. HBM)')
             for extra in global_spaces[1:]:
                 self.error(
                     ("memory", extra, "level"),
-                    f"[memory.{extra}] is global, but [memory.{global_spaces[0]}] already is; a machine has one global memory",
+                    f"[memory.{extra}] is global, but [memory.{global_spaces[0]}] already is; "
+                    "a machine has one global memory",
                 )
         return memories
 
@@ -884,7 +902,8 @@ class _Loader:
             if shared in defined and values["paths"] and not any(shared in pair for pair in values["paths"]):
                 self.error(
                     path + ("shared_bandwidth",),
-                    f"'shared_bandwidth' in {_table_name(path)} is '{shared}', but none of its paths reads or writes '{shared}'",
+                    f"'shared_bandwidth' in {_table_name(path)} is '{shared}', "
+                    f"but none of its paths reads or writes '{shared}'",
                 )
             if any(values[key] is None for key in DMA_KEYS if key not in ("pipe", "shared_bandwidth")):
                 continue
@@ -1007,7 +1026,10 @@ class _Loader:
                 ok = False
         for pipe in listed:
             if pipe not in owners:
-                self.error(("sync", "pipes"), f"[sync] pipes lists '{pipe}', which no unit issues on{did_you_mean(pipe, owners)}")
+                self.error(
+                    ("sync", "pipes"),
+                    f"[sync] pipes lists '{pipe}', which no unit issues on{did_you_mean(pipe, owners)}",
+                )
                 ok = False
         return tuple(listed) if ok else None
 
@@ -1026,7 +1048,8 @@ def summary(machine: Machine) -> str:
     for space in machine.memories.values():
         lines.append(
             f"  memory {space.name}: {space.level}, {space.capacity} B, "
-            f"{space.read_bytes_per_cycle:g}/{space.write_bytes_per_cycle:g} B/cycle read/write, latency {space.latency}"
+            f"{space.read_bytes_per_cycle:g}/{space.write_bytes_per_cycle:g} B/cycle read/write, "
+            f"latency {space.latency}"
         )
     for dma in machine.dmas.values():
         paths = ", ".join(f"{src}->{dst}" for src, dst in dma.paths)

@@ -15,6 +15,7 @@ requires (v2 ignores the ones it does not know).
 from __future__ import annotations
 
 from ziggurat.backends.machine import Machine, MachineError, MemorySpace
+
 from ziggurat.diagnostics import Diagnostic
 
 # SCALE-Sim lays the three operands out at these word addresses in its traces (its defaults).
@@ -24,7 +25,9 @@ REQUEST_BUFFER_ENTRIES = 32
 
 def _whole(value: float, what: str, machine: Machine, problems: list[str]) -> int:
     if value != int(value) or value < 1:
-        problems.append(f"SCALE-Sim takes a whole positive number for {what}, but machine '{machine.name}' gives {value:g}")
+        problems.append(
+            f"SCALE-Sim takes a whole positive number for {what}, but machine '{machine.name}' gives {value:g}"
+        )
     return int(value)
 
 
@@ -47,7 +50,11 @@ def to_scalesim_config(machine: Machine) -> str:
         return _whole(bytes_per_cycle / machine.word_bytes, f"{what} (words per cycle)", machine, problems)
 
     ifmap, filter_, ofmap = (machine.memories[name] for name in (matrix.a_space, matrix.b_space, matrix.c_space))
-    ifmap_kb, filter_kb, ofmap_kb = kilobytes(ifmap, "IfmapSramSzkB"), kilobytes(filter_, "FilterSramSzkB"), kilobytes(ofmap, "OfmapSramSzkB")
+    ifmap_kb, filter_kb, ofmap_kb = (
+        kilobytes(ifmap, "IfmapSramSzkB"),
+        kilobytes(filter_, "FilterSramSzkB"),
+        kilobytes(ofmap, "OfmapSramSzkB"),
+    )
     bandwidth = words_per_cycle(machine.global_bandwidth(), "Bandwidth")
     ifmap_bank = words_per_cycle(ifmap.read_bytes_per_cycle / ifmap.banks, "IfmapSRAMBankBandwidth")
     filter_bank = words_per_cycle(filter_.read_bytes_per_cycle / filter_.banks, "FilterSRAMBankBandwidth")

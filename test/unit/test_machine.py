@@ -8,12 +8,12 @@ import itertools
 import subprocess
 import sys
 import tempfile
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ziggurat.backends import machine as machine_module
 from ziggurat.backends.machine import (
     PRESET_DIR,
@@ -211,42 +211,177 @@ def test_missing_required_key_points_at_the_table(tmp_path):
 
 def test_missing_top_level_table(tmp_path):
     text = TINY[: TINY.index("[vector]")]
-    assert problems(write(tmp_path, text)) == ["machine.toml:None: the machine is missing 'vector'"]
+    assert problems(write(tmp_path, text)) == ["machine.toml:None: the machine has no [vector] table"]
 
 
 # (text to replace in TINY, its replacement, a fragment of the line the diagnostic is on, the message)
 MISTAKES = [
     ("cores = 2", 'cores = "two"', "cores", """'cores' must be an integer, not a string ("two")"""),
     ("cores = 2", "cores = 0", "cores", "'cores' must be at least 1, got 0"),
-    ('clock = "1 GHz"', 'clock = "1 Ghz"', "clock", "'clock' has unknown unit 'Ghz' in \"1 Ghz\"; did you mean 'GHz'? (accepted units: Hz, kHz, MHz, GHz)"),
-    ('capacity = "512 KiB"', 'capacity = "512 KB/s"', "512 KB/s", "'capacity' in [memory.l1] has unknown unit 'KB/s' in \"512 KB/s\"; did you mean 'KB'? (accepted units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"),
+    (
+        'clock = "1 GHz"',
+        'clock = "1 Ghz"',
+        "clock",
+        "'clock' has unknown unit 'Ghz' in \"1 Ghz\"; did you mean 'GHz'? (accepted units: Hz, kHz, MHz, GHz)",
+    ),
+    (
+        'capacity = "512 KiB"',
+        'capacity = "512 KB/s"',
+        "512 KB/s",
+        "'capacity' in [memory.l1] has unknown unit 'KB/s' in \"512 KB/s\"; did you mean 'KB'? (accepted units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
+    ),
     ('capacity = "512 KiB"', "capacity = 0", "capacity = 0", "'capacity' in [memory.l1] must be positive, got 0"),
-    ('capacity = "512 KiB"', 'capacity = "0 KiB"', "0 KiB", "'capacity' in [memory.l1] must be positive and finite, got \"0 KiB\""),
-    ('capacity = "512 KiB"', 'capacity = "0.3 B"', "0.3 B", "'capacity' in [memory.l1] must be a whole number of bytes, got \"0.3 B\""),
-    ('capacity = "512 KiB"', "capacity = true", "capacity = true", "'capacity' in [memory.l1] must be a size like \"512 KiB\" or an integer number of bytes, not a boolean (true)"),
-    ('capacity = "512 KiB"', 'capacity = "lots"', "lots", "'capacity' in [memory.l1] must be a size like \"512 KiB\", got \"lots\" (accepted units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"),
-    ('bandwidth = "100 GB/s"', 'bandwidth = "100 GB/sec"', "GB/sec", "'bandwidth' in [memory.gm] has unknown unit 'GB/sec' in \"100 GB/sec\"; did you mean 'GB/s'?"),
-    ('bandwidth = "100 GB/s"', 'bandwidth = "10 words/cycle"', "words/cycle", "'bandwidth' in [memory.gm] is in words/cycle (\"10 words/cycle\"), which needs 'word_bytes' (the bytes in a word) at the top level"),
-    ('level = "local"', 'level = "locale"', "locale", "'level' in [memory.l1] must be one of \"global\", \"local\", got \"locale\"; did you mean 'local'?"),
-    ('level = "local"', 'level = "global"  # l1', "# l1", "[memory.l1] is global, but [memory.gm] already is; a machine has one global memory"),
-    ('level = "global"', 'level = "local"', "[memory.gm]", 'no memory space has level = "global" (the memory all cores share, e.g. HBM)'),
-    ("bandwidth = 64\n", "bandwidth = 64\nalignment = 48\n", "alignment", "'alignment' in [memory.l1] must be a power of two, got 48"),
-    ('paths = ["gm -> l1"]', 'paths = ["gm -> ll1"]', "ll1", "'paths' in [dma.load] names memory space 'll1', which is not defined; did you mean 'l1'? (defined: gm, l1)"),
-    ('paths = ["gm -> l1"]', 'paths = ["gm to l1"]', "gm to l1", "'paths' in [dma.load] must list paths like \"gm -> l1\", got \"gm to l1\""),
-    ('paths = ["gm -> l1"]', 'paths = ["gm -> l1", "gm -> gm"]', "gm -> gm", "'paths' in [dma.load] path \"gm -> gm\" copies a space onto itself"),
-    ('paths = ["l1 -> gm"]', 'paths = ["gm -> l1"]  # store', "# store", "path gm -> l1 of [dma.store] is already served by [dma.load]"),
-    ('shared_bandwidth = "gm"', 'shared_bandwidth = "l2"', "l2", "'shared_bandwidth' in [dma.load] names memory space 'l2', which is not defined"),
-    ('a_space = "l1"', 'a_space = "l0a"', "a_space", "'a_space' in [matrix] names memory space 'l0a', which is not defined (defined: gm, l1)"),
-    ("shape = [8, 8, 8]", "shape = [8, 8]", "shape", "'shape' in [matrix] must be [m, n, k], three positive integers, not an array"),
-    ('"f16->f32" = 512', '"f116->f32" = 512', "f116", "'f116->f32' in [matrix.macs_per_cycle] names unknown element type 'f116'; did you mean 'f16'?"),
-    ('"f16->f32" = 512', '"f16->f32" = -1', "-1", "'f16->f32' in [matrix.macs_per_cycle] must be positive and finite, got -1"),
-    ('"f16->f32" = 512', '"f16->f32" = 512\n\n[matrix.shapes]\n"i8->i32" = [8, 8, 16]', "[8, 8, 16]", "[matrix.shapes] gives a shape for i8->i32, which [matrix.macs_per_cycle] lacks"),
-    ('c_space = "l1"\n', 'c_space = "l1"\ndataflow = "os"\n', "[matrix]", "[matrix] describes a systolic array (dataflow) but is missing 'rows', 'cols'"),
-    ('c_space = "l1"\n', 'c_space = "l1"\ndataflow = "os"\nrows = 16\ncols = 16\n', "= 512", "'f16->f32' in [matrix.macs_per_cycle] is 512 MACs per cycle, more than the 16x16 array's 256 processing elements can do"),
-    ('spaces = ["l1"]', 'spaces = ["l1", "ub"]', "spaces", "'spaces' in [vector] names memory space 'ub', which is not defined (defined: gm, l1)"),
+    (
+        'capacity = "512 KiB"',
+        'capacity = "0 KiB"',
+        "0 KiB",
+        "'capacity' in [memory.l1] must be positive and finite, got \"0 KiB\"",
+    ),
+    (
+        'capacity = "512 KiB"',
+        'capacity = "0.3 B"',
+        "0.3 B",
+        "'capacity' in [memory.l1] must be a whole number of bytes, got \"0.3 B\"",
+    ),
+    (
+        'capacity = "512 KiB"',
+        "capacity = true",
+        "capacity = true",
+        "'capacity' in [memory.l1] must be a size like \"512 KiB\" or an integer number of bytes, not a boolean (true)",
+    ),
+    (
+        'capacity = "512 KiB"',
+        'capacity = "lots"',
+        "lots",
+        '\'capacity\' in [memory.l1] must be a size like "512 KiB", got "lots" (accepted units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)',
+    ),
+    (
+        'bandwidth = "100 GB/s"',
+        'bandwidth = "100 GB/sec"',
+        "GB/sec",
+        "'bandwidth' in [memory.gm] has unknown unit 'GB/sec' in \"100 GB/sec\"; did you mean 'GB/s'?",
+    ),
+    (
+        'bandwidth = "100 GB/s"',
+        'bandwidth = "10 words/cycle"',
+        "words/cycle",
+        "'bandwidth' in [memory.gm] is in words/cycle (\"10 words/cycle\"), which needs 'word_bytes' (the bytes in a word) at the top level",
+    ),
+    (
+        'level = "local"',
+        'level = "locale"',
+        "locale",
+        '\'level\' in [memory.l1] must be one of "global", "local", got "locale"; did you mean \'local\'?',
+    ),
+    (
+        'level = "local"',
+        'level = "global"  # l1',
+        "# l1",
+        "[memory.l1] is global, but [memory.gm] already is; a machine has one global memory",
+    ),
+    (
+        'level = "global"',
+        'level = "local"',
+        "[memory.gm]",
+        'no memory space has level = "global" (the memory all cores share, e.g. HBM)',
+    ),
+    (
+        "bandwidth = 64\n",
+        "bandwidth = 64\nalignment = 48\n",
+        "alignment",
+        "'alignment' in [memory.l1] must be a power of two, got 48",
+    ),
+    (
+        'paths = ["gm -> l1"]',
+        'paths = ["gm -> ll1"]',
+        "ll1",
+        "'paths' in [dma.load] names memory space 'll1', which is not defined; did you mean 'l1'? (defined: gm, l1)",
+    ),
+    (
+        'paths = ["gm -> l1"]',
+        'paths = ["gm to l1"]',
+        "gm to l1",
+        '\'paths\' in [dma.load] must list paths like "gm -> l1", got "gm to l1"',
+    ),
+    (
+        'paths = ["gm -> l1"]',
+        'paths = ["gm -> l1", "gm -> gm"]',
+        "gm -> gm",
+        "'paths' in [dma.load] path \"gm -> gm\" copies a space onto itself",
+    ),
+    (
+        'paths = ["l1 -> gm"]',
+        'paths = ["gm -> l1"]  # store',
+        "# store",
+        "path gm -> l1 of [dma.store] is already served by [dma.load]",
+    ),
+    (
+        'shared_bandwidth = "gm"',
+        'shared_bandwidth = "l2"',
+        "l2",
+        "'shared_bandwidth' in [dma.load] names memory space 'l2', which is not defined",
+    ),
+    (
+        'a_space = "l1"',
+        'a_space = "l0a"',
+        "a_space",
+        "'a_space' in [matrix] names memory space 'l0a', which is not defined (defined: gm, l1)",
+    ),
+    (
+        "shape = [8, 8, 8]",
+        "shape = [8, 8]",
+        "shape",
+        "'shape' in [matrix] must be [m, n, k], three positive integers, not an array",
+    ),
+    (
+        '"f16->f32" = 512',
+        '"f116->f32" = 512',
+        "f116",
+        "'f116->f32' in [matrix.macs_per_cycle] names unknown element type 'f116'; did you mean 'f16'?",
+    ),
+    (
+        '"f16->f32" = 512',
+        '"f16->f32" = -1',
+        "-1",
+        "'f16->f32' in [matrix.macs_per_cycle] must be positive and finite, got -1",
+    ),
+    (
+        '"f16->f32" = 512',
+        '"f16->f32" = 512\n\n[matrix.shapes]\n"i8->i32" = [8, 8, 16]',
+        "[8, 8, 16]",
+        "[matrix.shapes] gives a shape for i8->i32, which [matrix.macs_per_cycle] lacks",
+    ),
+    (
+        'c_space = "l1"\n',
+        'c_space = "l1"\ndataflow = "os"\n',
+        "[matrix]",
+        "[matrix] describes a systolic array (dataflow) but is missing 'rows', 'cols'",
+    ),
+    (
+        'c_space = "l1"\n',
+        'c_space = "l1"\ndataflow = "os"\nrows = 16\ncols = 16\n',
+        "= 512",
+        "'f16->f32' in [matrix.macs_per_cycle] is 512 MACs per cycle, more than the 16x16 array's 256 processing elements can do",
+    ),
+    (
+        'spaces = ["l1"]',
+        'spaces = ["l1", "ub"]',
+        "spaces",
+        "'spaces' in [vector] names memory space 'ub', which is not defined (defined: gm, l1)",
+    ),
     ('ops = ["add", "exp"]', 'ops = ["add", "add"]', "ops", "'ops' in [vector] lists \"add\" more than once"),
-    ('ops = ["add", "exp"]', 'ops = ["add"]\npipe = "matrix"', "[vector]", "vector unit 'vector' issues on pipe 'matrix', which is already the pipe of matrix unit 'matrix'"),
-    ('bandwidth = "32 B/cycle"', 'bandwidth = "32 B/cycle"\npipe = "scalar"', "[dma.store]", "DMA engine 'store' issues on pipe 'scalar', which is already the pipe of the scalar unit"),
+    (
+        'ops = ["add", "exp"]',
+        'ops = ["add"]\npipe = "matrix"',
+        "[vector]",
+        "vector unit 'vector' issues on pipe 'matrix', which is already the pipe of matrix unit 'matrix'",
+    ),
+    (
+        'bandwidth = "32 B/cycle"',
+        'bandwidth = "32 B/cycle"\npipe = "scalar"',
+        "[dma.store]",
+        "DMA engine 'store' issues on pipe 'scalar', which is already the pipe of the scalar unit",
+    ),
 ]
 
 
@@ -264,7 +399,7 @@ def test_sync_pipes(tmp_path):
     assert machine.pipes == ("scalar", "load", "store", "matrix", "vector") and machine.flag_ids == 4
     text = TINY + '\n[sync]\npipes = ["scalar", "load", "load", "matrix", "vektor"]\n'
     line = line_of(text, "pipes =")
-    assert problems(write(tmp_path, text)) == [f'machine.toml:{line}: \'pipes\' in [sync] lists "load" more than once']
+    assert problems(write(tmp_path, text)) == [f"machine.toml:{line}: 'pipes' in [sync] lists \"load\" more than once"]
     text = TINY + '\n[sync]\npipes = ["scalar", "load", "matrix", "vektor"]\n'
     assert problems(write(tmp_path, text)) == [
         f"machine.toml:{line}: [sync] pipes does not list 'store', the pipe of DMA engine 'store'",
@@ -363,6 +498,36 @@ def test_register_preset(tmp_path, monkeypatch):
     assert (derived.name, derived.cores, derived.memories["l1"].capacity) == ("tiny2", 4, 512 * 1024)
 
 
+def test_presets_from_entry_points(tmp_path, monkeypatch):
+    write(tmp_path, TINY, "plugin_chip.toml")
+    (tmp_path / "chip_plugin.py").write_text(
+        "from pathlib import Path\nMACHINE = Path(__file__).parent / 'plugin_chip.toml'\nNOT_A_PATH = 3\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(machine_module, "_PRESETS", dict(machine_module._PRESETS))
+
+    def plugins(*values: str):
+        points = [EntryPoint(f"chip{i}", value, "ziggurat.machines") for i, value in enumerate(values)]
+        monkeypatch.setattr(
+            machine_module, "entry_points", lambda group: points if group == "ziggurat.machines" else []
+        )
+        monkeypatch.setattr(machine_module, "_entry_points_loaded", False)
+
+    plugins("chip_plugin:MACHINE")
+    assert "chip0" in list_presets() and load_machine("chip0").name == "tiny"
+    plugins("chip_plugin:NOT_A_PATH")
+    with pytest.raises(
+        MachineError,
+        match="'chip0 = chip_plugin:NOT_A_PATH' in group 'ziggurat.machines' must load to the path of a TOML file, got int",
+    ):
+        list_presets()
+    plugins("no_such_plugin:MACHINE")
+    with pytest.raises(
+        MachineError, match="cannot load entry point 'chip0 = no_such_plugin:MACHINE'.*ModuleNotFoundError"
+    ):
+        load_machine("davinci")
+
+
 # --------------------------------------------------------------------------- SCALE-Sim
 
 
@@ -388,10 +553,23 @@ def test_scalesim_config_of_the_systolic_preset():
     }
     assert {key: fields[key] for key in expected} == expected
     # Every key SCALE-Sim 3.0's scale_config.read_conf_file reads without a fallback.
-    assert {"ifmapoffset", "filteroffset", "ofmapoffset", "readrequestbuffer", "writerequestbuffer",
-            "ifmapcustomlayout", "filtercustomlayout", "ifmapsrambankbandwidth", "ifmapsrambanknum",
-            "ifmapsrambankport", "filtersrambankbandwidth", "filtersrambanknum", "filtersrambankport",
-            "sparsitysupport", "useramulatortrace"} <= set(fields)
+    assert {
+        "ifmapoffset",
+        "filteroffset",
+        "ofmapoffset",
+        "readrequestbuffer",
+        "writerequestbuffer",
+        "ifmapcustomlayout",
+        "filtercustomlayout",
+        "ifmapsrambankbandwidth",
+        "ifmapsrambanknum",
+        "ifmapsrambankport",
+        "filtersrambankbandwidth",
+        "filtersrambanknum",
+        "filtersrambankport",
+        "sparsitysupport",
+        "useramulatortrace",
+    } <= set(fields)
 
 
 def test_scalesim_config_follows_the_machine(tmp_path):
@@ -434,9 +612,34 @@ def test_check_cli(tmp_path):
 # --------------------------------------------------------------------------- robustness
 
 PRESET_TEXTS = [path.read_text() for path in sorted(PRESET_DIR.glob("*.toml"))] + [TINY]
-VALUES = ['1', '0', '-3', '1.5', 'nan', 'inf', 'true', '"x"', '""', '"64 KiB"', '"1 GHz"', '"1 TB/s"',
-          '"10 words/cycle"', '"gm -> l1"', '["l1 -> l0a"]', '[]', '[1, 2]', '[[1]]', '{}', '{ a = 1 }',
-          '"f16->f32"', '"os"', '"davinci"', '"systolic"', '"missing.toml"', '[16, 16, 16]']
+VALUES = [
+    "1",
+    "0",
+    "-3",
+    "1.5",
+    "nan",
+    "inf",
+    "true",
+    '"x"',
+    '""',
+    '"64 KiB"',
+    '"1 GHz"',
+    '"1 TB/s"',
+    '"10 words/cycle"',
+    '"gm -> l1"',
+    '["l1 -> l0a"]',
+    "[]",
+    "[1, 2]",
+    "[[1]]",
+    "{}",
+    "{ a = 1 }",
+    '"f16->f32"',
+    '"os"',
+    '"davinci"',
+    '"systolic"',
+    '"missing.toml"',
+    "[16, 16, 16]",
+]
 _files = itertools.count()
 
 
@@ -461,9 +664,20 @@ def mangled_machine(draw) -> str:
                 other_key, other_value = lines[other].split("=", 1)
                 lines[index], lines[other] = f"{key}={other_value}", f"{other_key}={value}"
         elif kind == "insert":
-            lines.insert(index, draw(st.sampled_from(
-                ['extends = "davinci"', 'extends = "tensorcore"', "[memory.extra]", "[dma.extra]", "word_bytes = 2"]
-            )))
+            lines.insert(
+                index,
+                draw(
+                    st.sampled_from(
+                        [
+                            'extends = "davinci"',
+                            'extends = "tensorcore"',
+                            "[memory.extra]",
+                            "[dma.extra]",
+                            "word_bytes = 2",
+                        ]
+                    )
+                ),
+            )
         if not lines:
             break
     return "\n".join(lines) + "\n"
