@@ -89,7 +89,7 @@ def run_npu(
         env[arg] = buffer
         if name in given:
             memory.view(buffer, 0, buffer.shape, row_major(buffer.shape))[...] = given[name]
-    executor = _Executor(machine, memory, Timeline(machine), active_cores)
+    executor = _Executor(machine, memory, Timeline(machine, active_cores), active_cores)
     executor.run_block(entry.body.block, env)
     arguments = {
         name: memory.view(env[arg], 0, env[arg].shape, row_major(env[arg].shape)).copy()  # type: ignore[attr-defined]
@@ -291,7 +291,8 @@ class _MmaPlan:
     operands: list[_Window]
     accumulate: bool
     cycles: float
-    flops: int
+    macs: int
+    dtypes: tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -497,7 +498,8 @@ class _Executor:
             product += c
             reads.append(write)
         c[...] = product.astype(c.dtype)
-        self.timeline.issue(op, self.machine.matrix.pipe, plan.cycles, reads, [write], flops=plan.flops)
+        self.timeline.issue(op, self.machine.matrix.pipe, plan.cycles, reads, [write], flops=2 * plan.macs)
+        self.timeline.macs[plan.dtypes] += plan.macs
 
     def _decode_mma(self, op: npu.MmaOp) -> _MmaPlan:
         operands = []
@@ -509,7 +511,7 @@ class _Executor:
         m, n, k = op.mnk
         in_dtype, acc_dtype = (str(getattr(op, key).type.get_element_type()) for key in "ac")
         cycles = mma_cycles(self.machine, m, n, k, in_dtype, acc_dtype)
-        return _MmaPlan(operands, op.accumulate is not None, cycles, 2 * m * n * k)
+        return _MmaPlan(operands, op.accumulate is not None, cycles, m * n * k, (in_dtype, acc_dtype))
 
     def _vector(self, op: npu.VectorOperation, env: dict[SSAValue, object]) -> None:
         plan = self._plan(op, self._decode_vector)

@@ -132,6 +132,10 @@ class TimingStats:
     bytes_written: dict[str, int]
     flops: int
     """2 per multiply-accumulate of the matrix unit, 1 per active lane of a vector instruction."""
+    macs: dict[tuple[str, str], int]
+    """Multiply-accumulates of the matrix unit per (input, accumulator) dtype pair."""
+    active_cores: int
+    """Cores assumed to run at once, sharing global-memory bandwidth."""
     events: list[PipeEvent] = field(default_factory=list, repr=False)
 
     @property
@@ -153,6 +157,8 @@ class TimingStats:
             "bytes_read": dict(self.bytes_read),
             "bytes_written": dict(self.bytes_written),
             "flops": self.flops,
+            "macs": {f"{a}->{b}": n for (a, b), n in self.macs.items()},
+            "active_cores": self.active_cores,
         }
 
 
@@ -205,8 +211,9 @@ class _AccessLog:
 class Timeline:
     """Issues instructions of one core in program order; see the module docstring for the model."""
 
-    def __init__(self, machine: Machine, record_events: bool = True):
+    def __init__(self, machine: Machine, active_cores: int = 1, record_events: bool = True):
         self.machine = machine
+        self.active_cores = active_cores
         self.pipes = machine.pipes
         self.now = 0.0
         """The scalar unit's clock: when the next instruction is issued."""
@@ -220,6 +227,7 @@ class Timeline:
         self.bytes_read: dict[str, int] = defaultdict(int)
         self.bytes_written: dict[str, int] = defaultdict(int)
         self.flops = 0
+        self.macs: dict[tuple[str, str], int] = defaultdict(int)
         self.events: list[PipeEvent] | None = [] if record_events else None
 
     def scalar(self, cycles: float = 1) -> None:
@@ -289,6 +297,8 @@ class Timeline:
             bytes_read=dict(self.bytes_read),
             bytes_written=dict(self.bytes_written),
             flops=self.flops,
+            macs=dict(self.macs),
+            active_cores=self.active_cores,
             events=self.events or [],
         )
 

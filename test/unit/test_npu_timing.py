@@ -116,3 +116,43 @@ def test_utilization_and_report():
     assert report["utilization"]["mte2"] == pytest.approx((100 + 128) / (2 + 100 + 128))
     assert report["utilization"]["cube"] == 0
     assert report["seconds"] == pytest.approx(stats.total_cycles / TINY.clock_hz)
+
+
+def test_report_roofline_and_text():
+    from test_npu_interpreter import mma_program
+
+    from ziggurat.backends.report import build_report, format_report
+
+    load = build_report(run(LOAD, [np.zeros(1024, np.float32)]).stats, TINY)
+    # 4096 bytes of gm at its 64 B/cycle: 64 cycles; no matrix work
+    assert load["roofline"]["global_memory_cycles"] == 4096 / 64
+    assert load["roofline"]["compute_cycles"] == 0
+    assert load["roofline"]["bound_by"] == "global memory"
+    assert load["roofline"]["achieved"] == pytest.approx(64 / (2 + 100 + 128))
+
+    stats = run(mma_program("i8", "i32"), [np.zeros((16, 32), np.int8), np.zeros((32, 16), np.int8)]).stats
+    assert stats.macs == {("i8", "i32"): 2 * 16 * 16 * 16}
+    assert build_report(stats, TINY)["roofline"]["compute_cycles"] == 2 * 16 * 16 * 16 / 8192
+
+    text = format_report(load)
+    assert "machine tiny: 1 of 4 cores active, 1 GHz" in text
+    assert "roofline" in text and "bound by global memory, 27.8% achieved" in text
+    assert [line.split()[:2] for line in text.splitlines() if line.startswith("mte2")] == [["mte2", "228"]]
+
+
+def test_trace_has_a_track_per_pipe_and_a_slice_per_instruction(tmp_path):
+    import json
+
+    from ziggurat.backends.trace import write_trace
+
+    stats = run(INDEPENDENT.replace('  npu.dma "mte3"', '  npu.barrier\n  npu.dma "mte3"'), [np.zeros(1024, np.float32)]).stats
+    path = tmp_path / "trace.json"
+    write_trace(stats, path)
+    events = json.loads(path.read_text())["traceEvents"]
+    tracks = {e["args"]["name"]: e["tid"] for e in events if e["name"] == "thread_name"}
+    assert set(tracks) == set(TINY.pipes)
+    load, store = (e for e in events if e.get("ph") == "X")
+    assert (load["tid"], store["tid"]) == (tracks["mte2"], tracks["mte3"])
+    # 1 GHz: a cycle is a nanosecond
+    assert load["ts"] == pytest.approx(3e-3) and load["dur"] == pytest.approx(0.228)
+    assert load["args"]["loc"] == "test.mlir:5:3"

@@ -1,0 +1,53 @@
+"""A run's instructions as a Chrome trace (JSON), viewable in Perfetto (ui.perfetto.dev) or chrome://tracing.
+
+    from ziggurat.backends.trace import write_trace
+    write_trace(result.stats, "trace.json")          # result from run_npu
+
+One track per pipe; each instruction is a slice from its start to its end, with
+its source location and cycles in the slice's arguments; flags (zero-length)
+are instant events. Times are in microseconds at the machine's clock.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ziggurat.backends.timing import TimingStats
+from ziggurat.diagnostics import op_location, write_atomically
+
+
+def trace_events(stats: TimingStats) -> dict[str, Any]:
+    """The Chrome trace-event JSON object of a run."""
+    microseconds = 1e6 / stats.clock_hz
+    pipes = list(stats.busy_cycles)
+    events: list[dict[str, Any]] = [
+        {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": f"{stats.machine} core 0"}},
+    ]
+    for tid, pipe in enumerate(pipes):
+        events.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": tid, "args": {"name": pipe}})
+        events.append({"ph": "M", "name": "thread_sort_index", "pid": 0, "tid": tid, "args": {"sort_index": tid}})
+    for event in stats.events:
+        loc = op_location(event.op)
+        args: dict[str, Any] = {"start_cycle": event.start, "end_cycle": event.end}
+        if loc is not None:
+            args["loc"] = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        entry: dict[str, Any] = {
+            "name": event.name,
+            "cat": event.pipe,
+            "pid": 0,
+            "tid": pipes.index(event.pipe),
+            "ts": event.start * microseconds,
+            "args": args,
+        }
+        if event.end > event.start:
+            entry.update(ph="X", dur=(event.end - event.start) * microseconds)
+        else:
+            entry.update(ph="i", s="t")
+        events.append(entry)
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def write_trace(stats: TimingStats, path: str | Path) -> None:
+    write_atomically(path, json.dumps(trace_events(stats)))
