@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, run_main
+from ziggurat.dialects.npu import VECTOR_OPS
 
 PRESET_DIR = Path(__file__).parent / "presets"
 ENTRY_POINT_GROUP = "ziggurat.machines"
@@ -508,6 +509,17 @@ def _bandwidth(value: Any, loader: _Loader) -> float | None:
     return _positive_number(value, loader)
 
 
+def _vector_ops(value: Any, loader: _Loader) -> tuple[str, ...]:
+    """Kinds of `npu.vec` instruction."""
+    ops = _strings(value, loader)
+    for op in ops:
+        if op not in VECTOR_OPS:
+            raise _Invalid(
+                f"names unknown operation '{op}'{did_you_mean(op, VECTOR_OPS)} (known: {', '.join(VECTOR_OPS)})"
+            )
+    return ops
+
+
 def _paths(value: Any, loader: _Loader) -> tuple[tuple[str, str], ...]:
     """["gm -> l1", ...]: the (source, destination) space pairs of a DMA engine."""
     pairs: list[tuple[str, str]] = []
@@ -590,7 +602,7 @@ VECTOR_KEYS = {
     "pipe": _Key(_string),
     "bandwidth": _Key(_bandwidth, required=True),
     "spaces": _Key(_strings, required=True),
-    "ops": _Key(_strings, required=True),
+    "ops": _Key(_vector_ops, required=True),
     "latency": _Key(_integer(0), default=1),
     "transcendental_cost": _Key(_positive_number, default=1.0),
 }

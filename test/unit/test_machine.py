@@ -372,6 +372,12 @@ MISTAKES = [
     ('ops = ["add", "exp"]', 'ops = ["add", "add"]', "ops", "'ops' in [vector] lists \"add\" more than once"),
     (
         'ops = ["add", "exp"]',
+        'ops = ["add", "exq"]',
+        "exq",
+        "'ops' in [vector] names unknown operation 'exq'; did you mean 'exp'? (known: add, mul, max, min, exp, rsqrt,",
+    ),
+    (
+        'ops = ["add", "exp"]',
         'ops = ["add"]\npipe = "matrix"',
         "[vector]",
         "vector unit 'vector' issues on pipe 'matrix', which is already the pipe of matrix unit 'matrix'",
