@@ -78,6 +78,7 @@ if TYPE_CHECKING:
 MACHINE_ATTR = "npu.machine"
 """Module attribute naming the machine (a preset or a TOML path) the program targets."""
 
+# The operations an `npu.vec.*` op can name; a machine file lists the subset its vector unit has.
 VECTOR_OPS = ("add", "mul", "max", "min", "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select")
 
 # (input element type, accumulator element type) pairs a matrix instruction can mean;
@@ -111,6 +112,12 @@ def buffer_type(value: SSAValue, what: str) -> MemRefType:
         raise VerifyException(f"{what} must have a static shape, got {value_type}")
     if not isinstance(value_type.layout, NoneAttr):
         raise VerifyException(f"{what} must have the row-major (identity) layout, got {value_type}")
+    try:
+        to_numpy_dtype(value_type.get_element_type())
+    except ValueError:
+        raise VerifyException(
+            f"{what} must hold numbers of a machine type (f16, bf16, f32, f8, i8, i32, ...), got {value_type}"
+        ) from None
     return value_type
 
 

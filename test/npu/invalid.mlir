@@ -201,3 +201,27 @@ func.func @f() {
   npu.wait_flag "mte2" -> "v", -1
   func.return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{npu.buffer result must hold numbers of a machine type (f16, bf16, f32, f8, i8, i32, ...), got memref<16xindex, "ub">}}
+  %a = npu.buffer offset 0 : memref<16xindex, "ub">
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{npu.buffer result must have a static shape, got memref<?xf32, "ub">}}
+  %a = npu.buffer offset 0 : memref<?xf32, "ub">
+  func.return
+}
+
+// -----
+
+func.func @f(%x: memref<16xf32, strided<[2]>, "ub">, %y: memref<16xf32, "ub">) {
+  // expected-error@+1 {{npu.vec.relu operand #0 must have the row-major (identity) layout, got memref<16xf32, strided<[2]>, "ub">}}
+  npu.vec.relu %x[0] -> %y[0] : memref<16xf32, strided<[2]>, "ub"> -> memref<16xf32, "ub">
+  func.return
+}
