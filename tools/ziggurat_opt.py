@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from io import BytesIO
 from typing import get_type_hints
 
