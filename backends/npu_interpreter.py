@@ -88,19 +88,15 @@ def run_npu(
         buffer = memory.arguments[arg]
         env[arg] = buffer
         if name in given:
-            memory.view(buffer, 0, buffer.shape, row_major(buffer.shape))[...] = given[name]
+            memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = given[name]
     executor = _Executor(machine, memory, Timeline(machine, active_cores), active_cores)
     executor.run_block(entry.body.block, env)
     arguments = {
-        name: memory.view(env[arg], 0, env[arg].shape, row_major(env[arg].shape)).copy()  # type: ignore[attr-defined]
+        name: memory.view(env[arg], 0, env[arg].shape, npu.row_major_strides(env[arg].shape)).copy()
         for arg, name in zip(entry.args, names)
     }
     outputs = [arguments[name] for name in names if name not in given] or list(arguments.values())
     return NpuRunResult(outputs, executor.timeline.finish(), arguments)
-
-
-def row_major(shape: Sequence[int]) -> list[int]:
-    return npu.row_major_strides(shape)
 
 
 # --------------------------------------------------------------------------- #
@@ -135,7 +131,7 @@ def _entry_function(module: ModuleOp, name: str | None) -> func.FuncOp:
 
 
 def _argument_name(arg: SSAValue) -> str:
-    return arg.name_hint or f"arg{arg.index}"  # type: ignore[attr-defined]
+    return arg.name_hint or f"arg{arg.index}"
 
 
 def _bind_inputs(
@@ -179,9 +175,7 @@ class _Buffer:
 def _buffer_of(value: SSAValue, offset: int) -> _Buffer:
     memref_type = value.type
     assert isinstance(memref_type, MemRefType)
-    return _Buffer(
-        npu.space_of(value), offset, memref_type.get_shape(), to_numpy_dtype(memref_type.get_element_type())
-    )
+    return _Buffer(npu.space_of(value), offset, memref_type.get_shape(), to_numpy_dtype(memref_type.get_element_type()))
 
 
 class _Memory:
@@ -199,7 +193,7 @@ class _Memory:
         for op in entry.walk():
             if isinstance(op, npu.BufferOp):
                 space = npu.space_of(op.result)
-                used[space] = max(used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type))  # type: ignore[arg-type]
+                used[space] = max(used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type))
         arguments: dict[SSAValue, _Buffer] = {}
         for arg in entry.args:
             try:
@@ -208,11 +202,13 @@ class _Memory:
                 raise error_at(entry, str(error)) from None
             space = npu.space_of(arg)
             if space not in machine.memories or machine.memories[space].level != "global":
-                raise error_at(entry, f"argument %{_argument_name(arg)} must be in a global memory space, got '{space}'")
+                raise error_at(
+                    entry, f"argument %{_argument_name(arg)} must be in a global memory space, got '{space}'"
+                )
             alignment = machine.memories[space].alignment
             offset = -(-used.get(space, 0) // alignment) * alignment
             arguments[arg] = _buffer_of(arg, offset)
-            used[space] = offset + npu.type_bytes(arg.type)  # type: ignore[arg-type]
+            used[space] = offset + npu.type_bytes(arg.type)
         sizes = {}
         for name, memory in machine.memories.items():
             if memory.level == "global":
@@ -238,7 +234,7 @@ class _Memory:
 
 
 def convert(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """`array` in `dtype` the way the hardware converts: floats round to nearest even; to integers, rounded and saturated."""
+    """`array` in `dtype` as the hardware converts: floats round to nearest even; integers are rounded and saturated."""
     if array.dtype == dtype:
         return array
     if dtype.kind in "iu":
@@ -273,7 +269,7 @@ class _Window:
 
     @property
     def bytes(self) -> int:
-        return math.prod(self.shape) * npu.element_bytes(self.buffer.type.get_element_type())  # type: ignore[attr-defined]
+        return math.prod(self.shape) * npu.element_bytes(self.buffer.type.get_element_type())
 
 
 @dataclass(frozen=True)
@@ -324,7 +320,15 @@ _INTEGER_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
     arith.ShRSIOp: operator.rshift,
     arith.ShRUIOp: operator.rshift,
 }
-_DIVISIONS = (arith.FloorDivSIOp, arith.CeilDivSIOp, arith.CeilDivUIOp, arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp)
+_DIVISIONS = (
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.DivUIOp,
+    arith.DivSIOp,
+    arith.RemUIOp,
+    arith.RemSIOp,
+)
 
 # arith.cmpi predicates by number: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge
 _COMPARISONS: tuple[Callable[[int, int], bool], ...] = (
@@ -368,11 +372,13 @@ class _Executor:
                 lhs, rhs = env[op.operands[0]], env[op.operands[1]]
                 if isinstance(op, _DIVISIONS) and rhs == 0:
                     raise error_at(op, f"{op.name} divides by zero")
-                env[op.results[0]] = _INTEGER_BINARY[type(op)](lhs, rhs)  # type: ignore[arg-type]
+                env[op.results[0]] = _INTEGER_BINARY[type(op)](lhs, rhs)
             elif isinstance(op, npu.VectorOperation):
                 self._vector(op, env)
             else:
-                raise error_at(op, f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)")
+                raise error_at(
+                    op, f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)"
+                )
         return []
 
     # -- scalar unit ------------------------------------------------------ #
@@ -393,11 +399,11 @@ class _Executor:
 
     def _for(self, op: scf.ForOp, env: dict[SSAValue, object]) -> None:
         lb, ub, step = env[op.lb], env[op.ub], env[op.step]
-        if step <= 0:  # type: ignore[operator]
+        if step <= 0:
             raise error_at(op, f"scf.for step must be positive, got {step}")
         carried = [env[v] for v in op.iter_args]
         block = op.body.block
-        for iv in range(lb, ub, step):  # type: ignore[arg-type]
+        for iv in range(lb, ub, step):
             env[block.args[0]] = iv
             for arg, value in zip(block.args[1:], carried):
                 env[arg] = value
@@ -429,13 +435,15 @@ class _Executor:
         buffer = env[window.buffer]
         assert isinstance(buffer, _Buffer)
         base = 0
-        for dim, (index, size, stride) in enumerate(zip(window.indices, buffer.shape, row_major(buffer.shape))):
+        for dim, (index, size, stride) in enumerate(
+            zip(window.indices, buffer.shape, npu.row_major_strides(buffer.shape))
+        ):
             value = env[index] if isinstance(index, SSAValue) else index
-            if not 0 <= value < size:  # type: ignore[operator]
+            if not 0 <= value < size:
                 raise error_at(
                     op, f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {size}"
                 )
-            base += value * stride  # type: ignore[operator]
+            base += value * stride
         end = base + npu.window_extent(window.shape, window.strides)
         if end > buffer.elements:
             raise error_at(
@@ -469,7 +477,9 @@ class _Executor:
         self.timeline.issue(op, plan.pipe, plan.cycles, [read], [write])
 
     def _decode_dma(self, op: npu.DmaOp) -> _DmaPlan:
-        src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, op.window_strides("src"), "source")
+        src = _Window.of(
+            op.src, op.static_src_indices, op.src_indices, op.src_shape, op.window_strides("src"), "source"
+        )
         dst = _Window.of(
             op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, op.window_strides("dst"), "destination"
         )
@@ -505,7 +515,7 @@ class _Executor:
         operands = []
         for key, tile in zip("abc", op.tiles()):
             buffer = getattr(op, key)
-            strides = row_major(buffer.type.get_shape())[-2:]
+            strides = npu.row_major_strides(buffer.type.get_shape())[-2:]
             static, dynamic = getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices")
             operands.append(_Window.of(buffer, static, dynamic, tile, strides, f"operand {key.upper()}"))
         m, n, k = op.mnk
@@ -529,7 +539,7 @@ class _Executor:
                 zip(op.buffers(), op.block_lengths(active), op.strides(self.machine))
             )
         ]
-        widest = max(npu.element_bytes(value.type.get_element_type()) for value, _, _ in op.buffers())  # type: ignore[attr-defined]
+        widest = max(npu.element_bytes(value.type.get_element_type()) for value, _, _ in op.buffers())
         cycles = vector_cycles(self.machine, op.kind, repeat, widest * max(op.block_lengths(active)))
         return _VectorPlan(operands, cycles, repeat * active)
 
@@ -570,7 +580,7 @@ def _vector_result(op: npu.VectorOperation, sources: list[np.ndarray], dtype: np
     wide = [s.astype(_compute_dtype(s.dtype)) for s in sources]
     if kind == "reduce":
         (x,) = wide
-        if op.combiner.data == "sum":  # type: ignore[attr-defined]
+        if op.combiner.data == "sum":
             accumulator = np.float32 if x.dtype.kind == "f" else np.int32
             return x.sum(axis=1, keepdims=True, dtype=accumulator)
         return x.max(axis=1, keepdims=True)

@@ -332,8 +332,8 @@ class Timeline:
                 op,
                 f"{op.name} on pipe '{pipe}' {doing} '{access.space}' bytes [{access.start}, {access.end}) "
                 f"while {record.op.name} on pipe '{record.pipe}' may still be {still} bytes "
-                f"[{other.start}, {other.end}): nothing orders them (add npu.set_flag \"{record.pipe}\" -> "
-                f"\"{pipe}\" after it and npu.wait_flag \"{record.pipe}\" -> \"{pipe}\" before this)",
+                f'[{other.start}, {other.end}): nothing orders them (add npu.set_flag "{record.pipe}" -> '
+                f'"{pipe}" after it and npu.wait_flag "{record.pipe}" -> "{pipe}" before this)',
             )
             error.diagnostics[0].notes.append(note_at(record.op, f"the earlier access on pipe '{record.pipe}'"))
             raise error

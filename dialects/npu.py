@@ -57,7 +57,6 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
-    base,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -105,9 +104,7 @@ def buffer_type(value: SSAValue, what: str) -> MemRefType:
     if not isinstance(value_type, MemRefType):
         raise VerifyException(f"{what} must be a memref buffer, got {value_type}")
     if not isinstance(value_type.memory_space, StringAttr):
-        raise VerifyException(
-            f'{what} must name its memory space, e.g. memref<16x16xf16, "l1">, got {value_type}'
-        )
+        raise VerifyException(f'{what} must name its memory space, e.g. memref<16x16xf16, "l1">, got {value_type}')
     if any(dim < 0 for dim in value_type.get_shape()):
         raise VerifyException(f"{what} must have a static shape, got {value_type}")
     if not isinstance(value_type.layout, NoneAttr):
@@ -123,7 +120,7 @@ def buffer_type(value: SSAValue, what: str) -> MemRefType:
 
 def space_of(value: SSAValue) -> str:
     """The memory space name of a (verified) buffer value."""
-    memory_space = value.type.memory_space  # type: ignore[attr-defined]
+    memory_space = value.type.memory_space
     assert isinstance(memory_space, StringAttr)
     return memory_space.data
 
@@ -143,9 +140,7 @@ def type_bytes(memref_type: MemRefType) -> int:
     return math.prod(memref_type.get_shape()) * element_bytes(memref_type.get_element_type())
 
 
-def _verify_indices(
-    buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], what: str
-) -> MemRefType:
+def _verify_indices(buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], what: str) -> MemRefType:
     memref_type = buffer_type(buffer, what)
     values = static.get_values()
     verify_dynamic_index_list(values, dynamic, DYNAMIC_INDEX, f" in the indices of {what}")
@@ -270,7 +265,8 @@ def _require_aligned(machine: Machine, space: str, byte_offset: int, what: str) 
     alignment = machine.memories[space].alignment
     if byte_offset % alignment:
         raise VerifyException(
-            f"{what} starts at byte {byte_offset} of '{space}', which is not a multiple of its {alignment}-byte alignment"
+            f"{what} starts at byte {byte_offset} of '{space}', "
+            f"which is not a multiple of its {alignment}-byte alignment"
         )
 
 
@@ -310,7 +306,7 @@ class BufferOp(NpuOperation):
         space = space_of(self.result)
         _require_space(machine, space, "npu.buffer")
         _require_aligned(machine, space, self.byte_offset, "npu.buffer")
-        end = self.byte_offset + type_bytes(self.result.type)  # type: ignore[arg-type]
+        end = self.byte_offset + type_bytes(self.result.type)
         capacity = machine.memories[space].capacity
         if end > capacity:
             raise VerifyException(
@@ -414,7 +410,7 @@ class DmaOp(NpuOperation):
             return list(explicit.get_values())
         buffer = self.src if side == "src" else self.dst
         rank = len(self.shape.get_values())
-        return row_major_strides(buffer.type.get_shape())[-rank:]  # type: ignore[attr-defined]
+        return row_major_strides(buffer.type.get_shape())[-rank:]
 
     def verify_structure(self) -> None:
         src_type = _verify_indices(self.src, self.static_src_indices, self.src_indices, "npu.dma source")
@@ -426,7 +422,8 @@ class DmaOp(NpuOperation):
             pads = self.pad.get_values()
             if len(pads) != 2 * len(shape) or any(p < 0 for p in pads):
                 raise VerifyException(
-                    f"npu.dma pad takes a non-negative (low, high) pair per dimension of shape {shape}, got {list(pads)}"
+                    "npu.dma pad takes a non-negative (low, high) pair per dimension of shape "
+                    f"{shape}, got {list(pads)}"
                 )
         if self.transpose is not None and len(shape) < 2:
             raise VerifyException("npu.dma transpose swaps the two innermost dimensions and needs a shape of rank >= 2")
@@ -468,7 +465,7 @@ class DmaOp(NpuOperation):
         for flag, able, what in (
             (self.transpose is not None, engine.transpose, "transpose"),
             (self.pad is not None, engine.pad, "pad"),
-            (self.src.type.get_element_type() != self.dst.type.get_element_type(), engine.cast, "cast"),  # type: ignore[attr-defined]
+            (self.src.type.get_element_type() != self.dst.type.get_element_type(), engine.cast, "cast"),
         ):
             if flag and not able:
                 raise VerifyException(f"engine '{name}' cannot {what} in flight")
@@ -564,14 +561,14 @@ class MmaOp(NpuOperation):
             dims = memref_type.get_shape()[-2:]
             for index, size, dim, axis in zip(indices, tile, dims, ("rows", "columns")):
                 if (0 if index == DYNAMIC_INDEX else index) + size > dim:
-                    raise VerifyException(
-                        f"{what} tile {tile[0]}x{tile[1]} does not fit the {axis} of {memref_type}"
-                    )
+                    raise VerifyException(f"{what} tile {tile[0]}x{tile[1]} does not fit the {axis} of {memref_type}")
             _verify_window_fits(getattr(self, f"static_{key}_indices"), memref_type, tile, strides, what)
             types.append(memref_type.get_element_type())
         a_type, b_type, c_type = types
         if a_type != b_type:
-            raise VerifyException(f"npu.mma operands A and B must have the same element type, got {a_type} and {b_type}")
+            raise VerifyException(
+                f"npu.mma operands A and B must have the same element type, got {a_type} and {b_type}"
+            )
         expected = _mma_accumulator(a_type)
         if expected != c_type:
             raise VerifyException(
@@ -587,7 +584,7 @@ class MmaOp(NpuOperation):
                 raise VerifyException(
                     f"npu.mma operand {key.upper()} must be in '{space}' on machine '{machine.name}', got '{actual}'"
                 )
-        pair = (str(self.a.type.get_element_type()), str(self.c.type.get_element_type()))  # type: ignore[attr-defined]
+        pair = (str(self.a.type.get_element_type()), str(self.c.type.get_element_type()))
         if pair not in unit.dtypes:
             supported = ", ".join(f"{i}->{o}" for i, o in unit.dtypes)
             raise VerifyException(
@@ -597,7 +594,8 @@ class MmaOp(NpuOperation):
         um, un, uk = unit.shape_for(*pair) or (unit.m, unit.n, unit.k)
         if m % um or n % un or k % uk:
             raise VerifyException(
-                f"npu.mma shape {m}x{n}x{k} must be a multiple of the {pair[0]}->{pair[1]} instruction shape {um}x{un}x{uk}"
+                f"npu.mma shape {m}x{n}x{k} must be a multiple of the {pair[0]}->{pair[1]} "
+                f"instruction shape {um}x{un}x{uk}"
             )
 
 
@@ -649,7 +647,10 @@ class VectorOperation(NpuOperation):
         stride: Sequence[int] | None = None,
         **properties: Attribute,
     ):
-        """The op on (buffer, indices) pairs, sources first, e.g. `VecAddOp.from_buffers([(x, [0]), (y, [0])], (z, [0]))`."""
+        """The op on (buffer, indices) pairs, sources first.
+
+        `VecAddOp.from_buffers([(x, [0]), (y, [0])], (z, [0]), repeat=4)`
+        """
         operands: list[SSAValue | list[SSAValue]] = []
         props: dict[str, Attribute] = dict(properties)
         for key, (buffer, indices) in zip((*cls.SOURCES, "dst"), (*sources, dst), strict=True):
@@ -680,7 +681,7 @@ class VectorOperation(NpuOperation):
         ]
 
     def lanes(self, machine: Machine) -> int:
-        widest = max(element_bytes(buffer.type.get_element_type()) for buffer, _, _ in self.buffers())  # type: ignore[attr-defined]
+        widest = max(element_bytes(buffer.type.get_element_type()) for buffer, _, _ in self.buffers())
         return max(1, machine.vector.lanes(widest))
 
     def active_lanes(self, machine: Machine) -> int:
@@ -745,7 +746,7 @@ class VectorOperation(NpuOperation):
         for (buffer, static, _), length, stride in zip(
             self.buffers(), self.block_lengths(self.active_lanes(machine)), strides
         ):
-            _verify_window_fits(static, buffer.type, (self.repeats, length), (stride, 1), self.name)  # type: ignore[arg-type]
+            _verify_window_fits(static, buffer.type, (self.repeats, length), (stride, 1), self.name)
 
 
 def _vector_format(sources: Sequence[str], prefix: str = "") -> str:

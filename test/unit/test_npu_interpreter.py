@@ -255,15 +255,17 @@ def run_vector(instruction, sources, dst, arrays):
     return result.arguments[f"{dst[0]}_gm"]
 
 
-@pytest.mark.parametrize("kind, reference", [("add", np.add), ("mul", np.multiply), ("max", np.maximum), ("min", np.minimum)])
+@pytest.mark.parametrize(
+    "kind, reference", [("add", np.add), ("mul", np.multiply), ("max", np.maximum), ("min", np.minimum)]
+)
 def test_binary_vector_ops_with_repeat_mask_and_stride(kind, reference):
     # 4 repeats of 48 active f32 lanes (of 64), the sources' blocks 64 elements apart, the destination's 80
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((4, 64)).astype(np.float32), rng.standard_normal((4, 64)).astype(np.float32)
     z = np.full((4, 80), 7.0, np.float32)
-    t = "memref<4x64xf32, \"ub\">"
+    t = 'memref<4x64xf32, "ub">'
     instruction = (
-        f'npu.vec.{kind} %x[0, 0], %y[0, 0] -> %z[0, 0] {{repeat = 4 : i64, mask = 48 : i64, stride = array<i64: 64, 64, 80>}}'
+        f"npu.vec.{kind} %x[0, 0], %y[0, 0] -> %z[0, 0] {{repeat = 4 : i64, mask = 48 : i64, stride = array<i64: 64, 64, 80>}}"
         f' : {t}, {t} -> memref<4x80xf32, "ub">'
     )
     out = run_vector(instruction, [("x", (4, 64), "f32"), ("y", (4, 64), "f32")], ("z", (4, 80), "f32"), [x, y, z])
@@ -312,7 +314,7 @@ def test_reduce_innermost_dimension(combiner, reference):
 def test_broadcast_and_select():
     r = np.arange(4, dtype=np.float32)
     instruction = (
-        'npu.vec.broadcast %r[0] -> %y[0, 0] {repeat = 4 : i64, mask = 16 : i64, stride = array<i64: 1, 16>}'
+        "npu.vec.broadcast %r[0] -> %y[0, 0] {repeat = 4 : i64, mask = 16 : i64, stride = array<i64: 1, 16>}"
         ' : memref<4xf32, "ub"> -> memref<4x16xf32, "ub">'
     )
     out = run_vector(instruction, [("r", (4,), "f32")], ("y", (4, 16), "f32"), [r, np.zeros((4, 16), np.float32)])
@@ -391,8 +393,7 @@ def test_a_wait_without_a_pending_set_is_a_deadlock():
 def test_index_past_the_buffer_at_run_time():
     text = COPY.replace(
         '  npu.dma "mte2" %x[0]',
-        "  %c = arith.constant 64 : index\n"
-        '  npu.dma "mte2" %x[%c]',
+        '  %c = arith.constant 64 : index\n  npu.dma "mte2" %x[%c]',
     )
     message = diagnose(text, [np.zeros(64, np.float32)])
     assert "error: index 64 of the source is out of bounds: dimension 0 has size 64" in message
@@ -401,8 +402,7 @@ def test_index_past_the_buffer_at_run_time():
 def test_window_past_the_buffer_at_run_time():
     text = COPY.replace(
         '  npu.dma "mte2" %x[0]',
-        "  %c = arith.constant 8 : index\n"
-        '  npu.dma "mte2" %x[%c]',
+        '  %c = arith.constant 8 : index\n  npu.dma "mte2" %x[%c]',
     )
     message = diagnose(text, [np.zeros(64, np.float32)])
     assert "the source window of shape [64] with strides [1] at element 8 is out of bounds" in message
@@ -420,7 +420,9 @@ def test_misaligned_address():
 def test_machine_rules_are_checked_before_running():
     text = COPY.replace('npu.dma "mte3"', 'npu.dma "mte1"')
     message = diagnose(text, [np.zeros(64, np.float32)])
-    assert "test.mlir:7:3: error: engine 'mte1' cannot move data from 'ub' to 'gm' (it serves l1->l0a, l1->l0b)" in message
+    assert (
+        "test.mlir:7:3: error: engine 'mte1' cannot move data from 'ub' to 'gm' (it serves l1->l0a, l1->l0b)" in message
+    )
 
 
 def test_ops_the_scalar_unit_cannot_run():
@@ -456,12 +458,19 @@ def test_random_dma_matches_an_elementwise_reference(transfer):
     if transpose:
         out_shape[-1], out_shape[-2] = out_shape[-2], out_shape[-1]
     # mte2 (gm -> ub) pads and casts; the test machine also lets it transpose
-    attrs = [f"shape = array<i64: {', '.join(map(str, shape))}>", f"src_strides = array<i64: {', '.join(map(str, strides))}>"]
+    attrs = [
+        f"shape = array<i64: {', '.join(map(str, shape))}>",
+        f"src_strides = array<i64: {', '.join(map(str, strides))}>",
+    ]
     if pad:
         attrs.append(f"pad = array<i64: {', '.join(map(str, pad))}>")
     if transpose:
         attrs.append("transpose")
-    x_t, t_t, y_t = memref((src_len,), src_type, "gm"), memref(out_shape, dst_type, "ub"), memref(out_shape, dst_type, "gm")
+    x_t, t_t, y_t = (
+        memref((src_len,), src_type, "gm"),
+        memref(out_shape, dst_type, "ub"),
+        memref(out_shape, dst_type, "gm"),
+    )
     zeros = ", ".join("0" for _ in out_shape)
     text = staged(
         f"""

@@ -145,7 +145,9 @@ def test_trace_has_a_track_per_pipe_and_a_slice_per_instruction(tmp_path):
 
     from ziggurat.backends.trace import write_trace
 
-    stats = run(INDEPENDENT.replace('  npu.dma "mte3"', '  npu.barrier\n  npu.dma "mte3"'), [np.zeros(1024, np.float32)]).stats
+    stats = run(
+        INDEPENDENT.replace('  npu.dma "mte3"', '  npu.barrier\n  npu.dma "mte3"'), [np.zeros(1024, np.float32)]
+    ).stats
     path = tmp_path / "trace.json"
     write_trace(stats, path)
     events = json.loads(path.read_text())["traceEvents"]
