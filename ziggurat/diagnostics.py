@@ -503,8 +503,8 @@ def check_expected_diagnostics(
 ) -> list[Diagnostic]:
     """Match produced diagnostics (and their notes) against annotations; the errors for mismatches.
 
-    Each annotation consumes one diagnostic of its severity on its line whose
-    message contains the annotation's text. Notes with no location (context
+    Each annotation consumes one diagnostic of its severity on its line (of its
+    file) whose message contains the annotation's text. Notes with no location (context
     such as "in pass X") cannot be annotated and are not checked. An empty
     result means success.
     """
@@ -514,7 +514,7 @@ def check_expected_diagnostics(
         for candidate in remaining:
             if (
                 candidate.severity == annotation.severity
-                and candidate.line == annotation.line
+                and (candidate.file, candidate.line) == (annotation.file, annotation.line)
                 and annotation.message in candidate.message
             ):
                 remaining.remove(candidate)

@@ -330,6 +330,12 @@ def test_check_each_annotation_consumes_one_diagnostic():
     assert [e.message for e in errors] == ["unexpected error: boom"]
 
 
+def test_check_file_must_match():
+    expected = parse_expected_diagnostics("x // expected-error {{boom}}\n", "t.mlir")
+    elsewhere = Diagnostic("error", "boom", "gen.py", 1, 1)
+    assert len(check_expected_diagnostics(expected, [elsewhere])) == 2
+
+
 def test_check_severity_must_match():
     expected = parse_expected_diagnostics("x // expected-warning {{boom}}\n", "t.mlir")
     assert len(check_expected_diagnostics(expected, [at(1)])) == 2

@@ -149,7 +149,8 @@ def test_crash_in_a_pass_is_an_internal_error(valid, capsys, monkeypatch):
 
 
 def test_debug_flag_prints_the_traceback(valid, capsys, monkeypatch):
-    monkeypatch.delenv("ZIGGURAT_DEBUG", raising=False)
+    # --debug sets ZIGGURAT_DEBUG=1 for the process; setenv makes monkeypatch restore it.
+    monkeypatch.setenv("ZIGGURAT_DEBUG", "0")
     code, _, err = opt([valid, "-p", "test-crash", "--debug"], capsys)
     assert code == 2
     assert "Traceback" in err and "in apply" in err
