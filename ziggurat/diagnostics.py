@@ -435,7 +435,7 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
 # --------------------------------------------------------------------------- #
 
 _EXPECTED = re.compile(
-    r"expected-(?P<severity>error|warning|note|remark)"
+    r"(?<![\w-])expected-(?P<severity>error|warning|note|remark)"
     r"(?:@(?P<where>[+-]\d+|above|below))?"
     r"\s*\{\{(?P<message>.*?)\}\}"
 )

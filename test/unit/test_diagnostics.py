@@ -348,3 +348,7 @@ def test_check_covers_located_notes_and_skips_unlocated_ones():
     assert [e.message for e in check_expected_diagnostics(expected, [error])] == ["unexpected note: declared here"]
     expected += parse_expected_diagnostics("\ny // expected-note {{declared}}\n", "t.mlir")
     assert check_expected_diagnostics(expected, [error]) == []
+
+
+def test_words_ending_in_expected_are_not_annotations():
+    assert parse_expected_diagnostics("// unexpected-error {{a}} and not-expected-note {{b}}\n", "t.mlir") == []
