@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, Me
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from ziggurat.backends.interpreter import argument_names
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.timing import (
     Access,
@@ -81,7 +82,7 @@ def run_npu(
     npu.verify_for_machine(module, machine)
     entry = _entry_function(module, function)
     memory = _Memory.for_function(machine, entry)
-    names = [_argument_name(arg) for arg in entry.args]
+    names = argument_names(entry)
     given = _bind_inputs(entry, names, inputs)
     env: dict[SSAValue, object] = {}
     for arg, name in zip(entry.args, names):
@@ -128,10 +129,6 @@ def _entry_function(module: ModuleOp, name: str | None) -> func.FuncOp:
     if len(public) != 1:
         raise error_at(module, f"name the function to run: there are {len(public)} public functions")
     return public[0]
-
-
-def _argument_name(arg: SSAValue) -> str:
-    return arg.name_hint or f"arg{arg.index}"
 
 
 def _bind_inputs(
@@ -195,15 +192,15 @@ class _Memory:
                 space = npu.space_of(op.result)
                 used[space] = max(used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type))
         arguments: dict[SSAValue, _Buffer] = {}
-        for arg in entry.args:
+        for arg, name in zip(entry.args, argument_names(entry)):
             try:
-                npu.buffer_type(arg, f"argument %{_argument_name(arg)}")
+                npu.buffer_type(arg, f"argument %{name}")
             except VerifyException as error:
                 raise error_at(entry, str(error)) from None
             space = npu.space_of(arg)
             if space not in machine.memories or machine.memories[space].level != "global":
                 raise error_at(
-                    entry, f"argument %{_argument_name(arg)} must be in a global memory space, got '{space}'"
+                    entry, f"argument %{name} must be in a global memory space, got '{space}'"
                 )
             alignment = machine.memories[space].alignment
             offset = -(-used.get(space, 0) // alignment) * alignment

@@ -494,3 +494,10 @@ def test_random_dma_matches_an_elementwise_reference(transfer):
     dtype = np.dtype(_NP[dst_type])
     expected = np.rint(window).astype(dtype) if dtype.kind == "i" else window.astype(dtype)
     np.testing.assert_array_equal(y, expected)
+
+
+def test_arguments_must_be_buffers_in_global_memory():
+    text = 'func.func @main(%x: memref<64xf32, "gm">, %y: memref<64xf32, "ub">) {\n  func.return\n}\n'
+    assert "error: argument %y must be in a global memory space, got 'ub'" in diagnose(text)
+    text = 'func.func @main(%x: memref<64xf32, "gm">, %n: index) {\n  func.return\n}\n'
+    assert "error: argument %n must be a memref buffer, got index" in diagnose(text)
