@@ -5,6 +5,7 @@
     result.outputs          # final contents of the arguments not given as inputs
     result.arguments        # final contents of every argument, by name
     result.stats            # TimingStats: total cycles, busy cycles per pipe, bytes per space, FLOPs
+    is_npu_program(module)  # whether a module is one to run this way
 
 The entry function (`function`, else "main", else the only public one) takes
 memrefs in global memory. `inputs` fill them in order (a list, a prefix of the
@@ -98,6 +99,11 @@ def run_npu(
     }
     outputs = [arguments[name] for name in names if name not in given] or list(arguments.values())
     return NpuRunResult(outputs, executor.timeline.finish(), arguments)
+
+
+def is_npu_program(module: ModuleOp) -> bool:
+    """Whether `module` holds npu instructions, i.e. runs on a machine model with `run_npu`."""
+    return any(isinstance(op, npu.NpuOperation) for op in module.walk())
 
 
 # --------------------------------------------------------------------------- #

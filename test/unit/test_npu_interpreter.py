@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ziggurat.backends.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 
@@ -348,6 +348,11 @@ func.func @main(%x: memref<64xf32, "gm">, %y: memref<64xf32, "gm">) {
   func.return
 }
 """
+
+
+def test_npu_programs_are_recognized():
+    assert is_npu_program(parse_source(default_context(), COPY, "test.mlir"))
+    assert not is_npu_program(parse_source(default_context(), "func.func @main() {\n  func.return\n}\n", "t.mlir"))
 
 
 def test_inputs_by_name_and_outputs_are_the_arguments_not_given():
