@@ -372,9 +372,18 @@ def _pipeline_syntax_diagnostic(spec: str, e: ArgSpecParseError) -> Diagnostic:
     return Diagnostic("error", f"malformed pass pipeline: {message}", col=col, source_line=spec if col else None)
 
 
+def _run(args: Sequence[str] | None) -> int:
+    try:
+        driver = ZigguratOptMain(args)
+    except SystemExit as e:
+        # argparse exits 2 on a bad command line; ziggurat tools keep 2 for internal errors.
+        raise SystemExit(1 if e.code == 2 else e.code) from None
+    return driver.run()
+
+
 def main(args: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
-    run_main(lambda: ZigguratOptMain(args).run())
+    run_main(lambda: _run(args))
 
 
 if __name__ == "__main__":

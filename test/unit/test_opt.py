@@ -129,6 +129,13 @@ def test_verifier_failure_exits_1_at_the_op(bad_perm, capsys):
     assert "Traceback" not in err
 
 
+def test_bad_command_line_is_a_user_error(valid, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([str(valid), "--no-such-flag"])
+    assert info.value.code == 1
+    assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
+
+
 def test_missing_input_file(tmp_path, capsys):
     code, _, err = opt([tmp_path / "nope.mlir"], capsys)
     assert code == 1
