@@ -184,6 +184,24 @@ def test_matmul_batch_shapes_match_onnxruntime(batch, m, k, n):
     np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
 
 
+@settings(max_examples=10, deadline=None)
+@given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=4, max_side=4))
+def test_transpose_permutations_match_onnxruntime(data, shape):
+    perm = data.draw(st.permutations(range(len(shape))))
+    out = [shape[p] for p in perm]
+    module = parse(
+        f"""
+        func.func @main(%a: {tensor(shape)}) -> {tensor(out)} {{
+          %t = graph.transpose %a {{perm = array<i64: {', '.join(map(str, perm))}>}} : {tensor(shape)} -> {tensor(out)}
+          func.return %t : {tensor(out)}
+        }}"""
+    )
+    a = normal(*shape)
+    (ours,) = run_function(module, [a])
+    (expected,) = onnx_run([helper.make_node("Transpose", ["a"], ["t"], perm=perm)], {"a": a}, ["t"])
+    np.testing.assert_array_equal(ours, expected)
+
+
 # --------------------------------------------------------------------------- #
 # Entry function, inputs and diagnostics
 # --------------------------------------------------------------------------- #
