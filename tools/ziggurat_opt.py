@@ -51,6 +51,7 @@ from ziggurat.diagnostics import (
     check_expected_diagnostics,
     collect_diagnostics,
     did_you_mean,
+    exception_message,
     parse_expected_diagnostics,
     parse_source,
     run_main,
@@ -238,7 +239,7 @@ class ZigguratOptMain(xDSLOptMain):
         except DiagnosticException as e:
             # PassFailedException and friends name no op: report them against the input file.
             where = f" (in pass '{self._current_pass.name}')" if self._current_pass else ""
-            raise DiagnosticError(Diagnostic("error", f"{str(e).strip()}{where}", self.get_input_name())) from None
+            raise DiagnosticError(Diagnostic("error", f"{exception_message(e)}{where}", self.get_input_name())) from None
         except Exception as e:
             if self._current_pass is not None:
                 e.add_note(f"in pass {self._current_pass.name}")

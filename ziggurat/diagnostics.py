@@ -354,7 +354,7 @@ def verify_module(module: Operation) -> None:
             op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
         except DiagnosticException as e:
-            diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {_first_line(e)}"))
+            diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {exception_message(e)}"))
     if diagnostics:
         raise DiagnosticError(diagnostics)
 
@@ -368,9 +368,13 @@ def _verify_regions_not_empty(op: Operation) -> None:
             raise VerifyException("contains an empty block in a single-block region that expects a terminator")
 
 
-def _first_line(e: BaseException) -> str:
-    # xDSL exceptions may carry a dump of the whole module in their notes, never in the message.
-    return str(e).strip() or type(e).__name__
+def exception_message(e: BaseException) -> str:
+    """An xDSL exception's message on one line, as a diagnostic wants it.
+
+    xDSL splits some messages over lines ("... does not verify:\\n<reason>");
+    a dump of the module, if any, is in the exception's notes, not its message.
+    """
+    return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
 
 
 # --------------------------------------------------------------------------- #
@@ -389,9 +393,13 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
     except DiagnosticError as e:
         print(e.format(), file=sys.stderr)
         sys.exit(1)
-    except (DiagnosticException, ParseError) as e:
+    except ParseError as e:
+        # Text parsed without parse_source: xDSL's span still knows where.
+        print(f"{e.span.get_location()}: error: {e.msg}", file=sys.stderr)
+        sys.exit(1)
+    except DiagnosticException as e:
         # An xDSL exception that escaped conversion still states a problem with the input.
-        print(f"error: {_first_line(e)}", file=sys.stderr)
+        print(f"error: {exception_message(e)}", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -7,6 +7,8 @@ import sys
 import pytest
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, UnknownLoc
 from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
@@ -139,6 +141,14 @@ def test_verify_module_reports_every_failing_op(ctx):
     ]
 
 
+def test_multi_line_xdsl_messages_become_one_line(ctx):
+    text = 'func.func @f(%a: i32) {\n  %0 = "graph.relu"(%a) : (i32) -> i32\n  func.return\n}\n'
+    with pytest.raises(DiagnosticError) as info:
+        verify_module(parse_source(ctx, text, "in.mlir"))
+    (d,) = info.value.diagnostics
+    assert d.message == "'graph.relu' op operand 'input' at position 0 does not verify: i32 should be of base attribute tensor"
+
+
 def test_format_is_mlir_style_with_caret(ctx):
     with pytest.raises(DiagnosticError) as info:
         verify_module(parse_source(ctx, BAD_PERM, "bad.mlir"))
@@ -218,6 +228,19 @@ def test_run_main_diagnostic_error_exits_1(capsys):
 
     assert exit_code(main) == 1
     assert capsys.readouterr().err == "in.mlir:1:1: error: bad input\nx\n^\n"
+
+
+def test_run_main_reports_escaped_xdsl_errors_as_user_errors(ctx, capsys):
+    def parse_without_locations():
+        Parser(ctx, "func.func @f() {\n  func.retrun\n}\n", "raw.mlir").parse_module()
+
+    def verify_exception():
+        raise VerifyException("bad\nthing")
+
+    assert exit_code(parse_without_locations) == 1
+    assert capsys.readouterr().err == "raw.mlir:3:1: error: Operation func.retrun is not registered\n"
+    assert exit_code(verify_exception) == 1
+    assert capsys.readouterr().err == "error: bad thing\n"
 
 
 def test_run_main_internal_error_exits_2_without_traceback(capsys, monkeypatch):
