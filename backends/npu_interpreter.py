@@ -76,6 +76,9 @@ def run_npu(
 ) -> NpuRunResult:
     """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
 
+    The module is verified first; ops are checked against `machine`'s rules, and also against
+    the module's own `npu.machine` when it names one.
+
     `active_cores` is how many cores run at once, sharing global-memory bandwidth.
     """
     machine = _resolve_machine(module, machine)
