@@ -15,11 +15,12 @@ pipe waited on has been set; it then occupies the pipe for its cost:
 `npu.set_flag P -> Q` runs on P once P's earlier instructions are done and
 stamps the flag with that time; `npu.wait_flag P -> Q` holds Q until the
 oldest such stamp (flags are counted, so two sets satisfy two waits). The
-matching set must have been issued before the wait: the scalar unit issues in
-program order, so a wait with no pending set would stall its pipe forever
-behind instructions the program has already issued, which is reported as a
-deadlock. `npu.barrier` stalls the scalar unit until the pipe (default: all
-pipes) has drained.
+model matches each wait with a set issued before it in program order, as
+kernels are written (set, then its wait; buffers start free with a set before
+the loop): a wait with no pending set is reported as a deadlock, and a set
+never waited for is a warning at the end of the run (the next program would
+inherit the flag). `npu.barrier` stalls the scalar unit until the pipe
+(default: all pipes) has drained.
 
 Hazards are found from the program's ordering, not from its timing (a race
 the timing happens to win is still a race): each pipe keeps a vector clock
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation
 
-from ziggurat.diagnostics import error_at, note_at
+from ziggurat.diagnostics import emit_warning, error_at, note_at
 
 if TYPE_CHECKING:
     from ziggurat.backends.machine import DmaEngine, Machine
@@ -221,7 +222,7 @@ class Timeline:
         self.busy: dict[str, float] = dict.fromkeys(self.pipes, 0.0)
         self.count: dict[str, int] = dict.fromkeys(self.pipes, 0)
         self.known: dict[str, dict[str, int]] = {pipe: {} for pipe in self.pipes}
-        self.flags: dict[tuple[str, str, int], deque[tuple[float, dict[str, int]]]] = defaultdict(deque)
+        self.flags: dict[tuple[str, str, int], deque[tuple[float, dict[str, int], Operation]]] = defaultdict(deque)
         self.log = _AccessLog()
         self._prune_at = 64  # pruning is linear in the records: grow the threshold with what survives
         self.bytes_read: dict[str, int] = defaultdict(int)
@@ -265,7 +266,7 @@ class Timeline:
         clock = dict(self.known[src])
         clock[src] = self.count[src]
         self._run(op, src, time, time)
-        self.flags[(src, dst, event)].append((time, clock))
+        self.flags[(src, dst, event)].append((time, clock, op))
 
     def wait_flag(self, op: Operation, src: str, dst: str, event: int) -> None:
         pending = self.flags[(src, dst, event)]
@@ -275,7 +276,7 @@ class Timeline:
                 f'npu.wait_flag "{src}" -> "{dst}", {event} can never be satisfied: no npu.set_flag '
                 f'"{src}" -> "{dst}", {event} is pending when it is issued (deadlock)',
             )
-        time, clock = pending.popleft()
+        time, clock, _ = pending.popleft()
         self._learn(dst, clock)
         start = max(self.now, self.free[dst], time)
         self._run(op, dst, start, start)
@@ -288,6 +289,13 @@ class Timeline:
             self._learn(other, clock)
 
     def finish(self) -> TimingStats:
+        """The run's statistics; a warning for each flag still set, which the next program would inherit."""
+        for (src, dst, event), pending in self.flags.items():
+            for _, _, op in pending:
+                emit_warning(
+                    op,
+                    f'npu.set_flag "{src}" -> "{dst}", {event} is never waited for: the flag is still set at the end',
+                )
         return TimingStats(
             machine=self.machine.name,
             clock_hz=self.machine.clock_hz,

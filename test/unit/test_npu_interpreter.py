@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ziggurat.backends.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
 from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
 
 
 def tiny_machine() -> Machine:
@@ -506,3 +506,16 @@ def test_arguments_must_be_buffers_in_global_memory():
     assert "error: argument %y must be in a global memory space, got 'ub'" in diagnose(text)
     text = 'func.func @main(%x: memref<64xf32, "gm">, %n: index) {\n  func.return\n}\n'
     assert "error: argument %n must be a memref buffer, got index" in diagnose(text)
+
+
+def test_a_set_never_waited_for_is_a_warning():
+    text = COPY.replace("  func.return", '  npu.set_flag "mte3" -> "mte2", 1\n  func.return')
+    with collect_diagnostics() as diagnostics:
+        run(text, [np.zeros(64, np.float32)])
+    (warning,) = diagnostics
+    assert warning.format().startswith(
+        'test.mlir:8:3: warning: npu.set_flag "mte3" -> "mte2", 1 is never waited for: the flag is still set at the end'
+    )
+    with collect_diagnostics() as diagnostics:
+        run(COPY, [np.zeros(64, np.float32)])
+    assert diagnostics == []
