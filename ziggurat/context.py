@@ -10,11 +10,17 @@ from functools import cache
 from xdsl.context import Context
 from xdsl.universe import Universe
 
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+
 
 @cache
 def multiverse() -> Universe:
     """xDSL's universe merged with every `xdsl.universe` entry point (scanned once per process)."""
-    return Universe.get_multiverse()
+    try:
+        return Universe.get_multiverse()
+    except ValueError as e:
+        # Two packages registering one dialect or pass name: the user's installation, not our bug.
+        raise DiagnosticError(Diagnostic("error", f"conflicting xdsl.universe plugins: {e}")) from None
 
 
 def default_context() -> Context:

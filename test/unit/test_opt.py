@@ -1,5 +1,6 @@
 """ziggurat-opt driven in-process: exit codes, pass failures and crashes, --verify-each, -o, splitting."""
 
+import importlib.metadata
 from dataclasses import dataclass
 
 import pytest
@@ -9,6 +10,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from ziggurat.context import multiverse
 from ziggurat.diagnostics import run_main
 from ziggurat.dialects.graph import TransposeOp, int_array
 from ziggurat.tools.ziggurat_opt import ZigguratOptMain, main, pass_description, pass_options, split_input
@@ -252,3 +254,17 @@ def test_pass_options_and_description():
         ("report", "bool", "false"),
     ]
     assert pass_description(RefusingPass) == ""
+
+
+def test_conflicting_plugins_are_a_user_error(valid, capsys, monkeypatch):
+    real = importlib.metadata.entry_points(group="xdsl.universe")
+    twice = [*real, *(importlib.metadata.EntryPoint(f"{e.name}-copy", e.value, e.group) for e in real)]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: twice)
+    multiverse.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as info:
+            main([str(valid)])
+    finally:
+        multiverse.cache_clear()
+    assert info.value.code == 1
+    assert capsys.readouterr().err.startswith("error: conflicting xdsl.universe plugins: Duplicate definition of")
