@@ -519,3 +519,49 @@ def test_a_set_never_waited_for_is_a_warning():
     with collect_diagnostics() as diagnostics:
         run(COPY, [np.zeros(64, np.float32)])
     assert diagnostics == []
+
+
+@st.composite
+def vector_instructions(draw):
+    kind = draw(st.sampled_from(["add", "max", "relu", "reduce", "broadcast"]))
+    repeat = draw(st.integers(1, 4))
+    mask = draw(st.integers(1, 64))  # f32: 64 lanes on the test machine
+    sources = 2 if kind in ("add", "max") else 1
+    # each operand's blocks may overlap (stride < mask), abut or leave gaps
+    strides = draw(st.lists(st.integers(0, 80), min_size=sources + 1, max_size=sources + 1))
+    return kind, repeat, mask, strides
+
+
+@settings(max_examples=40, deadline=None)
+@given(vector_instructions())
+def test_random_vector_instruction_matches_an_elementwise_reference(instruction):
+    kind, repeat, mask, strides = instruction
+    sources = len(strides) - 1
+    lengths = {"reduce": [mask, 1], "broadcast": [1, mask]}.get(kind, [mask] * (sources + 1))
+    sizes = [(repeat - 1) * stride + length for stride, length in zip(strides, lengths)]
+    names = ["x", "y"][:sources]
+    t = [memref((n,), "f32", "ub") for n in sizes]
+    combiner = '"max" ' if kind == "reduce" else ""
+    operands = ", ".join(f"%{name}[0]" for name in names)
+    text = vector_program(
+        f"npu.vec.{kind} {combiner}{operands} -> %z[0] {{repeat = {repeat} : i64, mask = {mask} : i64, "
+        f"stride = array<i64: {', '.join(map(str, strides))}>}} : {', '.join(t[:-1])} -> {t[-1]}",
+        [(name, (n,), "f32") for name, n in zip(names, sizes)],
+        ("z", (sizes[-1],), "f32"),
+    )
+    rng = np.random.default_rng(repeat * 1000 + mask)
+    arrays = [rng.standard_normal(n).astype(np.float32) for n in sizes]
+    out = run(text, arrays).arguments["z_gm"]
+
+    expected = arrays[-1].copy()
+    for r in range(repeat):  # repetitions in order: a later block overwrites an overlapping earlier one
+        blocks = [a[r * s : r * s + n] for a, s, n in zip(arrays[:-1], strides, lengths)]
+        start = r * strides[-1]
+        if kind == "reduce":
+            expected[start] = blocks[0].max()
+        elif kind == "broadcast":
+            expected[start : start + mask] = blocks[0][0]
+        else:
+            reference = {"add": np.add, "max": np.maximum, "relu": lambda v: np.maximum(v, 0)}[kind]
+            expected[start : start + mask] = reference(*blocks)
+    np.testing.assert_array_equal(out, expected)
