@@ -302,20 +302,18 @@ class ZigguratOptMain(xDSLOptMain):
     def _parse(self, chunk: str, filename: str, offset: int) -> ModuleOp:
         frontend = self.args.frontend
         if frontend is not None and frontend != "mlir":
-            module = self.available_frontends[frontend](BytesIO(chunk.encode("utf-8")))
-        else:
-            module = parse_source(
-                self.ctx, chunk, filename, offset, allow_implicit_module=not self.args.no_implicit_module
-            )
-        if not self.args.disable_verify:
-            verify_module(module)
-        return module
+            return self.available_frontends[frontend](BytesIO(chunk.encode("utf-8")))
+        return parse_source(self.ctx, chunk, filename, offset, allow_implicit_module=not self.args.no_implicit_module)
 
     def _process_chunk(self, chunk: str, filename: str, offset: int) -> str | None:
         """The printed result of one chunk, or None if it failed; its diagnostics go to stderr."""
+        parsed = False
         with collect_diagnostics() as produced:
             try:
                 module = self._parse(chunk, filename, offset)
+                parsed = True
+                if not self.args.disable_verify:
+                    verify_module(module)
                 self.apply_passes(module)
                 output = self.output_resulting_program(module)
             except DiagnosticError as e:
@@ -329,12 +327,11 @@ class ZigguratOptMain(xDSLOptMain):
                 print(mismatch.format(), file=sys.stderr)
             return None if mismatches else (output or "")
 
-        stream = sys.stdout if self.args.parsing_diagnostics and output is None else sys.stderr
+        # xDSL's --parsing-diagnostics: a parse error is the expected output, on stdout, exit 0.
+        parse_error_expected = self.args.parsing_diagnostics and not parsed
         for diagnostic in produced:
-            print(diagnostic.format(), file=stream)
-        if output is None and self.args.parsing_diagnostics:
-            return ""
-        return output
+            print(diagnostic.format(), file=sys.stdout if parse_error_expected else sys.stderr)
+        return "" if parse_error_expected else output
 
     # ---- listings ----
 

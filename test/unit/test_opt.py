@@ -233,6 +233,15 @@ def test_output_file_gets_all_chunks(tmp_path, capsys):
     assert output.read_text().count("func.func @f") == 2
 
 
+def test_parsing_diagnostics_covers_parse_errors_only(tmp_path, bad_perm, capsys):
+    path = tmp_path / "unparsable.mlir"
+    path.write_text(VALID.replace("graph.relu", "graph.rleu"))
+    code, out, err = opt([path, "--parsing-diagnostics"], capsys)
+    assert (code, err) == (0, "")
+    assert "unknown operation 'graph.rleu'" in out
+    assert opt([bad_perm, "--parsing-diagnostics"], capsys)[0] == 1
+
+
 def test_verify_diagnostics_prints_nothing_when_all_match(tmp_path, capsys):
     path = tmp_path / "expect.mlir"
     path.write_text(BAD_PERM.replace("tensor<3x2xf32>\n  func", "tensor<3x2xf32> // expected-error {{not a permutation}}\n  func"))
