@@ -4,9 +4,9 @@ xDSL parses ops with `loc(unknown)` and reports problems as Python exceptions
 (often with a dump of the whole module). ziggurat tools report them the way
 MLIR does instead:
 
-    input.mlir:4:8: error: 'graph.transpose' op perm must be a permutation of [0, 1]
+    input.mlir:4:3: error: 'graph.transpose' op perm [0, 0] is not a permutation of ...
       %1 = graph.transpose %0 {perm = array<i64: 0, 0>} : ...
-           ^
+      ^
 
 * `parse_source` parses MLIR text and gives every op a `FileLineColLoc` from
   its position in the source (lines count from the start of the whole file,
@@ -16,7 +16,10 @@ MLIR does instead:
   location.
 * Passes and tools report a user-facing failure by raising `DiagnosticError`,
   usually through `raise error_at(op, "cannot tile ...")`. Notes go in
-  `Diagnostic.notes` (`note_at(op, ...)` builds one).
+  `Diagnostic.notes` (`note_at(op, ...)` builds one). An op a pass created
+  has no location of its own: it is reported at its closest enclosing op
+  that has one (copy `op.location` onto replacements to keep precise ones).
+  `did_you_mean(name, candidates)` phrases the suggestion for a misspelt name.
 * Non-fatal diagnostics (warnings, remarks, notes on their own) go through
   `emit_warning(op, msg)`, `emit_remark(op, msg)` or `emit(diagnostic)`. They
   reach the innermost `collect_diagnostics()` block, which `ziggurat-opt`
@@ -25,9 +28,12 @@ MLIR does instead:
   stderr at once.
 * `run_main` wraps a console script's `main`: a `DiagnosticError` is printed
   and exits 1; any other exception is an internal error ("internal error,
-  please report: ...", exit 2; traceback only with `ZIGGURAT_DEBUG=1`).
-  Context for an internal error (e.g. which pass crashed) is attached to the
-  exception with `exc.add_note("in pass cse")`.
+  please report: ...", exit 2; traceback only with `ZIGGURAT_DEBUG=1`), except
+  xDSL's own `ParseError`/`DiagnosticException`, which state a problem with
+  the input (exit 1). Context for an internal error (e.g. which pass crashed)
+  is attached to the exception with `exc.add_note("in pass cse")`.
+* `write_atomically` writes an output file so that a failed run leaves no
+  partial file and an existing one untouched.
 * `parse_expected_diagnostics` / `check_expected_diagnostics` implement
   MLIR's `-verify-diagnostics`: `// expected-error {{msg}}`, `@+N`, `@-N`,
   `@above`, `@below`, and `expected-warning`/`-note`/`-remark`.
