@@ -208,9 +208,7 @@ class _Memory:
                 raise error_at(entry, str(error)) from None
             space = npu.space_of(arg)
             if space not in machine.memories or machine.memories[space].level != "global":
-                raise error_at(
-                    entry, f"argument %{name} must be in a global memory space, got '{space}'"
-                )
+                raise error_at(entry, f"argument %{name} must be in a global memory space, got '{space}'")
             alignment = machine.memories[space].alignment
             offset = -(-used.get(space, 0) // alignment) * alignment
             arguments[arg] = _buffer_of(arg, offset)
@@ -264,14 +262,20 @@ class _Window:
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     what: str
+    tile: bool
+    """Whether the window is a tile of the buffer's innermost dimensions, which it must not wrap around."""
 
     @staticmethod
     def of(
         buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape: Sequence[int],
-        strides: Sequence[int], what: str,
+        strides: Sequence[int] | None, what: str,
     ) -> _Window:  # fmt: skip
+        """The window; without `strides` it is a tile, strided as the buffer is."""
         indices = get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
-        return _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what)
+        tile = strides is None
+        if strides is None:
+            strides = npu.row_major_strides(buffer.type.get_shape())[-len(shape) :]
+        return _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile)
 
     @property
     def bytes(self) -> int:
@@ -450,6 +454,17 @@ class _Executor:
                     op, f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {size}"
                 )
             base += value * stride
+        if window.tile:
+            rank = len(window.shape)
+            corner = window.indices[-rank:]
+            for dim, (index, size, extent) in enumerate(zip(corner, window.shape, buffer.shape[-rank:])):
+                start = env[index] if isinstance(index, SSAValue) else index
+                if start + size > extent:
+                    raise error_at(
+                        op,
+                        f"the {window.what} tile of shape {list(window.shape)} is out of bounds: it does not fit "
+                        f"dimension {len(buffer.shape) - rank + dim}: {start} + {size} > {extent}",
+                    )
         end = base + npu.window_extent(window.shape, window.strides)
         if end > buffer.elements:
             raise error_at(
@@ -483,12 +498,10 @@ class _Executor:
         self.timeline.issue(op, plan.pipe, plan.cycles, [read], [write])
 
     def _decode_dma(self, op: npu.DmaOp) -> _DmaPlan:
-        src = _Window.of(
-            op.src, op.static_src_indices, op.src_indices, op.src_shape, op.window_strides("src"), "source"
-        )
-        dst = _Window.of(
-            op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, op.window_strides("dst"), "destination"
-        )
+        src_strides = None if op.src_strides is None else op.src_strides.get_values()
+        dst_strides = None if op.dst_strides is None else op.dst_strides.get_values()
+        src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, src_strides, "source")
+        dst = _Window.of(op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, dst_strides, "destination")
         pads = None if op.pad is None else op.pad.get_values()
         engine = self.machine.dmas[op.engine.data]
         cycles = dma_cycles(
@@ -520,10 +533,8 @@ class _Executor:
     def _decode_mma(self, op: npu.MmaOp) -> _MmaPlan:
         operands = []
         for key, tile in zip("abc", op.tiles()):
-            buffer = getattr(op, key)
-            strides = npu.row_major_strides(buffer.type.get_shape())[-2:]
             static, dynamic = getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices")
-            operands.append(_Window.of(buffer, static, dynamic, tile, strides, f"operand {key.upper()}"))
+            operands.append(_Window.of(getattr(op, key), static, dynamic, tile, None, f"operand {key.upper()}"))
         m, n, k = op.mnk
         in_dtype, acc_dtype = (str(getattr(op, key).type.get_element_type()) for key in "ac")
         cycles = mma_cycles(self.machine, m, n, k, in_dtype, acc_dtype)

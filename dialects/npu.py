@@ -183,6 +183,19 @@ def _verify_window_fits(
         )
 
 
+def _verify_tile_fits(static: DenseArrayBase, memref_type: MemRefType, shape: Sequence[int], what: str) -> None:
+    """A tile spans the innermost `len(shape)` dimensions of its buffer without wrapping around any of them."""
+    rank = len(shape)
+    dims = memref_type.get_shape()[-rank:]
+    for dim, (index, size, extent) in enumerate(zip(static.get_values()[-rank:], shape, dims)):
+        start = 0 if index == DYNAMIC_INDEX else index
+        if start + size > extent:
+            raise VerifyException(
+                f"{what} tile of shape {list(shape)} does not fit dimension {memref_type.get_num_dims() - rank + dim} "
+                f"of {memref_type}: {start} + {size} > {extent}"
+            )
+
+
 def _int_prop(value: int) -> IntegerAttr:
     return IntegerAttr(value, i64)
 
@@ -328,7 +341,8 @@ class DmaOp(NpuOperation):
 
     The source window has `shape` and starts at the source indices; its element
     `j` is `src_strides . j` elements after the start (default: the source
-    buffer's own strides of its last `len(shape)` dimensions, i.e. a tile).
+    buffer's own strides of its last `len(shape)` dimensions: a tile, which
+    must fit those dimensions from its indices rather than wrap around them).
     On the way it is padded (`pad = [lo0, hi0, lo1, hi1, ...]`, zeros), its two
     innermost dimensions swapped (`transpose`), and cast when the buffers'
     element types differ (floats round to nearest even; to integers, rounded
@@ -436,6 +450,11 @@ class DmaOp(NpuOperation):
                     raise VerifyException(
                         f"npu.dma shape {shape} has more dimensions than {memref_type}; give {side}_strides"
                     )
+                static = self.static_src_indices if side == "src" else self.static_dst_indices
+                window = shape if side == "src" else self.dst_shape
+                _verify_tile_fits(
+                    static, memref_type, window, f"npu.dma {'source' if side == 'src' else 'destination'}"
+                )
             elif len(explicit.get_values()) != len(shape) or any(s < 0 for s in explicit.get_values()):
                 raise VerifyException(
                     f"npu.dma {side}_strides takes one non-negative stride per dimension of shape {shape}, "
@@ -555,14 +574,7 @@ class MmaOp(NpuOperation):
             )
             if memref_type.get_num_dims() < 2:
                 raise VerifyException(f"{what} must be a buffer of rank >= 2, got {memref_type}")
-            strides = row_major_strides(memref_type.get_shape())[-2:]
-            # a tile of the two innermost dimensions must not wrap around a row
-            indices = getattr(self, f"static_{key}_indices").get_values()[-2:]
-            dims = memref_type.get_shape()[-2:]
-            for index, size, dim, axis in zip(indices, tile, dims, ("rows", "columns")):
-                if (0 if index == DYNAMIC_INDEX else index) + size > dim:
-                    raise VerifyException(f"{what} tile {tile[0]}x{tile[1]} does not fit the {axis} of {memref_type}")
-            _verify_window_fits(getattr(self, f"static_{key}_indices"), memref_type, tile, strides, what)
+            _verify_tile_fits(getattr(self, f"static_{key}_indices"), memref_type, tile, what)
             types.append(memref_type.get_element_type())
         a_type, b_type, c_type = types
         if a_type != b_type:

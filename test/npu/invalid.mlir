@@ -37,8 +37,27 @@ func.func @f(%gm: memref<64x256xf16, "gm">) {
 
 func.func @f(%gm: memref<64x256xf16, "gm">) {
   %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
-  // expected-error@+1 {{npu.dma destination window of shape [32, 256] with strides [256, 1] at element 0 ends at element 8192, past the 4096 elements of memref<16x256xf16, "l1">}}
+  // expected-error@+1 {{npu.dma destination tile of shape [32, 256] does not fit dimension 0 of memref<16x256xf16, "l1">: 0 + 32 > 16}}
   npu.dma "mte2" %gm[0, 0] -> %l1[0, 0] {shape = array<i64: 32, 256>} : memref<64x256xf16, "gm"> -> memref<16x256xf16, "l1">
+  func.return
+}
+
+// -----
+
+func.func @f(%gm: memref<64x256xf16, "gm">) {
+  %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
+  // A tile does not wrap around a row, even where the buffer has room after it.
+  // expected-error@+1 {{npu.dma source tile of shape [8, 300] does not fit dimension 1 of memref<64x256xf16, "gm">: 0 + 300 > 256}}
+  npu.dma "mte2" %gm[0, 0] -> %l1[0, 0] {shape = array<i64: 8, 300>, dst_strides = array<i64: 300, 1>} : memref<64x256xf16, "gm"> -> memref<16x256xf16, "l1">
+  func.return
+}
+
+// -----
+
+func.func @f(%gm: memref<64x256xf16, "gm">) {
+  %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
+  // expected-error@+1 {{npu.dma destination window of shape [16, 256] with strides [512, 1] at element 0 ends at element 7936, past the 4096 elements of memref<16x256xf16, "l1">}}
+  npu.dma "mte2" %gm[0, 0] -> %l1[0, 0] {shape = array<i64: 16, 256>, dst_strides = array<i64: 512, 1>} : memref<64x256xf16, "gm"> -> memref<16x256xf16, "l1">
   func.return
 }
 
@@ -97,7 +116,7 @@ func.func @f() {
   %a = npu.buffer offset 0 : memref<16x16xf16, "l0a">
   %b = npu.buffer offset 0 : memref<16x16xf16, "l0b">
   %c = npu.buffer offset 0 : memref<16x16xf32, "l0c">
-  // expected-error@+1 {{npu.mma operand A tile 32x16 does not fit the rows of memref<16x16xf16, "l0a">}}
+  // expected-error@+1 {{npu.mma operand A tile of shape [32, 16] does not fit dimension 0 of memref<16x16xf16, "l0a">: 0 + 32 > 16}}
   npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 32 : i64, n = 16 : i64, k = 16 : i64} : memref<16x16xf16, "l0a">, memref<16x16xf16, "l0b"> -> memref<16x16xf32, "l0c">
   func.return
 }

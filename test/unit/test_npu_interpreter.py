@@ -405,12 +405,18 @@ def test_index_past_the_buffer_at_run_time():
 
 
 def test_window_past_the_buffer_at_run_time():
-    text = COPY.replace(
-        '  npu.dma "mte2" %x[0]',
-        '  %c = arith.constant 8 : index\n  npu.dma "mte2" %x[%c]',
-    )
+    text = COPY.replace('  npu.dma "mte2" %x[0]', '  %c = arith.constant 8 : index\n  npu.dma "mte2" %x[%c]')
     message = diagnose(text, [np.zeros(64, np.float32)])
-    assert "the source window of shape [64] with strides [1] at element 8 is out of bounds" in message
+    assert "error: the source tile of shape [64] is out of bounds: it does not fit dimension 0: 8 + 64 > 64" in message
+    strided = text.replace("{shape = array<i64: 64>}", "{shape = array<i64: 32>, src_strides = array<i64: 2>}", 1)
+    strided = strided.replace(
+        "-> %t[0] {shape = array<i64: 32>", "-> %t[0] {shape = array<i64: 32>, dst_strides = array<i64: 1>"
+    )
+    message = diagnose(strided, [np.zeros(64, np.float32)])
+    assert (
+        "the source window of shape [32] with strides [2] at element 8 is out of bounds: it ends at element 71"
+        in message
+    )
 
 
 def test_misaligned_address():
