@@ -1,0 +1,419 @@
+"""Import an ONNX model into the `graph` dialect.
+
+    module = import_model("resnet.onnx", input_shapes={"x": (1, 3, 224, 224)})
+
+The result is one `func.func @main` whose arguments are the graph inputs that
+are not initializers and whose results are the graph outputs. Initializers,
+`Constant` nodes and everything ONNX computes from shapes alone become
+`graph.constant`s; every other node becomes one or a few `graph` ops, built
+with `build_inferred` so that each value's static type comes from the
+dialect's own inference. ONNX shape inference runs first and its static
+shapes are checked against the dialect's, so a converter that disagrees with
+ONNX fails at the node instead of computing wrong numbers later.
+
+Every failure is a `DiagnosticError` naming what is wrong: an unreadable or
+malformed file, an opset outside `SUPPORTED_OPSETS`, a dynamic input
+dimension (with the `--input-shape` that fixes it), the list of every
+unsupported operator with its node, and a node whose attributes the dialect
+cannot express (with the node's name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, TensorType, UnknownLoc
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.traits import Pure
+from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, verify_module
+from ziggurat.dialects.graph import ConstantOp, GraphOp
+from ziggurat.dtypes import from_numpy_dtype
+from ziggurat.frontends.onnx.node import NodeContext, element_type_of, node_label
+from ziggurat.frontends.onnx.ops import CONVERTERS, MISSING_GRAPH_OPS
+from ziggurat.transforms.graph.constants import constant_op_for
+
+SUPPORTED_OPSETS = range(6, 22)
+"""Versions of the default ONNX domain the converters handle (issue 6 asks for 11-21; the
+onnx package's own conformance models go back to opset 6)."""
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+ModelSource = onnx.ModelProto | str | Path | bytes
+
+
+# --------------------------------------------------------------------------- #
+# Loading and checking
+# --------------------------------------------------------------------------- #
+
+
+def load_model(model_or_path: ModelSource) -> tuple[onnx.ModelProto, str]:
+    """The model (external data loaded) and the name diagnostics use for it; checked with onnx.checker."""
+    if isinstance(model_or_path, onnx.ModelProto):
+        model, where = model_or_path, model_or_path.graph.name or "<model>"
+        check_target: onnx.ModelProto | str = model
+    elif isinstance(model_or_path, bytes):
+        where = "<bytes>"
+        model = _parse(lambda: onnx.load_model_from_string(model_or_path), where)
+        check_target = model
+    else:
+        path = Path(model_or_path)
+        where = str(path)
+        if not path.is_file():
+            raise DiagnosticError(Diagnostic("error", "cannot read the ONNX model: no such file", file=where))
+        model = _parse(lambda: onnx.load(str(path), load_external_data=True), where)
+        # The checker needs the path for models past protobuf's 2 GB limit.
+        check_target = str(path) if model.ByteSize() > onnx.checker.MAXIMUM_PROTOBUF else model
+    try:
+        onnx.checker.check_model(check_target)
+    except (onnx.checker.ValidationError, ValueError) as error:
+        raise DiagnosticError(
+            Diagnostic("error", f"invalid ONNX model: {_first_line(error)}", file=where)
+        ) from None
+    return model, where
+
+
+def _parse(load, where: str) -> onnx.ModelProto:
+    try:
+        return load()
+    # onnx.load is a protobuf parser plus file reads for external data: any failure is the file's.
+    except Exception as error:  # noqa: BLE001
+        raise DiagnosticError(
+            Diagnostic("error", f"not a readable ONNX model: {_first_line(error)}", file=where)
+        ) from None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def default_opset(model: onnx.ModelProto) -> int | None:
+    """The model's version of the default (ai.onnx) domain."""
+    for entry in model.opset_import:
+        if entry.domain in DEFAULT_DOMAINS:
+            return entry.version
+    return None
+
+
+def unsupported_nodes(model: onnx.ModelProto) -> list[tuple[str, str]]:
+    """(operator, node label) for every node no converter handles, in graph order."""
+    found = []
+    for index, node in enumerate(model.graph.node):
+        if node.domain not in DEFAULT_DOMAINS:
+            found.append((f"{node.domain}.{node.op_type}", node_label(node, index)))
+        elif node.op_type not in CONVERTERS:
+            found.append((node.op_type, node_label(node, index)))
+    return found
+
+
+def _check_supported(model: onnx.ModelProto, where: str) -> int:
+    opset = default_opset(model)
+    unsupported = unsupported_nodes(model)
+    if unsupported:
+        listed = ", ".join(f"{op} ({label})" for op, label in unsupported)
+        notes = [
+            Diagnostic("note", f"{op} needs {MISSING_GRAPH_OPS[op]}, which the graph dialect does not have yet")
+            for op in dict.fromkeys(op for op, _ in unsupported)
+            if op in MISSING_GRAPH_OPS
+        ]
+        raise DiagnosticError(
+            Diagnostic("error", f"unsupported ONNX operators: {listed}", file=where, notes=notes)
+        )
+    if model.graph.node and opset not in SUPPORTED_OPSETS:
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"the model uses ONNX opset {opset}; the importer supports opsets "
+                f"{SUPPORTED_OPSETS.start} to {SUPPORTED_OPSETS.stop - 1}",
+                file=where,
+            )
+        )
+    return opset or SUPPORTED_OPSETS.stop - 1
+
+
+# --------------------------------------------------------------------------- #
+# Types and input shapes
+# --------------------------------------------------------------------------- #
+
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """`name=1x3x224x224` (or `name=1,3,224,224`; `name=` for a scalar) as (name, shape)."""
+    name, sep, dims = text.rpartition("=")
+    if not sep or not name:
+        raise DiagnosticError(
+            Diagnostic("error", f"invalid --input-shape '{text}': expected NAME=DIMS, e.g. x=1x3x224x224")
+        )
+    try:
+        shape = tuple(int(d) for d in dims.replace(",", "x").split("x")) if dims else ()
+    except ValueError:
+        shape = None
+    if shape is None or any(d < 0 for d in shape):
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"invalid --input-shape '{text}': dimensions must be non-negative integers "
+                "separated by 'x', e.g. x=1x3x224x224",
+            )
+        )
+    return name, shape
+
+
+def _input_types(
+    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]], where: str
+) -> list[tuple[onnx.ValueInfoProto, TensorType]]:
+    """The graph inputs that are not initializers, with static types; every dynamic one is reported."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    inputs = [value for value in model.graph.input if value.name not in initializers]
+    names = [value.name for value in inputs]
+    if unknown := [name for name in input_shapes if name not in names]:
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"--input-shape names {', '.join(repr(n) for n in unknown)}, which "
+                f"{'is' if len(unknown) == 1 else 'are'} not an input of the model "
+                f"(inputs: {', '.join(repr(n) for n in names) or 'none'})",
+                file=where,
+            )
+        )
+    typed, problems = [], []
+    for value in inputs:
+        if not value.type.HasField("tensor_type"):
+            raise DiagnosticError(Diagnostic("error", f"input '{value.name}' is not a tensor", file=where))
+        tensor_type = value.type.tensor_type
+        element_type = element_type_of(tensor_type.elem_type, f"input '{value.name}'")
+        dims = list(tensor_type.shape.dim) if tensor_type.HasField("shape") else None
+        if value.name in input_shapes:
+            shape = tuple(input_shapes[value.name])
+            if dims is not None and len(dims) != len(shape):
+                problems.append(
+                    f"--input-shape gives input '{value.name}' {len(shape)} dimensions, but the model "
+                    f"declares {len(dims)}"
+                )
+                continue
+            for index, (dim, size) in enumerate(zip(dims or [], shape)):
+                if dim.HasField("dim_value") and dim.dim_value != size:
+                    problems.append(
+                        f"--input-shape sets dimension {index} of input '{value.name}' to {size}, but the "
+                        f"model fixes it to {dim.dim_value}"
+                    )
+            typed.append((value, TensorType(element_type, shape)))
+            continue
+        if dims is None:
+            problems.append(
+                f"input '{value.name}' has an unknown rank; set its shape with --input-shape {value.name}=..."
+            )
+            continue
+        dynamic = [(i, d.dim_param) for i, d in enumerate(dims) if not d.HasField("dim_value")]
+        if dynamic:
+            listed = ", ".join(f"{i} ('{param}')" if param else f"{i}" for i, param in dynamic)
+            example = "x".join(str(d.dim_value) if d.HasField("dim_value") else "1" for d in dims)
+            plural = "dimensions" if len(dynamic) > 1 else "dimension"
+            problems.append(
+                f"input '{value.name}' has a dynamic {plural} {listed}; set it with "
+                f"--input-shape {value.name}={example}"
+            )
+            continue
+        typed.append((value, TensorType(element_type, [d.dim_value for d in dims])))
+    if problems:
+        raise DiagnosticError([Diagnostic("error", problem, file=where) for problem in problems])
+    return typed
+
+
+def _with_static_inputs(
+    model: onnx.ModelProto, typed_inputs: list[tuple[onnx.ValueInfoProto, TensorType]]
+) -> onnx.ModelProto:
+    """A copy of the graph's skeleton whose inputs carry the static shapes (for ONNX shape inference).
+
+    Initializers stay in the original model: inference needs only their
+    declared dims, and copying them would double the memory of large models.
+    """
+    skeleton = onnx.ModelProto()
+    skeleton.CopyFrom(model)
+    del skeleton.graph.initializer[:]
+    for tensor in model.graph.initializer:
+        stub = skeleton.graph.initializer.add()
+        stub.name, stub.data_type = tensor.name, tensor.data_type
+        stub.dims.extend(tensor.dims)
+        # Shape inference reads constant values (Reshape's shape, Slice's starts) from small initializers.
+        if int(np.prod(tensor.dims, dtype=np.int64)) <= 1024:
+            stub.CopyFrom(tensor)
+            if tensor.data_location == onnx.TensorProto.EXTERNAL:
+                stub.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor), tensor.name))
+    by_name = {value.name: tensor_type for value, tensor_type in typed_inputs}
+    for value in skeleton.graph.input:
+        if value.name in by_name:
+            shape = value.type.tensor_type.shape
+            shape.Clear()
+            for size in by_name[value.name].get_shape():
+                shape.dim.add().dim_value = size
+    return skeleton
+
+
+def _inferred_shapes(model: onnx.ModelProto, where: str) -> dict[str, tuple[int, tuple[int, ...] | None]]:
+    """ONNX shape inference: value name -> (element type, static shape or None)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:
+        raise DiagnosticError(
+            Diagnostic("error", f"ONNX shape inference failed: {_first_line(error)}", file=where)
+        ) from None
+    shapes = {}
+    for value in [*inferred.graph.value_info, *inferred.graph.output]:
+        if not value.type.HasField("tensor_type"):
+            continue
+        tensor_type = value.type.tensor_type
+        dims = tensor_type.shape.dim if tensor_type.HasField("shape") else None
+        static = dims is not None and all(d.HasField("dim_value") for d in dims)
+        shapes[value.name] = (tensor_type.elem_type, tuple(d.dim_value for d in dims) if static else None)
+    return shapes
+
+
+# --------------------------------------------------------------------------- #
+# Building the function
+# --------------------------------------------------------------------------- #
+
+
+class Importer:
+    """Builds `@main` node by node; converters reach it through their `NodeContext`."""
+
+    def __init__(self, model: onnx.ModelProto, opset: int, where: str):
+        self.model = model
+        self.opset = opset
+        self.where = where
+        self.block = Block()
+        self.values: dict[str, SSAValue] = {}
+        self.initializers = {tensor.name: tensor for tensor in model.graph.initializer}
+        self._constants: dict[SSAValue, np.ndarray | None] = {}
+
+    # ---- values ----
+
+    def value(self, name: str, user: str) -> SSAValue:
+        """The SSA value of ONNX value `name`, creating initializers' constants on first use."""
+        if name in self.values:
+            return self.values[name]
+        if name in self.initializers:
+            array = numpy_helper.to_array(self.initializers[name])
+            constant = self.constant(array, name)
+            return constant
+        raise DiagnosticError(
+            Diagnostic("error", f"{user} uses '{name}', which no earlier node, input or initializer defines", file=self.where)
+        )
+
+    def constant(self, array: np.ndarray, name: str | None = None) -> SSAValue:
+        """A `graph.constant` of `array` (stored as a splat when all elements are equal)."""
+        array = np.asarray(array)
+        try:
+            op = constant_op_for(array, TensorType(from_numpy_dtype(array.dtype), array.shape))
+        except ValueError as error:
+            raise DiagnosticError(
+                Diagnostic("error", f"constant '{name or '?'}' cannot be represented: {error}", file=self.where)
+            ) from None
+        self.insert(op, name)
+        self._constants[op.output] = array
+        if name is not None:
+            self.values[name] = op.output
+        return op.output
+
+    def constant_array(self, value: SSAValue) -> np.ndarray | None:
+        """The value of `value` if the import can compute it now, else None.
+
+        Constants are read; pure graph ops whose operands are all computable are
+        evaluated with their own `evaluate` (shape arithmetic such as
+        Shape -> Gather -> Concat -> Reshape folds this way); the ops left
+        unused are removed when the function is complete.
+        """
+        if value in self._constants:
+            return self._constants[value]
+        owner = value.owner
+        array = None
+        if isinstance(owner, ConstantOp):
+            array = owner.to_array()
+        elif isinstance(owner, GraphOp) and owner.has_trait(Pure):
+            operands = [self.constant_array(operand) for operand in owner.operands]
+            if all(operand is not None for operand in operands):
+                with np.errstate(all="ignore"):
+                    array = owner.evaluate(*operands)[owner.results.index(value)]
+        self._constants[value] = array
+        return array
+
+    def insert(self, op: Operation, label: str | None) -> None:
+        if label:
+            op.location = NameLoc(StringAttr(label), UnknownLoc())
+        self.block.add_op(op)
+
+    # ---- nodes ----
+
+    def import_node(self, node: onnx.NodeProto, index: int, shapes: Mapping) -> None:
+        context = NodeContext(self, node, index)
+        try:
+            outputs = CONVERTERS[node.op_type](context)
+        except VerifyException as error:
+            raise context.error(str(error)) from None
+        for position, name in enumerate(node.output):
+            if not name:
+                continue
+            result = outputs[position] if position < len(outputs) else None
+            if result is None:
+                # Reported when something reads it: most models never do (e.g. BatchNormalization's running stats).
+                continue
+            self._check_shape(context, name, result, shapes.get(name))
+            if SSAValue.is_valid_name(name) and result.name_hint is None:
+                result.name_hint = name
+            self.values[name] = result
+
+    def _check_shape(self, context: NodeContext, name: str, result: SSAValue, expected) -> None:
+        if expected is None or expected[1] is None:
+            return
+        elem_type, shape = expected
+        actual = result.type
+        if not isinstance(actual, TensorType):
+            return
+        if tuple(actual.get_shape()) != shape or actual.get_element_type() != element_type_of(elem_type, name):
+            onnx_type = TensorType(element_type_of(elem_type, name), shape)
+            raise context.error(
+                f"output '{name}' is {actual} in the graph dialect, but ONNX shape inference gives {onnx_type}"
+            )
+
+    def finish(self, outputs: Sequence[onnx.ValueInfoProto], inputs: Sequence[SSAValue]) -> ModuleOp:
+        results = [self.value(output.name, f"graph output '{output.name}'") for output in outputs]
+        self.block.add_op(func.ReturnOp(*results))
+        function = func.FuncOp(
+            "main", ([a.type for a in inputs], [r.type for r in results]), Region(self.block)
+        )
+        region_dce(function.body)
+        return ModuleOp([function])
+
+
+def import_model(
+    model_or_path: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None = None
+) -> ModuleOp:
+    """An ONNX model (a ModelProto, a path or serialized bytes) as a module with one `func.func @main`.
+
+    `input_shapes` sets the shape of inputs by name (needed for dynamic dimensions).
+    """
+    model, where = load_model(model_or_path)
+    opset = _check_supported(model, where)
+    typed_inputs = _input_types(model, input_shapes or {}, where)
+    shapes = _inferred_shapes(_with_static_inputs(model, typed_inputs), where)
+
+    importer = Importer(model, opset, where)
+    arguments = []
+    for value, tensor_type in typed_inputs:
+        argument = importer.block.insert_arg(tensor_type, len(importer.block.args))
+        if SSAValue.is_valid_name(value.name):
+            argument.name_hint = value.name
+        importer.values[value.name] = argument
+        arguments.append(argument)
+    for index, node in enumerate(model.graph.node):
+        importer.import_node(node, index, shapes)
+    module = importer.finish(model.graph.output, arguments)
+    verify_module(module)
+    return module

@@ -1,0 +1,172 @@
+"""`NodeContext`: what a converter sees of the ONNX node it converts and of the IR being built."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.dialects.graph import GraphOp, ResultTypedOp
+from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
+
+if TYPE_CHECKING:
+    from ziggurat.frontends.onnx.importer import Importer
+
+
+def element_type_of(onnx_type: int, what: str) -> Attribute:
+    """The builtin element type of an ONNX TensorProto data type, or an error naming `what`."""
+    try:
+        return from_numpy_dtype(onnx.helper.tensor_dtype_to_np_dtype(onnx_type))
+    except (KeyError, ValueError, TypeError):
+        known = onnx_type in onnx.TensorProto.DataType.values()
+        name = onnx.TensorProto.DataType.Name(onnx_type) if known else str(onnx_type)
+        raise DiagnosticError(
+            Diagnostic("error", f"{what} has element type {name}, which ziggurat cannot represent")
+        ) from None
+
+
+def node_label(node: onnx.NodeProto, index: int) -> str:
+    """How diagnostics name a node: `node 'conv1'`, or `node #7` when it has no name."""
+    return f"node '{node.name}'" if node.name else f"node #{index}"
+
+
+class NodeContext:
+    """One ONNX node being converted: its inputs as SSA values or constants, its attributes, and builders.
+
+    Converters return one SSA value per node output (None for an output they
+    do not produce, such as BatchNormalization's running statistics).
+    """
+
+    def __init__(self, importer: Importer, node: onnx.NodeProto, index: int):
+        self.importer = importer
+        self.node = node
+        self.opset = importer.opset
+        self.label = node_label(node, index)
+        self._attributes = {attribute.name: attribute for attribute in node.attribute}
+
+    # ---- diagnostics ----
+
+    def error(self, message: str) -> DiagnosticError:
+        return DiagnosticError(
+            Diagnostic("error", f"{self.label} ({self.node.op_type}): {message}", file=self.importer.where)
+        )
+
+    # ---- inputs ----
+
+    @property
+    def input_count(self) -> int:
+        return len(self.node.input)
+
+    def has_input(self, index: int) -> bool:
+        return index < len(self.node.input) and self.node.input[index] != ""
+
+    def input(self, index: int) -> SSAValue:
+        if not self.has_input(index):
+            raise self.error(f"input #{index} is required")
+        return self.importer.value(self.node.input[index], self.label)
+
+    def optional_input(self, index: int) -> SSAValue | None:
+        return self.input(index) if self.has_input(index) else None
+
+    def type(self, index: int) -> TensorType:
+        value_type = self.input(index).type
+        assert isinstance(value_type, TensorType)
+        return value_type
+
+    def shape(self, index: int) -> tuple[int, ...]:
+        return tuple(self.type(index).get_shape())
+
+    def dtype(self, index: int) -> np.dtype:
+        return to_numpy_dtype(self.type(index).get_element_type())
+
+    def constant(self, index: int, what: str) -> np.ndarray:
+        """Input `index` as an array known at import time, or an error saying that `what` must be constant."""
+        array = self.importer.constant_array(self.input(index))
+        if array is None:
+            raise self.error(
+                f"{what} (input #{index} '{self.node.input[index]}') must be a constant or computable "
+                "from shapes at import time"
+            )
+        return array
+
+    def optional_constant(self, index: int, what: str) -> np.ndarray | None:
+        return self.constant(index, what) if self.has_input(index) else None
+
+    def ints_from_input_or_attribute(
+        self, index: int, attribute: str, since_opset: int, what: str
+    ) -> list[int] | None:
+        """Operands that moved from an attribute to an input at `since_opset` (Slice, Squeeze, ReduceSum...)."""
+        if self.opset >= since_opset:
+            array = self.optional_constant(index, what)
+            return None if array is None else [int(v) for v in array.reshape(-1)]
+        value = self.attribute(attribute)
+        return None if value is None else [int(v) for v in value]
+
+    # ---- attributes ----
+
+    def attribute(self, name: str, default: Any = None) -> Any:
+        """An attribute's Python value (strings decoded, tensors as numpy arrays)."""
+        if name not in self._attributes:
+            return default
+        value = onnx.helper.get_attribute_value(self._attributes[name])
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, onnx.TensorProto):
+            return numpy_helper.to_array(value)
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode() for v in value]
+        return value
+
+    def has_attribute(self, name: str) -> bool:
+        return name in self._attributes
+
+    def reject_attribute(self, name: str, allowed: Sequence[Any], why: str) -> None:
+        """Fail if attribute `name` is set to anything but one of `allowed`."""
+        value = self.attribute(name)
+        if value is not None and value not in allowed:
+            raise self.error(f"{name} = {value!r} is not supported: {why}")
+
+    # ---- building ----
+
+    def emit(
+        self,
+        op_type: type[GraphOp],
+        operands: Sequence[SSAValue | None],
+        properties: Mapping[str, Attribute | None] | None = None,
+    ) -> SSAValue:
+        """Build `op_type` with inferred result types after the ops built so far; its single result."""
+        if any(isinstance(operand, list) for operand in operands):
+            # build_inferred takes one value per operand; a variadic one (concat's) is a list.
+            types = [v.type for o in operands for v in (o if isinstance(o, list) else [o])]
+            properties = {k: v for k, v in (properties or {}).items() if v is not None}
+            op = op_type(
+                operands=operands,
+                properties=properties,
+                result_types=op_type.infer_result_types(types, properties),
+            )
+        else:
+            op = op_type.build_inferred(operands, properties)
+        self.importer.insert(op, self.node.name)
+        return op.results[0]
+
+    def emit_typed(self, op_type: type[ResultTypedOp], operand: SSAValue, result_type: TensorType) -> SSAValue:
+        """Build a reshape, cast or broadcast_to, whose result type is its target."""
+        op = op_type(operand, result_type)
+        op.verify_()
+        self.importer.insert(op, self.node.name)
+        return op.output
+
+    def constant_value(self, array: np.ndarray) -> SSAValue:
+        """A `graph.constant` holding `array`."""
+        return self.importer.constant(array)
+
+    def scalar_like(self, value: float, like: SSAValue) -> SSAValue:
+        """A 0-d constant of `like`'s element type."""
+        assert isinstance(like.type, TensorType)
+        return self.constant_value(np.asarray(value, dtype=to_numpy_dtype(like.type.get_element_type())))

@@ -1,0 +1,683 @@
+"""Converters from ONNX operators to `graph` ops, one function per operator family.
+
+`CONVERTERS` maps an ONNX op type (default domain) to a function of a
+`NodeContext` returning one SSA value per node output. Where the graph
+dialect has no op for an ONNX operator but existing ops express it exactly,
+the converter decomposes (Flatten and Squeeze are reshapes, Split is slices,
+Sum is chained adds, Selu is a scaled elu, LRN is pad + slices + adds + pow,
+InstanceNormalization is reductions and elementwise ops). Operators whose
+attributes moved to inputs across opsets (Slice, Pad, Clip, Split, Squeeze,
+Unsqueeze, the reductions' axes) accept both forms.
+
+`MISSING_GRAPH_OPS` names the graph op that unsupported operators are waiting
+for, so the importer's error can say why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.ir import SSAValue
+
+from ziggurat.dialects import graph
+from ziggurat.dialects.graph import bool_attr, f32_attr, i64_attr, int_array
+from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.frontends.onnx.node import NodeContext, element_type_of
+
+Converter = Callable[[NodeContext], Sequence[SSAValue | None]]
+
+CONVERTERS: dict[str, Converter] = {}
+
+MISSING_GRAPH_OPS: dict[str, str] = {
+    "ConvTranspose": "graph.conv_transpose",
+    "Resize": "graph.resize",
+    "Upsample": "graph.resize",
+    "Equal": "graph.equal",
+    "Greater": "graph.greater",
+    "Less": "graph.less",
+    "Not": "graph.not",
+    "ArgMax": "graph.arg_max",
+    "TopK": "graph.top_k",
+    "ReduceMin": "graph.reduce_min",
+    "ReduceProd": "graph.reduce_prod",
+    "CumSum": "graph.cumsum",
+    "MaxRoiPool": "graph.roi_pool",
+}
+
+
+def converts(*op_types: str):
+    def register(function: Converter) -> Converter:
+        for op_type in op_types:
+            CONVERTERS[op_type] = function
+        return function
+
+    return register
+
+
+def tensor_type(value: SSAValue) -> TensorType:
+    assert isinstance(value.type, TensorType)
+    return value.type
+
+
+def reshape(ctx: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    return ctx.emit_typed(graph.ReshapeOp, value, TensorType(tensor_type(value).get_element_type(), shape))
+
+
+# --------------------------------------------------------------------------- #
+# Elementwise
+# --------------------------------------------------------------------------- #
+
+UNARY: dict[str, type[graph.GraphOp]] = {
+    "Relu": graph.ReluOp,
+    "Sigmoid": graph.SigmoidOp,
+    "Tanh": graph.TanhOp,
+    "Exp": graph.ExpOp,
+    "Log": graph.LogOp,
+    "Sqrt": graph.SqrtOp,
+    "Neg": graph.NegOp,
+    "Abs": graph.AbsOp,
+    "Erf": graph.ErfOp,
+    "Reciprocal": graph.ReciprocalOp,
+    "Softplus": graph.SoftplusOp,
+    "HardSwish": graph.HardSwishOp,
+}
+
+
+@converts(*UNARY)
+def convert_unary(ctx: NodeContext):
+    return [ctx.emit(UNARY[ctx.node.op_type], [ctx.input(0)])]
+
+
+@converts("LeakyRelu")
+def convert_leaky_relu(ctx: NodeContext):
+    return [ctx.emit(graph.LeakyReluOp, [ctx.input(0)], {"alpha": f32_attr(ctx.attribute("alpha", 0.01))})]
+
+
+@converts("Elu")
+def convert_elu(ctx: NodeContext):
+    return [ctx.emit(graph.EluOp, [ctx.input(0)], {"alpha": f32_attr(ctx.attribute("alpha", 1.0))})]
+
+
+@converts("Selu")
+def convert_selu(ctx: NodeContext):
+    # selu = gamma * elu_alpha(x), exactly.
+    alpha = ctx.attribute("alpha", 1.67326319217681884765625)
+    gamma = ctx.attribute("gamma", 1.05070102214813232421875)
+    elu = ctx.emit(graph.EluOp, [ctx.input(0)], {"alpha": f32_attr(alpha)})
+    return [ctx.emit(graph.MulOp, [elu, ctx.scalar_like(gamma, elu)])]
+
+
+@converts("HardSigmoid")
+def convert_hard_sigmoid(ctx: NodeContext):
+    properties = {"alpha": f32_attr(ctx.attribute("alpha", 0.2)), "beta": f32_attr(ctx.attribute("beta", 0.5))}
+    return [ctx.emit(graph.HardSigmoidOp, [ctx.input(0)], properties)]
+
+
+@converts("Gelu")
+def convert_gelu(ctx: NodeContext):
+    approximate = ctx.attribute("approximate", "none")
+    return [ctx.emit(graph.GeluOp, [ctx.input(0)], {"approximate": StringAttr(approximate)})]
+
+
+@converts("Softsign")
+def convert_softsign(ctx: NodeContext):
+    x = ctx.input(0)
+    denominator = ctx.emit(graph.AddOp, [ctx.emit(graph.AbsOp, [x]), ctx.scalar_like(1, x)])
+    return [ctx.emit(graph.DivOp, [x, denominator])]
+
+
+@converts("Clip")
+def convert_clip(ctx: NodeContext):
+    x = ctx.input(0)
+    if ctx.opset < 11:
+        low, high = ctx.attribute("min"), ctx.attribute("max")
+    else:
+        bounds = [ctx.importer.constant_array(ctx.input(i)) if ctx.has_input(i) else None for i in (1, 2)]
+        if any(ctx.has_input(i) and bounds[i - 1] is None for i in (1, 2)):
+            # Bounds computed at run time: max and min with broadcasting say the same thing.
+            result = x
+            if ctx.has_input(1):
+                result = ctx.emit(graph.MaxOp, [result, ctx.input(1)])
+            if ctx.has_input(2):
+                result = ctx.emit(graph.MinOp, [result, ctx.input(2)])
+            return [result]
+        low, high = (None if b is None else float(b.reshape(-1)[0]) for b in bounds)
+    properties = {
+        "min": None if low is None or low == -np.inf else f32_attr(low),
+        "max": None if high is None or high == np.inf else f32_attr(high),
+    }
+    return [ctx.emit(graph.ClipOp, [x], properties)]
+
+
+BINARY: dict[str, type[graph.GraphOp]] = {
+    "Add": graph.AddOp,
+    "Sub": graph.SubOp,
+    "Mul": graph.MulOp,
+    "Div": graph.DivOp,
+    "Pow": graph.PowOp,
+}
+
+
+def legacy_broadcast(ctx: NodeContext, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """Opsets before 7 broadcast `rhs` only with `broadcast = 1`, aligned at `axis` rather than at the end."""
+    if ctx.opset >= 7 or not ctx.attribute("broadcast", 0):
+        return rhs
+    lhs_rank, rhs_shape = len(tensor_type(lhs).get_shape()), list(tensor_type(rhs).get_shape())
+    axis = ctx.attribute("axis", lhs_rank - len(rhs_shape))
+    axis = axis + lhs_rank if axis < 0 else axis
+    trailing = lhs_rank - axis - len(rhs_shape)
+    return reshape(ctx, rhs, rhs_shape + [1] * trailing) if trailing > 0 else rhs
+
+
+@converts(*BINARY)
+def convert_binary(ctx: NodeContext):
+    lhs, rhs = ctx.input(0), ctx.input(1)
+    rhs = legacy_broadcast(ctx, lhs, rhs)
+    if ctx.node.op_type == "Pow" and tensor_type(rhs).get_element_type() != tensor_type(lhs).get_element_type():
+        # ONNX lets the exponent's type differ from the base's; graph.pow takes one element type.
+        rhs = ctx.emit_typed(
+            graph.CastOp, rhs, TensorType(tensor_type(lhs).get_element_type(), tensor_type(rhs).get_shape())
+        )
+    return [ctx.emit(BINARY[ctx.node.op_type], [lhs, rhs])]
+
+
+VARIADIC: dict[str, type[graph.GraphOp]] = {"Sum": graph.AddOp, "Mean": graph.AddOp, "Max": graph.MaxOp, "Min": graph.MinOp}
+
+
+@converts(*VARIADIC)
+def convert_variadic(ctx: NodeContext):
+    operands = [ctx.input(i) for i in range(ctx.input_count) if ctx.has_input(i)]
+    result = operands[0]
+    for operand in operands[1:]:
+        result = ctx.emit(VARIADIC[ctx.node.op_type], [result, operand])
+    if ctx.node.op_type == "Mean" and len(operands) > 1:
+        result = ctx.emit(graph.DivOp, [result, ctx.scalar_like(len(operands), result)])
+    return [result]
+
+
+@converts("PRelu")
+def convert_prelu(ctx: NodeContext):
+    x, slope = ctx.input(0), ctx.input(1)
+    x_shape, slope_shape = ctx.shape(0), ctx.shape(1)
+    if len(slope_shape) == 1 and len(x_shape) > 2 and slope_shape[0] == x_shape[1] != x_shape[-1]:
+        # Per-channel slopes given as [C] (as opsets before 7 and some exporters write them).
+        slope = reshape(ctx, slope, [slope_shape[0]] + [1] * (len(x_shape) - 2))
+    return [ctx.emit(graph.PReluOp, [x, slope])]
+
+
+@converts("Where")
+def convert_where(ctx: NodeContext):
+    return [ctx.emit(graph.WhereOp, [ctx.input(0), ctx.input(1), ctx.input(2)])]
+
+
+@converts("Identity", "Dropout")
+def convert_identity(ctx: NodeContext):
+    x = ctx.input(0)
+    if ctx.node.op_type == "Dropout" and len(ctx.node.output) > 1 and ctx.node.output[1]:
+        # Inference: nothing is dropped, so the mask is all true.
+        return [x, ctx.constant_value(np.ones(ctx.shape(0), np.bool_))]
+    return [x]
+
+
+@converts("Cast")
+def convert_cast(ctx: NodeContext):
+    element_type = element_type_of(ctx.attribute("to"), f"{ctx.label} (Cast) target")
+    return [ctx.emit_typed(graph.CastOp, ctx.input(0), TensorType(element_type, ctx.shape(0)))]
+
+
+# --------------------------------------------------------------------------- #
+# Contractions, convolution and pooling
+# --------------------------------------------------------------------------- #
+
+
+@converts("MatMul")
+def convert_matmul(ctx: NodeContext):
+    return [ctx.emit(graph.MatMulOp, [ctx.input(0), ctx.input(1)])]
+
+
+@converts("Gemm")
+def convert_gemm(ctx: NodeContext):
+    properties = {
+        "alpha": f32_attr(ctx.attribute("alpha", 1.0)),
+        "beta": f32_attr(ctx.attribute("beta", 1.0)),
+        "trans_a": bool_attr(bool(ctx.attribute("transA", 0))),
+        "trans_b": bool_attr(bool(ctx.attribute("transB", 0))),
+    }
+    return [ctx.emit(graph.GemmOp, [ctx.input(0), ctx.input(1), ctx.optional_input(2)], properties)]
+
+
+def window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int], strides, dilations) -> list[int]:
+    """ONNX pads ([begins..., ends...]) with `auto_pad` resolved against the input's spatial shape."""
+    auto_pad = ctx.attribute("auto_pad", "NOTSET")
+    rank = len(spatial)
+    if auto_pad in ("NOTSET", ""):
+        return list(ctx.attribute("pads", [0] * (2 * rank)))
+    if auto_pad == "VALID":
+        return [0] * (2 * rank)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ctx.error(f"auto_pad '{auto_pad}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    begins, ends = [], []
+    for size, k, stride, dilation in zip(spatial, kernel, strides, dilations):
+        out = -(-size // stride)
+        total = max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0)
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends
+
+
+def as_2d(ctx: NodeContext, value: SSAValue, spatial_rank: int) -> SSAValue:
+    """A 1-D spatial tensor (N, C, W) as 2-D (N, C, 1, W), so the 2-D ops cover Conv1d and pools on sequences."""
+    if spatial_rank == 2:
+        return value
+    return ctx.emit(graph.UnsqueezeOp, [value], {"axes": int_array([2])})
+
+
+def spatial_rank(ctx: NodeContext, index: int) -> int:
+    rank = len(ctx.shape(index)) - 2
+    if rank not in (1, 2):
+        raise ctx.error(
+            f"{rank}-D {ctx.node.op_type} is not supported: the graph dialect's convolution and pools are 2-D "
+            "(1-D is imported as 2-D with a unit height)"
+        )
+    return rank
+
+
+def window_attributes(ctx: NodeContext, rank: int, kernel: Sequence[int]):
+    """kernel, strides, pads, dilations in the 2-D form the graph ops take."""
+    strides = list(ctx.attribute("strides", [1] * rank))
+    dilations = list(ctx.attribute("dilations", [1] * rank))
+    spatial = ctx.shape(0)[2:]
+    pads = window_pads(ctx, spatial, kernel, strides, dilations)
+    if rank == 1:
+        return [1, kernel[0]], [1, strides[0]], [0, pads[0], 0, pads[1]], [1, dilations[0]]
+    return list(kernel), strides, pads, dilations
+
+
+def from_2d(ctx: NodeContext, value: SSAValue, rank: int) -> SSAValue:
+    if rank == 2:
+        return value
+    return ctx.emit(graph.SqueezeOp, [value], {"axes": int_array([2])})
+
+
+@converts("Conv")
+def convert_conv(ctx: NodeContext):
+    rank = spatial_rank(ctx, 0)
+    weight_shape = ctx.shape(1)
+    kernel = list(ctx.attribute("kernel_shape", weight_shape[2:]))
+    kernel2d, strides, pads, dilations = window_attributes(ctx, rank, kernel)
+    properties = {
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "dilations": int_array(dilations),
+        "groups": i64_attr(ctx.attribute("group", 1)),
+    }
+    x, w = as_2d(ctx, ctx.input(0), rank), as_2d(ctx, ctx.input(1), rank)
+    y = ctx.emit(graph.Conv2dOp, [x, w, ctx.optional_input(2)], properties)
+    return [from_2d(ctx, y, rank)]
+
+
+@converts("MaxPool", "AveragePool")
+def convert_pool(ctx: NodeContext):
+    if len(ctx.node.output) > 1 and ctx.node.output[1]:
+        raise ctx.error("the Indices output is not supported")
+    rank = spatial_rank(ctx, 0)
+    kernel, strides, pads, dilations = window_attributes(ctx, rank, ctx.attribute("kernel_shape"))
+    properties = {
+        "kernel": int_array(kernel),
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "ceil_mode": bool_attr(bool(ctx.attribute("ceil_mode", 0))),
+    }
+    if ctx.node.op_type == "MaxPool":
+        properties["dilations"] = int_array(dilations)
+        op_type = graph.MaxPoolOp
+    else:
+        if any(d != 1 for d in dilations):
+            raise ctx.error(f"dilations {dilations} are not supported: graph.avg_pool has no dilations")
+        properties["count_include_pad"] = bool_attr(bool(ctx.attribute("count_include_pad", 0)))
+        op_type = graph.AvgPoolOp
+    y = ctx.emit(op_type, [as_2d(ctx, ctx.input(0), rank)], properties)
+    return [from_2d(ctx, y, rank)]
+
+
+@converts("GlobalAveragePool", "GlobalMaxPool")
+def convert_global_pool(ctx: NodeContext):
+    op_type = graph.GlobalAvgPoolOp if ctx.node.op_type == "GlobalAveragePool" else graph.GlobalMaxPoolOp
+    return [ctx.emit(op_type, [ctx.input(0)])]
+
+
+# --------------------------------------------------------------------------- #
+# Normalization and softmax
+# --------------------------------------------------------------------------- #
+
+
+@converts("BatchNormalization")
+def convert_batch_norm(ctx: NodeContext):
+    if ctx.attribute("training_mode", 0):
+        raise ctx.error("training_mode = 1 is not supported: the importer handles inference graphs")
+    if ctx.opset < 9 and ctx.attribute("spatial", 1) != 1:
+        raise ctx.error("spatial = 0 (per-activation statistics) is not supported")
+    operands = [ctx.input(i) for i in range(5)]
+    return [ctx.emit(graph.BatchNormOp, operands, {"epsilon": f32_attr(ctx.attribute("epsilon", 1e-5))})]
+
+
+@converts("LayerNormalization")
+def convert_layer_norm(ctx: NodeContext):
+    properties = {"axis": i64_attr(ctx.attribute("axis", -1)), "epsilon": f32_attr(ctx.attribute("epsilon", 1e-5))}
+    return [ctx.emit(graph.LayerNormOp, [ctx.input(0), ctx.input(1), ctx.optional_input(2)], properties)]
+
+
+@converts("InstanceNormalization")
+def convert_instance_norm(ctx: NodeContext):
+    # (x - mean) / sqrt(var + eps) * scale + bias, statistics over the spatial axes of each (n, c).
+    x = ctx.input(0)
+    rank = len(ctx.shape(0))
+    axes = {"axes": int_array(list(range(2, rank)))}
+    channel_shape = [ctx.shape(1)[0]] + [1] * (rank - 2)
+    mean = ctx.emit(graph.ReduceMeanOp, [x], axes)
+    centered = ctx.emit(graph.SubOp, [x, mean])
+    variance = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [centered, centered])], axes)
+    epsilon = ctx.scalar_like(ctx.attribute("epsilon", 1e-5), x)
+    normalized = ctx.emit(
+        graph.MulOp, [centered, ctx.emit(graph.RsqrtOp, [ctx.emit(graph.AddOp, [variance, epsilon])])]
+    )
+    scaled = ctx.emit(graph.MulOp, [normalized, reshape(ctx, ctx.input(1), channel_shape)])
+    return [ctx.emit(graph.AddOp, [scaled, reshape(ctx, ctx.input(2), channel_shape)])]
+
+
+@converts("LRN")
+def convert_lrn(ctx: NodeContext):
+    # x / (bias + alpha / size * sum of squares over `size` neighbouring channels) ** beta.
+    x = ctx.input(0)
+    shape = ctx.shape(0)
+    size = ctx.attribute("size")
+    alpha, beta, bias = ctx.attribute("alpha", 1e-4), ctx.attribute("beta", 0.75), ctx.attribute("bias", 1.0)
+    squares = ctx.emit(graph.MulOp, [x, x])
+    before, after = (size - 1) // 2, size // 2
+    pads = [0] * (2 * len(shape))
+    pads[1], pads[1 + len(shape)] = before, after
+    padded = ctx.emit(graph.PadOp, [squares], {"pads": int_array(pads)})
+    total = None
+    for offset in range(size):
+        window = ctx.emit(
+            graph.SliceOp, [padded], {"starts": int_array([offset]), "ends": int_array([offset + shape[1]]), "axes": int_array([1])}
+        )
+        total = window if total is None else ctx.emit(graph.AddOp, [total, window])
+    scaled = ctx.emit(graph.MulOp, [total, ctx.scalar_like(alpha / size, x)])
+    base = ctx.emit(graph.AddOp, [scaled, ctx.scalar_like(bias, x)])
+    return [ctx.emit(graph.DivOp, [x, ctx.emit(graph.PowOp, [base, ctx.scalar_like(beta, x)])])]
+
+
+@converts("Softmax", "LogSoftmax")
+def convert_softmax(ctx: NodeContext):
+    op_type = graph.SoftmaxOp if ctx.node.op_type == "Softmax" else graph.LogSoftmaxOp
+    x = ctx.input(0)
+    shape = ctx.shape(0)
+    rank = len(shape)
+    if ctx.opset >= 13:
+        return [ctx.emit(op_type, [x], {"axis": i64_attr(ctx.attribute("axis", -1))})]
+    # Before opset 13 the input is seen as 2-D, [prod(shape[:axis]), prod(shape[axis:])].
+    axis = ctx.attribute("axis", 1)
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        return [ctx.emit(op_type, [x], {"axis": i64_attr(-1)})]
+    flat = reshape(ctx, x, [math.prod(shape[:axis]), math.prod(shape[axis:])])
+    return [reshape(ctx, ctx.emit(op_type, [flat], {"axis": i64_attr(1)}), shape)]
+
+
+# --------------------------------------------------------------------------- #
+# Reductions
+# --------------------------------------------------------------------------- #
+
+REDUCTIONS: dict[str, tuple[type[graph.GraphOp], int]] = {
+    # op type -> (graph op, first opset whose axes are an input)
+    "ReduceSum": (graph.ReduceSumOp, 13),
+    "ReduceMean": (graph.ReduceMeanOp, 18),
+    "ReduceMax": (graph.ReduceMaxOp, 18),
+}
+
+
+@converts(*REDUCTIONS)
+def convert_reduce(ctx: NodeContext):
+    op_type, since = REDUCTIONS[ctx.node.op_type]
+    axes = ctx.ints_from_input_or_attribute(1, "axes", since, "axes")
+    if not axes and ctx.attribute("noop_with_empty_axes", 0):
+        return [ctx.input(0)]
+    properties = {"axes": int_array(axes) if axes else None, "keepdims": bool_attr(bool(ctx.attribute("keepdims", 1)))}
+    return [ctx.emit(op_type, [ctx.input(0)], properties)]
+
+
+# --------------------------------------------------------------------------- #
+# Shapes and data movement
+# --------------------------------------------------------------------------- #
+
+
+@converts("Reshape")
+def convert_reshape(ctx: NodeContext):
+    target = ctx.attribute("shape") if ctx.opset < 5 else list(ctx.constant(1, "the target shape"))
+    shape = ctx.shape(0)
+    allow_zero = ctx.attribute("allowzero", 0)
+    resolved = [shape[i] if d == 0 and not allow_zero else int(d) for i, d in enumerate(target)]
+    if resolved.count(-1) > 1:
+        raise ctx.error(f"target shape {list(target)} has more than one -1")
+    if -1 in resolved:
+        known = math.prod(d for d in resolved if d != -1)
+        if known == 0 or math.prod(shape) % known:
+            raise ctx.error(f"cannot reshape {list(shape)} to {list(target)}")
+        resolved[resolved.index(-1)] = math.prod(shape) // known
+    return [reshape(ctx, ctx.input(0), resolved)]
+
+
+@converts("Flatten")
+def convert_flatten(ctx: NodeContext):
+    return [ctx.emit(graph.FlattenOp, [ctx.input(0)], {"axis": i64_attr(ctx.attribute("axis", 1))})]
+
+
+@converts("Squeeze")
+def convert_squeeze(ctx: NodeContext):
+    axes = ctx.ints_from_input_or_attribute(1, "axes", 13, "axes")
+    return [ctx.emit(graph.SqueezeOp, [ctx.input(0)], {"axes": None if axes is None else int_array(axes)})]
+
+
+@converts("Unsqueeze")
+def convert_unsqueeze(ctx: NodeContext):
+    axes = ctx.ints_from_input_or_attribute(1, "axes", 13, "axes")
+    if axes is None:
+        raise ctx.error("axes are required")
+    return [ctx.emit(graph.UnsqueezeOp, [ctx.input(0)], {"axes": int_array(axes)})]
+
+
+@converts("Transpose")
+def convert_transpose(ctx: NodeContext):
+    perm = ctx.attribute("perm", list(reversed(range(len(ctx.shape(0))))))
+    return [ctx.emit(graph.TransposeOp, [ctx.input(0)], {"perm": int_array(perm)})]
+
+
+@converts("Concat")
+def convert_concat(ctx: NodeContext):
+    operands = [ctx.input(i) for i in range(ctx.input_count) if ctx.has_input(i)]
+    return [ctx.emit(graph.ConcatOp, [operands], {"axis": i64_attr(ctx.attribute("axis", 1))})]
+
+
+@converts("Split")
+def convert_split(ctx: NodeContext):
+    shape = ctx.shape(0)
+    axis = ctx.attribute("axis", 0)
+    axis = axis + len(shape) if axis < 0 else axis
+    sizes = ctx.ints_from_input_or_attribute(1, "split", 13, "the split sizes")
+    outputs = len(ctx.node.output)
+    if sizes is None:
+        # Even parts; from opset 18 `num_outputs` parts with a smaller last one.
+        parts = ctx.attribute("num_outputs", outputs)
+        size = -(-shape[axis] // parts)
+        sizes = [min(size, shape[axis] - i * size) for i in range(parts)]
+    if sum(sizes) != shape[axis] or len(sizes) != outputs:
+        raise ctx.error(f"split sizes {sizes} do not cut dimension {axis} ({shape[axis]}) into {outputs} outputs")
+    results, start = [], 0
+    for size in sizes:
+        properties = {"starts": int_array([start]), "ends": int_array([start + size]), "axes": int_array([axis])}
+        results.append(ctx.emit(graph.SliceOp, [ctx.input(0)], properties))
+        start += size
+    return results
+
+
+@converts("Slice")
+def convert_slice(ctx: NodeContext):
+    if ctx.opset < 10:
+        starts, ends, axes, steps = ctx.attribute("starts"), ctx.attribute("ends"), ctx.attribute("axes"), None
+    else:
+        starts, ends, axes, steps = (
+            None if values is None else [int(v) for v in values.reshape(-1)]
+            for values in (
+                ctx.constant(1, "starts"),
+                ctx.constant(2, "ends"),
+                ctx.optional_constant(3, "axes"),
+                ctx.optional_constant(4, "steps"),
+            )
+        )
+    properties = {
+        "starts": int_array(starts),
+        "ends": int_array(ends),
+        "axes": None if axes is None else int_array(axes),
+        "steps": None if steps is None else int_array(steps),
+    }
+    return [ctx.emit(graph.SliceOp, [ctx.input(0)], properties)]
+
+
+@converts("Pad")
+def convert_pad(ctx: NodeContext):
+    rank = len(ctx.shape(0))
+    mode = ctx.attribute("mode", "constant")
+    if ctx.opset < 11:
+        pads = list(ctx.attribute("pads", ctx.attribute("paddings", [])))
+        value = ctx.attribute("value", 0.0)
+    else:
+        pads = [int(v) for v in ctx.constant(1, "pads").reshape(-1)]
+        constant = ctx.optional_constant(2, "the padding value")
+        value = 0.0 if constant is None or constant.size == 0 else float(constant.reshape(-1)[0])
+        axes = ctx.optional_constant(3, "axes")
+        if axes is not None:
+            # Pads given for some axes only (opset 18): spread them over all.
+            full = [0] * (2 * rank)
+            for position, axis in enumerate(int(a) % rank for a in axes.reshape(-1)):
+                full[axis], full[axis + rank] = pads[position], pads[position + len(axes)]
+            pads = full
+    if mode not in graph.PadOp.MODES:
+        raise ctx.error(f"mode '{mode}' is not supported (graph.pad has {', '.join(graph.PadOp.MODES)})")
+    properties = {"pads": int_array(pads), "mode": StringAttr(mode), "value": f32_attr(value)}
+    return [ctx.emit(graph.PadOp, [ctx.input(0)], properties)]
+
+
+@converts("Gather")
+def convert_gather(ctx: NodeContext):
+    return [ctx.emit(graph.GatherOp, [ctx.input(0), ctx.input(1)], {"axis": i64_attr(ctx.attribute("axis", 0))})]
+
+
+@converts("Expand")
+def convert_expand(ctx: NodeContext):
+    target = [int(d) for d in ctx.constant(1, "the target shape")]
+    shape = ctx.shape(0)
+    result_shape = list(np.broadcast_shapes(tuple(shape), tuple(target)))
+    return [ctx.emit_typed(graph.BroadcastToOp, ctx.input(0), TensorType(ctx.type(0).get_element_type(), result_shape))]
+
+
+@converts("Tile")
+def convert_tile(ctx: NodeContext):
+    repeats = [int(r) for r in ctx.constant(1, "repeats")]
+    result = ctx.input(0)
+    for axis, count in enumerate(repeats):
+        if count != 1:
+            result = ctx.emit(graph.ConcatOp, [[result] * count], {"axis": i64_attr(axis)})
+    return [result]
+
+
+@converts("DepthToSpace", "SpaceToDepth")
+def convert_depth_space(ctx: NodeContext):
+    n, c, h, w = ctx.shape(0)
+    b = ctx.attribute("blocksize")
+    x = ctx.input(0)
+    if ctx.node.op_type == "SpaceToDepth":
+        blocks = reshape(ctx, x, [n, c, h // b, b, w // b, b])
+        moved = ctx.emit(graph.TransposeOp, [blocks], {"perm": int_array([0, 3, 5, 1, 2, 4])})
+        return [reshape(ctx, moved, [n, c * b * b, h // b, w // b])]
+    if ctx.attribute("mode", "DCR") == "DCR":
+        blocks, perm = reshape(ctx, x, [n, b, b, c // (b * b), h, w]), [0, 3, 4, 1, 5, 2]
+    else:
+        blocks, perm = reshape(ctx, x, [n, c // (b * b), b, b, h, w]), [0, 1, 4, 2, 5, 3]
+    moved = ctx.emit(graph.TransposeOp, [blocks], {"perm": int_array(perm)})
+    return [reshape(ctx, moved, [n, c // (b * b), h * b, w * b])]
+
+
+# --------------------------------------------------------------------------- #
+# Constants and shapes known at import time
+# --------------------------------------------------------------------------- #
+
+
+@converts("Constant")
+def convert_constant(ctx: NodeContext):
+    for name, dtype in (
+        ("value", None),
+        ("value_float", np.float32),
+        ("value_floats", np.float32),
+        ("value_int", np.int64),
+        ("value_ints", np.int64),
+    ):
+        if ctx.has_attribute(name):
+            value = ctx.attribute(name)
+            return [ctx.constant_value(np.asarray(value, dtype=dtype))]
+    raise ctx.error("only dense tensor, float(s) and int(s) values are supported (not sparse or strings)")
+
+
+@converts("ConstantOfShape")
+def convert_constant_of_shape(ctx: NodeContext):
+    shape = [int(d) for d in ctx.constant(0, "the shape")]
+    value = ctx.attribute("value")
+    fill = np.zeros((), np.float32) if value is None else value.reshape(())
+    return [ctx.constant_value(np.full(shape, fill, dtype=fill.dtype))]
+
+
+@converts("Shape")
+def convert_shape(ctx: NodeContext):
+    shape = ctx.shape(0)
+    start, end = ctx.attribute("start", 0), ctx.attribute("end", len(shape))
+    return [ctx.constant_value(np.asarray(shape[slice(start, end)], dtype=np.int64))]
+
+
+@converts("Size")
+def convert_size(ctx: NodeContext):
+    return [ctx.constant_value(np.asarray(math.prod(ctx.shape(0)), dtype=np.int64))]
+
+
+@converts("Range")
+def convert_range(ctx: NodeContext):
+    start, limit, delta = (ctx.constant(i, name).reshape(()) for i, name in enumerate(("start", "limit", "delta")))
+    return [ctx.constant_value(np.arange(start, limit, delta, dtype=start.dtype))]
+
+
+# --------------------------------------------------------------------------- #
+# Quantization
+# --------------------------------------------------------------------------- #
+
+
+@converts("QuantizeLinear", "DequantizeLinear")
+def convert_quantization(ctx: NodeContext):
+    if ctx.attribute("block_size", 0):
+        raise ctx.error("blocked quantization (block_size > 0) is not supported")
+    x, scale = ctx.input(0), ctx.input(1)
+    zero_point = ctx.optional_input(2)
+    if zero_point is None:
+        if ctx.node.op_type == "QuantizeLinear":
+            # uint8 unless opset 21's output_dtype says otherwise.
+            target = ctx.attribute("output_dtype", 0) or onnx.TensorProto.UINT8
+            dtype = to_numpy_dtype(element_type_of(target, f"{ctx.label} output_dtype"))
+            zero_point = ctx.constant_value(np.zeros(ctx.shape(1), dtype=dtype))
+        else:
+            zero_point = ctx.constant_value(np.zeros(ctx.shape(1), dtype=ctx.dtype(0)))
+    op_type = graph.QuantizeOp if ctx.node.op_type == "QuantizeLinear" else graph.DequantizeOp
+    return [ctx.emit(op_type, [x, scale, zero_point], {"axis": i64_attr(ctx.attribute("axis", 1))})]
+
