@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: install demo test lit pytest clean
+.PHONY: install demo test lit pytest docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ pytest: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(JOBS) test/unit
 
 test: lit pytest
+
+# Dialect and pass references generated from the code (docs/reference/, not committed).
+docs: $(STAMP)
+	$(BIN)/python -m ziggurat.tools.gen_docs docs/reference
 
 clean:
 	rm -rf $(VENV) build *.egg-info
