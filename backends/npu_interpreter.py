@@ -577,7 +577,9 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
 
 _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "add": np.add,
+    "sub": np.subtract,
     "mul": np.multiply,
+    "div": np.divide,
     "max": np.maximum,
     "min": np.minimum,
     "exp": np.exp,
@@ -594,7 +596,13 @@ def _vector_result(op: npu.VectorOperation, sources: list[np.ndarray], dtype: np
     if kind == "select":
         cond, lhs, rhs = sources
         return np.where(cond != 0, lhs, rhs)
+    if kind == "dup":
+        return np.asarray(op.scalar.value.data)
     wide = [s.astype(_compute_dtype(s.dtype)) for s in sources]
+    if kind in ("adds", "muls"):
+        (x,) = wide
+        scalar = convert(np.asarray(op.scalar.value.data), np.dtype(dtype)).astype(x.dtype)
+        return x + scalar if kind == "adds" else x * scalar
     if kind == "reduce":
         (x,) = wide
         if op.combiner.data == "sum":

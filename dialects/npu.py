@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
     DenseArrayBase,
+    FloatAttr,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
@@ -78,7 +79,10 @@ MACHINE_ATTR = "npu.machine"
 """Module attribute naming the machine (a preset or a TOML path) the program targets."""
 
 # The operations an `npu.vec.*` op can name; a machine file lists the subset its vector unit has.
-VECTOR_OPS = ("add", "mul", "max", "min", "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select")
+VECTOR_OPS = (
+    "add", "sub", "mul", "div", "max", "min", "adds", "muls", "dup",
+    "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select",
+)  # fmt: skip
 
 # (input element type, accumulator element type) pairs a matrix instruction can mean;
 # the machine decides which of them its unit implements and at what rate.
@@ -824,11 +828,74 @@ class VecMinOp(BinaryVectorOperation):
     name = "npu.vec.min"
 
 
+@irdl_op_definition
+class VecSubOp(BinaryVectorOperation):
+    """dst = lhs - rhs, lane by lane."""
+
+    name = "npu.vec.sub"
+
+
+def _require_floats(op: VectorOperation, element_types: list[Attribute]) -> None:
+    if to_numpy_dtype(element_types[0]).kind != "f":
+        raise VerifyException(f"{op.name} computes on floats, got {element_types[0]}")
+
+
+@irdl_op_definition
+class VecDivOp(BinaryVectorOperation):
+    """dst = lhs / rhs, lane by lane, on floats."""
+
+    name = "npu.vec.div"
+
+    def verify_types(self, element_types: list[Attribute]) -> None:
+        super().verify_types(element_types)
+        _require_floats(self, element_types)
+
+
+class ScalarVectorOperation(UnaryVectorOperation):
+    """dst = src (op) scalar, lane by lane; the scalar is converted to the operands' element type.
+
+    `npu.vec.muls %ub[0] -> %ub[0] {scalar = 5.000000e-01 : f64} : ...`
+    """
+
+    scalar = prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class VecAddsOp(ScalarVectorOperation):
+    """dst = src + scalar, lane by lane."""
+
+    name = "npu.vec.adds"
+
+
+@irdl_op_definition
+class VecMulsOp(ScalarVectorOperation):
+    """dst = src * scalar, lane by lane."""
+
+    name = "npu.vec.muls"
+
+
+@irdl_op_definition
+class VecDupOp(VectorOperation):
+    """The active lanes of each block of dst = scalar (converted to dst's element type): fills a buffer.
+
+    `npu.vec.dup %ub[0, 0] {scalar = 0.000000e+00 : f64, repeat = 4 : i64} : memref<4x64xf32, "ub">`
+    """
+
+    name = "npu.vec.dup"
+
+    SOURCES: ClassVar[tuple[str, ...]] = ()
+    dst = operand_def(MemRefType)
+    dst_indices = var_operand_def(IndexType)
+    static_dst_indices = prop_def(DenseArrayBase.constr(i64))
+    scalar = prop_def(FloatAttr)
+
+    assembly_format = "$dst `` custom<DynamicIndexList>($dst_indices, $static_dst_indices) attr-dict `:` type($dst)"
+
+
 class FloatUnaryVectorOperation(UnaryVectorOperation):
     def verify_types(self, element_types: list[Attribute]) -> None:
         super().verify_types(element_types)
-        if to_numpy_dtype(element_types[0]).kind != "f":
-            raise VerifyException(f"{self.name} computes on floats, got {element_types[0]}")
+        _require_floats(self, element_types)
 
 
 @irdl_op_definition
@@ -1025,6 +1092,11 @@ Npu = Dialect(
         VecMulOp,
         VecMaxOp,
         VecMinOp,
+        VecSubOp,
+        VecDivOp,
+        VecAddsOp,
+        VecMulsOp,
+        VecDupOp,
         VecExpOp,
         VecRsqrtOp,
         VecReluOp,

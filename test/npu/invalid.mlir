@@ -244,3 +244,21 @@ func.func @f(%x: memref<16xf32, strided<[2]>, "ub">, %y: memref<16xf32, "ub">) {
   npu.vec.relu %x[0] -> %y[0] : memref<16xf32, strided<[2]>, "ub"> -> memref<16xf32, "ub">
   func.return
 }
+
+// -----
+
+func.func @f() {
+  %x = npu.buffer offset 0 : memref<64xi32, "ub">
+  // expected-error@+1 {{npu.vec.div computes on floats, got i32}}
+  npu.vec.div %x[0], %x[0] -> %x[0] : memref<64xi32, "ub">, memref<64xi32, "ub"> -> memref<64xi32, "ub">
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  %x = npu.buffer offset 0 : memref<64xf32, "ub">
+  // expected-error@+1 {{property 'scalar' expected in operation 'npu.vec.muls'}}
+  npu.vec.muls %x[0] -> %x[0] : memref<64xf32, "ub"> -> memref<64xf32, "ub">
+  func.return
+}

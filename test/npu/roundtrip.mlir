@@ -38,6 +38,16 @@ func.func @all_ops(%gm: memref<64x256xf16, "gm">, %out: memref<16x16xf32, "gm">)
   npu.vec.max %ub[0, 0], %ub[0, 0] -> %ub[0, 0] {mask = 16 : i64} : memref<16x16xf32, "ub">, memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
   // CHECK-NEXT: npu.vec.min %ub[0, 0], %ub[0, 0] -> %ub[0, 0] :
   npu.vec.min %ub[0, 0], %ub[0, 0] -> %ub[0, 0] : memref<16x16xf32, "ub">, memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  // CHECK-NEXT: npu.vec.sub %ub[0, 0], %ub[0, 0] -> %ub[0, 0] :
+  npu.vec.sub %ub[0, 0], %ub[0, 0] -> %ub[0, 0] : memref<16x16xf32, "ub">, memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  // CHECK-NEXT: npu.vec.div %ub[0, 0], %ub[0, 0] -> %ub[0, 0] :
+  npu.vec.div %ub[0, 0], %ub[0, 0] -> %ub[0, 0] : memref<16x16xf32, "ub">, memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  // CHECK-NEXT: npu.vec.adds %ub[0, 0] -> %ub[0, 0] {scalar = 5.000000e-01 : f64} : memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  npu.vec.adds %ub[0, 0] -> %ub[0, 0] {scalar = 0.5 : f64} : memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  // CHECK-NEXT: npu.vec.muls %ub[0, 0] -> %ub[0, 0] {scalar = -2.000000e+00 : f64, repeat = 4 : i64} :
+  npu.vec.muls %ub[0, 0] -> %ub[0, 0] {scalar = -2.0 : f64, repeat = 4 : i64} : memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  // CHECK-NEXT: npu.vec.dup %ub[0, 0] {scalar = 0.000000e+00 : f64, repeat = 4 : i64} : memref<16x16xf32, "ub">
+  npu.vec.dup %ub[0, 0] {scalar = 0.0 : f64, repeat = 4 : i64} : memref<16x16xf32, "ub">
   // CHECK-NEXT: npu.vec.exp %ub[0, 0] -> %ub[0, 0] : memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
   npu.vec.exp %ub[0, 0] -> %ub[0, 0] : memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
   // CHECK-NEXT: npu.vec.rsqrt %ub[0, 0] -> %ub[0, 0] :

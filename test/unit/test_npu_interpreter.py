@@ -16,6 +16,7 @@ from ziggurat.backends.machine import DmaEngine, Machine, MatrixUnit, MemorySpac
 from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
+from ziggurat.dialects.npu import VECTOR_OPS
 
 
 def tiny_machine() -> Machine:
@@ -43,7 +44,7 @@ def tiny_machine() -> Machine:
     )  # fmt: skip
     vector = VectorUnit(
         "vector", "vector", 256, ("ub",),
-        ("add", "mul", "max", "min", "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select"),
+        VECTOR_OPS,
         latency=2, transcendental_cost=4,
     )  # fmt: skip
     return Machine(
@@ -256,7 +257,15 @@ def run_vector(instruction, sources, dst, arrays):
 
 
 @pytest.mark.parametrize(
-    "kind, reference", [("add", np.add), ("mul", np.multiply), ("max", np.maximum), ("min", np.minimum)]
+    "kind, reference",
+    [
+        ("add", np.add),
+        ("sub", np.subtract),
+        ("mul", np.multiply),
+        ("div", np.divide),
+        ("max", np.maximum),
+        ("min", np.minimum),
+    ],
 )
 def test_binary_vector_ops_with_repeat_mask_and_stride(kind, reference):
     # 4 repeats of 48 active f32 lanes (of 64), the sources' blocks 64 elements apart, the destination's 80
@@ -285,6 +294,27 @@ def test_unary_vector_ops_in_f16_round_once_from_f32(kind, reference):
     instruction = f"npu.vec.{kind} %x[0, 0] -> %y[0, 0] {{repeat = 2 : i64}} : {t} -> {t}"
     out = run_vector(instruction, [("x", (2, 128), "f16")], ("y", (2, 128), "f16"), [x, np.zeros_like(x)])
     np.testing.assert_array_equal(out, reference(x.astype(np.float32)).astype(np.float16))
+
+
+def test_scalar_operand_ops_and_dup():
+    x = np.random.default_rng(9).standard_normal((2, 128)).astype(np.float16)
+    t = 'memref<2x128xf16, "ub">'
+    for kind, scalar, reference in (("adds", 0.1, np.add), ("muls", -3.0, np.multiply)):
+        instruction = f"npu.vec.{kind} %x[0, 0] -> %y[0, 0] {{repeat = 2 : i64, scalar = {scalar} : f64}} : {t} -> {t}"
+        out = run_vector(instruction, [("x", (2, 128), "f16")], ("y", (2, 128), "f16"), [x, np.zeros_like(x)])
+        # the scalar is first rounded to the element type, the result once from f32
+        expected = reference(x.astype(np.float32), np.float32(np.float16(scalar))).astype(np.float16)
+        np.testing.assert_array_equal(out, expected)
+    # dup fills 40 of the 64 f32 lanes of each of 3 blocks spaced 70 apart
+    instruction = (
+        'npu.vec.dup %y[0] {scalar = 2.5 : f64, repeat = 3 : i64, mask = 40 : i64, stride = array<i64: 70>}'
+        ' : memref<200xf32, "ub">'
+    )
+    out = run_vector(instruction, [], ("y", (200,), "f32"), [np.zeros(200, np.float32)])
+    expected = np.zeros(200, np.float32)
+    for block in range(3):
+        expected[70 * block : 70 * block + 40] = 2.5
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_vector_cast_f32_to_bf16_and_f16_to_i8():
