@@ -2,10 +2,11 @@
 
 from ziggurat.frontends.onnx.importer import (
     SUPPORTED_OPSETS,
+    import_loaded_model,
     import_model,
     load_model,
     parse_input_shape,
     unsupported_nodes,
 )
 
-__all__ = ["SUPPORTED_OPSETS", "import_model", "load_model", "parse_input_shape", "unsupported_nodes"]
+__all__ = ["SUPPORTED_OPSETS", "import_loaded_model", "import_model", "load_model", "parse_input_shape", "unsupported_nodes"]

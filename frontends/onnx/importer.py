@@ -320,6 +320,8 @@ class Importer:
         self._constants[op.output] = array
         if name is not None:
             self.values[name] = op.output
+            if SSAValue.is_valid_name(name):
+                op.output.name_hint = name
         return op.output
 
     def constant_array(self, value: SSAValue) -> np.ndarray | None:
@@ -400,6 +402,13 @@ def import_model(
     `input_shapes` sets the shape of inputs by name (needed for dynamic dimensions).
     """
     model, where = load_model(model_or_path)
+    return import_loaded_model(model, input_shapes, where)
+
+
+def import_loaded_model(
+    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None, where: str
+) -> ModuleOp:
+    """`import_model` for a model `load_model` returned; `where` names it in diagnostics."""
     opset = _check_supported(model, where)
     typed_inputs = _input_types(model, input_shapes or {}, where)
     shapes = _inferred_shapes(_with_static_inputs(model, typed_inputs), where)
