@@ -80,8 +80,8 @@ MACHINE_ATTR = "npu.machine"
 
 # The operations an `npu.vec.*` op can name; a machine file lists the subset its vector unit has.
 VECTOR_OPS = (
-    "add", "sub", "mul", "div", "max", "min", "adds", "muls", "dup",
-    "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select",
+    "add", "mul", "max", "min", "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select",
+    "sub", "div", "adds", "muls", "dup",
 )  # fmt: skip
 
 # (input element type, accumulator element type) pairs a matrix instruction can mean;
