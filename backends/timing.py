@@ -232,9 +232,10 @@ class Timeline:
         self.events: list[PipeEvent] | None = [] if record_events else None
 
     def scalar(self, cycles: float = 1) -> None:
-        """The scalar unit spends `cycles` (walking an op, a loop iteration)."""
+        """The scalar unit runs one instruction of `cycles` (an op it walks, a loop's back edge)."""
         self.now += cycles
         self.busy[self.machine.scalar_pipe] += cycles
+        self.count[self.machine.scalar_pipe] += 1
 
     def issue(
         self,

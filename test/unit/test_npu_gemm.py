@@ -63,3 +63,14 @@ def test_removing_a_wait_reports_the_hazard_at_the_reader():
         "'mte1' may still be writing"
     )
     assert "note: the earlier access on pipe 'mte1'" in message
+
+
+def test_the_readme_snippet_runs(capsys, monkeypatch):
+    import re
+
+    monkeypatch.chdir(EXAMPLES.parents[1])  # the snippet names files from the repository root
+    snippet = re.search(r"```python\n(.*?)```", (EXAMPLES / "README.md").read_text(), re.S).group(1)
+    exec(compile(snippet, str(EXAMPLES / "README.md"), "exec"), {})
+    error, report = capsys.readouterr().out.split("\n", 1)
+    assert float(error) < 1e-3
+    assert "roofline" in report and "cube" in report
