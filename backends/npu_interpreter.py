@@ -21,7 +21,10 @@ numpy calls on strided views; narrow floats use ml_dtypes, and the matrix unit
 accumulates f16/bf16/f8 in f32 and i8 in i32.
 
 The scalar unit's program (`scf.for`, `scf.if`, integer `arith`) is walked
-directly, one scalar cycle per op. Timing and the ordering hazards are in
+directly, one scalar cycle per op, rather than through xDSL's interpreter:
+each instruction's properties are decoded once, so a loop of small DMAs and
+vector instructions runs at ~30-40k instructions per second (flags included),
+and the 256x256x512 example GEMMs in well under a second. Timing and the ordering hazards are in
 `ziggurat.backends.timing`. Every failure -- an index outside its buffer, a
 misaligned address, a hazard, a deadlock, an op this machine has no
 instruction for -- is a `DiagnosticError` at the op's location.
