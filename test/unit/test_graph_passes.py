@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,7 +21,7 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
 from ziggurat.dialects.graph import ConstantOp, ExpOp, TransposeOp
 from ziggurat.tools.ziggurat_opt import split_input
-from ziggurat.transforms.graph.canonicalization_patterns import compose_permutations
+from ziggurat.transforms.graph.canonicalization_patterns import compose_permutations, widens_exactly
 from ziggurat.transforms.graph.canonicalize import GraphCanonicalizePass
 from ziggurat.transforms.graph.constants import splat_value
 from ziggurat.transforms.graph.fold_constants import GraphFoldConstantsPass
@@ -196,3 +197,40 @@ def test_splat_value(values, splat):
         assert element is not None and np.isnan(element)
     else:
         assert element is not None and element == splat and np.signbit(element) == np.signbit(splat)
+
+
+def every_value(dtype: np.dtype) -> np.ndarray:
+    """All values of a dtype of at most 16 bits, from its bit patterns."""
+    if dtype == np.bool_:
+        return np.array([False, True])
+    bits = np.dtype(f"uint{8 * dtype.itemsize}")
+    return np.arange(2 ** (8 * dtype.itemsize)).astype(bits).view(dtype)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "exact"),
+    [
+        (np.float16, np.float32, True),
+        (np.float32, np.float16, False),
+        (ml_dtypes.bfloat16, np.float32, True),
+        (np.float16, ml_dtypes.bfloat16, False),  # bf16 has fewer mantissa bits
+        (ml_dtypes.float8_e4m3fn, np.float16, True),
+        (ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn, False),  # e4m3 has less range
+        (np.int8, np.int16, True),
+        (np.uint8, np.int8, False),
+        (np.uint8, np.int16, True),
+        (np.bool_, np.int8, True),
+        (np.int8, np.bool_, False),
+        (np.int8, np.float16, False),  # exact, but graph.cast treats the kinds differently
+    ],
+)
+def test_widens_exactly(source, target, exact):
+    source, target = np.dtype(source), np.dtype(target)
+    assert widens_exactly(source, target) is exact
+    if (source.kind in "iub") == (target.kind in "iub") and source.itemsize <= 2:
+        # Compared in a type that holds both exactly.
+        wide = np.int64 if source.kind in "iub" else np.float64
+        values = every_value(source)
+        with np.errstate(invalid="ignore", over="ignore"):  # narrowing overflows, as it should
+            want, got = values.astype(wide), values.astype(target).astype(wide)
+        assert np.array_equal(got, want, equal_nan=wide is np.float64) is exact

@@ -18,11 +18,40 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_dtypes
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from ziggurat.dialects.graph import AddOp, ReluOp, TransposeOp, int_array
-from ziggurat.transforms.graph.constants import splat_value
+from ziggurat.dialects.graph import (
+    AddOp,
+    AvgPoolOp,
+    BroadcastToOp,
+    CastOp,
+    ClipOp,
+    ConcatOp,
+    DivOp,
+    FlattenOp,
+    GlobalAvgPoolOp,
+    GlobalMaxPoolOp,
+    MaxPoolOp,
+    MulOp,
+    NegOp,
+    PadOp,
+    PowOp,
+    Relu6Op,
+    ReluOp,
+    ReshapeOp,
+    SliceOp,
+    SqueezeOp,
+    SubOp,
+    TransposeOp,
+    UnsqueezeOp,
+    element_dtype,
+    int_array,
+    ints_of,
+)
+from ziggurat.transforms.graph.constants import splat_constant, splat_value
 
 
 def is_splat_of(value: SSAValue, scalar: float) -> bool:
@@ -40,7 +69,7 @@ def replace_by_operand(op: Operation, kept: SSAValue, rewriter: PatternRewriter)
 
 
 # --------------------------------------------------------------------------- #
-# Binary arithmetic with a neutral operand
+# Binary arithmetic with a neutral or absorbing operand
 # --------------------------------------------------------------------------- #
 
 
@@ -55,18 +84,141 @@ class AddZero(RewritePattern):
             replace_by_operand(op, op.rhs, rewriter)
 
 
+class SubZero(RewritePattern):
+    """`x - 0 -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SubOp, rewriter: PatternRewriter, /):
+        if is_splat_of(op.rhs, 0):
+            replace_by_operand(op, op.lhs, rewriter)
+
+
+class MulOne(RewritePattern):
+    """`x * 1 -> x` and `1 * x -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MulOp, rewriter: PatternRewriter, /):
+        if is_splat_of(op.rhs, 1) and replace_by_operand(op, op.lhs, rewriter):
+            return
+        if is_splat_of(op.lhs, 1):
+            replace_by_operand(op, op.rhs, rewriter)
+
+
+class MulZero(RewritePattern):
+    """`x * 0 -> 0` and `0 * x -> 0` for integers, as a zero constant of the result type
+    (for floats `inf * 0` and `NaN * 0` are NaN)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MulOp, rewriter: PatternRewriter, /):
+        if element_dtype(op.output.type).kind not in "iub":
+            return
+        if is_splat_of(op.lhs, 0) or is_splat_of(op.rhs, 0):
+            rewriter.replace(op, splat_constant(0, op.output.type))
+
+
+class DivOne(RewritePattern):
+    """`x / 1 -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DivOp, rewriter: PatternRewriter, /):
+        if is_splat_of(op.rhs, 1):
+            replace_by_operand(op, op.lhs, rewriter)
+
+
+class PowOne(RewritePattern):
+    """`x ** 1 -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter, /):
+        if is_splat_of(op.rhs, 1):
+            replace_by_operand(op, op.lhs, rewriter)
+
+
 # --------------------------------------------------------------------------- #
-# Activations
+# Unary elementwise
 # --------------------------------------------------------------------------- #
+
+
+class NegOfNeg(RewritePattern):
+    """`neg(neg(x)) -> x` (integers too: negation wraps around both times)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: NegOp, rewriter: PatternRewriter, /):
+        if isinstance(inner := op.input.owner, NegOp):
+            rewriter.replace(op, [], [inner.input])
 
 
 class ReluOfRelu(RewritePattern):
-    """`relu(relu(x)) -> relu(x)`."""
+    """`relu(relu(x)) -> relu(x)`, `relu(relu6(x))` and `relu6(relu6(x)) -> relu6(x)`,
+    `relu6(relu(x)) -> relu6(x)`: the inner result is already in the outer op's range,
+    or the outer op clamps everything the inner one does."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ReluOp, rewriter: PatternRewriter, /):
-        if isinstance(op.input.owner, ReluOp):
+    def match_and_rewrite(self, op: ReluOp | Relu6Op, rewriter: PatternRewriter, /):
+        inner = op.input.owner
+        if not isinstance(inner, ReluOp | Relu6Op):
+            return
+        if isinstance(op, ReluOp) or isinstance(inner, Relu6Op):
             rewriter.replace(op, [], [op.input])
+        else:
+            rewriter.replace(op, Relu6Op(inner.input))
+
+
+class UnboundedClip(RewritePattern):
+    """`clip(x)` with neither `min` nor `max` -> `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ClipOp, rewriter: PatternRewriter, /):
+        if op.min is None and op.max is None:
+            rewriter.replace(op, [], [op.input])
+
+
+# --------------------------------------------------------------------------- #
+# Casts
+# --------------------------------------------------------------------------- #
+
+
+def widens_exactly(source: np.dtype, target: np.dtype) -> bool:
+    """Whether `target` holds every value of `source` exactly, both being integers (bool
+    included) or both floats. Across the two kinds the answer is False: `graph.cast`
+    converts integer and float sources differently (only floats saturate to fp8), so
+    going through an exact float would not be the same as converting the integer."""
+    source_int, target_int = source.kind in "iub", target.kind in "iub"
+    if source_int != target_int:
+        return False
+    if source == target or source == np.bool_:
+        return True
+    if target == np.bool_:
+        return False
+    if source_int:
+        s, t = np.iinfo(source), np.iinfo(target)
+        return t.min <= s.min and s.max <= t.max
+    s, t = ml_dtypes.finfo(source), ml_dtypes.finfo(target)
+    # More mantissa, more range, and subnormals at least as small (2**(minexp - nmant)).
+    return t.nmant >= s.nmant and t.maxexp >= s.maxexp and t.minexp - t.nmant <= s.minexp - s.nmant
+
+
+class CastToSameType(RewritePattern):
+    """`cast(x : T -> T) -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /):
+        replace_by_operand(op, op.input, rewriter)
+
+
+class CastOfExactCast(RewritePattern):
+    """`cast(cast(x : A -> B) : B -> C) -> cast(x : A -> C)`, or `x` if C is A, when B
+    holds every A exactly (see `widens_exactly`), so the outer cast sees x's value."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /):
+        inner = op.input.owner
+        if not isinstance(inner, CastOp):
+            return
+        if not widens_exactly(element_dtype(inner.input.type), element_dtype(inner.output.type)):
+            return
+        if not replace_by_operand(op, inner.input, rewriter):
+            rewriter.replace(op, CastOp(inner.input, op.output.type))
 
 
 # --------------------------------------------------------------------------- #
@@ -101,10 +253,137 @@ class TransposeOfTranspose(RewritePattern):
         rewriter.replace(op, TransposeOp.build_inferred([inner.input], {"perm": int_array(perm)}))
 
 
+RESHAPES = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
+"""Ops that only regroup the dimensions of a row-major tensor."""
+
+
+class IdentityReshape(RewritePattern):
+    """A reshape, flatten, squeeze or unsqueeze to its input's own type -> its input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ReshapeOp | FlattenOp | SqueezeOp | UnsqueezeOp, rewriter: PatternRewriter, /
+    ):
+        replace_by_operand(op, op.input, rewriter)
+
+
+class ReshapeOfReshape(RewritePattern):
+    """Two reshapes in a row (reshape, flatten, squeeze, unsqueeze, in any pairing) -> one
+    `graph.reshape` of the first one's input, or that input if the shapes cancel."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ReshapeOp | FlattenOp | SqueezeOp | UnsqueezeOp, rewriter: PatternRewriter, /
+    ):
+        inner = op.input.owner
+        if not isinstance(inner, RESHAPES):
+            return
+        if not replace_by_operand(op, inner.input, rewriter):
+            rewriter.replace(op, ReshapeOp(inner.input, op.output.type))
+
+
+class IdentityBroadcast(RewritePattern):
+    """`broadcast_to(x : T -> T) -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BroadcastToOp, rewriter: PatternRewriter, /):
+        replace_by_operand(op, op.input, rewriter)
+
+
+class BroadcastOfBroadcast(RewritePattern):
+    """`broadcast_to(broadcast_to(x)) -> broadcast_to(x)` to the outer shape."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BroadcastToOp, rewriter: PatternRewriter, /):
+        if isinstance(inner := op.input.owner, BroadcastToOp):
+            rewriter.replace(op, BroadcastToOp(inner.input, op.output.type))
+
+
+class IdentitySlice(RewritePattern):
+    """A slice with positive steps that keeps every element -> its input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /):
+        # Same shape and forward steps leave no room for an offset or a stride.
+        if all(step > 0 for step in ints_of(op.properties, "steps") or ()):
+            replace_by_operand(op, op.input, rewriter)
+
+
+class ZeroPad(RewritePattern):
+    """A pad of zero widths on every side -> its input (in every mode)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PadOp, rewriter: PatternRewriter, /):
+        if not any(ints_of(op.properties, "pads")):
+            rewriter.replace(op, [], [op.input])
+
+
+class ConcatOfOne(RewritePattern):
+    """`concat(x) -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter, /):
+        if len(op.inputs) == 1:
+            rewriter.replace(op, [], [op.inputs[0]])
+
+
+# --------------------------------------------------------------------------- #
+# Pooling
+# --------------------------------------------------------------------------- #
+
+
+class IdentityPool(RewritePattern):
+    """A max or average pool with a 1x1 kernel, unit strides and no padding -> its input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MaxPoolOp | AvgPoolOp, rewriter: PatternRewriter, /):
+        if (
+            ints_of(op.properties, "kernel") == [1, 1]
+            and ints_of(op.properties, "strides") == [1, 1]
+            and not any(ints_of(op.properties, "pads"))
+        ):
+            replace_by_operand(op, op.input, rewriter)
+
+
+class GlobalPoolOfOne(RewritePattern):
+    """A global pool over spatial dimensions that are all 1 -> its input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: GlobalAvgPoolOp | GlobalMaxPoolOp, rewriter: PatternRewriter, /
+    ):
+        replace_by_operand(op, op.input, rewriter)
+
+
+_RESHAPE_PATTERNS = (IdentityReshape(), ReshapeOfReshape())
+_RELU_PATTERNS = (ReluOfRelu(),)
+_POOL_PATTERNS = (IdentityPool(),)
+_GLOBAL_POOL_PATTERNS = (GlobalPoolOfOne(),)
+
 PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     AddOp: (AddZero(),),
-    ReluOp: (ReluOfRelu(),),
+    SubOp: (SubZero(),),
+    MulOp: (MulOne(), MulZero()),
+    DivOp: (DivOne(),),
+    PowOp: (PowOne(),),
+    NegOp: (NegOfNeg(),),
+    ReluOp: _RELU_PATTERNS,
+    Relu6Op: _RELU_PATTERNS,
+    ClipOp: (UnboundedClip(),),
+    CastOp: (CastToSameType(), CastOfExactCast()),
     TransposeOp: (IdentityTranspose(), TransposeOfTranspose()),
+    ReshapeOp: _RESHAPE_PATTERNS,
+    FlattenOp: _RESHAPE_PATTERNS,
+    SqueezeOp: _RESHAPE_PATTERNS,
+    UnsqueezeOp: _RESHAPE_PATTERNS,
+    BroadcastToOp: (IdentityBroadcast(), BroadcastOfBroadcast()),
+    SliceOp: (IdentitySlice(),),
+    PadOp: (ZeroPad(),),
+    ConcatOp: (ConcatOfOne(),),
+    MaxPoolOp: _POOL_PATTERNS,
+    AvgPoolOp: _POOL_PATTERNS,
+    GlobalAvgPoolOp: _GLOBAL_POOL_PATTERNS,
+    GlobalMaxPoolOp: _GLOBAL_POOL_PATTERNS,
 }
 
 

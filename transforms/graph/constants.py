@@ -82,6 +82,12 @@ def constant_op_for(array: np.ndarray, result_type: TensorType) -> ConstantOp:
     return ConstantOp(DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes())))
 
 
+def splat_constant(scalar: float, result_type: TensorType) -> ConstantOp:
+    """A `graph.constant` of type `result_type` whose elements all equal `scalar`, stored as one element."""
+    element = np.asarray(scalar).astype(to_numpy_dtype(result_type.get_element_type()))
+    return constant_op_for(element.reshape(1), result_type)
+
+
 def _all_bitwise_equal(data: np.ndarray) -> bool:
     raw = data.view(np.uint8).reshape(data.size, data.dtype.itemsize)
     return bool((raw == raw[0]).all())
