@@ -35,7 +35,7 @@ def parse(text: str):
     return parse_source(default_context(), text, "test.mlir")
 
 
-def onnx_run(nodes, inputs: dict[str, np.ndarray], outputs: list[str], initializers=None):
+def onnx_run(nodes, inputs: dict[str, np.ndarray], outputs: list[str], initializers=None, opset=17):
     """Run an ONNX graph of `nodes` with onnxruntime."""
     graph = helper.make_graph(
         nodes,
@@ -51,7 +51,7 @@ def onnx_run(nodes, inputs: dict[str, np.ndarray], outputs: list[str], initializ
             numpy_helper.from_array(array, name) for name, array in (initializers or {}).items()
         ],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(outputs, inputs)
@@ -144,22 +144,224 @@ def test_arith_constant_tensors_and_several_results():
     assert a.dtype == r.dtype == np.int32
 
 
-@settings(max_examples=15, deadline=None)
-@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4))
-def test_add_broadcasting_matches_onnxruntime(shapes):
+def test_conv_relu_max_pool_matches_onnxruntime():
+    x_t, w_t, b_t = tensor([1, 3, 8, 8]), tensor([4, 3, 3, 3]), tensor([4])
+    conv_t, pool_t = tensor([1, 4, 8, 8]), tensor([1, 4, 4, 4])
+    module = parse(
+        f"""
+        func.func @main(%x: {x_t}, %w: {w_t}, %b: {b_t}) -> {pool_t} {{
+          %c = graph.conv2d %x, %w, %b {{pads = array<i64: 1, 1, 1, 1>}} : ({x_t}, {w_t}, {b_t}) -> {conv_t}
+          %r = graph.relu %c : {conv_t}
+          %p = graph.max_pool %r {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : {conv_t} -> {pool_t}
+          func.return %p : {pool_t}
+        }}"""
+    )
+    x, w, b = normal(1, 3, 8, 8), normal(4, 3, 3, 3), normal(4)
+    (ours,) = run_function(module, [x, w, b])
+    (expected,) = onnx_run(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["r"]),
+            helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        ],
+        {"x": x, "w": w, "b": b},
+        ["p"],
+    )
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_pool_gemm_softmax_head_matches_onnxruntime():
+    stats = {"scale": normal(4), "bias": normal(4), "mean": normal(4), "var": RNG.uniform(0.5, 2, 4).astype(np.float32)}
+    x_t, s_t, flat_t, out_t = tensor([2, 4, 5, 5]), tensor([4]), tensor([2, 4]), tensor([2, 3])
+    module = parse(
+        f"""
+        func.func @main(%x: {x_t}, %scale: {s_t}, %bias: {s_t}, %mean: {s_t}, %var: {s_t}, %wt: {tensor([3, 4])}, %c: {tensor([3])}) -> {out_t} {{
+          %bn = graph.batch_norm %x, %scale, %bias, %mean, %var {{epsilon = 1.000000e-03 : f32}} : ({x_t}, {s_t}, {s_t}, {s_t}, {s_t}) -> {x_t}
+          %gap = graph.global_avg_pool %bn : {x_t} -> {tensor([2, 4, 1, 1])}
+          %f = graph.flatten %gap : {tensor([2, 4, 1, 1])} -> {flat_t}
+          %g = graph.gemm %f, %wt, %c {{alpha = 5.000000e-01 : f32, trans_b = true}} : ({flat_t}, {tensor([3, 4])}, {tensor([3])}) -> {out_t}
+          %s = graph.softmax %g : {out_t}
+          func.return %s : {out_t}
+        }}"""
+    )
+    x, wt, c = normal(2, 4, 5, 5), normal(3, 4), normal(3)
+    (ours,) = run_function(module, [x, *stats.values(), wt, c])
+    (expected,) = onnx_run(
+        [
+            helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["bn"], epsilon=1e-3),
+            helper.make_node("GlobalAveragePool", ["bn"], ["gap"]),
+            helper.make_node("Flatten", ["gap"], ["f"]),
+            helper.make_node("Gemm", ["f", "wt", "c"], ["g"], alpha=0.5, transB=1),
+            helper.make_node("Softmax", ["g"], ["s"]),
+        ],
+        {"x": x, **stats, "wt": wt, "c": c},
+        ["s"],
+    )
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.sum(axis=-1), 1, rtol=1e-6)
+
+
+def test_matmul_layer_norm_gelu_softmax_chain_matches_onnxruntime():
+    x_t, w_t, h_t, g_t = tensor([2, 3, 6]), tensor([6, 8]), tensor([2, 3, 8]), tensor([8])
+    module = parse(
+        f"""
+        func.func @main(%x: {x_t}, %w: {w_t}, %gamma: {g_t}, %beta: {g_t}) -> ({h_t}, {h_t}) {{
+          %m = graph.matmul %x, %w : ({x_t}, {w_t}) -> {h_t}
+          %n = graph.layer_norm %m, %gamma, %beta : ({h_t}, {g_t}, {g_t}) -> {h_t}
+          %a = graph.gelu %n : {h_t}
+          %s = graph.softmax %a {{axis = 1 : i64}} : {h_t}
+          %l = graph.log_softmax %m : {h_t}
+          func.return %s, %l : {h_t}, {h_t}
+        }}"""
+    )
+    x, w, gamma, beta = normal(2, 3, 6), normal(6, 8), normal(8), normal(8)
+    ours = run_function(module, [x, w, gamma, beta])
+    expected = onnx_run(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"]),
+            helper.make_node("LayerNormalization", ["m", "gamma", "beta"], ["n"], axis=-1),
+            helper.make_node("Gelu", ["n"], ["a"]),
+            helper.make_node("Softmax", ["a"], ["s"], axis=1),
+            helper.make_node("LogSoftmax", ["m"], ["l"]),
+        ],
+        {"x": x, "w": w, "gamma": gamma, "beta": beta},
+        ["s", "l"],
+        opset=20,
+    )
+    for a, b in zip(ours, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_shape_ops_chain_matches_onnxruntime():
+    module = parse(
+        f"""
+        func.func @main(%x: {tensor([2, 3, 4])}, %y: {tensor([2, 5, 4])}) -> {tensor([2, 4, 8])} {{
+          %c = graph.concat %x, %y {{axis = 1 : i64}} : ({tensor([2, 3, 4])}, {tensor([2, 5, 4])}) -> {tensor([2, 8, 4])}
+          %s = graph.slice %c {{starts = array<i64: 1>, ends = array<i64: 7>, axes = array<i64: 1>, steps = array<i64: 2>}} : {tensor([2, 8, 4])} -> {tensor([2, 3, 4])}
+          %p = graph.pad %s {{pads = array<i64: 0, 1, 2, 0, 0, 2>, mode = "edge"}} : {tensor([2, 3, 4])} -> {tensor([2, 4, 8])}
+          %r = graph.reshape %p : {tensor([2, 4, 8])} -> {tensor([8, 8])}
+          %t = graph.transpose %r {{perm = array<i64: 1, 0>}} : {tensor([8, 8])} -> {tensor([8, 8])}
+          %u = graph.reshape %t : {tensor([8, 8])} -> {tensor([2, 4, 8])}
+          func.return %u : {tensor([2, 4, 8])}
+        }}"""
+    )
+    x, y = normal(2, 3, 4), normal(2, 5, 4)
+    (ours,) = run_function(module, [x, y])
+    (expected,) = onnx_run(
+        [
+            helper.make_node("Concat", ["x", "y"], ["c"], axis=1),
+            helper.make_node("Slice", ["c", "starts", "ends", "axes", "steps"], ["s"]),
+            helper.make_node("Pad", ["s", "pads"], ["p"], mode="edge"),
+            helper.make_node("Reshape", ["p", "flat"], ["r"]),
+            helper.make_node("Transpose", ["r"], ["t"], perm=[1, 0]),
+            helper.make_node("Reshape", ["t", "back"], ["u"]),
+        ],
+        {"x": x, "y": y},
+        ["u"],
+        initializers={
+            "starts": np.array([1]),
+            "ends": np.array([7]),
+            "axes": np.array([1]),
+            "steps": np.array([2]),
+            "pads": np.array([0, 1, 2, 0, 0, 2]),
+            "flat": np.array([8, 8]),
+            "back": np.array([2, 4, 8]),
+        },
+    )
+    np.testing.assert_array_equal(ours, expected)
+
+
+def test_quantize_dequantize_where_matches_onnxruntime():
+    f_t, q_t = tensor([3, 4]), tensor([3, 4], "ui8")
+    module = parse(
+        f"""
+        func.func @main(%x: {f_t}, %keep: {tensor([3, 1], 'i1')}) -> ({q_t}, {f_t}) {{
+          %scale = graph.constant dense<[0.02, 0.05, 0.1, 0.2]> : {tensor([4])}
+          %zp = graph.constant dense<[128, 100, 0, 7]> : {tensor([4], 'ui8')}
+          %q = graph.quantize %x, %scale, %zp {{axis = -1 : i64}} : ({f_t}, {tensor([4])}, {tensor([4], 'ui8')}) -> {q_t}
+          %d = graph.dequantize %q, %scale, %zp {{axis = -1 : i64}} : ({q_t}, {tensor([4])}, {tensor([4], 'ui8')}) -> {f_t}
+          %w = graph.where %keep, %d, %x : ({tensor([3, 1], 'i1')}, {f_t}, {f_t}) -> {f_t}
+          func.return %q, %w : {q_t}, {f_t}
+        }}"""
+    )
+    x, keep = normal(3, 4), np.array([[True], [False], [True]])
+    ours = run_function(module, [x, keep])
+    expected = onnx_run(
+        [
+            helper.make_node("QuantizeLinear", ["x", "scale", "zp"], ["q"], axis=-1),
+            helper.make_node("DequantizeLinear", ["q", "scale", "zp"], ["d"], axis=-1),
+            helper.make_node("Where", ["keep", "d", "x"], ["w"]),
+        ],
+        {"x": x, "keep": keep},
+        ["q", "w"],
+        initializers={
+            "scale": np.array([0.02, 0.05, 0.1, 0.2], np.float32),
+            "zp": np.array([128, 100, 0, 7], np.uint8),
+        },
+    )
+    np.testing.assert_array_equal(ours[0], expected[0])
+    np.testing.assert_allclose(ours[1], expected[1], rtol=1e-6)
+
+
+BINARY_ONNX = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    op=st.sampled_from(sorted(BINARY_ONNX)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4),
+)
+def test_binary_broadcasting_matches_onnxruntime(op, shapes):
     (lhs_shape, rhs_shape), out_shape = shapes.input_shapes, shapes.result_shape
     module = parse(
         f"""
         func.func @main(%a: {tensor(lhs_shape)}, %b: {tensor(rhs_shape)}) -> {tensor(out_shape)} {{
-          %s = graph.add %a, %b : ({tensor(lhs_shape)}, {tensor(rhs_shape)}) -> {tensor(out_shape)}
+          %s = graph.{op} %a, %b : ({tensor(lhs_shape)}, {tensor(rhs_shape)}) -> {tensor(out_shape)}
           func.return %s : {tensor(out_shape)}
         }}"""
     )
     a, b = normal(*lhs_shape), normal(*rhs_shape)
     (ours,) = run_function(module, [a, b])
-    (expected,) = onnx_run([helper.make_node("Add", ["a", "b"], ["s"])], {"a": a, "b": b}, ["s"])
+    (expected,) = onnx_run([helper.make_node(BINARY_ONNX[op], ["a", "b"], ["s"])], {"a": a, "b": b}, ["s"])
     assert ours.shape == tuple(out_shape)
     np.testing.assert_allclose(ours, expected, rtol=1e-6)
+
+
+REDUCE_ONNX = {"reduce_sum": "ReduceSum", "reduce_mean": "ReduceMean", "reduce_max": "ReduceMax"}
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    op=st.sampled_from(sorted(REDUCE_ONNX)),
+    shape=hnp.array_shapes(min_dims=1, max_dims=4, max_side=4),
+    keepdims=st.booleans(),
+    data=st.data(),
+)
+def test_reductions_over_axes_match_onnxruntime(op, shape, keepdims, data):
+    rank = len(shape)
+    axes = data.draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank))
+    out = [1 if i in {a % rank for a in axes} else d for i, d in enumerate(shape)]
+    if not keepdims:
+        out = [d for i, d in enumerate(shape) if i not in {a % rank for a in axes}]
+    attrs = f"axes = array<i64: {', '.join(map(str, axes))}>" + ("" if keepdims else ", keepdims = false")
+    module = parse(
+        f"""
+        func.func @main(%x: {tensor(shape)}) -> {tensor(out)} {{
+          %r = graph.{op} %x {{{attrs}}} : {tensor(shape)} -> {tensor(out)}
+          func.return %r : {tensor(out)}
+        }}"""
+    )
+    x = normal(*shape)
+    (ours,) = run_function(module, [x])
+    (expected,) = onnx_run(
+        [helper.make_node(REDUCE_ONNX[op], ["x", "axes"], ["r"], keepdims=int(keepdims))],
+        {"x": x},
+        ["r"],
+        initializers={"axes": np.array(axes, np.int64)},
+        opset=18,
+    )
+    assert ours.shape == expected.shape
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
 
 
 @settings(max_examples=10, deadline=None)
