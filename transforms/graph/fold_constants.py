@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -41,9 +41,13 @@ class FoldConstantOp(RewritePattern):
     max_elements: int = DEFAULT_MAX_ELEMENTS
     """Leave the op alone if any operand or result has more elements than this."""
 
+    _failed: set[Operation] = field(default_factory=set, init=False, compare=False)
+    """Ops whose evaluation failed: warned about once, not evaluated again when the
+    rewrite walker revisits them."""
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         # Zero operands: constants themselves, or ops whose value is not fixed by operands.
-        if not isinstance(op, GraphOp) or not op.has_trait(Pure) or not op.operands:
+        if not isinstance(op, GraphOp) or not op.has_trait(Pure) or not op.operands or op in self._failed:
             return
         if any(dense_attr_of(operand) is None for operand in op.operands):
             return
@@ -59,6 +63,7 @@ class FoldConstantOp(RewritePattern):
             with np.errstate(all="ignore"):
                 results = op.evaluate(*inputs)
         except Exception as error:  # evaluate is numpy code; whatever fails is left to run time
+            self._failed.add(op)
             emit_warning(
                 op, f"'{op.name}' not folded: evaluating it failed: {type(error).__name__}: {error}"
             )
