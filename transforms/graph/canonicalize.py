@@ -39,12 +39,15 @@ class GraphCanonicalizePass(ModulePass):
     `graph-fold-constants`'s; all run together to a fixed point. xDSL's
     `canonicalize` applies the same patterns, but does not fold graph ops and
     also rewrites other dialects' ops.
+
+    Option `max-elements` (default 2**20): as in `graph-fold-constants`, the
+    largest operand or result, in elements, of an op that is folded.
     """
 
     name = "graph-canonicalize"
 
     max_elements: int = DEFAULT_MAX_ELEMENTS
-    """Largest tensor (in elements) constant folding reads or creates, as in `graph-fold-constants`."""
+    """Largest operand or result, in elements, of an op the pass folds."""
 
     def __post_init__(self):
         if self.max_elements < 0:

@@ -95,14 +95,18 @@ class GraphFoldConstantsPass(ModulePass):
     `arith.constant` of a dense tensor; chains fold in one run. Values are
     computed with the op's `evaluate` and keep the result's element type. Ops
     left unused (the constants folding consumed, and any other dead pure op)
-    are erased, as in every greedy rewrite.
+    are erased, as in every greedy rewrite. An op whose evaluation fails (e.g. a
+    gather out of range) stays, with a warning.
+
+    Option `max-elements` (default 2**20): an op with an operand or a result of
+    more elements than this is not folded, so folding never materialises huge
+    tensors in the IR; results whose elements are all equal are stored as splats.
     """
 
     name = "graph-fold-constants"
 
     max_elements: int = DEFAULT_MAX_ELEMENTS
-    """Largest tensor (in elements) the pass reads or creates: an op with an operand or a result
-    larger than this stays as it is, so folding never materialises huge tensors in the IR."""
+    """Largest operand or result, in elements, of an op the pass folds."""
 
     def __post_init__(self):
         if self.max_elements < 0:
