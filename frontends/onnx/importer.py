@@ -215,11 +215,8 @@ def _input_types(
         if dynamic:
             listed = ", ".join(f"{i} ('{param}')" if param else f"{i}" for i, param in dynamic)
             example = "x".join(str(d.dim_value) if d.HasField("dim_value") else "1" for d in dims)
-            plural = "dimensions" if len(dynamic) > 1 else "dimension"
-            problems.append(
-                f"input '{value.name}' has a dynamic {plural} {listed}; set it with "
-                f"--input-shape {value.name}={example}"
-            )
+            which = f"dynamic dimensions {listed}; set them" if len(dynamic) > 1 else f"a dynamic dimension {listed}; set it"
+            problems.append(f"input '{value.name}' has {which} with --input-shape {value.name}={example}")
             continue
         typed.append((value, TensorType(element_type, [d.dim_value for d in dims])))
     if problems:
