@@ -32,6 +32,7 @@ instruction for -- is a `DiagnosticError` at the op's location.
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -44,12 +45,13 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, Me
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.backends.interpreter import argument_names
+from ziggurat.backends.interpreter import argument_names, find_function
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.timing import (
     Access,
     TimingStats,
     Timeline,
+    check_cores_disjoint,
     dma_cycles,
     mma_cycles,
     vector_cycles,
@@ -67,6 +69,8 @@ class NpuRunResult:
     stats: TimingStats
     arguments: dict[str, np.ndarray]
     """Final contents of every argument, by name."""
+    core_stats: list[TimingStats]
+    """Each core's statistics (`stats` is their combination)."""
 
 
 def run_npu(
@@ -75,36 +79,50 @@ def run_npu(
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] = (),
     function: str | None = None,
     *,
-    active_cores: int = 1,
+    cores: int = 1,
+    active_cores: int | None = None,
 ) -> NpuRunResult:
     """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
 
     The module is verified first; ops are checked against `machine`'s rules, and also against
     the module's own `npu.machine` when it names one.
 
-    `active_cores` is how many cores run at once, sharing global-memory bandwidth.
+    `cores` cores run the function, each with its own local memories and its `npu.core_id`,
+    all sharing global memory; they do not synchronize, so global bytes one core writes and
+    another touches are reported as a race. `stats` combines the cores (`TimingStats.combine`),
+    `core_stats` has each. `active_cores` (default: `cores`) is how many cores share the
+    global-memory bandwidth, e.g. to time one core of a kernel that runs on all of them.
     """
     machine = _resolve_machine(module, machine)
+    if not 1 <= cores <= machine.cores:
+        raise error_at(module, f"cannot run on {cores} cores: machine '{machine.name}' has {machine.cores}")
+    active_cores = cores if active_cores is None else active_cores
     verify_module(module)
     npu.verify_for_machine(module, machine)
     entry = _entry_function(module, function)
     memory = _Memory.for_function(machine, entry)
     names = argument_names(entry)
     given = _bind_inputs(entry, names, inputs)
-    env: dict[SSAValue, object] = {}
     for arg, name in zip(entry.args, names):
-        buffer = memory.arguments[arg]
-        env[arg] = buffer
         if name in given:
+            buffer = memory.arguments[arg]
             memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = given[name]
-    executor = _Executor(machine, memory, Timeline(machine, active_cores), active_cores)
-    executor.run_block(entry.body.block, env)
+    timelines = []
+    for core in range(cores):
+        timeline = Timeline(machine, active_cores, core, record_global=cores > 1)
+        executor = _Executor(machine, memory if core == 0 else memory.for_core(), timeline, active_cores, core, cores)
+        executor.run_block(entry.body.block, dict(memory.arguments))
+        timelines.append(timeline)
+    if cores > 1:
+        check_cores_disjoint([timeline.global_accesses or [] for timeline in timelines])
     arguments = {
-        name: memory.view(env[arg], 0, env[arg].shape, npu.row_major_strides(env[arg].shape)).copy()
-        for arg, name in zip(entry.args, names)
+        name: memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape)).copy()
+        for name, buffer in zip(names, memory.arguments.values())
     }
     outputs = [arguments[name] for name in names if name not in given] or list(arguments.values())
-    return NpuRunResult(outputs, executor.timeline.finish(), arguments)
+    core_stats = [timeline.finish() for timeline in timelines]
+    stats = core_stats[0] if cores == 1 else TimingStats.combine(core_stats)
+    return NpuRunResult(outputs, stats, arguments, core_stats)
 
 
 def is_npu_program(module: ModuleOp) -> bool:
@@ -129,18 +147,10 @@ def _resolve_machine(module: ModuleOp, machine: Machine | str | None) -> Machine
 
 
 def _entry_function(module: ModuleOp, name: str | None) -> func.FuncOp:
-    functions = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    by_name = {f.sym_name.data: f for f in functions}
-    if name is not None:
-        if name not in by_name:
-            raise error_at(module, f"no function @{name} to run (functions: {', '.join(by_name) or 'none'})")
-        return by_name[name]
-    if "main" in by_name:
-        return by_name["main"]
-    public = [f for f in functions if f.sym_visibility is None or f.sym_visibility.data == "public"]
-    if len(public) != 1:
-        raise error_at(module, f"name the function to run: there are {len(public)} public functions")
-    return public[0]
+    entry = find_function(module, name)
+    if not entry.body.blocks:
+        raise error_at(entry, f"@{entry.sym_name.data} is a declaration: there is no body to run")
+    return entry
 
 
 def _bind_inputs(
@@ -227,6 +237,15 @@ class _Memory:
             else:
                 sizes[name] = memory.capacity
         return cls(machine, sizes, arguments)
+
+    def for_core(self) -> _Memory:
+        """The memory another core sees: the same global spaces, its own (zeroed) local ones."""
+        core = copy.copy(self)
+        core.bytes = {
+            space: array if self.machine.memories[space].level == "global" else np.zeros_like(array)
+            for space, array in self.bytes.items()
+        }
+        return core
 
     def view(self, buffer: _Buffer, base: int, shape: Sequence[int], strides: Sequence[int]) -> np.ndarray:
         """The elements `base + strides . j` of `buffer` for `j` in `shape`, as a writable numpy view."""
@@ -351,11 +370,13 @@ _COMPARISONS: tuple[Callable[[int, int], bool], ...] = (
 
 
 class _Executor:
-    def __init__(self, machine: Machine, memory: _Memory, timeline: Timeline, active_cores: int):
+    def __init__(self, machine: Machine, memory: _Memory, timeline: Timeline, active_cores: int, core: int, cores: int):
         self.machine = machine
         self.memory = memory
         self.timeline = timeline
         self.active_cores = active_cores
+        self.core = core
+        self.cores = cores
         self.plans: dict[Operation, object] = {}
         self.handlers: dict[type[Operation], Callable[[Operation, dict[SSAValue, object]], None]] = {
             arith.ConstantOp: self._constant,
@@ -370,6 +391,8 @@ class _Executor:
             npu.SetFlagOp: self._set_flag,
             npu.WaitFlagOp: self._wait_flag,
             npu.BarrierOp: self._barrier,
+            npu.CoreIdOp: self._core_id,
+            npu.NumCoresOp: self._num_cores,
         }
 
     def run_block(self, block: Block, env: dict[SSAValue, object]) -> list[object]:
@@ -409,6 +432,12 @@ class _Executor:
 
     def _select(self, op: arith.SelectOp, env: dict[SSAValue, object]) -> None:
         env[op.result] = env[op.lhs] if env[op.cond] else env[op.rhs]
+
+    def _core_id(self, op: npu.CoreIdOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = self.core
+
+    def _num_cores(self, op: npu.NumCoresOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = self.cores
 
     def _for(self, op: scf.ForOp, env: dict[SSAValue, object]) -> None:
         lb, ub, step = env[op.lb], env[op.ub], env[op.step]

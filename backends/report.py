@@ -8,10 +8,10 @@ The report has the total cycles and time; per pipe, its busy cycles and share
 of the run; per memory space, the bytes read and written; and the roofline
 bound: the fewest cycles the work could take on this core, the larger of
 
-* compute: the matrix unit's multiply-accumulates at its peak rate for each
-  dtype pair, and
-* global memory: the bytes moved to and from global memory at this core's
-  share of its bandwidth (all of it divided by the active cores);
+* compute: the matrix units' multiply-accumulates at their peak rate for each
+  dtype pair, spread over the cores that ran, and
+* global memory: the bytes moved to and from global memory at the bandwidth
+  those cores share (each core's share: all of it divided by the active cores);
 
 with the fraction of that bound the run achieved.
 """
@@ -26,15 +26,16 @@ from ziggurat.backends.timing import TimingStats
 
 def build_report(stats: TimingStats, machine: Machine) -> dict[str, Any]:
     """The report of one run as plain data (JSON-serializable)."""
-    compute = sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items())
+    # the work of `stats.cores` cores, each with its own matrix unit and its share of global bandwidth
+    compute = sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items()) / stats.cores
     global_spaces = [name for name, space in machine.memories.items() if space.level == "global"]
     traffic = sum(stats.bytes_read.get(n, 0) + stats.bytes_written.get(n, 0) for n in global_spaces)
-    memory = traffic / (machine.global_bandwidth() / max(1, stats.active_cores))
+    memory = traffic / (machine.global_bandwidth() / max(1, stats.active_cores) * stats.cores)
     bound = max(compute, memory)
     report = stats.to_dict()
     report.update(
         clock_hz=machine.clock_hz,
-        cores=machine.cores,
+        machine_cores=machine.cores,
         roofline={
             "compute_cycles": compute,
             "global_memory_cycles": memory,
@@ -52,7 +53,8 @@ def format_report(report: dict[str, Any]) -> str:
     cycles = report["total_cycles"]
     roofline = report["roofline"]
     lines = [
-        f"machine {report['machine']}: {report['active_cores']} of {report['cores']} cores active, "
+        f"machine {report['machine']}: {report['cores']} core(s) run, {report['active_cores']} of "
+        f"{report['machine_cores']} sharing global memory, "
         f"{report['clock_hz'] / 1e9:g} GHz",
         f"total       {cycles:>12,.0f} cycles  {report['seconds'] * 1e6:.3f} us",
         f"roofline    {roofline['bound_cycles']:>12,.0f} cycles  bound by {roofline['bound_by']}, "

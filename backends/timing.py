@@ -115,6 +115,7 @@ class PipeEvent:
     start: float
     end: float
     op: Operation
+    core: int = 0
 
 
 @dataclass
@@ -137,6 +138,8 @@ class TimingStats:
     """Multiply-accumulates of the matrix unit per (input, accumulator) dtype pair."""
     active_cores: int
     """Cores assumed to run at once, sharing global-memory bandwidth."""
+    cores: int = 1
+    """Cores whose runs these statistics cover (see `combine`)."""
     events: list[PipeEvent] = field(default_factory=list, repr=False)
 
     @property
@@ -160,7 +163,41 @@ class TimingStats:
             "flops": self.flops,
             "macs": {f"{a}->{b}": n for (a, b), n in self.macs.items()},
             "active_cores": self.active_cores,
+            "cores": self.cores,
         }
+
+    @classmethod
+    def combine(cls, per_core: Sequence[TimingStats]) -> TimingStats:
+        """The statistics of cores running side by side.
+
+        The run lasts as long as its slowest core; work (instructions, bytes,
+        FLOPs) adds up; busy cycles are the cores' average, so `utilization` is
+        the average core's.
+        """
+        first = per_core[0]
+        cores = len(per_core)
+
+        def total(field: str) -> dict:
+            sums: dict = defaultdict(int)
+            for stats in per_core:
+                for key, value in getattr(stats, field).items():
+                    sums[key] += value
+            return dict(sums)
+
+        return cls(
+            machine=first.machine,
+            clock_hz=first.clock_hz,
+            total_cycles=max(stats.total_cycles for stats in per_core),
+            busy_cycles={pipe: busy / cores for pipe, busy in total("busy_cycles").items()},
+            instructions=total("instructions"),
+            bytes_read=total("bytes_read"),
+            bytes_written=total("bytes_written"),
+            flops=sum(stats.flops for stats in per_core),
+            macs=total("macs"),
+            active_cores=first.active_cores,
+            cores=sum(stats.cores for stats in per_core),
+            events=[event for stats in per_core for event in stats.events],
+        )
 
 
 @dataclass
@@ -212,9 +249,20 @@ class _AccessLog:
 class Timeline:
     """Issues instructions of one core in program order; see the module docstring for the model."""
 
-    def __init__(self, machine: Machine, active_cores: int = 1, record_events: bool = True):
+    def __init__(
+        self,
+        machine: Machine,
+        active_cores: int = 1,
+        core: int = 0,
+        record_events: bool = True,
+        record_global: bool = False,
+    ):
         self.machine = machine
         self.active_cores = active_cores
+        self.core = core
+        self.global_spaces = {name for name, space in machine.memories.items() if space.level == "global"}
+        self.global_accesses: list[tuple[Access, bool, Operation]] | None = [] if record_global else None
+        """With `record_global`: every (access, is a write, op) to global memory, for checks across cores."""
         self.pipes = machine.pipes
         self.now = 0.0
         """The scalar unit's clock: when the next instruction is issued."""
@@ -260,6 +308,9 @@ class Timeline:
         for access in writes:
             self.bytes_written[access.space] += access.bytes
             self._record(_Record(access, pipe, seq, True, op))
+        if self.global_accesses is not None:
+            self.global_accesses += [(a, False, op) for a in reads if a.space in self.global_spaces]
+            self.global_accesses += [(a, True, op) for a in writes if a.space in self.global_spaces]
         self.flops += flops
 
     def set_flag(self, op: Operation, src: str, dst: str, event: int) -> None:
@@ -318,7 +369,7 @@ class Timeline:
         self.busy[pipe] += end - start
         self.count[pipe] += 1
         if self.events is not None:
-            self.events.append(PipeEvent(pipe, op.name, start, end, op))
+            self.events.append(PipeEvent(pipe, op.name, start, end, op, self.core))
 
     def _learn(self, pipe: str, clock: dict[str, int]) -> None:
         known = self.known[pipe]
@@ -362,3 +413,34 @@ class Timeline:
         if self.log.size >= self._prune_at:
             self.log.keep(lambda r: not all(self._ordered(p, r) for p in self.pipes))
             self._prune_at = max(64, 2 * self.log.size)
+
+
+def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operation]]]) -> None:
+    """Raise at the first access to global memory that another core writes.
+
+    Cores do not synchronize within a program, so whichever order they run in,
+    bytes one core writes and another reads or writes are a race: each core
+    must keep to its own part of global memory (typically chosen by `npu.core_id`).
+    """
+    written: list[_AccessLog] = []
+    for core, accesses in enumerate(per_core):
+        log = _AccessLog()
+        for access, write, op in accesses:
+            if write:
+                log.add(_Record(access, f"core {core}", 0, True, op))
+        written.append(log)
+    for core, accesses in enumerate(per_core):
+        for access, write, op in accesses:
+            for other, log in enumerate(written):
+                if other == core:
+                    continue
+                for record in log.overlapping(access):
+                    error = error_at(
+                        op,
+                        f"{op.name} on core {core} {'writes' if write else 'reads'} '{access.space}' bytes "
+                        f"[{access.start}, {access.end}) that {record.op.name} on core {other} writes "
+                        f"[{record.access.start}, {record.access.end}): cores do not synchronize, so each must "
+                        "keep to its own part of global memory",
+                    )
+                    error.diagnostics[0].notes.append(note_at(record.op, f"the write on core {other}"))
+                    raise error

@@ -3,7 +3,7 @@
     from ziggurat.backends.trace import write_trace
     write_trace(result.stats, "trace.json")          # result from run_npu
 
-One track per pipe; each instruction is a slice from its start to its end, with
+One process per core and one track per pipe in it; each instruction is a slice from its start to its end, with
 its source location and cycles in the slice's arguments; flags (zero-length)
 are instant events. Times are in microseconds at the machine's clock.
 """
@@ -22,12 +22,16 @@ def trace_events(stats: TimingStats) -> dict[str, Any]:
     """The Chrome trace-event JSON object of a run."""
     microseconds = 1e6 / stats.clock_hz
     pipes = list(stats.busy_cycles)
-    events: list[dict[str, Any]] = [
-        {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": f"{stats.machine} core 0"}},
-    ]
-    for tid, pipe in enumerate(pipes):
-        events.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": tid, "args": {"name": pipe}})
-        events.append({"ph": "M", "name": "thread_sort_index", "pid": 0, "tid": tid, "args": {"sort_index": tid}})
+    events: list[dict[str, Any]] = []
+    for core in sorted({event.core for event in stats.events} or {0}):
+        events.append(
+            {"ph": "M", "name": "process_name", "pid": core, "args": {"name": f"{stats.machine} core {core}"}}
+        )
+        for tid, pipe in enumerate(pipes):
+            events.append({"ph": "M", "name": "thread_name", "pid": core, "tid": tid, "args": {"name": pipe}})
+            events.append(
+                {"ph": "M", "name": "thread_sort_index", "pid": core, "tid": tid, "args": {"sort_index": tid}}
+            )
     for event in stats.events:
         loc = op_location(event.op)
         args: dict[str, Any] = {"start_cycle": event.start, "end_cycle": event.end}
@@ -36,7 +40,7 @@ def trace_events(stats: TimingStats) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "name": event.name,
             "cat": event.pipe,
-            "pid": 0,
+            "pid": event.core,
             "tid": pipes.index(event.pipe),
             "ts": event.start * microseconds,
             "args": args,

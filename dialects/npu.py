@@ -66,7 +66,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import NoMemoryEffect
+from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import DiagnosticError, error_at
@@ -1063,6 +1063,34 @@ class WaitFlagOp(FlagOperation):
 
 
 @irdl_op_definition
+class CoreIdOp(NpuOperation):
+    """The index of the core running the program, in [0, npu.num_cores): how a kernel splits its work.
+
+    `%core = npu.core_id`
+    """
+
+    name = "npu.core_id"
+
+    result = result_def(IndexType)
+    assembly_format = "attr-dict"
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class NumCoresOp(NpuOperation):
+    """How many cores run the program (each with its own local memories, all sharing global memory).
+
+    `%cores = npu.num_cores`
+    """
+
+    name = "npu.num_cores"
+
+    result = result_def(IndexType)
+    assembly_format = "attr-dict"
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
 class BarrierOp(NpuOperation):
     """The scalar unit waits until `pipe` (default: every pipe) has drained; later instructions start after it.
 
@@ -1107,5 +1135,7 @@ Npu = Dialect(
         SetFlagOp,
         WaitFlagOp,
         BarrierOp,
+        CoreIdOp,
+        NumCoresOp,
     ],
 )

@@ -62,6 +62,10 @@ func.func @all_ops(%gm: memref<64x256xf16, "gm">, %out: memref<16x16xf32, "gm">)
   npu.vec.broadcast %r[0] -> %ub[0, 0] {repeat = 16 : i64, mask = 16 : i64, stride = array<i64: 1, 16>} : memref<16xf32, "ub"> -> memref<16x16xf32, "ub">
   // CHECK-NEXT: npu.vec.select %m[0, 0], %ub[0, 0], %ub[0, 0] -> %ub[0, 0] : memref<16x16xi8, "ub">, memref<16x16xf32, "ub">, memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
   npu.vec.select %m[0, 0], %ub[0, 0], %ub[0, 0] -> %ub[0, 0] : memref<16x16xi8, "ub">, memref<16x16xf32, "ub">, memref<16x16xf32, "ub"> -> memref<16x16xf32, "ub">
+  // CHECK-NEXT: %core = npu.core_id
+  // CHECK-NEXT: %cores = npu.num_cores
+  %core = npu.core_id
+  %cores = npu.num_cores
   // CHECK-NEXT: npu.barrier{{$}}
   npu.barrier
   // CHECK-NEXT: npu.barrier "v"

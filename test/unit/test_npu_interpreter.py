@@ -61,9 +61,9 @@ def run(text: str, inputs=(), machine: Machine = TINY, **kwargs):
     return run_npu(module, machine, inputs, **kwargs)
 
 
-def diagnose(text: str, inputs=(), machine: Machine = TINY) -> str:
+def diagnose(text: str, inputs=(), machine: Machine = TINY, **kwargs) -> str:
     with pytest.raises(DiagnosticError) as info:
-        run(text, inputs, machine)
+        run(text, inputs, machine, **kwargs)
     return info.value.format()
 
 
@@ -307,7 +307,7 @@ def test_scalar_operand_ops_and_dup():
         np.testing.assert_array_equal(out, expected)
     # dup fills 40 of the 64 f32 lanes of each of 3 blocks spaced 70 apart
     instruction = (
-        'npu.vec.dup %y[0] {scalar = 2.5 : f64, repeat = 3 : i64, mask = 40 : i64, stride = array<i64: 70>}'
+        "npu.vec.dup %y[0] {scalar = 2.5 : f64, repeat = 3 : i64, mask = 40 : i64, stride = array<i64: 70>}"
         ' : memref<200xf32, "ub">'
     )
     out = run_vector(instruction, [], ("y", (200,), "f32"), [np.zeros(200, np.float32)])

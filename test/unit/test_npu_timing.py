@@ -135,7 +135,7 @@ def test_report_roofline_and_text():
     assert build_report(stats, TINY)["roofline"]["compute_cycles"] == 2 * 16 * 16 * 16 / 8192
 
     text = format_report(load)
-    assert "machine tiny: 1 of 4 cores active, 1 GHz" in text
+    assert "machine tiny: 1 core(s) run, 1 of 4 sharing global memory, 1 GHz" in text
     assert "roofline" in text and "bound by global memory, 27.8% achieved" in text
     assert [line.split()[:2] for line in text.splitlines() if line.startswith("mte2")] == [["mte2", "228"]]
 
