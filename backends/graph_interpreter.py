@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -43,7 +42,8 @@ from ziggurat.backends.interpreter import (
     value_shape_and_dtype,
 )
 from ziggurat.diagnostics import DiagnosticError, error_at
-from ziggurat.dialects.graph import ConstantOp, Graph, GraphOp
+from ziggurat.dialects.graph import Graph, GraphOp
+from ziggurat.transforms.graph.constants import constant_array
 
 __all__ = [
     "ArithTensorFunctions",
@@ -63,10 +63,10 @@ class ArithTensorFunctions(ArithFunctions):
     def run_constant(
         self, interpreter: Interpreter, op: arith.ConstantOp, args: PythonValues
     ) -> PythonValues:
-        if isinstance(op.value, DenseIntOrFPElementsAttr):
-            # graph.constant already decodes dense attributes (splats included).
-            return (ConstantOp(op.value).to_array(),)
-        # `@impl` wraps the method; the wrapper returns an OpImplResult.
+        if (array := constant_array(op.result)) is not None:
+            return (array,)
+        # Scalars as xDSL's arith expects them; `@impl` wrapped that method, so it
+        # returns an OpImplResult.
         return ArithFunctions.run_constant(self, interpreter, op, args).values
 
 

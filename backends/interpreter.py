@@ -4,7 +4,8 @@
 against its signature, builds an `xdsl.interpreter.Interpreter` with every
 registered set of implementations and calls the function. Values are numpy
 arrays of the element type's dtype (`ziggurat.dtypes.to_numpy_dtype`); scalar
-arguments are numpy scalars.
+arguments are Python numbers, as in xDSL's own interpreters. Results come back
+as arrays of the function's result types (0-d for scalars).
 
 Which implementations an interpreter gets
 ------------------------------------------
@@ -265,10 +266,10 @@ def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
 
 
 def _as_python_values(function: func.FuncOp, inputs: list[np.ndarray]) -> tuple:
-    # Scalar arguments (f32, i64, ...) enter as numpy scalars, which both the
-    # numpy-based implementations and xDSL's scalar arith implementations accept.
+    # Scalar arguments (f32, i64, ...) enter as Python numbers, as xDSL's scalar
+    # implementations expect (its integer wrap-around overflows on numpy scalars).
     return tuple(
-        array if isinstance(arg_type, TensorType) else array[()]
+        array if isinstance(arg_type, TensorType) else array.item()
         for array, arg_type in zip(inputs, function.function_type.inputs.data)
     )
 
