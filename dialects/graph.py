@@ -1376,6 +1376,9 @@ class Pool2dOp(UnaryShapedOp, abc.ABC):
     ceil_mode = prop_def(BoolAttr, default_value=bool_attr(False))
     layout = prop_def(StringAttr, default_value=StringAttr("NCHW"))
 
+    # Averages are float-only, as in ONNX; maxima are defined for integers too.
+    FLOAT_ONLY: ClassVar[bool] = False
+
     @classmethod
     def window(cls, properties) -> tuple[list[int], list[int], list[int], list[int]]:
         """kernel, strides, pads, dilations, checked."""
@@ -1391,7 +1394,7 @@ class Pool2dOp(UnaryShapedOp, abc.ABC):
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
-        x = ranked_tensor(operand_types[0], "input")
+        x = (float_tensor if cls.FLOAT_ONLY else ranked_tensor)(operand_types[0], "input")
         layout = layout_of(properties)
         if x.get_num_dims() != 4:
             raise VerifyException(f"input must be 4-D ({layout}), got {x}")
@@ -1439,6 +1442,7 @@ class AvgPoolOp(Pool2dOp):
 
     name = "graph.avg_pool"
     count_include_pad = prop_def(BoolAttr, default_value=bool_attr(False))
+    FLOAT_ONLY: ClassVar[bool] = True
 
     def pool(self, x, window, ends, out):
         kernel, strides, pads, dilations = window
@@ -1451,8 +1455,6 @@ class AvgPoolOp(Pool2dOp):
         else:
             mask = pad_spatial(np.ones((1, 1, h, w), x.dtype), pads[:2], ends, 0)
         counts = sliding_windows(mask, kernel, strides, dilations, out).sum(axis=(-2, -1))
-        if x.dtype.kind in "iu":
-            return sums // counts.astype(x.dtype)
         return sums / counts
 
 
@@ -1467,13 +1469,15 @@ class GlobalPoolOp(UnaryShapedOp, abc.ABC):
 
     layout = prop_def(StringAttr, default_value=StringAttr("NCHW"))
 
+    FLOAT_ONLY: ClassVar[bool] = False
+
     @staticmethod
     def spatial_axes(rank: int, layout: str) -> tuple[int, ...]:
         return tuple(range(2, rank)) if layout == "NCHW" else tuple(range(1, rank - 1))
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
-        x = ranked_tensor(operand_types[0], "input")
+        x = (float_tensor if cls.FLOAT_ONLY else ranked_tensor)(operand_types[0], "input")
         layout = layout_of(properties)
         if x.get_num_dims() < 3:
             raise VerifyException(f"input must have rank >= 3 (batch, channels, spatial), got {x}")
@@ -1496,6 +1500,7 @@ class GlobalAvgPoolOp(GlobalPoolOp):
     """Mean over the spatial axes."""
 
     name = "graph.global_avg_pool"
+    FLOAT_ONLY: ClassVar[bool] = True
 
     @staticmethod
     def reduce(x, axes):
@@ -1942,8 +1947,9 @@ class CastOp(ResultTypedOp):
     """Convert to the result's element type (ONNX Cast, saturate = 1).
 
     float -> integer truncates toward zero (onnxruntime's static_cast; ONNX
-    leaves out-of-range values undefined), float -> fp8 saturates to the
-    largest finite value, integer -> narrower integer wraps around.
+    leaves out-of-range values undefined), float -> fp8 saturates infinities
+    and overflows to the largest finite value, integer -> narrower integer
+    wraps around, anything -> i1 is "non-zero".
     """
 
     name = "graph.cast"
@@ -1967,8 +1973,9 @@ class CastOp(ResultTypedOp):
         (x,) = inputs
         target = element_dtype(self.output.type)
         if target.itemsize == 1 and target.kind == "V" and x.dtype.kind not in "iub":
+            # ONNX's saturate: infinities and finite overflows become +-max, NaN stays NaN.
             largest = float(ml_dtypes.finfo(target).max)
-            x = np.where(np.isfinite(x), np.clip(x.astype(np.float32), -largest, largest), x)
+            x = np.clip(x.astype(np.float32), -largest, largest)
         return (x.astype(target),)
 
 

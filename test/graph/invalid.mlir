@@ -316,6 +316,15 @@ func.func @f34(%x: tensor<1x1x4x4xf32>) {
 
 // -----
 
+// avg_pool averages floats only (as ONNX AveragePool).
+func.func @avg_pool_int(%x: tensor<1x1x4x4xi8>) {
+  // expected-error@+1 {{input must have a floating-point element type, got tensor<1x1x4x4xi8>}}
+  %0 = graph.avg_pool %x {kernel = array<i64: 2, 2>} : tensor<1x1x4x4xi8> -> tensor<1x1x3x3xi8>
+  func.return
+}
+
+// -----
+
 // global_avg_pool: batch, channels and at least one spatial axis.
 func.func @f35(%x: tensor<2x3xf32>) {
   // expected-error@+1 {{input must have rank >= 3 (batch, channels, spatial), got tensor<2x3xf32>}}

@@ -299,6 +299,13 @@ def test_gemm_matches_onnxruntime(trans_a, trans_b, c_shape, dtype):
     assert_close(y, onnx_run(gemm, feeds), dtype)
 
 
+def test_conv2d_int8_accumulates_in_int32():
+    x = np.full((1, 8, 3, 3), 100, np.int8)
+    w = np.full((1, 8, 3, 3), 100, np.int8)
+    expected = np.int32(72 * 100 * 100).astype(np.int8)
+    np.testing.assert_array_equal(evaluate(graph.Conv2dOp, [x, w]), np.full((1, 1, 1, 1), expected))
+
+
 def test_matmul_int8_accumulates_in_int32():
     a = np.full((2, 64), 100, np.int8)
     b = np.full((64, 2), 100, np.int8)
@@ -638,6 +645,8 @@ def test_cast_matches_onnxruntime(source, target):
     if np.dtype(source).kind == "f" and np.dtype(target).kind in "iu":
         x = np.clip(x, -100, 100)
     x[:3] = [0, 1000, -1000] if np.dtype(target) != np.uint8 else [0, 1, 2]
+    if np.dtype(target).itemsize == 1 and np.dtype(target).kind == "V":
+        x[3:6] = [np.inf, -np.inf, np.nan]  # saturate: +-inf -> +-448, NaN stays
     result_type = tensor_type_of(np.zeros(x.shape, target))
     to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
     expected = onnx_run(node("Cast", ["x"], to=to), {"x": x})
