@@ -234,3 +234,107 @@ def test_widens_exactly(source, target, exact):
         with np.errstate(invalid="ignore", over="ignore"):  # narrowing overflows, as it should
             want, got = values.astype(wide), values.astype(target).astype(wide)
         assert np.array_equal(got, want, equal_nan=wide is np.float64) is exact
+
+
+# --------------------------------------------------------------------------- #
+# Random chains of simplifiable ops, on inputs with NaN, infinities and -0.0
+# --------------------------------------------------------------------------- #
+
+
+class ChainBuilder:
+    """`func.func @main(%x)` as a chain of steps on f32 tensors, each rewriting the current value."""
+
+    def __init__(self, shape: list[int]):
+        self.input_shape, self.shape = list(shape), list(shape)
+        self.lines: list[str] = []
+        self.value, self.count = "%x", 0
+        self.may_remain = {"graph.neg", "graph.relu", "graph.relu6", "graph.transpose", "graph.reshape"}
+        """Ops canonicalization may leave; every other op of a chain is an identity."""
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"%v{self.count}"
+
+    def emit(self, text: str, shape: list[int] | None = None) -> None:
+        name = self.fresh()
+        self.lines.append(f"{name} = {text}")
+        self.value, self.shape = name, self.shape if shape is None else shape
+
+    def binary(self, op: str, scalar: float, constant_first: bool) -> None:
+        # All-1 dimensions: the constant never broadcasts the value to a bigger shape.
+        constant_type, value_type = tensor([1] * len(self.shape)), tensor(self.shape)
+        constant = self.fresh()
+        self.lines.append(f"{constant} = graph.constant dense<{scalar}> : {constant_type}")
+        operands = [(constant, constant_type), (self.value, value_type)]
+        if not constant_first:
+            operands.reverse()
+        (lhs, lhs_type), (rhs, rhs_type) = operands
+        self.emit(f"graph.{op} {lhs}, {rhs} : ({lhs_type}, {rhs_type}) -> {value_type}")
+
+    def unary(self, op: str) -> None:
+        self.emit(f"graph.{op} {self.value} : {tensor(self.shape)}")
+
+    def transpose(self, perm: list[int]) -> None:
+        shape = [self.shape[p] for p in perm]
+        self.emit(
+            f"graph.transpose {self.value} {{perm = array<i64: {', '.join(map(str, perm))}>}} : "
+            f"{tensor(self.shape)} -> {tensor(shape)}",
+            shape,
+        )
+
+    def reshape(self, shape: list[int]) -> None:
+        self.emit(f"graph.reshape {self.value} : {tensor(self.shape)} -> {tensor(shape)}", shape)
+
+    def cast_through_f64(self) -> None:
+        narrow = tensor(self.shape)
+        wide = narrow.replace("f32", "f64")
+        self.emit(f"graph.cast {self.value} : {narrow} -> {wide}")
+        self.emit(f"graph.cast {self.value} : {wide} -> {narrow}")
+
+    def module(self) -> str:
+        body = "\n  ".join(self.lines)
+        return (
+            f"func.func @main(%x: {tensor(self.input_shape)}) -> {tensor(self.shape)} {{\n"
+            f"  {body}\n  func.return {self.value} : {tensor(self.shape)}\n}}"
+        )
+
+
+@st.composite
+def chains(draw):
+    chain = ChainBuilder(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+    steps = ["add", "sub", "mul", "div", "pow", "mul0", "neg", "relu", "relu6", "transpose", "reshape", "cast"]
+    for _ in range(draw(st.integers(1, 8))):
+        match draw(st.sampled_from(steps)):
+            case "add" | "sub" as op:
+                chain.binary(op, 0.0, constant_first=op == "add" and draw(st.booleans()))
+            case "mul" | "div" | "pow" as op:
+                chain.binary(op, 1.0, constant_first=op == "mul" and draw(st.booleans()))
+            case "mul0":
+                # Not 0 for floats (inf * 0 is NaN): must stay.
+                chain.binary("mul", 0.0, constant_first=draw(st.booleans()))
+                chain.may_remain |= {"graph.mul", "graph.constant"}
+            case "neg" | "relu" | "relu6" as op:
+                chain.unary(op)
+            case "transpose":
+                chain.transpose(draw(st.permutations(range(len(chain.shape)))))
+            case "reshape":
+                chain.reshape(list(reversed(chain.shape)))
+            case "cast":
+                chain.cast_through_f64()
+    return chain
+
+
+@settings(max_examples=40, deadline=None)
+@given(chains(), st.integers(0, 2**31 - 1))
+def test_random_chains_canonicalize_to_the_same_values(chain, seed):
+    module = parse(chain.module())
+    after = apply(module, GraphCanonicalizePass())
+    assert {op.name for op in after.walk() if op.name.startswith("graph.")} <= chain.may_remain
+
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(chain.input_shape).astype(np.float32)
+    x.reshape(-1)[rng.integers(0, x.size, 4)] = rng.choice([np.nan, np.inf, -np.inf, -0.0], 4)
+    with np.errstate(invalid="ignore"):  # inf * 0
+        (want,) = run_function(module, [x])
+        (got,) = run_function(after, [x])
+    np.testing.assert_array_equal(got, want)

@@ -149,9 +149,8 @@ class NegOfNeg(RewritePattern):
 
 
 class ReluOfRelu(RewritePattern):
-    """`relu(relu(x)) -> relu(x)`, `relu(relu6(x))` and `relu6(relu6(x)) -> relu6(x)`,
-    `relu6(relu(x)) -> relu6(x)`: the inner result is already in the outer op's range,
-    or the outer op clamps everything the inner one does."""
+    """`relu(relu(x))`, `relu(relu6(x))`, `relu6(relu6(x))` -> the inner result, which is
+    already in the outer op's range; `relu6(relu(x)) -> relu6(x)`, which clamps at 0 too."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReluOp | Relu6Op, rewriter: PatternRewriter, /):
