@@ -5,7 +5,11 @@
     result.outputs          # final contents of the arguments not given as inputs
     result.arguments        # final contents of every argument, by name
     result.stats            # TimingStats: total cycles, busy cycles per pipe, bytes per space, FLOPs
+    run_npu(module, "davinci", [a, b], cores=8)      # 8 cores, told apart by npu.core_id
     is_npu_program(module)  # whether a module is one to run this way
+
+`ziggurat.backends.report` and `ziggurat.backends.trace` turn `result.stats`
+into a report (text or JSON) and a Perfetto trace.
 
 The entry function (`function`, else "main", else the only public one) takes
 memrefs in global memory. `inputs` fill them in order (a list, a prefix of the
@@ -15,8 +19,9 @@ argument's element type; their shape must match.
 
 Memory is one byte array per space of the machine, of the space's capacity
 (global memory is sized to what the program uses, checked against its
-capacity). A buffer is a typed view at its offset, so buffers that share bytes
-alias as they would on the machine. Each instruction is a few vectorized
+capacity); each core has its own local spaces and shares the global ones. A
+buffer is a typed view at its offset, so buffers that share bytes alias as
+they would on the machine. Each instruction is a few vectorized
 numpy calls on strided views; narrow floats use ml_dtypes, and the matrix unit
 accumulates f16/bf16/f8 in f32 and i8 in i32.
 
@@ -24,10 +29,10 @@ The scalar unit's program (`scf.for`, `scf.if`, integer `arith`) is walked
 directly, one scalar cycle per op, rather than through xDSL's interpreter:
 each instruction's properties are decoded once, so a loop of small DMAs and
 vector instructions runs at ~30-40k instructions per second (flags included),
-and the 256x256x512 example GEMMs in well under a second. Timing and the ordering hazards are in
-`ziggurat.backends.timing`. Every failure -- an index outside its buffer, a
-misaligned address, a hazard, a deadlock, an op this machine has no
-instruction for -- is a `DiagnosticError` at the op's location.
+and the 256x256x512 example GEMMs in well under a second. Timing and the
+ordering hazards are in `ziggurat.backends.timing`. Every failure -- an index outside its buffer, a
+misaligned address, a hazard, a race between cores, a deadlock, an op this
+machine has no instruction for -- is a `DiagnosticError` at the op's location.
 """
 
 from __future__ import annotations
@@ -330,6 +335,8 @@ class _VectorPlan:
     flops: int
 
 
+# Scalars are Python integers: address arithmetic neither wraps nor depends on signedness
+# (indices stay small and non-negative), so the signed and unsigned forms agree.
 _INTEGER_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
     arith.AddiOp: operator.add,
     arith.SubiOp: operator.sub,

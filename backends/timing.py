@@ -1,4 +1,4 @@
-"""Timing and ordering model of one npu core: in-order pipes, flags between them, and hazards.
+"""Timing and ordering model of npu cores: in-order pipes, flags between them, and hazards.
 
 The scalar unit walks the program (one cycle per op it walks) and issues each
 instruction to the in-order queue of its pipe. An instruction starts when it
@@ -10,7 +10,7 @@ pipe waited on has been set; it then occupies the pipe for its cost:
   (`DmaEngine.shared_bandwidth`, e.g. "gm": its bandwidth / active cores);
 * MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`;
 * vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
-  unit's transcendental cost for exp and rsqrt.
+  unit's transcendental cost for exp, rsqrt and div.
 
 `npu.set_flag P -> Q` runs on P once P's earlier instructions are done and
 stamps the flag with that time; `npu.wait_flag P -> Q` holds Q until the
@@ -32,6 +32,10 @@ conflicts with a write (or a write that conflicts with a read) by another pipe
 not yet known to have finished is a hazard, reported at the later instruction
 with a note at the earlier one. Ranges are the bounding byte range of each
 strided window, so interleaved windows are treated as overlapping.
+
+Each core has its own `Timeline`; cores do not synchronize, and
+`check_cores_disjoint` reports global-memory bytes one core writes and another
+touches. `TimingStats.combine` sums their work.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ from ziggurat.diagnostics import emit_warning, error_at, note_at
 if TYPE_CHECKING:
     from ziggurat.backends.machine import DmaEngine, Machine
 
-TRANSCENDENTAL = frozenset({"exp", "rsqrt"})
+# Vector operations the unit iterates over several passes (the machine's `transcendental_cost`).
+TRANSCENDENTAL = frozenset({"exp", "rsqrt", "div"})
 
 
 # --------------------------------------------------------------------------- #
@@ -126,7 +131,7 @@ class TimingStats:
     clock_hz: float
     total_cycles: float
     busy_cycles: dict[str, float]
-    """Per pipe: cycles it spent executing instructions."""
+    """Per pipe: cycles it spent executing instructions (the average core's, for several)."""
     instructions: dict[str, int]
     """Per pipe: instructions it executed (flags included)."""
     bytes_read: dict[str, int]
@@ -177,10 +182,10 @@ class TimingStats:
         first = per_core[0]
         cores = len(per_core)
 
-        def total(field: str) -> dict:
+        def total(counts: str) -> dict:
             sums: dict = defaultdict(int)
             for stats in per_core:
-                for key, value in getattr(stats, field).items():
+                for key, value in getattr(stats, counts).items():
                     sums[key] += value
             return dict(sums)
 

@@ -601,3 +601,34 @@ def test_random_vector_instruction_matches_an_elementwise_reference(instruction)
             reference = {"add": np.add, "max": np.maximum, "relu": lambda v: np.maximum(v, 0)}[kind]
             expected[start : start + mask] = reference(*blocks)
     np.testing.assert_array_equal(out, expected)
+
+
+def test_scalar_unit_control_flow_ping_pong_buffers():
+    # tile t of x goes to half (t mod 2) of a 2-slot UB buffer, then to row t of y; an iter_arg counts rows
+    x_t, t_t, y_t = memref((4, 8), "i32", "gm"), memref((2, 8), "i32", "ub"), memref((4, 8), "i32", "gm")
+    text = staged(
+        f"""
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %rows = scf.for %t = %c0 to %c4 step %c1 iter_args(%done = %c0) -> (index) {{
+    %slot = arith.remui %t, %c2 : index
+    %odd = arith.cmpi eq, %slot, %c1 : index
+    %row = arith.select %odd, %t, %t : index
+    npu.dma "mte2" %x[%row, 0] -> %b[%slot, 0] {{shape = array<i64: 1, 8>}} : {x_t} -> {t_t}
+    npu.set_flag "mte2" -> "mte3", 0
+    npu.wait_flag "mte2" -> "mte3", 0
+    npu.dma "mte3" %b[%slot, 0] -> %y[%done, 0] {{shape = array<i64: 1, 8>}} : {t_t} -> {y_t}
+    npu.set_flag "mte3" -> "mte2", 0
+    npu.wait_flag "mte3" -> "mte2", 0
+    %next = arith.addi %done, %c1 : index
+    scf.yield %next : index
+  }}""",
+        f"%x: {x_t}, %y: {y_t}",
+        f"  %b = npu.buffer offset 0 : {t_t}",
+    )
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    (y,) = run(text, [x]).outputs
+    np.testing.assert_array_equal(y, x)
+    assert "divides by zero" in diagnose(text.replace("arith.remui %t, %c2", "arith.remui %t, %c0"), [x])
