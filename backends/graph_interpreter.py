@@ -22,7 +22,6 @@ same runner; see `ziggurat.backends.interpreter` for the registry
 
 from __future__ import annotations
 
-import numpy as np
 from xdsl.dialects import arith
 from xdsl.interpreter import (
     Interpreter,

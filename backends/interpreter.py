@@ -44,7 +44,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
-from ziggurat.diagnostics import DiagnosticError, error_at
+from ziggurat.diagnostics import error_at
 from ziggurat.dtypes import to_numpy_dtype
 
 InterpreterFunctionsFactory = Callable[[], InterpreterFunctions]

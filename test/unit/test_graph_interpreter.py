@@ -563,3 +563,22 @@ def test_a_second_implementation_without_override_is_refused(monkeypatch):
     register_interpreter_functions(DoubleReluFunctions)
     with pytest.raises(ValueError, match="already registered"):
         run_function(parse(TWO_FUNCTIONS), [normal(2, 3)], "first")
+
+
+def test_plugins_join_through_the_entry_point_group(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    plugin = EntryPoint("math", "xdsl.interpreters.math:MathFunctions", runner.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(runner, "entry_points", lambda group: [plugin] if group == runner.ENTRY_POINT_GROUP else [])
+    runner._plugin_registrations.cache_clear()
+    try:
+        module = parse(
+            """func.func @main(%x: f32) -> f32 {
+              %r = math.sqrt %x : f32
+              func.return %r : f32
+            }"""
+        )
+        (root,) = run_function(module, [np.float32(6.25)])
+        assert float(root) == 2.5
+    finally:
+        runner._plugin_registrations.cache_clear()
