@@ -10,8 +10,18 @@ arithmetic in `arith`.
 
 Instructions go to the in-order queue of a *pipe* (a DMA engine's pipe, the
 matrix pipe, the vector pipe); `npu.set_flag`/`npu.wait_flag` order pipes
-against each other and `npu.barrier` drains them. See `backends/npu_interpreter.py`
-for the numerics and `backends/timing.py` for the timing and hazard model.
+against each other and `npu.barrier` drains them. Every core runs the same
+program; `npu.core_id` and `npu.num_cores` let it split the work. See
+`backends/npu_interpreter.py` for the numerics and `backends/timing.py` for
+the timing and hazard model.
+
+    %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
+    npu.dma "mte2" %gm[%i, 0] -> %l1[0, 0] {shape = array<i64: 16, 256>} : memref<64x256xf16, "gm"> -> ...
+    npu.set_flag "mte2" -> "mte1", 0
+    npu.wait_flag "mte2" -> "mte1", 0
+    npu.dma "mte1" %l1[0, 0] -> %a[0, 0] {shape = array<i64: 16, 16>} : ...
+    npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64, accumulate} : ...
+    npu.vec.relu %ub[0, 0] -> %ub[0, 0] {repeat = 8 : i64} : ...
 
 Verification has two layers. Structural rules (ranks, dtypes, windows inside
 their buffer) always hold. Machine rules (an engine serves the src/dst space
