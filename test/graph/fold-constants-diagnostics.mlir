@@ -1,7 +1,9 @@
 // RUN: ziggurat-opt %s --split-input-file --verify-diagnostics -p graph-fold-constants | filecheck %s
+// RUN: ziggurat-opt %s --split-input-file --verify-diagnostics -p graph-canonicalize | filecheck %s
 
 // An op whose evaluation fails on its constant operands is left to fail at
 // run time, with a warning at the op; everything else still folds.
+// graph-canonicalize folds the same way.
 
 // CHECK-LABEL: func.func @gather_out_of_range(
 // CHECK:         graph.gather
