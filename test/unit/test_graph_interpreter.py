@@ -304,6 +304,143 @@ def test_quantize_dequantize_where_matches_onnxruntime():
     np.testing.assert_allclose(ours[1], expected[1], rtol=1e-6)
 
 
+F34 = tensor([3, 4])
+
+# graph op, its attributes, its operand (%x: any float, %p: positive), ONNX nodes from "in" to "out"
+ACTIVATIONS = [
+    ("graph.relu6", "", "x", [helper.make_node("Clip", ["in", "zero", "six"], ["out"])]),
+    ("graph.leaky_relu", "{alpha = 1.000000e-01 : f32}", "x", [helper.make_node("LeakyRelu", ["in"], ["out"], alpha=0.1)]),
+    ("graph.elu", "{alpha = 5.000000e-01 : f32}", "x", [helper.make_node("Elu", ["in"], ["out"], alpha=0.5)]),
+    ("graph.gelu", "{approximate = \"tanh\"}", "x", [helper.make_node("Gelu", ["in"], ["out"], approximate="tanh")]),
+    ("graph.sigmoid", "", "x", [helper.make_node("Sigmoid", ["in"], ["out"])]),
+    ("graph.tanh", "", "x", [helper.make_node("Tanh", ["in"], ["out"])]),
+    ("graph.silu", "", "x", [helper.make_node("Sigmoid", ["in"], ["s"]), helper.make_node("Mul", ["in", "s"], ["out"])]),
+    (
+        "graph.hard_sigmoid",
+        "{alpha = 3.000000e-01 : f32, beta = 4.000000e-01 : f32}",
+        "x",
+        [helper.make_node("HardSigmoid", ["in"], ["out"], alpha=0.3, beta=0.4)],
+    ),
+    ("graph.hard_swish", "", "x", [helper.make_node("HardSwish", ["in"], ["out"])]),
+    ("graph.softplus", "", "x", [helper.make_node("Softplus", ["in"], ["out"])]),
+    (
+        "graph.clip",
+        "{min = -5.000000e-01 : f32, max = 5.000000e-01 : f32}",
+        "x",
+        [helper.make_node("Clip", ["in", "low", "high"], ["out"])],
+    ),
+    ("graph.neg", "", "x", [helper.make_node("Neg", ["in"], ["out"])]),
+    ("graph.abs", "", "x", [helper.make_node("Abs", ["in"], ["out"])]),
+    ("graph.erf", "", "x", [helper.make_node("Erf", ["in"], ["out"])]),
+    ("graph.log", "", "p", [helper.make_node("Log", ["in"], ["out"])]),
+    ("graph.sqrt", "", "p", [helper.make_node("Sqrt", ["in"], ["out"])]),
+    ("graph.rsqrt", "", "p", [helper.make_node("Sqrt", ["in"], ["r"]), helper.make_node("Reciprocal", ["r"], ["out"])]),
+    ("graph.reciprocal", "", "p", [helper.make_node("Reciprocal", ["in"], ["out"])]),
+]
+
+
+def test_activations_in_one_function_match_onnxruntime():
+    lines = [
+        f"%r{index} = {op} %{operand} {attrs} : {F34}"
+        for index, (op, attrs, operand, _) in enumerate(ACTIVATIONS)
+    ]
+    results = [f"%r{index}" for index in range(len(ACTIVATIONS))]
+    module = parse(
+        f"""
+        func.func @main(%x: {F34}, %p: {F34}) -> ({', '.join([F34] * len(results))}) {{
+          {chr(10).join(lines)}
+          func.return {', '.join(results)} : {', '.join([F34] * len(results))}
+        }}"""
+    )
+    x, p = normal(3, 4) * 3, RNG.uniform(0.1, 4, (3, 4)).astype(np.float32)
+    nodes = []
+    for index, (_, _, operand, onnx_nodes) in enumerate(ACTIVATIONS):
+        for node in onnx_nodes:
+            renamed = helper.make_node(
+                node.op_type,
+                [operand if name == "in" else name if name in ("zero", "six", "low", "high") else f"{name}{index}" for name in node.input],
+                [f"{name}{index}" for name in node.output],
+            )
+            renamed.attribute.extend(node.attribute)
+            nodes.append(renamed)
+    bounds = {"zero": 0.0, "six": 6.0, "low": -0.5, "high": 0.5}
+    expected = onnx_run(
+        nodes,
+        {"x": x, "p": p},
+        [f"out{index}" for index in range(len(ACTIVATIONS))],
+        initializers={name: np.array(value, np.float32) for name, value in bounds.items()},
+        opset=20,
+    )
+    ours = run_function(module, [x, p])
+    for (op, _, _, _), a, b in zip(ACTIVATIONS, ours, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=op)
+
+
+def test_pools_prelu_pow_and_shape_ops_match_onnxruntime():
+    x_t = tensor([1, 2, 5, 5])
+    module = parse(
+        f"""
+        func.func @main(%x: {x_t}, %slope: {tensor([2, 1, 1])}, %e: {tensor([5])}, %v: {tensor([3, 1])}, %idx: {tensor([2, 2], 'i64')})
+            -> ({tensor([1, 2, 5, 5])}, {tensor([1, 2, 1, 1])}, {tensor([1, 2, 5, 5])}, {tensor([3, 4])}, {tensor([2, 1, 5])}, {tensor([1, 2, 2, 2, 5], 'i32')}) {{
+          %avg = graph.avg_pool %x {{kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true}} : {x_t} -> {x_t}
+          %gmp = graph.global_max_pool %x : {x_t} -> {tensor([1, 2, 1, 1])}
+          %pr = graph.prelu %x, %slope : ({x_t}, {tensor([2, 1, 1])}) -> {x_t}
+          %abs = graph.abs %pr : {x_t}
+          %pw = graph.pow %abs, %e : ({x_t}, {tensor([5])}) -> {x_t}
+          %bc = graph.broadcast_to %v : {tensor([3, 1])} -> {tensor([3, 4])}
+          %sq = graph.squeeze %gmp {{axes = array<i64: 0, 3>}} : {tensor([1, 2, 1, 1])} -> {tensor([2, 1])}
+          %un = graph.unsqueeze %sq {{axes = array<i64: 2>}} : {tensor([2, 1])} -> {tensor([2, 1, 1])}
+          %row = graph.slice %x {{starts = array<i64: 2>, ends = array<i64: 3>, axes = array<i64: 2>}} : {x_t} -> {tensor([1, 2, 1, 5])}
+          %flat = graph.reshape %row : {tensor([1, 2, 1, 5])} -> {tensor([2, 1, 5])}
+          %sum = graph.add %flat, %un : ({tensor([2, 1, 5])}, {tensor([2, 1, 1])}) -> {tensor([2, 1, 5])}
+          %g = graph.gather %x, %idx {{axis = 2 : i64}} : ({x_t}, {tensor([2, 2], 'i64')}) -> {tensor([1, 2, 2, 2, 5])}
+          %scaled = graph.mul %g, %e : ({tensor([1, 2, 2, 2, 5])}, {tensor([5])}) -> {tensor([1, 2, 2, 2, 5])}
+          %ci = graph.cast %scaled : {tensor([1, 2, 2, 2, 5])} -> {tensor([1, 2, 2, 2, 5], 'i32')}
+          func.return %avg, %gmp, %pw, %bc, %sum, %ci : {x_t}, {tensor([1, 2, 1, 1])}, {x_t}, {tensor([3, 4])}, {tensor([2, 1, 5])}, {tensor([1, 2, 2, 2, 5], 'i32')}
+        }}"""
+    )
+    inputs = {
+        "x": normal(1, 2, 5, 5) * 4,
+        "slope": normal(2, 1, 1),
+        "e": RNG.uniform(0.5, 2.5, 5).astype(np.float32),
+        "v": normal(3, 1),
+        "idx": np.array([[0, -1], [3, 2]], np.int64),
+    }
+    ours = run_function(module, list(inputs.values()))
+    expected = onnx_run(
+        [
+            helper.make_node("AveragePool", ["x"], ["avg"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+            helper.make_node("GlobalMaxPool", ["x"], ["gmp"]),
+            helper.make_node("PRelu", ["x", "slope"], ["pr"]),
+            helper.make_node("Abs", ["pr"], ["abs"]),
+            helper.make_node("Pow", ["abs", "e"], ["pw"]),
+            helper.make_node("Expand", ["v", "bc_shape"], ["bc"]),
+            helper.make_node("Squeeze", ["gmp", "sq_axes"], ["sq"]),
+            helper.make_node("Unsqueeze", ["sq", "un_axes"], ["un"]),
+            helper.make_node("Slice", ["x", "starts", "ends", "slice_axes"], ["row"]),
+            helper.make_node("Reshape", ["row", "flat_shape"], ["flat"]),
+            helper.make_node("Add", ["flat", "un"], ["sum"]),
+            helper.make_node("Gather", ["x", "idx"], ["g"], axis=2),
+            helper.make_node("Mul", ["g", "e"], ["scaled"]),
+            helper.make_node("Cast", ["scaled"], ["ci"], to=helper.np_dtype_to_tensor_dtype(np.dtype(np.int32))),
+        ],
+        inputs,
+        ["avg", "gmp", "pw", "bc", "sum", "ci"],
+        initializers={
+            "bc_shape": np.array([3, 4]),
+            "sq_axes": np.array([0, 3]),
+            "un_axes": np.array([2]),
+            "starts": np.array([2]),
+            "ends": np.array([3]),
+            "slice_axes": np.array([2]),
+            "flat_shape": np.array([2, 1, 5]),
+        },
+    )
+    for name, a, b in zip(["avg", "gmp", "pw", "bc", "sum", "ci"], ours, expected):
+        assert a.dtype == b.dtype, name
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 BINARY_ONNX = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
 
 
