@@ -49,7 +49,6 @@ from ziggurat.dialects.graph import (
     UnsqueezeOp,
     element_dtype,
     int_array,
-    ints_of,
 )
 from ziggurat.transforms.graph.constants import splat_constant, splat_value
 
@@ -304,7 +303,7 @@ class IdentitySlice(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /):
         # Same shape and forward steps leave no room for an offset or a stride.
-        if all(step > 0 for step in ints_of(op.properties, "steps") or ()):
+        if op.steps is None or all(step > 0 for step in op.steps.get_values()):
             replace_by_operand(op, op.input, rewriter)
 
 
@@ -313,7 +312,7 @@ class ZeroPad(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: PadOp, rewriter: PatternRewriter, /):
-        if not any(ints_of(op.properties, "pads")):
+        if not any(op.pads.get_values()):
             rewriter.replace(op, [], [op.input])
 
 
@@ -337,9 +336,9 @@ class IdentityPool(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MaxPoolOp | AvgPoolOp, rewriter: PatternRewriter, /):
         if (
-            ints_of(op.properties, "kernel") == [1, 1]
-            and ints_of(op.properties, "strides") == [1, 1]
-            and not any(ints_of(op.properties, "pads"))
+            op.kernel.get_values() == (1, 1)
+            and op.strides.get_values() == (1, 1)
+            and not any(op.pads.get_values())
         ):
             replace_by_operand(op, op.input, rewriter)
 
