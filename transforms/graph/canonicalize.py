@@ -17,7 +17,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from ziggurat.transforms.graph.canonicalization_patterns import patterns_for
-from ziggurat.transforms.graph.fold_constants import DEFAULT_MAX_ELEMENTS, FoldConstantOp
+from ziggurat.transforms.graph.fold_constants import (
+    DEFAULT_MAX_ELEMENTS,
+    FoldConstantOp,
+    check_max_elements,
+)
 
 
 class GraphCanonicalizationPatterns(RewritePattern):
@@ -50,8 +54,7 @@ class GraphCanonicalizePass(ModulePass):
     """Largest operand or result, in elements, of an op the pass folds."""
 
     def __post_init__(self):
-        if self.max_elements < 0:
-            raise ValueError(f"max-elements must be >= 0, got {self.max_elements}")
+        check_max_elements(self.max_elements)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = GreedyRewritePatternApplier(

@@ -56,8 +56,7 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
 def splat_value(value: SSAValue) -> np.ndarray | None:
     """The one element (a 0-d array) of a tensor constant whose elements are all equal, else None.
 
-    Equal means bitwise equal, so a constant mixing +0.0 and -0.0, or holding
-    NaNs, is not a splat of a neutral element.
+    Equal means bitwise equal: a constant mixing +0.0 and -0.0 is not a splat.
     """
     if (attr := dense_attr_of(value)) is None:
         return None
@@ -85,7 +84,7 @@ def constant_op_for(array: np.ndarray, result_type: TensorType) -> ConstantOp:
 def splat_constant(scalar: float, result_type: TensorType) -> ConstantOp:
     """A `graph.constant` of type `result_type` whose elements all equal `scalar`, stored as one element."""
     element = np.asarray(scalar).astype(to_numpy_dtype(result_type.get_element_type()))
-    return constant_op_for(element.reshape(1), result_type)
+    return ConstantOp(DenseIntOrFPElementsAttr(result_type, BytesAttr(element.tobytes())))
 
 
 def _all_bitwise_equal(data: np.ndarray) -> bool:

@@ -30,6 +30,12 @@ from ziggurat.transforms.graph.constants import (
 DEFAULT_MAX_ELEMENTS = 1 << 20
 
 
+def check_max_elements(max_elements: int) -> None:
+    """Reject a negative `max-elements` option (the driver reports the ValueError)."""
+    if max_elements < 0:
+        raise ValueError(f"max-elements must be >= 0, got {max_elements}")
+
+
 @dataclass(frozen=True)
 class FoldConstantOp(RewritePattern):
     """Replace a pure graph op whose operands are all tensor constants by `graph.constant`s of its results.
@@ -109,8 +115,7 @@ class GraphFoldConstantsPass(ModulePass):
     """Largest operand or result, in elements, of an op the pass folds."""
 
     def __post_init__(self):
-        if self.max_elements < 0:
-            raise ValueError(f"max-elements must be >= 0, got {self.max_elements}")
+        check_max_elements(self.max_elements)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # The greedy applier also erases ops as they become dead.
