@@ -156,9 +156,7 @@ def float_tensor(value_type: Attribute, what: str) -> TensorType:
     """`ranked_tensor` with a floating-point element type."""
     tensor = ranked_tensor(value_type, what)
     if not is_float(tensor.get_element_type()):
-        raise VerifyException(
-            f"{what} must have a floating-point element type, got {tensor}"
-        )
+        raise VerifyException(f"{what} must have a floating-point element type, got {tensor}")
     return tensor
 
 
@@ -191,9 +189,7 @@ def check_broadcasts_to(shape: Sequence[int], target: Sequence[int], what: str) 
     if len(shape) > len(target) or any(
         dim not in (1, goal) for dim, goal in zip(reversed(shape), reversed(target))
     ):
-        raise VerifyException(
-            f"{what} shape {list(shape)} does not broadcast to {list(target)}"
-        )
+        raise VerifyException(f"{what} shape {list(shape)} does not broadcast to {list(target)}")
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:
@@ -1058,8 +1054,7 @@ class MatMulOp(GraphOp):
         b = [*b, 1] if b_vector else b
         if a[-1] != b[-2]:
             raise VerifyException(
-                f"contraction dimensions differ: lhs {lhs} has K={a[-1]}, "
-                f"rhs {rhs} has K={b[-2]}"
+                f"contraction dimensions differ: lhs {lhs} has K={a[-1]}, rhs {rhs} has K={b[-2]}"
             )
         batch = broadcast_shapes(a[:-2], b[:-2])
         shape = [*batch, *([] if a_vector else [a[-2]]), *([] if b_vector else [b[-1]])]
@@ -1156,9 +1151,7 @@ class Conv2dOp(GraphOp):
         element_type = same_element_type(types, "input, weight and bias")
         layout = layout_of(properties)
         if x.get_num_dims() != 4 or w.get_num_dims() != 4:
-            raise VerifyException(
-                f"input and weight must be 4-D ({layout}), got {x} and {w}"
-            )
+            raise VerifyException(f"input and weight must be 4-D ({layout}), got {x} and {w}")
         strides = checked_ints(properties, "strides", 2, 1)
         pads = checked_ints(properties, "pads", 4, 0)
         dilations = checked_ints(properties, "dilations", 2, 1)
@@ -1173,9 +1166,7 @@ class Conv2dOp(GraphOp):
                 f"({c_per_group}) times groups ({groups})"
             )
         if o % groups:
-            raise VerifyException(
-                f"output channels ({o}) must be a multiple of groups ({groups})"
-            )
+            raise VerifyException(f"output channels ({o}) must be a multiple of groups ({groups})")
         if len(types) == 3 and types[2].get_shape() != (o,):
             raise VerifyException(
                 f"bias must have shape [{o}] (the output channels), got {types[2]}"
@@ -1194,7 +1185,9 @@ class Conv2dOp(GraphOp):
         n, c, h, width = x.shape
         o, c_per_group, kh, kw = w.shape
         out, ends = window_geometry((h, width), (kh, kw), strides, dilations, pads, False)
-        windows = sliding_windows(pad_spatial(x, pads[:2], ends, 0), (kh, kw), strides, dilations, out)
+        windows = sliding_windows(
+            pad_spatial(x, pads[:2], ends, 0), (kh, kw), strides, dilations, out
+        )
         windows = windows.reshape(n, groups, c_per_group, *out, kh, kw)
         w = w.reshape(groups, o // groups, c_per_group, kh, kw)
         y = np.einsum("ngchwij,gocij->ngohw", windows, w, optimize=True).reshape(n, o, *out)
@@ -1543,9 +1536,7 @@ class ReduceOp(UnaryShapedOp, abc.ABC):
         axes = cls.reduced_axes(x.get_num_dims(), properties)
         keepdims = scalar_of(properties, "keepdims")
         shape = [
-            1 if i in axes else d
-            for i, d in enumerate(x.get_shape())
-            if keepdims or i not in axes
+            1 if i in axes else d for i, d in enumerate(x.get_shape()) if keepdims or i not in axes
         ]
         return [TensorType(x.get_element_type(), shape)]
 
@@ -1684,7 +1675,9 @@ class FlattenOp(UnaryShapedOp):
             raise VerifyException(f"axis {axis} is out of range [{-rank}, {rank}]")
         axis = axis + rank if axis < 0 else axis
         shape = x.get_shape()
-        return [TensorType(x.get_element_type(), (math.prod(shape[:axis]), math.prod(shape[axis:])))]
+        return [
+            TensorType(x.get_element_type(), (math.prod(shape[:axis]), math.prod(shape[axis:])))
+        ]
 
     def evaluate(self, *inputs):
         return (inputs[0].reshape(self.output.type.get_shape()),)
@@ -1713,7 +1706,9 @@ class SqueezeOp(UnaryShapedOp):
                     raise VerifyException(
                         f"cannot squeeze axis {axis} of {x}: its size is {shape[axis]}, not 1"
                     )
-        return [TensorType(x.get_element_type(), [d for i, d in enumerate(shape) if i not in dropped])]
+        return [
+            TensorType(x.get_element_type(), [d for i, d in enumerate(shape) if i not in dropped])
+        ]
 
     def evaluate(self, *inputs):
         return (inputs[0].reshape(self.output.type.get_shape()),)
@@ -1743,7 +1738,10 @@ class UnsqueezeOp(UnaryShapedOp):
 
 @irdl_op_definition
 class ConcatOp(GraphOp):
-    """Join tensors along `axis` (ONNX Concat): `graph.concat %a, %b {axis = 1 : i64} : (...) -> ...`."""
+    """Join tensors along `axis` (ONNX Concat).
+
+    `%y = graph.concat %a, %b {axis = 1 : i64} : (tensor<A>, tensor<B>) -> tensor<C>`
+    """
 
     name = "graph.concat"
     traits = traits_def(Pure(), FusionPattern(OpPatternKind.INJECTIVE))
@@ -1893,8 +1891,7 @@ class PadOp(UnaryShapedOp):
         else:
             padded = np.pad(x, widths, mode=mode)
         crop = tuple(
-            slice(max(-pads[i], 0), padded.shape[i] - max(-pads[i + rank], 0))
-            for i in range(rank)
+            slice(max(-pads[i], 0), padded.shape[i] - max(-pads[i + rank], 0)) for i in range(rank)
         )
         return (padded[crop].copy(),)
 
@@ -1933,7 +1930,9 @@ class GatherOp(GraphOp):
         axis = self.axis.value.data % data.ndim
         dim = data.shape[axis]
         if indices.size and (indices.min() < -dim or indices.max() >= dim):
-            raise ValueError(f"gather indices must be in [{-dim}, {dim}), got {indices.min()}..{indices.max()}")
+            raise ValueError(
+                f"gather indices must be in [{-dim}, {dim}), got {indices.min()}..{indices.max()}"
+            )
         return (np.take(data, np.where(indices < 0, indices + dim, indices), axis=axis),)
 
 
@@ -1980,7 +1979,11 @@ class CastOp(ResultTypedOp):
 
 
 def quantized_integer(value_type: TensorType, what: str) -> np.dtype:
-    dtype = element_dtype(value_type) if isinstance(value_type.get_element_type(), IntegerType) else None
+    dtype = (
+        element_dtype(value_type)
+        if isinstance(value_type.get_element_type(), IntegerType)
+        else None
+    )
     if dtype is None or dtype.kind not in "iu" or dtype.itemsize > 2:
         raise VerifyException(
             f"{what} must have an 8- or 16-bit integer element type (i8, ui8, i16, ui16), "
@@ -1989,14 +1992,10 @@ def quantized_integer(value_type: TensorType, what: str) -> np.dtype:
     return dtype
 
 
-def check_quantization(
-    x: TensorType, scale: TensorType, zero_point: TensorType, axis: int
-) -> None:
+def check_quantization(x: TensorType, scale: TensorType, zero_point: TensorType, axis: int) -> None:
     """Per-tensor (scalar or [1] scale) or per-channel ([C] scale, C = x.shape[axis])."""
     if zero_point.get_shape() != scale.get_shape():
-        raise VerifyException(
-            f"zero_point {zero_point} must have the shape of scale {scale}"
-        )
+        raise VerifyException(f"zero_point {zero_point} must have the shape of scale {scale}")
     scale_shape = scale.get_shape()
     if scale_shape in ((), (1,)):
         return

@@ -20,7 +20,6 @@ from onnx import helper, numpy_helper
 from xdsl.dialects.builtin import BFloat16Type, IntegerType, StringAttr, TensorType, f32
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
-
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     OpPatternKind,
@@ -30,6 +29,7 @@ from ziggurat.dialects.graph import (
     int_array,
     pattern_kind_of,
 )
+
 from ziggurat.dtypes import tensor_type_of, to_numpy_dtype
 
 RNG = np.random.default_rng(20261123)
@@ -101,12 +101,12 @@ def assert_close(actual, expected, dtype=np.float32):
     if np.dtype(dtype).kind in "iub":
         np.testing.assert_array_equal(actual, expected)
         return
-    tolerance = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}.get(
-        np.dtype(dtype), 2e-3
-    )
+    tolerance = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}.get(np.dtype(dtype), 2e-3)
     np.testing.assert_allclose(
-        actual.astype(np.float64), np.asarray(expected).astype(np.float64),
-        rtol=tolerance, atol=tolerance,
+        actual.astype(np.float64),
+        np.asarray(expected).astype(np.float64),
+        rtol=tolerance,
+        atol=tolerance,
     )
 
 
@@ -121,7 +121,12 @@ UNARY = [
     (graph.LeakyReluOp, {}, [node("LeakyRelu", ["x"])], None),
     (graph.EluOp, {"alpha": f32_attr(0.7)}, [node("Elu", ["x"], alpha=0.7)], None),
     (graph.GeluOp, {}, [node("Gelu", ["x"])], None),
-    (graph.GeluOp, {"approximate": StringAttr("tanh")}, [node("Gelu", ["x"], approximate="tanh")], None),
+    (
+        graph.GeluOp,
+        {"approximate": StringAttr("tanh")},
+        [node("Gelu", ["x"], approximate="tanh")],
+        None,
+    ),
     (graph.SigmoidOp, {}, [node("Sigmoid", ["x"])], None),
     (graph.TanhOp, {}, [node("Tanh", ["x"])], None),
     (
@@ -189,18 +194,29 @@ def test_integer_unary_matches_onnxruntime(op_class, onnx_op, dtype):
 
 @pytest.mark.parametrize(
     "properties, low, high",
-    [({"min": f32_attr(-0.5), "max": f32_attr(1.5)}, -0.5, 1.5), ({"min": f32_attr(0.0)}, 0.0, None), ({"max": f32_attr(0.25)}, None, 0.25)],
+    [
+        ({"min": f32_attr(-0.5), "max": f32_attr(1.5)}, -0.5, 1.5),
+        ({"min": f32_attr(0.0)}, 0.0, None),
+        ({"max": f32_attr(0.25)}, None, 0.25),
+    ],
 )
 def test_clip_matches_onnxruntime(properties, low, high):
     x = normal(5, 6)
     initializers = {name: np.float32(v) for name, v in (("lo", low), ("hi", high)) if v is not None}
     nodes = node("Clip", ["x", "lo" if low is not None else "", "hi" if high is not None else ""])
-    assert_close(evaluate(graph.ClipOp, [x], properties), onnx_run(nodes, {"x": x}, initializers=initializers))
+    assert_close(
+        evaluate(graph.ClipOp, [x], properties),
+        onnx_run(nodes, {"x": x}, initializers=initializers),
+    )
 
 
 def test_relu6_is_clip_0_6():
     x = normal(50) * 8
-    expected = onnx_run(node("Clip", ["x", "lo", "hi"]), {"x": x}, initializers={"lo": np.float32(0), "hi": np.float32(6)})
+    expected = onnx_run(
+        node("Clip", ["x", "lo", "hi"]),
+        {"x": x},
+        initializers={"lo": np.float32(0), "hi": np.float32(6)},
+    )
     assert_close(evaluate(graph.Relu6Op, [x]), expected)
     xi = integers(50, dtype=np.int8, low=-128, high=128)
     np.testing.assert_array_equal(evaluate(graph.Relu6Op, [xi]), np.clip(xi, 0, 6))
@@ -229,13 +245,17 @@ def test_binary_broadcasting_matches_onnxruntime(op_class, onnx_op, shapes):
     assert_close(y, onnx_run(node(onnx_op, ["a", "b"]), {"a": a, "b": b}))
 
 
-@pytest.mark.parametrize("op_class, onnx_op", BINARY[:4] + BINARY[5:], ids=[b[1] for b in BINARY[:4] + BINARY[5:]])
+@pytest.mark.parametrize(
+    "op_class, onnx_op", BINARY[:4] + BINARY[5:], ids=[b[1] for b in BINARY[:4] + BINARY[5:]]
+)
 def test_integer_binary_matches_onnxruntime(op_class, onnx_op):
     a = integers(6, 7)
     b = integers(7)
     if onnx_op == "Div":
         b[b == 0] = 3  # ONNX leaves integer division by zero undefined
-    assert_close(evaluate(op_class, [a, b]), onnx_run(node(onnx_op, ["a", "b"]), {"a": a, "b": b}), np.int32)
+    assert_close(
+        evaluate(op_class, [a, b]), onnx_run(node(onnx_op, ["a", "b"]), {"a": a, "b": b}), np.int32
+    )
 
 
 def test_integer_division_truncates_toward_zero():
@@ -257,8 +277,11 @@ def test_binary_float16_matches_onnxruntime():
 @SETTINGS
 def test_prelu_matches_onnxruntime(shapes):
     x_shape = shapes.result_shape
-    slope_shape = shapes.input_shapes[1][-len(x_shape):] if x_shape else ()
-    slope_shape = tuple(d if d == x_shape[len(x_shape) - len(slope_shape) + i] else 1 for i, d in enumerate(slope_shape))
+    slope_shape = shapes.input_shapes[1][-len(x_shape) :] if x_shape else ()
+    slope_shape = tuple(
+        d if d == x_shape[len(x_shape) - len(slope_shape) + i] else 1
+        for i, d in enumerate(slope_shape)
+    )
     x, slope = normal(*x_shape), normal(*slope_shape)
     expected = onnx_run(node("PRelu", ["x", "s"]), {"x": x, "s": slope})
     assert_close(evaluate(graph.PReluOp, [x, slope]), expected)
@@ -289,8 +312,10 @@ def test_gemm_matches_onnxruntime(trans_a, trans_b, c_shape, dtype):
     b = normal(*((5, 4) if trans_b else (4, 5)), dtype=dtype)
     c = None if c_shape is None else normal(*c_shape, dtype=dtype)
     properties = {
-        "alpha": f32_attr(0.5), "beta": f32_attr(2.0),
-        "trans_a": bool_attr(trans_a), "trans_b": bool_attr(trans_b),
+        "alpha": f32_attr(0.5),
+        "beta": f32_attr(2.0),
+        "trans_a": bool_attr(trans_a),
+        "trans_b": bool_attr(trans_b),
     }
     feeds = {"a": a, "b": b} | ({} if c is None else {"c": c})
     gemm = node("Gemm", list(feeds), alpha=0.5, beta=2.0, transA=int(trans_a), transB=int(trans_b))
@@ -327,15 +352,19 @@ CONV_CASES = [
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("with_bias", [False, True])
 @pytest.mark.parametrize("x_shape, w_shape, strides, pads, dilations, groups", CONV_CASES)
-def test_conv2d_matches_onnxruntime(x_shape, w_shape, strides, pads, dilations, groups, with_bias, layout):
+def test_conv2d_matches_onnxruntime(
+    x_shape, w_shape, strides, pads, dilations, groups, with_bias, layout
+):
     x, w = normal(*x_shape), normal(*w_shape)
     bias = normal(w_shape[0]) if with_bias else None
     feeds = {"x": x, "w": w} | ({"b": bias} if with_bias else {})
     conv = node("Conv", list(feeds), strides=strides, pads=pads, dilations=dilations, group=groups)
     expected = onnx_run(conv, feeds)
     properties = {
-        "strides": int_array(strides), "pads": int_array(pads),
-        "dilations": int_array(dilations), "groups": i64_attr(groups),
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "dilations": int_array(dilations),
+        "groups": i64_attr(groups),
         "layout": StringAttr(layout),
     }
     if layout == "NHWC":
@@ -348,7 +377,9 @@ def test_conv2d_matches_onnxruntime(x_shape, w_shape, strides, pads, dilations, 
 
 def test_conv2d_float16_matches_float32_reference():
     x, w = normal(1, 8, 6, 6, dtype=np.float16), normal(4, 8, 3, 3, dtype=np.float16)
-    expected = onnx_run(node("Conv", ["x", "w"]), {"x": x.astype(np.float32), "w": w.astype(np.float32)})
+    expected = onnx_run(
+        node("Conv", ["x", "w"]), {"x": x.astype(np.float32), "w": w.astype(np.float32)}
+    )
     np.testing.assert_array_equal(evaluate(graph.Conv2dOp, [x, w]), expected.astype(np.float16))
 
 
@@ -377,11 +408,15 @@ def test_layer_norm_matches_onnxruntime(axis, with_bias):
     bias = normal(*normalized) if with_bias else None
     feeds = {"x": x, "s": scale} | ({"b": bias} if with_bias else {})
     expected = onnx_run(node("LayerNormalization", list(feeds), axis=axis, epsilon=1e-4), feeds)
-    y = evaluate(graph.LayerNormOp, [x, scale, bias], {"axis": i64_attr(axis), "epsilon": f32_attr(1e-4)})
+    y = evaluate(
+        graph.LayerNormOp, [x, scale, bias], {"axis": i64_attr(axis), "epsilon": f32_attr(1e-4)}
+    )
     assert_close(y, expected)
 
 
-@pytest.mark.parametrize("op_class, onnx_op", [(graph.SoftmaxOp, "Softmax"), (graph.LogSoftmaxOp, "LogSoftmax")])
+@pytest.mark.parametrize(
+    "op_class, onnx_op", [(graph.SoftmaxOp, "Softmax"), (graph.LogSoftmaxOp, "LogSoftmax")]
+)
 @given(
     shape=hnp.array_shapes(min_dims=1, max_dims=4, max_side=5),
     axis_seed=st.integers(0, 100),
@@ -416,13 +451,23 @@ POOL_CASES = [
 def test_max_pool_matches_onnxruntime(kernel, strides, pads, ceil_mode, dilations, layout):
     x = normal(2, 3, 9, 8)
     expected = onnx_run(
-        node("MaxPool", ["x"], kernel_shape=kernel, strides=strides, pads=pads,
-             ceil_mode=int(ceil_mode), dilations=dilations),
+        node(
+            "MaxPool",
+            ["x"],
+            kernel_shape=kernel,
+            strides=strides,
+            pads=pads,
+            ceil_mode=int(ceil_mode),
+            dilations=dilations,
+        ),
         {"x": x},
     )
     properties = {
-        "kernel": int_array(kernel), "strides": int_array(strides), "pads": int_array(pads),
-        "ceil_mode": bool_attr(ceil_mode), "dilations": int_array(dilations),
+        "kernel": int_array(kernel),
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "ceil_mode": bool_attr(ceil_mode),
+        "dilations": int_array(dilations),
         "layout": StringAttr(layout),
     }
     if layout == "NHWC":
@@ -435,13 +480,23 @@ def test_max_pool_matches_onnxruntime(kernel, strides, pads, ceil_mode, dilation
 def test_avg_pool_matches_onnxruntime(kernel, strides, pads, ceil_mode, count_include_pad):
     x = normal(2, 3, 9, 8)
     expected = onnx_run(
-        node("AveragePool", ["x"], kernel_shape=kernel, strides=strides, pads=pads,
-             ceil_mode=int(ceil_mode), count_include_pad=int(count_include_pad)),
+        node(
+            "AveragePool",
+            ["x"],
+            kernel_shape=kernel,
+            strides=strides,
+            pads=pads,
+            ceil_mode=int(ceil_mode),
+            count_include_pad=int(count_include_pad),
+        ),
         {"x": x},
     )
     properties = {
-        "kernel": int_array(kernel), "strides": int_array(strides), "pads": int_array(pads),
-        "ceil_mode": bool_attr(ceil_mode), "count_include_pad": bool_attr(count_include_pad),
+        "kernel": int_array(kernel),
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "ceil_mode": bool_attr(ceil_mode),
+        "count_include_pad": bool_attr(count_include_pad),
     }
     op = build(graph.AvgPoolOp, [x], properties)
     assert pattern_kind_of(op) == OpPatternKind.OUT_ELEMWISE_FUSABLE
@@ -451,12 +506,15 @@ def test_avg_pool_matches_onnxruntime(kernel, strides, pads, ceil_mode, count_in
 def test_max_pool_int8_pads_with_the_lowest_value():
     x = np.full((1, 1, 2, 2), -128, np.int8)
     properties = {"kernel": int_array([2, 2]), "pads": int_array([1, 1, 1, 1])}
-    np.testing.assert_array_equal(evaluate(graph.MaxPoolOp, [x], properties), np.full((1, 1, 3, 3), -128))
+    np.testing.assert_array_equal(
+        evaluate(graph.MaxPoolOp, [x], properties), np.full((1, 1, 3, 3), -128)
+    )
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 5, 4), (1, 2, 7), (1, 2, 3, 2, 2)])
 @pytest.mark.parametrize(
-    "op_class, onnx_op", [(graph.GlobalAvgPoolOp, "GlobalAveragePool"), (graph.GlobalMaxPoolOp, "GlobalMaxPool")]
+    "op_class, onnx_op",
+    [(graph.GlobalAvgPoolOp, "GlobalAveragePool"), (graph.GlobalMaxPoolOp, "GlobalMaxPool")],
 )
 def test_global_pool_matches_onnxruntime(op_class, onnx_op, shape):
     x = normal(*shape)
@@ -471,14 +529,21 @@ def test_global_pool_matches_onnxruntime(op_class, onnx_op, shape):
 # Reductions
 # --------------------------------------------------------------------------- #
 
-REDUCTIONS = [(graph.ReduceSumOp, "ReduceSum"), (graph.ReduceMeanOp, "ReduceMean"), (graph.ReduceMaxOp, "ReduceMax")]
+REDUCTIONS = [
+    (graph.ReduceSumOp, "ReduceSum"),
+    (graph.ReduceMeanOp, "ReduceMean"),
+    (graph.ReduceMaxOp, "ReduceMax"),
+]
 
 
 @st.composite
 def shape_and_axes(draw):
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, max_side=4))
     rank = len(shape)
-    axes = draw(st.none() | st.lists(st.integers(-rank, rank - 1), unique_by=lambda a: a % rank, max_size=rank))
+    axes = draw(
+        st.none()
+        | st.lists(st.integers(-rank, rank - 1), unique_by=lambda a: a % rank, max_size=rank)
+    )
     return shape, axes
 
 
@@ -495,7 +560,9 @@ def test_reductions_match_onnxruntime(op_class, onnx_op, case, keepdims):
         properties["axes"] = int_array(axes)
         initializers["axes"] = np.array(axes, np.int64)
         inputs.append("axes")
-    expected = onnx_run(node(onnx_op, inputs, keepdims=int(keepdims)), {"x": x}, initializers=initializers)
+    expected = onnx_run(
+        node(onnx_op, inputs, keepdims=int(keepdims)), {"x": x}, initializers=initializers
+    )
     y = evaluate(op_class, [x], properties)
     assert_close(y, expected)
     assert pattern_kind_of(build(op_class, [x], properties)) == OpPatternKind.REDUCE
@@ -516,15 +583,21 @@ def test_reshape_and_broadcast_to_take_the_result_type():
     y = evaluate(graph.ReshapeOp, [x], result_type=TensorType(f32, [4, 6]))
     np.testing.assert_array_equal(y, x.reshape(4, 6))
     b = normal(3, 1)
-    expected = onnx_run(node("Expand", ["b", "shape"]), {"b": b}, initializers={"shape": np.array([2, 3, 5])})
-    np.testing.assert_array_equal(evaluate(graph.BroadcastToOp, [b], result_type=TensorType(f32, [2, 3, 5])), expected)
+    expected = onnx_run(
+        node("Expand", ["b", "shape"]), {"b": b}, initializers={"shape": np.array([2, 3, 5])}
+    )
+    np.testing.assert_array_equal(
+        evaluate(graph.BroadcastToOp, [b], result_type=TensorType(f32, [2, 3, 5])), expected
+    )
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, 3, -1, -3])
 def test_flatten_matches_onnxruntime(axis):
     x = normal(2, 3, 4)
     expected = onnx_run(node("Flatten", ["x"], axis=axis), {"x": x})
-    np.testing.assert_array_equal(evaluate(graph.FlattenOp, [x], {"axis": i64_attr(axis)}), expected)
+    np.testing.assert_array_equal(
+        evaluate(graph.FlattenOp, [x], {"axis": i64_attr(axis)}), expected
+    )
 
 
 @pytest.mark.parametrize("axes", [None, [0], [-1, 0], [2]])
@@ -540,8 +613,12 @@ def test_squeeze_matches_onnxruntime(axes):
 @pytest.mark.parametrize("axes", [[0], [-1], [0, 3], [1, -1]])
 def test_unsqueeze_matches_onnxruntime(axes):
     x = normal(2, 3)
-    expected = onnx_run(node("Unsqueeze", ["x", "axes"]), {"x": x}, initializers={"axes": np.array(axes, np.int64)})
-    np.testing.assert_array_equal(evaluate(graph.UnsqueezeOp, [x], {"axes": int_array(axes)}), expected)
+    expected = onnx_run(
+        node("Unsqueeze", ["x", "axes"]), {"x": x}, initializers={"axes": np.array(axes, np.int64)}
+    )
+    np.testing.assert_array_equal(
+        evaluate(graph.UnsqueezeOp, [x], {"axes": int_array(axes)}), expected
+    )
 
 
 @given(perm=st.permutations(range(4)))
@@ -549,7 +626,9 @@ def test_unsqueeze_matches_onnxruntime(axes):
 def test_transpose_matches_onnxruntime(perm):
     x = normal(2, 3, 4, 5)
     expected = onnx_run(node("Transpose", ["x"], perm=perm), {"x": x})
-    np.testing.assert_array_equal(evaluate(graph.TransposeOp, [x], {"perm": int_array(perm)}), expected)
+    np.testing.assert_array_equal(
+        evaluate(graph.TransposeOp, [x], {"perm": int_array(perm)}), expected
+    )
 
 
 @given(count=st.integers(1, 4), axis=st.integers(-3, 2), data=st.data())
@@ -570,7 +649,11 @@ def test_concat_matches_onnxruntime(count, axis, data):
 def slice_case(draw):
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6))
     rank = len(shape)
-    axes = draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank))
+    axes = draw(
+        st.lists(
+            st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank
+        )
+    )
     bound = st.integers(-8, 8) | st.sampled_from([2**63 - 1, -(2**63)])
     starts = draw(st.lists(bound, min_size=len(axes), max_size=len(axes)))
     ends = draw(st.lists(bound, min_size=len(axes), max_size=len(axes)))
@@ -583,9 +666,19 @@ def slice_case(draw):
 def test_slice_matches_onnxruntime(case):
     shape, starts, ends, axes, steps = case
     x = normal(*shape)
-    initializers = {name: np.array(v, np.int64) for name, v in zip(("s", "e", "a", "t"), (starts, ends, axes, steps))}
-    expected = onnx_run(node("Slice", ["x", "s", "e", "a", "t"]), {"x": x}, initializers=initializers)
-    properties = {"starts": int_array(starts), "ends": int_array(ends), "axes": int_array(axes), "steps": int_array(steps)}
+    initializers = {
+        name: np.array(v, np.int64)
+        for name, v in zip(("s", "e", "a", "t"), (starts, ends, axes, steps))
+    }
+    expected = onnx_run(
+        node("Slice", ["x", "s", "e", "a", "t"]), {"x": x}, initializers=initializers
+    )
+    properties = {
+        "starts": int_array(starts),
+        "ends": int_array(ends),
+        "axes": int_array(axes),
+        "steps": int_array(steps),
+    }
     np.testing.assert_array_equal(evaluate(graph.SliceOp, [x], properties), expected)
 
 
@@ -606,7 +699,11 @@ def test_pad_matches_onnxruntime(mode, pads, dtype):
         inputs.append("v")
         initializers["v"] = value
     expected = onnx_run(node("Pad", inputs, mode=mode), {"x": x}, initializers=initializers)
-    properties = {"pads": int_array(pads), "mode": StringAttr(mode), "value": f32_attr(float(value))}
+    properties = {
+        "pads": int_array(pads),
+        "mode": StringAttr(mode),
+        "value": f32_attr(float(value)),
+    }
     np.testing.assert_array_equal(evaluate(graph.PadOp, [x], properties), expected)
 
 
@@ -617,7 +714,9 @@ def test_gather_matches_onnxruntime(indices_shape, axis):
     dim = x.shape[axis]
     indices = RNG.integers(-dim, dim, indices_shape).astype(np.int64)
     expected = onnx_run(node("Gather", ["x", "i"], axis=axis), {"x": x, "i": indices})
-    np.testing.assert_array_equal(evaluate(graph.GatherOp, [x, indices], {"axis": i64_attr(axis)}), expected)
+    np.testing.assert_array_equal(
+        evaluate(graph.GatherOp, [x, indices], {"axis": i64_attr(axis)}), expected
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -637,7 +736,9 @@ CASTS = [
 ]
 
 
-@pytest.mark.parametrize("source, target", CASTS, ids=[f"{np.dtype(s).name}-{np.dtype(t).name}" for s, t in CASTS])
+@pytest.mark.parametrize(
+    "source, target", CASTS, ids=[f"{np.dtype(s).name}-{np.dtype(t).name}" for s, t in CASTS]
+)
 def test_cast_matches_onnxruntime(source, target):
     x = (normal(40) * 60).astype(source)
     if np.dtype(target) == np.uint8:
@@ -654,14 +755,18 @@ def test_cast_matches_onnxruntime(source, target):
         expected = expected.view(target)
     y = evaluate(graph.CastOp, [x], result_type=result_type)
     np.testing.assert_array_equal(y.astype(np.float64), expected.astype(np.float64))
-    assert pattern_kind_of(build(graph.CastOp, [x], result_type=result_type)) == OpPatternKind.ELEMWISE
+    assert (
+        pattern_kind_of(build(graph.CastOp, [x], result_type=result_type)) == OpPatternKind.ELEMWISE
+    )
 
 
 def test_cast_to_bfloat16_rounds_to_nearest_even():
     # onnxruntime's Python API cannot return bf16; 1 + 2^-8 is a tie between 1 and 1 + 2^-7.
     x = np.array([1 + 2**-8, 1 + 3 * 2**-8, 3.0e38, -0.0], np.float32)
     y = evaluate(graph.CastOp, [x], result_type=TensorType(BFloat16Type(), [4]))
-    np.testing.assert_array_equal(y.astype(np.float32), [1.0, 1 + 2**-6, x[2].astype(ml_dtypes.bfloat16), -0.0])
+    np.testing.assert_array_equal(
+        y.astype(np.float32), [1.0, 1 + 2**-6, x[2].astype(ml_dtypes.bfloat16), -0.0]
+    )
 
 
 QUANTIZATION = [
@@ -691,7 +796,10 @@ def test_quantize_matches_onnxruntime(x_shape, scale_shape, axis, zp_dtype):
     np.testing.assert_array_equal(y, expected)
     assert (y.flat[4], y.flat[5]) == (info.max, info.min)
 
-    dequantized = onnx_run(node("DequantizeLinear", ["q", "s", "z"], axis=axis), {"q": y, "s": feeds["s"], "z": feeds["z"]})
+    dequantized = onnx_run(
+        node("DequantizeLinear", ["q", "s", "z"], axis=axis),
+        {"q": y, "s": feeds["s"], "z": feeds["z"]},
+    )
     assert_close(evaluate(graph.DequantizeOp, [y, feeds["s"], feeds["z"]], properties), dequantized)
 
 
@@ -712,9 +820,19 @@ def test_every_op_is_registered_with_a_fusion_kind():
     for op_class in ops:
         assert op_class.get_trait(graph.FusionPattern) is not None, op_class.name
     kinds = {op.name: op.get_trait(graph.FusionPattern).kind for op in ops}
-    assert kinds["graph.conv2d"] == kinds["graph.gemm"] == kinds["graph.max_pool"] == OpPatternKind.OUT_ELEMWISE_FUSABLE
+    assert (
+        kinds["graph.conv2d"]
+        == kinds["graph.gemm"]
+        == kinds["graph.max_pool"]
+        == OpPatternKind.OUT_ELEMWISE_FUSABLE
+    )
     assert kinds["graph.batch_norm"] == kinds["graph.quantize"] == OpPatternKind.BROADCAST
-    assert kinds["graph.reshape"] == kinds["graph.slice"] == kinds["graph.pad"] == OpPatternKind.INJECTIVE
+    assert (
+        kinds["graph.reshape"]
+        == kinds["graph.slice"]
+        == kinds["graph.pad"]
+        == OpPatternKind.INJECTIVE
+    )
     assert kinds["graph.softmax"] == kinds["graph.layer_norm"] == OpPatternKind.OPAQUE
 
 
@@ -740,62 +858,197 @@ F32 = tensor_of
 I8 = IntegerType(8)
 
 ERRORS = [
-    (graph.Conv2dOp, [F32([1, 3, 8, 8]), F32([4, 4, 3, 3])], {},
-     r"input channels \(3\) must equal weight input channels \(4\) times groups \(1\)"),
-    (graph.Conv2dOp, [F32([1, 4, 8, 8]), F32([3, 2, 3, 3])], {"groups": i64_attr(2)},
-     r"output channels \(3\) must be a multiple of groups \(2\)"),
-    (graph.Conv2dOp, [F32([1, 3, 8, 8]), F32([4, 3, 3, 3]), F32([3])], {},
-     r"bias must have shape \[4\] \(the output channels\), got tensor<3xf32>"),
-    (graph.Conv2dOp, [F32([1, 3, 2, 8]), F32([4, 3, 3, 3])], {},
-     r"the height window spans 3 elements \(kernel 3, dilation 1\), more than the padded input's 2"),
-    (graph.Conv2dOp, [F32([1, 3, 8, 8]), F32([4, 3, 3, 3])], {"strides": int_array([0, 1])},
-     r"strides must be positive, got \[0, 1\]"),
-    (graph.Conv2dOp, [F32([1, 3, 8, 8]), F32([4, 3, 3, 3])], {"pads": int_array([1, 1])},
-     r"pads must have 4 values, got \[1, 1\]"),
-    (graph.Conv2dOp, [F32([1, 3, 8, 8]), F32([4, 3, 3, 3])], {"layout": StringAttr("NCWH")},
-     r'layout must be "NCHW" or "NHWC", got "NCWH"'),
-    (graph.GemmOp, [F32([3, 4]), F32([5, 4])], {},
-     r"contraction dimensions differ: op\(a\) is 3x4, op\(b\) is 5x4"),
-    (graph.GemmOp, [F32([3, 4]), F32([4, 5]), F32([4, 5])], {},
-     r"c shape \[4, 5\] does not broadcast to \[3, 5\]"),
-    (graph.BatchNormOp, [F32([1, 3, 4, 4]), F32([3]), F32([3]), F32([4]), F32([3])], {},
-     r"mean must have shape \[3\] \(the input channels\), got tensor<4xf32>"),
-    (graph.LayerNormOp, [F32([2, 3, 4]), F32([3])], {},
-     r"scale shape \[3\] does not broadcast to \[4\]"),
+    (
+        graph.Conv2dOp,
+        [F32([1, 3, 8, 8]), F32([4, 4, 3, 3])],
+        {},
+        r"input channels \(3\) must equal weight input channels \(4\) times groups \(1\)",
+    ),
+    (
+        graph.Conv2dOp,
+        [F32([1, 4, 8, 8]), F32([3, 2, 3, 3])],
+        {"groups": i64_attr(2)},
+        r"output channels \(3\) must be a multiple of groups \(2\)",
+    ),
+    (
+        graph.Conv2dOp,
+        [F32([1, 3, 8, 8]), F32([4, 3, 3, 3]), F32([3])],
+        {},
+        r"bias must have shape \[4\] \(the output channels\), got tensor<3xf32>",
+    ),
+    (
+        graph.Conv2dOp,
+        [F32([1, 3, 2, 8]), F32([4, 3, 3, 3])],
+        {},
+        r"the height window spans 3 elements \(kernel 3, dilation 1\), more than the padded input's 2",
+    ),
+    (
+        graph.Conv2dOp,
+        [F32([1, 3, 8, 8]), F32([4, 3, 3, 3])],
+        {"strides": int_array([0, 1])},
+        r"strides must be positive, got \[0, 1\]",
+    ),
+    (
+        graph.Conv2dOp,
+        [F32([1, 3, 8, 8]), F32([4, 3, 3, 3])],
+        {"pads": int_array([1, 1])},
+        r"pads must have 4 values, got \[1, 1\]",
+    ),
+    (
+        graph.Conv2dOp,
+        [F32([1, 3, 8, 8]), F32([4, 3, 3, 3])],
+        {"layout": StringAttr("NCWH")},
+        r'layout must be "NCHW" or "NHWC", got "NCWH"',
+    ),
+    (
+        graph.GemmOp,
+        [F32([3, 4]), F32([5, 4])],
+        {},
+        r"contraction dimensions differ: op\(a\) is 3x4, op\(b\) is 5x4",
+    ),
+    (
+        graph.GemmOp,
+        [F32([3, 4]), F32([4, 5]), F32([4, 5])],
+        {},
+        r"c shape \[4, 5\] does not broadcast to \[3, 5\]",
+    ),
+    (
+        graph.BatchNormOp,
+        [F32([1, 3, 4, 4]), F32([3]), F32([3]), F32([4]), F32([3])],
+        {},
+        r"mean must have shape \[3\] \(the input channels\), got tensor<4xf32>",
+    ),
+    (
+        graph.LayerNormOp,
+        [F32([2, 3, 4]), F32([3])],
+        {},
+        r"scale shape \[3\] does not broadcast to \[4\]",
+    ),
     (graph.SoftmaxOp, [F32([2, 3])], {"axis": i64_attr(2)}, r"axis 2 is out of range for rank 2"),
     (graph.SigmoidOp, [tensor_of([2], I8)], {}, r"input must have a floating-point element type"),
-    (graph.AddOp, [F32([2, 3]), F32([4])], {}, r"operand shapes \[2, 3\] and \[4\] are not broadcast-compatible"),
-    (graph.AddOp, [F32([2]), tensor_of([2], I8)], {}, r"lhs and rhs must have the same element type"),
-    (graph.MaxPoolOp, [F32([1, 1, 4, 4])], {"kernel": int_array([2, 2]), "pads": int_array([2, 0, 0, 0])},
-     r"pads \[2, 0, 0, 0\] must be smaller than the kernel \[2, 2\]"),
-    (graph.AvgPoolOp, [F32([1, 4, 4])], {"kernel": int_array([2, 2])}, r"input must be 4-D \(NCHW\)"),
-    (graph.ReduceSumOp, [F32([2, 3])], {"axes": int_array([1, -1])}, r"axes \[1, -1\] name an axis twice"),
-    (graph.ReduceMaxOp, [F32([2, 3])], {"axes": int_array([2])}, r"axes entry 2 is out of range for rank 2"),
-    (graph.ConcatOp, [F32([2, 3]), F32([2, 4])], {"axis": i64_attr(0)},
-     r"operand #1 tensor<2x4xf32> must match operand #0 tensor<2x3xf32> in every dimension but the concatenation axis 0"),
-    (graph.SliceOp, [F32([4])], {"starts": int_array([0]), "ends": int_array([2]), "steps": int_array([0])},
-     r"steps must be non-zero, got \[0\]"),
-    (graph.SliceOp, [F32([4])], {"starts": int_array([0, 1]), "ends": int_array([2])},
-     r"must have the same length"),
-    (graph.PadOp, [F32([4])], {"pads": int_array([1])}, r"pads must have 2 x rank = 2 values, got \[1\]"),
-    (graph.PadOp, [F32([3])], {"pads": int_array([3, 0]), "mode": StringAttr("reflect")},
-     r"reflect pads of dimension 0 must be smaller than its size 3"),
-    (graph.SqueezeOp, [F32([2, 1])], {"axes": int_array([0])}, r"cannot squeeze axis 0 of tensor<2x1xf32>: its size is 2, not 1"),
-    (graph.TransposeOp, [F32([2, 3])], {"perm": int_array([0, 0])}, r"perm \[0, 0\] is not a permutation"),
-    (graph.QuantizeOp, [F32([2, 3]), F32([2]), tensor_of([2], I8)], {},
-     r"per-channel scale tensor<2xf32> must have one entry per element of axis 1 of tensor<2x3xf32> \(3\)"),
-    (graph.QuantizeOp, [F32([2, 3]), F32([]), tensor_of([], f32)], {},
-     r"zero_point must have an 8- or 16-bit integer element type"),
-    (graph.DequantizeOp, [tensor_of([2, 3], I8), F32([3]), tensor_of([2], I8)], {},
-     r"zero_point tensor<2xi8> must have the shape of scale tensor<3xf32>"),
-    (graph.GatherOp, [F32([2, 3]), tensor_of([2], I8)], {}, r"indices must have element type i32 or i64"),
+    (
+        graph.AddOp,
+        [F32([2, 3]), F32([4])],
+        {},
+        r"operand shapes \[2, 3\] and \[4\] are not broadcast-compatible",
+    ),
+    (
+        graph.AddOp,
+        [F32([2]), tensor_of([2], I8)],
+        {},
+        r"lhs and rhs must have the same element type",
+    ),
+    (
+        graph.MaxPoolOp,
+        [F32([1, 1, 4, 4])],
+        {"kernel": int_array([2, 2]), "pads": int_array([2, 0, 0, 0])},
+        r"pads \[2, 0, 0, 0\] must be smaller than the kernel \[2, 2\]",
+    ),
+    (
+        graph.AvgPoolOp,
+        [F32([1, 4, 4])],
+        {"kernel": int_array([2, 2])},
+        r"input must be 4-D \(NCHW\)",
+    ),
+    (
+        graph.ReduceSumOp,
+        [F32([2, 3])],
+        {"axes": int_array([1, -1])},
+        r"axes \[1, -1\] name an axis twice",
+    ),
+    (
+        graph.ReduceMaxOp,
+        [F32([2, 3])],
+        {"axes": int_array([2])},
+        r"axes entry 2 is out of range for rank 2",
+    ),
+    (
+        graph.ConcatOp,
+        [F32([2, 3]), F32([2, 4])],
+        {"axis": i64_attr(0)},
+        r"operand #1 tensor<2x4xf32> must match operand #0 tensor<2x3xf32> in every dimension but the concatenation axis 0",
+    ),
+    (
+        graph.SliceOp,
+        [F32([4])],
+        {"starts": int_array([0]), "ends": int_array([2]), "steps": int_array([0])},
+        r"steps must be non-zero, got \[0\]",
+    ),
+    (
+        graph.SliceOp,
+        [F32([4])],
+        {"starts": int_array([0, 1]), "ends": int_array([2])},
+        r"must have the same length",
+    ),
+    (
+        graph.PadOp,
+        [F32([4])],
+        {"pads": int_array([1])},
+        r"pads must have 2 x rank = 2 values, got \[1\]",
+    ),
+    (
+        graph.PadOp,
+        [F32([3])],
+        {"pads": int_array([3, 0]), "mode": StringAttr("reflect")},
+        r"reflect pads of dimension 0 must be smaller than its size 3",
+    ),
+    (
+        graph.SqueezeOp,
+        [F32([2, 1])],
+        {"axes": int_array([0])},
+        r"cannot squeeze axis 0 of tensor<2x1xf32>: its size is 2, not 1",
+    ),
+    (
+        graph.TransposeOp,
+        [F32([2, 3])],
+        {"perm": int_array([0, 0])},
+        r"perm \[0, 0\] is not a permutation",
+    ),
+    (
+        graph.QuantizeOp,
+        [F32([2, 3]), F32([2]), tensor_of([2], I8)],
+        {},
+        r"per-channel scale tensor<2xf32> must have one entry per element of axis 1 of tensor<2x3xf32> \(3\)",
+    ),
+    (
+        graph.QuantizeOp,
+        [F32([2, 3]), F32([]), tensor_of([], f32)],
+        {},
+        r"zero_point must have an 8- or 16-bit integer element type",
+    ),
+    (
+        graph.DequantizeOp,
+        [tensor_of([2, 3], I8), F32([3]), tensor_of([2], I8)],
+        {},
+        r"zero_point tensor<2xi8> must have the shape of scale tensor<3xf32>",
+    ),
+    (
+        graph.GatherOp,
+        [F32([2, 3]), tensor_of([2], I8)],
+        {},
+        r"indices must have element type i32 or i64",
+    ),
     (graph.WhereOp, [F32([2]), F32([2]), F32([2])], {}, r"condition must have element type i1"),
-    (graph.GeluOp, [F32([2])], {"approximate": StringAttr("fast")}, r'approximate must be "none" or "tanh", got "fast"'),
-    (graph.ClipOp, [F32([2])], {"min": f32_attr(1.0), "max": f32_attr(0.0)}, r"min \(1.0\) must not exceed max \(0.0\)"),
+    (
+        graph.GeluOp,
+        [F32([2])],
+        {"approximate": StringAttr("fast")},
+        r'approximate must be "none" or "tanh", got "fast"',
+    ),
+    (
+        graph.ClipOp,
+        [F32([2])],
+        {"min": f32_attr(1.0), "max": f32_attr(0.0)},
+        r"min \(1.0\) must not exceed max \(0.0\)",
+    ),
 ]
 
 
-@pytest.mark.parametrize("op_class, types, properties, message", ERRORS, ids=[f"{e[0].name}-{i}" for i, e in enumerate(ERRORS)])
+@pytest.mark.parametrize(
+    "op_class, types, properties, message",
+    ERRORS,
+    ids=[f"{e[0].name}-{i}" for i, e in enumerate(ERRORS)],
+)
 def test_shape_inference_errors(op_class, types, properties, message):
     with pytest.raises(VerifyException, match=message):
         infer(op_class, types, properties)
@@ -803,11 +1056,16 @@ def test_shape_inference_errors(op_class, types, properties, message):
 
 def test_result_typed_ops_check_their_result_type():
     x = create_ssa_value(F32([2, 3]))
-    with pytest.raises(VerifyException, match=r"cannot reshape tensor<2x3xf32> \(6 elements\) to tensor<4xf32> \(4 elements\)"):
+    with pytest.raises(
+        VerifyException,
+        match=r"cannot reshape tensor<2x3xf32> \(6 elements\) to tensor<4xf32> \(4 elements\)",
+    ):
         graph.ReshapeOp(x, F32([4])).verify()
     with pytest.raises(VerifyException, match=r"cast keeps the shape"):
         graph.CastOp(x, tensor_of([3, 2], I8)).verify()
-    with pytest.raises(VerifyException, match=r"input shape \[2, 3\] does not broadcast to \[2, 2\]"):
+    with pytest.raises(
+        VerifyException, match=r"input shape \[2, 3\] does not broadcast to \[2, 2\]"
+    ):
         graph.BroadcastToOp(x, F32([2, 2])).verify()
     with pytest.raises(VerifyException, match=r"takes its target from its result type"):
         graph.ReshapeOp.build_inferred([x])
@@ -816,5 +1074,8 @@ def test_result_typed_ops_check_their_result_type():
 def test_verifier_rejects_a_wrong_declared_result_type():
     x, w = create_ssa_value(F32([1, 3, 8, 8])), create_ssa_value(F32([4, 3, 3, 3]))
     op = graph.Conv2dOp(operands=[x, w, []], result_types=[F32([1, 4, 8, 8])])
-    with pytest.raises(VerifyException, match=r"result #0 has type tensor<1x4x8x8xf32>, but the operands and attributes imply tensor<1x4x6x6xf32>"):
+    with pytest.raises(
+        VerifyException,
+        match=r"result #0 has type tensor<1x4x8x8xf32>, but the operands and attributes imply tensor<1x4x6x6xf32>",
+    ):
         op.verify()
