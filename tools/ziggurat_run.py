@@ -209,8 +209,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main() -> None:
-    run_main(lambda: run(build_argument_parser().parse_args()))
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    try:
+        return build_argument_parser().parse_args(argv)
+    except SystemExit as exit:
+        # argparse exits 2 on a bad command line; ziggurat tools keep 2 for internal errors.
+        raise SystemExit(1 if exit.code == 2 else exit.code) from None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    run_main(lambda: run(parse_arguments(argv)))
 
 
 if __name__ == "__main__":

@@ -188,3 +188,9 @@ def test_unknown_function(program: Path):
 def test_outputs_that_cannot_be_written(program: Path, tmp_path: Path):
     stderr = failure(ziggurat_run(program, "--outputs", tmp_path / "missing" / "out.npz"))
     assert "out.npz: error: cannot write the outputs" in stderr
+
+
+def test_a_bad_command_line_exits_1(program: Path):
+    done = ziggurat_run(program, "--seed", "many")
+    assert done.returncode == 1
+    assert "argument --seed: invalid int value: 'many'" in done.stderr
