@@ -621,6 +621,25 @@ def test_op_without_implementation_is_reported_at_the_op():
     assert (diagnostic.line, diagnostic.col) == (3, 11)
 
 
+def test_failure_inside_a_call_is_reported_at_the_innermost_op():
+    module = parse(
+        f"""func.func private @kernel({tensor([4])}) -> {tensor([4])}
+        func.func @helper(%x: {tensor([4])}) -> {tensor([4])} {{
+          %y = func.call @kernel(%x) : ({tensor([4])}) -> {tensor([4])}
+          func.return %y : {tensor([4])}
+        }}
+        func.func @main(%x: {tensor([4])}) -> {tensor([4])} {{
+          %y = func.call @helper(%x) : ({tensor([4])}) -> {tensor([4])}
+          func.return %y : {tensor([4])}
+        }}"""
+    )
+    with pytest.raises(DiagnosticError, match="external function implementation named kernel") as raised:
+        run_function(module, [normal(4)])
+    assert raised.value.diagnostics[0].line == 3
+    with pytest.raises(DiagnosticError, match="@kernel is a declaration; it has no body to run"):
+        run_function(module, [normal(4)], "kernel")
+
+
 def test_wrong_reference_semantics_are_caught_at_the_op(monkeypatch):
     monkeypatch.setattr(ReluOp, "evaluate", lambda self, x: (np.maximum(x, 0).astype(np.float64),))
     module = parse(TWO_FUNCTIONS)
