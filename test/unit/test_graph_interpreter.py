@@ -640,6 +640,18 @@ def test_failure_inside_a_call_is_reported_at_the_innermost_op():
         run_function(module, [normal(4)], "kernel")
 
 
+def test_data_an_op_cannot_take_is_reported_at_the_op():
+    module = parse(
+        f"""func.func @main(%x: {tensor([4])}, %i: {tensor([2], 'i64')}) -> {tensor([2])} {{
+          %g = graph.gather %x, %i : ({tensor([4])}, {tensor([2], 'i64')}) -> {tensor([2])}
+          func.return %g : {tensor([2])}
+        }}"""
+    )
+    with pytest.raises(DiagnosticError, match=r"evaluating 'graph.gather' failed: ValueError: gather indices must be in \[-4, 4\)") as raised:
+        run_function(module, [normal(4), np.array([1, 4])])
+    assert raised.value.diagnostics[0].line == 2
+
+
 def test_wrong_reference_semantics_are_caught_at_the_op(monkeypatch):
     monkeypatch.setattr(ReluOp, "evaluate", lambda self, x: (np.maximum(x, 0).astype(np.float64),))
     module = parse(TWO_FUNCTIONS)
