@@ -54,8 +54,16 @@ def make_model(
     return model
 
 
-def main(build: Callable[[], onnx.ModelProto], description: str) -> None:
+def main(build: Callable[..., onnx.ModelProto], description: str, dynamic_batch: bool = False) -> None:
+    """Write `build()` to the path on the command line; `--dynamic-batch` where the model offers it."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("output", help="where to write the .onnx file")
+    if dynamic_batch:
+        parser.add_argument(
+            "--dynamic-batch",
+            action="store_true",
+            help="declare the batch dimension as the symbol N (compile with --input-shape)",
+        )
     args = parser.parse_args()
-    onnx.save(build(), args.output)
+    model = build(dynamic_batch=args.dynamic_batch) if dynamic_batch else build()
+    onnx.save(model, args.output)
