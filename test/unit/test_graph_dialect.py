@@ -9,6 +9,8 @@ run by onnxruntime's CPU provider.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import onnxruntime as ort
@@ -20,6 +22,9 @@ from onnx import helper, numpy_helper
 from xdsl.dialects.builtin import BFloat16Type, IntegerType, StringAttr, TensorType, f32
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
+from ziggurat.backends.graph_interpreter import find_function, random_inputs, run_function
+from ziggurat.context import default_context
+from ziggurat.diagnostics import parse_source
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     OpPatternKind,
@@ -375,6 +380,50 @@ def test_conv2d_matches_onnxruntime(
     assert_close(evaluate(graph.Conv2dOp, [x, w, bias], properties), expected)
 
 
+@st.composite
+def conv_case(draw):
+    groups = draw(st.sampled_from([1, 2, 3]))
+    c = groups * draw(st.integers(1, 2))
+    o = groups * draw(st.integers(1, 2))
+    kernel = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    dilations = draw(st.tuples(st.integers(1, 2), st.integers(1, 2)))
+    strides = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    pads = draw(st.tuples(*[st.integers(0, 2)] * 4))
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
+    h = draw(st.integers(max(1, spans[0] - pads[0] - pads[2]), 7))
+    w = draw(st.integers(max(1, spans[1] - pads[1] - pads[3]), 7))
+    return (
+        (draw(st.integers(1, 2)), c, h, w),
+        (o, c // groups, *kernel),
+        strides,
+        pads,
+        dilations,
+        groups,
+    )
+
+
+@given(case=conv_case(), layout=st.sampled_from(["NCHW", "NHWC"]))
+@SETTINGS
+def test_conv2d_geometry_matches_onnxruntime(case, layout):
+    x_shape, w_shape, strides, pads, dilations, groups = case
+    x, w, bias = normal(*x_shape), normal(*w_shape), normal(w_shape[0])
+    conv = node(
+        "Conv", ["x", "w", "b"], strides=strides, pads=pads, dilations=dilations, group=groups
+    )
+    expected = onnx_run(conv, {"x": x, "w": w, "b": bias})
+    properties = {
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "dilations": int_array(dilations),
+        "groups": i64_attr(groups),
+        "layout": StringAttr(layout),
+    }
+    if layout == "NHWC":
+        x, w = x.transpose(0, 2, 3, 1), w.transpose(0, 2, 3, 1)
+        expected = expected.transpose(0, 2, 3, 1)
+    assert_close(evaluate(graph.Conv2dOp, [x, w, bias], properties), expected)
+
+
 def test_conv2d_float16_matches_float32_reference():
     x, w = normal(1, 8, 6, 6, dtype=np.float16), normal(4, 8, 3, 3, dtype=np.float16)
     expected = onnx_run(
@@ -503,6 +552,35 @@ def test_avg_pool_matches_onnxruntime(kernel, strides, pads, ceil_mode, count_in
     op = build(graph.AvgPoolOp, [x], properties)
     assert pattern_kind_of(op) == OpPatternKind.OUT_ELEMWISE_FUSABLE
     assert_close(evaluate(graph.AvgPoolOp, [x], properties), expected)
+
+
+@st.composite
+def pool_case(draw):
+    kernel = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    strides = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    pads = tuple(draw(st.integers(0, kernel[i % 2] - 1)) for i in range(4))
+    h = draw(st.integers(kernel[0], 8))
+    w = draw(st.integers(kernel[1], 8))
+    return (1, 2, h, w), kernel, strides, pads, draw(st.booleans())
+
+
+@given(case=pool_case(), count_include_pad=st.booleans())
+@SETTINGS
+def test_pool_geometry_matches_onnxruntime(case, count_include_pad):
+    shape, kernel, strides, pads, ceil_mode = case
+    x = normal(*shape)
+    common = dict(kernel_shape=kernel, strides=strides, pads=pads, ceil_mode=int(ceil_mode))
+    properties = {
+        "kernel": int_array(kernel),
+        "strides": int_array(strides),
+        "pads": int_array(pads),
+        "ceil_mode": bool_attr(ceil_mode),
+    }
+    expected = onnx_run(node("MaxPool", ["x"], **common), {"x": x})
+    assert_close(evaluate(graph.MaxPoolOp, [x], properties), expected)
+    average = node("AveragePool", ["x"], count_include_pad=int(count_include_pad), **common)
+    properties["count_include_pad"] = bool_attr(count_include_pad)
+    assert_close(evaluate(graph.AvgPoolOp, [x], properties), onnx_run(average, {"x": x}))
 
 
 def test_max_pool_int8_pads_with_the_lowest_value():
@@ -809,6 +887,48 @@ def test_quantize_rounds_half_to_even_and_saturates():
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1000.0, -1000.0], np.float32)
     y = evaluate(graph.QuantizeOp, [x, np.float32(1.0), np.int8(0)])
     np.testing.assert_array_equal(y, [0, 2, 2, 0, -2, 127, -128])
+
+
+# --------------------------------------------------------------------------- #
+# The interpreter runs every op of ops.mlir
+# --------------------------------------------------------------------------- #
+
+OPS_MLIR = Path(__file__).parents[1] / "graph" / "ops.mlir"
+OPS_FUNCTIONS = [
+    "activations",
+    "unary_math",
+    "broadcasting",
+    "contractions",
+    "normalization",
+    "pooling",
+    "reductions",
+    "shapes",
+    "conversions",
+]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # log and sqrt of negative inputs
+@pytest.mark.parametrize("function", OPS_FUNCTIONS)
+def test_every_op_of_ops_mlir_runs_on_the_graph_interpreter(function):
+    # The interpreter checks each op's evaluate against the op's result type.
+    module = parse_source(default_context(), OPS_MLIR.read_text(), str(OPS_MLIR))
+    func_op = find_function(module, function)
+    inputs = random_inputs(func_op)
+    # Gather indices must be in range of the gathered dimension (4 in @shapes).
+    inputs = [a % 4 if a.dtype == np.int64 else a for a in inputs]
+    outputs = run_function(module, inputs, function)
+    assert len(outputs) == 1
+
+
+def test_ops_mlir_lists_every_function():
+    text = OPS_MLIR.read_text()
+    assert [
+        line.split("@")[1].split("(")[0]
+        for line in text.splitlines()
+        if line.startswith("func.func")
+    ] == OPS_FUNCTIONS
+    ops_named = {op.name for op in graph.Graph.operations}
+    assert {name for name in ops_named if f"= {name} " not in text} == set()
 
 
 # --------------------------------------------------------------------------- #
