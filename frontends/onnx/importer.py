@@ -69,8 +69,8 @@ def load_model(model_or_path: ModelSource) -> tuple[onnx.ModelProto, str]:
         if not path.is_file():
             raise DiagnosticError(Diagnostic("error", "cannot read the ONNX model: no such file", file=where))
         model = _parse(lambda: onnx.load(str(path), load_external_data=True), where)
-        # The checker needs the path for models past protobuf's 2 GB limit.
-        check_target = str(path) if model.ByteSize() > onnx.checker.MAXIMUM_PROTOBUF else model
+        # From the path, the checker reads external data and models past protobuf's 2 GB limit itself.
+        check_target = str(path)
     try:
         onnx.checker.check_model(check_target)
     except (onnx.checker.ValidationError, ValueError) as error:
@@ -242,8 +242,6 @@ def _with_static_inputs(
         # Shape inference reads constant values (Reshape's shape, Slice's starts) from small initializers.
         if int(np.prod(tensor.dims, dtype=np.int64)) <= 1024:
             stub.CopyFrom(tensor)
-            if tensor.data_location == onnx.TensorProto.EXTERNAL:
-                stub.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor), tensor.name))
     by_name = {value.name: tensor_type for value, tensor_type in typed_inputs}
     for value in skeleton.graph.input:
         if value.name in by_name:
@@ -289,6 +287,8 @@ class Importer:
         self.values: dict[str, SSAValue] = {}
         self.initializers = {tensor.name: tensor for tensor in model.graph.initializer}
         self._constants: dict[SSAValue, np.ndarray | None] = {}
+        self._not_produced: dict[str, str] = {}
+        """Node outputs a converter leaves out (training statistics, say) -> the node's label."""
 
     # ---- values ----
 
@@ -300,9 +300,11 @@ class Importer:
             array = numpy_helper.to_array(self.initializers[name])
             constant = self.constant(array, name)
             return constant
-        raise DiagnosticError(
-            Diagnostic("error", f"{user} uses '{name}', which no earlier node, input or initializer defines", file=self.where)
-        )
+        if name in self._not_produced:
+            message = f"{user} uses '{name}', an output of {self._not_produced[name]} that inference does not compute"
+        else:
+            message = f"{user} uses '{name}', which no earlier node, input or initializer defines"
+        raise DiagnosticError(Diagnostic("error", message, file=self.where))
 
     def constant(self, array: np.ndarray, name: str | None = None) -> SSAValue:
         """A `graph.constant` of `array` (stored as a splat when all elements are equal)."""
@@ -361,7 +363,8 @@ class Importer:
                 continue
             result = outputs[position] if position < len(outputs) else None
             if result is None:
-                # Reported when something reads it: most models never do (e.g. BatchNormalization's running stats).
+                # An error only if something reads it, which inference graphs do not.
+                self._not_produced[name] = f"{context.label} ({node.op_type})"
                 continue
             self._check_shape(context, name, result, shapes.get(name))
             if SSAValue.is_valid_name(name) and result.name_hint is None:

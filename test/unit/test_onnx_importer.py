@@ -465,3 +465,35 @@ def test_compare_reports_errors_and_fails_beyond_tolerance(capsys):
     assert lines[0] == "output 'y': float32[3]  max abs 0  max rel 0  (atol 0.0001, rtol 0.001)  ok"
     assert lines[2].startswith("output 'y': float32[3]  max abs 0.02  max rel 0.01") and lines[2].endswith("FAIL")
     assert lines[3].endswith("(atol 0, rtol 0)  FAIL")
+
+
+def test_reading_an_output_inference_does_not_compute():
+    def batch_norm_model(opset: int, outputs: list[str], **attributes) -> onnx.ModelProto:
+        nodes = [
+            helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], outputs, name="bn", **attributes),
+            helper.make_node("Identity", ["mean"], ["z"], name="copy"),
+        ]
+        stats = [numpy_helper.from_array(rand(3), name) for name in "sbmv"]
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+        z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [3])
+        return make_model(helper.make_graph(nodes, "bn", [x], [z], stats), opset)
+
+    with pytest.raises(DiagnosticError, match=r"node 'bn' \(BatchNormalization\): training_mode = 1 is not supported"):
+        import_model(batch_norm_model(15, ["y", "mean", "var"], training_mode=1))
+    with pytest.raises(DiagnosticError, match=r"node 'copy' uses 'mean', an output of node 'bn' \(BatchNormalization\) that inference does not compute"):
+        # Opset 9 declares the running statistics as outputs in any mode.
+        import_model(batch_norm_model(9, ["y", "mean", "var", "saved_mean", "saved_var"]))
+
+
+def test_inconsistent_shape_arithmetic_is_a_diagnostic():
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "index"], ["dim"]),
+        helper.make_node("Reshape", ["x", "dim"], ["y"], name="reshape"),
+    ]
+    index = numpy_helper.from_array(const([7]), "index")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [index]), opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(DiagnosticError, match=r"ONNX shape inference failed: .*indices must be in \[-rank, rank-1\]"):
+        import_model(model)
