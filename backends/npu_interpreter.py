@@ -314,6 +314,8 @@ class _DmaPlan:
     src: _Window
     dst: _Window
     pad: list[tuple[int, int]] | None
+    pad_value: np.ndarray
+    """In the source's element type."""
     transpose: bool
     pipe: str
     cycles: float
@@ -530,7 +532,7 @@ class _Executor:
         assert isinstance(plan, _DmaPlan)
         source, read = self._window(op, env, plan.src)
         target, write = self._window(op, env, plan.dst)
-        data = source if plan.pad is None else np.pad(source, plan.pad)
+        data = source if plan.pad is None else np.pad(source, plan.pad, constant_values=plan.pad_value)
         if plan.transpose:
             data = np.swapaxes(data, -1, -2)
         target[...] = convert(np.array(data), target.dtype)
@@ -542,6 +544,7 @@ class _Executor:
         src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, src_strides, "source")
         dst = _Window.of(op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, dst_strides, "destination")
         pads = None if op.pad is None else op.pad.get_values()
+        source_dtype = to_numpy_dtype(op.src.type.get_element_type())
         engine = self.machine.dmas[op.engine.data]
         cycles = dma_cycles(
             self.machine, engine, npu.space_of(op.src), npu.space_of(op.dst), src.bytes, dst.bytes, self.active_cores
@@ -550,6 +553,7 @@ class _Executor:
             src,
             dst,
             None if pads is None else [(pads[2 * d], pads[2 * d + 1]) for d in range(len(src.shape))],
+            convert(np.asarray(0.0 if op.pad_value is None else op.pad_value.value.data), source_dtype),
             op.transpose is not None,
             engine.pipe,
             cycles,

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
     DenseArrayBase,
+    Float64Type,
     FloatAttr,
     Float8E4M3FNType,
     Float8E5M2Type,
@@ -357,7 +358,8 @@ class DmaOp(NpuOperation):
     `j` is `src_strides . j` elements after the start (default: the source
     buffer's own strides of its last `len(shape)` dimensions: a tile, which
     must fit those dimensions from its indices rather than wrap around them).
-    On the way it is padded (`pad = [lo0, hi0, lo1, hi1, ...]`, zeros), its two
+    On the way it is padded (`pad = [lo0, hi0, lo1, hi1, ...]` elements of
+    `pad_value`, default 0; e.g. -inf ahead of a max pool), its two
     innermost dimensions swapped (`transpose`), and cast when the buffers'
     element types differ (floats round to nearest even; to integers, rounded
     and saturated). The destination window has the resulting shape and is
@@ -377,6 +379,7 @@ class DmaOp(NpuOperation):
     src_strides = opt_prop_def(DenseArrayBase.constr(i64))
     dst_strides = opt_prop_def(DenseArrayBase.constr(i64))
     pad = opt_prop_def(DenseArrayBase.constr(i64))
+    pad_value = opt_prop_def(FloatAttr)
     transpose = opt_prop_def(UnitAttr)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
@@ -399,6 +402,7 @@ class DmaOp(NpuOperation):
         src_strides: Sequence[int] | None = None,
         dst_strides: Sequence[int] | None = None,
         pad: Sequence[int] | None = None,
+        pad_value: float | None = None,
         transpose: bool = False,
     ):
         static_src, dynamic_src = _split_indices(src_indices)
@@ -412,6 +416,8 @@ class DmaOp(NpuOperation):
         for key, values in (("src_strides", src_strides), ("dst_strides", dst_strides), ("pad", pad)):
             if values is not None:
                 properties[key] = _array(values)
+        if pad_value is not None:
+            properties["pad_value"] = FloatAttr(pad_value, Float64Type())
         if transpose:
             properties["transpose"] = UnitAttr()
         super().__init__(operands=[src, dynamic_src, dst, dynamic_dst], properties=properties)
@@ -446,6 +452,8 @@ class DmaOp(NpuOperation):
         shape = self.src_shape
         if not shape or any(size <= 0 for size in shape):
             raise VerifyException(f"npu.dma shape must be non-empty with positive sizes, got {shape}")
+        if self.pad_value is not None and self.pad is None:
+            raise VerifyException("npu.dma pad_value is the value of the padding and needs pad")
         if self.pad is not None:
             pads = self.pad.get_values()
             if len(pads) != 2 * len(shape) or any(p < 0 for p in pads):

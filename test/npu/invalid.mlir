@@ -262,3 +262,12 @@ func.func @f() {
   npu.vec.muls %x[0] -> %x[0] : memref<64xf32, "ub"> -> memref<64xf32, "ub">
   func.return
 }
+
+// -----
+
+func.func @f(%gm: memref<64x256xf16, "gm">) {
+  %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
+  // expected-error@+1 {{npu.dma pad_value is the value of the padding and needs pad}}
+  npu.dma "mte2" %gm[0, 0] -> %l1[0, 0] {shape = array<i64: 16, 256>, pad_value = 1.0 : f64} : memref<64x256xf16, "gm"> -> memref<16x256xf16, "l1">
+  func.return
+}

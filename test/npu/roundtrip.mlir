@@ -24,8 +24,8 @@ func.func @all_ops(%gm: memref<64x256xf16, "gm">, %out: memref<16x16xf32, "gm">)
   // CHECK-NEXT: npu.wait_flag "mte2" -> "mte1", 0
   npu.set_flag "mte2" -> "mte1", 0
   npu.wait_flag "mte2" -> "mte1", 0
-  // CHECK-NEXT: npu.dma "mte1" %l1[0, 0, 16] -> %a[0, 0] {shape = array<i64: 14, 16>, src_strides = array<i64: 256, 1>, dst_strides = array<i64: 16, 1>, pad = array<i64: 1, 1, 0, 0>, transpose} : memref<2x16x256xf16, "l1"> -> memref<16x16xf16, "l0a">
-  npu.dma "mte1" %l1[0, 0, 16] -> %a[0, 0] {shape = array<i64: 14, 16>, src_strides = array<i64: 256, 1>, dst_strides = array<i64: 16, 1>, pad = array<i64: 1, 1, 0, 0>, transpose} : memref<2x16x256xf16, "l1"> -> memref<16x16xf16, "l0a">
+  // CHECK-NEXT: npu.dma "mte1" %l1[0, 0, 16] -> %a[0, 0] {shape = array<i64: 14, 16>, src_strides = array<i64: 256, 1>, dst_strides = array<i64: 16, 1>, pad = array<i64: 1, 1, 0, 0>, pad_value = -1.000000e+00 : f64, transpose} : memref<2x16x256xf16, "l1"> -> memref<16x16xf16, "l0a">
+  npu.dma "mte1" %l1[0, 0, 16] -> %a[0, 0] {shape = array<i64: 14, 16>, src_strides = array<i64: 256, 1>, dst_strides = array<i64: 16, 1>, pad = array<i64: 1, 1, 0, 0>, pad_value = -1.0 : f64, transpose} : memref<2x16x256xf16, "l1"> -> memref<16x16xf16, "l0a">
   // CHECK-NEXT: npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64, accumulate} : memref<16x16xf16, "l0a">, memref<16x16xf16, "l0b"> -> memref<16x16xf32, "l0c">
   npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64, accumulate} : memref<16x16xf16, "l0a">, memref<16x16xf16, "l0b"> -> memref<16x16xf32, "l0c">
   // CHECK-NEXT: npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64} :

@@ -172,6 +172,22 @@ def test_dma_strides_pad_transpose_and_cast_in_one_transfer():
     np.testing.assert_array_equal(y, expected)
 
 
+def test_dma_pads_with_a_given_value():
+    x_t, t_t, y_t = memref((4, 8), "f16", "gm"), memref((6, 16), "f16", "ub"), memref((6, 16), "f16", "gm")
+    text = staged(
+        f"""
+  npu.dma "mte2" %x[0, 0] -> %t[0, 0] {{shape = array<i64: 4, 8>, pad = array<i64: 1, 1, 0, 8>, pad_value = 0xFFF0000000000000 : f64}} : {x_t} -> {t_t}
+  npu.set_flag "mte2" -> "mte3", 0
+  npu.wait_flag "mte2" -> "mte3", 0
+  npu.dma "mte3" %t[0, 0] -> %y[0, 0] {{shape = array<i64: 6, 16>}} : {t_t} -> {y_t}""",
+        f"%x: {x_t}, %y: {y_t}",
+        f"  %t = npu.buffer offset 0 : {t_t}",
+    )
+    x = np.arange(32, dtype=np.float16).reshape(4, 8)
+    (y,) = run(text, [x]).outputs
+    np.testing.assert_array_equal(y, np.pad(x, ((1, 1), (0, 8)), constant_values=-np.inf))
+
+
 def test_dma_tile_at_dynamic_offsets_and_strided_destination():
     # gather the 4x4 tile at rows [i, i+4) of each loop step into columns of a 4x16 buffer
     x_t, t_t, y_t = memref((16, 4), "i32", "gm"), memref((4, 32), "i32", "ub"), memref((4, 32), "i32", "gm")
