@@ -654,7 +654,8 @@ class VectorOperation(NpuOperation):
     It runs `repeat` times (default 1). Each repetition processes one block of
     the unit's width, `lanes = vector bytes per cycle / element bytes`, of
     which the first `mask` lanes are active (default: all); inactive lanes of
-    the destination are left untouched. Repetition `r` reads and writes its
+    the destination are left untouched. (Ascend's mask is a bit pattern; a
+    count covers the contiguous prefixes that tiled code uses.) Repetition `r` reads and writes its
     block of each buffer operand `r * stride` elements after that operand's
     start; `stride` has one entry per buffer operand, sources first, then the
     destination (default: `lanes`, blocks back to back; 1 for the scalar side of
