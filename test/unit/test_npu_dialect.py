@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func
@@ -42,8 +44,6 @@ def build_kernel() -> ModuleOp:
 
 
 def printed(op) -> str:
-    from io import StringIO
-
     stream = StringIO()
     Printer(stream).print_op(op)
     return stream.getvalue()

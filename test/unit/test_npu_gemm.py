@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -66,8 +67,6 @@ def test_removing_a_wait_reports_the_hazard_at_the_reader():
 
 
 def test_the_readme_snippet_runs(capsys, monkeypatch):
-    import re
-
     monkeypatch.chdir(EXAMPLES.parents[1])  # the snippet names files from the repository root
     snippet = re.search(r"```python\n(.*?)```", (EXAMPLES / "README.md").read_text(), re.S).group(1)
     exec(compile(snippet, str(EXAMPLES / "README.md"), "exec"), {})

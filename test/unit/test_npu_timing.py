@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from test_npu_interpreter import TINY, mma_program, run
 
-from test_npu_interpreter import TINY, run
+from ziggurat.backends.report import build_report, format_report
+from ziggurat.backends.trace import write_trace
 
 # On TINY: mte2 moves 32 B/cycle after 100 cycles of setup and shares gm's 64 B/cycle;
 # mte3 likewise; the cube does 4096 f16 MACs per cycle after 8; the vector unit 256 B/cycle after 2.
@@ -90,8 +94,6 @@ def test_a_barrier_holds_the_next_issue_until_the_pipes_drain():
 
 
 def test_mma_and_vector_costs():
-    from test_npu_interpreter import mma_program
-
     stats = run(mma_program("f16", "f32"), [np.zeros((16, 32), np.float16), np.zeros((32, 16), np.float16)]).stats
     cube = events_on(stats, "cube")
     assert [e.end - e.start for e in cube] == [8 + 16 * 16 * 16 / 4096] * 2
@@ -119,10 +121,6 @@ def test_utilization_and_report():
 
 
 def test_report_roofline_and_text():
-    from test_npu_interpreter import mma_program
-
-    from ziggurat.backends.report import build_report, format_report
-
     load = build_report(run(LOAD, [np.zeros(1024, np.float32)]).stats, TINY)
     # 4096 bytes of gm at its 64 B/cycle: 64 cycles; no matrix work
     assert load["roofline"]["global_memory_cycles"] == 4096 / 64
@@ -141,10 +139,6 @@ def test_report_roofline_and_text():
 
 
 def test_trace_has_a_track_per_pipe_and_a_slice_per_instruction(tmp_path):
-    import json
-
-    from ziggurat.backends.trace import write_trace
-
     stats = run(
         INDEPENDENT.replace('  npu.dma "mte3"', '  npu.barrier\n  npu.dma "mte3"'), [np.zeros(1024, np.float32)]
     ).stats
