@@ -7,6 +7,11 @@
   `arange(n) / n` (dynamic dimensions as 1) and compares with
   light_*_output_*.pb, and so do we.
 
+The light models' expected outputs come from constant weights, so every
+class gets the same score; `test_light_model_random_weights` gives each
+weight tensor seeded random values instead and compares with onnxruntime,
+which checks the arithmetic of every layer.
+
 Cases that need an op the graph dialect lacks are strict xfails naming it, so
 they turn into failures (to be unmarked) the day the op lands.
 
@@ -25,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime
 import pytest
 from onnx import numpy_helper
 
@@ -53,6 +59,8 @@ NEEDS = {
 """Case -> the graph op it waits for."""
 
 SLOW_LIGHT_MODELS = {"light_densenet121", "light_vgg19", "light_inception_v2", "light_bvlc_alexnet"}
+SLOW_WITH_RANDOM_WEIGHTS = SLOW_LIGHT_MODELS | {"light_zfnet512"}
+"""Dense random weights make the big fully connected layers expensive: zfnet512 took 34 s."""
 
 
 def tensors(paths) -> list[np.ndarray]:
@@ -68,10 +76,10 @@ def operator_cases():
             yield pytest.param(directory, id=f"{kind}/{directory.name}", marks=marks)
 
 
-def light_cases():
+def light_cases(slow: set[str]):
     for path in sorted((DATA / "light").glob("light_*.onnx")):
         marks = []
-        if path.stem in SLOW_LIGHT_MODELS:
+        if path.stem in slow:
             marks += [
                 pytest.mark.slow,
                 pytest.mark.skipif(not RUN_SLOW, reason="slow model; set ZIGGURAT_RUN_SLOW=1 to run it"),
@@ -100,23 +108,62 @@ def test_operator_case(directory: Path):
         assert_outputs_match(run_function(module, inputs), expected)
 
 
-def light_inputs(model: onnx.ModelProto) -> list[np.ndarray]:
-    """What onnx's backend test runner feeds a light model (`generate_dummy_data(random=False)`)."""
+def light_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """What onnx's backend test runner feeds a light model (`generate_dummy_data(random=False)`), by input name."""
     initializers = {tensor.name for tensor in model.graph.initializer}
-    inputs = []
+    inputs = {}
     for value in model.graph.input:
         if value.name in initializers:
             continue
         assert value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
         shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim)
         count = int(np.prod(shape))
-        inputs.append((np.arange(count).reshape(shape) / count).astype(np.float32))
+        inputs[value.name] = (np.arange(count).reshape(shape) / count).astype(np.float32)
     return inputs
 
 
-@pytest.mark.parametrize("path", light_cases())
+@pytest.mark.parametrize("path", light_cases(SLOW_LIGHT_MODELS))
 def test_light_model(path: Path):
     model = onnx.load(str(path))
     inputs = light_inputs(model)
     expected = tensors(path.parent / f"{path.stem}_output_{i}.pb" for i in range(len(model.graph.output)))
-    assert_outputs_match(run_function(import_model(model), inputs), expected)
+    assert_outputs_match(run_function(import_model(model), list(inputs.values())), expected)
+
+
+def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """The model with each ConstantOfShape weight fill replaced by a seeded random initializer.
+
+    Weights are scaled by 1/sqrt(fan-in) and 1-D parameters (biases, batch-norm
+    statistics) drawn from [0.5, 1.5], so activations stay in a range where
+    float32 differences mean something.
+    """
+    rng = np.random.default_rng(seed)
+    shapes = {tensor.name: numpy_helper.to_array(tensor) for tensor in model.graph.initializer}
+    randomized = onnx.ModelProto()
+    randomized.CopyFrom(model)
+    # IR version 3 wants every initializer listed as a graph input as well; 4 does not.
+    randomized.ir_version = max(randomized.ir_version, 4)
+    del randomized.graph.node[:]
+    for node in model.graph.node:
+        if node.op_type != "ConstantOfShape" or node.input[0] not in shapes:
+            randomized.graph.node.append(node)
+            continue
+        shape = tuple(int(d) for d in shapes[node.input[0]])
+        if len(shape) == 1:
+            value = rng.uniform(0.5, 1.5, shape)
+        else:
+            value = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
+        randomized.graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+    return randomized
+
+
+@pytest.mark.parametrize("path", light_cases(SLOW_WITH_RANDOM_WEIGHTS))
+def test_light_model_random_weights(path: Path):
+    model = with_random_weights(onnx.load(str(path)))
+    rng = np.random.default_rng(1)
+    inputs = {name: rng.standard_normal(x.shape).astype(np.float32) for name, x in light_inputs(model).items()}
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # old IR versions list initializers as inputs, which onnxruntime warns about
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    expected = session.run(None, inputs)
+    assert_outputs_match(run_function(import_model(model), list(inputs.values())), expected)
