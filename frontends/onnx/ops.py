@@ -3,9 +3,12 @@
 `CONVERTERS` maps an ONNX op type (default domain) to a function of a
 `NodeContext` returning one SSA value per node output. Where the graph
 dialect has no op for an ONNX operator but existing ops express it exactly,
-the converter decomposes (Flatten and Squeeze are reshapes, Split is slices,
-Sum is chained adds, Selu is a scaled elu, LRN is pad + slices + adds + pow,
-InstanceNormalization is reductions and elementwise ops). Operators whose
+the converter decomposes (Split is slices, Sum and Mean are chained adds,
+Selu is a scaled elu, Mish is x * tanh(softplus(x)), ReduceMin is a negated
+ReduceMax, LRN is pad + slices + adds + pow, InstanceNormalization is
+reductions and elementwise ops, DepthToSpace is reshape + transpose, Tile is
+concats, Conv and pools on 1-D sequences are their 2-D forms with a unit
+height). Operators whose
 attributes moved to inputs across opsets (Slice, Pad, Clip, Split, Squeeze,
 Unsqueeze, the reductions' axes) accept both forms.
 
@@ -42,7 +45,6 @@ MISSING_GRAPH_OPS: dict[str, str] = {
     "Not": "graph.not",
     "ArgMax": "graph.arg_max",
     "TopK": "graph.top_k",
-    "ReduceMin": "graph.reduce_min",
     "ReduceProd": "graph.reduce_prod",
     "CumSum": "graph.cumsum",
     "MaxRoiPool": "graph.roi_pool",
@@ -121,6 +123,12 @@ def convert_hard_sigmoid(ctx: NodeContext):
 def convert_gelu(ctx: NodeContext):
     approximate = ctx.attribute("approximate", "none")
     return [ctx.emit(graph.GeluOp, [ctx.input(0)], {"approximate": StringAttr(approximate)})]
+
+
+@converts("Mish")
+def convert_mish(ctx: NodeContext):
+    x = ctx.input(0)
+    return [ctx.emit(graph.MulOp, [x, ctx.emit(graph.TanhOp, [ctx.emit(graph.SoftplusOp, [x])])])]
 
 
 @converts("Softsign")
@@ -439,6 +447,11 @@ REDUCTIONS: dict[str, tuple[type[graph.GraphOp], int]] = {
     "ReduceSum": (graph.ReduceSumOp, 13),
     "ReduceMean": (graph.ReduceMeanOp, 18),
     "ReduceMax": (graph.ReduceMaxOp, 18),
+    # min(x) = -max(-x), and the L1/L2/sum-of-squares norms reduce an elementwise op's result.
+    "ReduceMin": (graph.ReduceMaxOp, 18),
+    "ReduceL1": (graph.ReduceSumOp, 18),
+    "ReduceL2": (graph.ReduceSumOp, 18),
+    "ReduceSumSquare": (graph.ReduceSumOp, 18),
 }
 
 
@@ -446,10 +459,22 @@ REDUCTIONS: dict[str, tuple[type[graph.GraphOp], int]] = {
 def convert_reduce(ctx: NodeContext):
     op_type, since = REDUCTIONS[ctx.node.op_type]
     axes = ctx.ints_from_input_or_attribute(1, "axes", since, "axes")
+    x = ctx.input(0)
     if not axes and ctx.attribute("noop_with_empty_axes", 0):
-        return [ctx.input(0)]
+        return [x]
+    reduced = {
+        "ReduceMin": lambda: ctx.emit(graph.NegOp, [x]),
+        "ReduceL1": lambda: ctx.emit(graph.AbsOp, [x]),
+        "ReduceL2": lambda: ctx.emit(graph.MulOp, [x, x]),
+        "ReduceSumSquare": lambda: ctx.emit(graph.MulOp, [x, x]),
+    }.get(ctx.node.op_type, lambda: x)()
     properties = {"axes": int_array(axes) if axes else None, "keepdims": bool_attr(bool(ctx.attribute("keepdims", 1)))}
-    return [ctx.emit(op_type, [ctx.input(0)], properties)]
+    result = ctx.emit(op_type, [reduced], properties)
+    if ctx.node.op_type == "ReduceMin":
+        return [ctx.emit(graph.NegOp, [result])]
+    if ctx.node.op_type == "ReduceL2":
+        return [ctx.emit(graph.SqrtOp, [result])]
+    return [result]
 
 
 # --------------------------------------------------------------------------- #
