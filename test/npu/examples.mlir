@@ -1,6 +1,7 @@
-// The hand-written GEMMs in examples/npu parse, pass the davinci machine rules and round-trip.
+// The hand-written programs in examples/npu parse, pass the davinci machine rules and round-trip.
 // RUN: ziggurat-opt %examples/npu/gemm_single_buffered.mlir | ziggurat-opt | filecheck %s --check-prefix=SINGLE
 // RUN: ziggurat-opt %examples/npu/gemm_double_buffered.mlir | ziggurat-opt | filecheck %s --check-prefix=DOUBLE
+// RUN: ziggurat-opt %examples/npu/gemm_relu.mlir | ziggurat-opt | filecheck %s --check-prefix=RELU
 
 // SINGLE: builtin.module attributes {npu.machine = "davinci"}
 // SINGLE: scf.for %k = %c0 to %c512 step %c64 {
@@ -14,3 +15,6 @@
 // DOUBLE: npu.dma "mte2" %A[0, %k1] -> %a1[1, 0, 0]
 // DOUBLE: npu.mma %a0[1, 0, 0], %b0[1, 0, 0] -> %c[0, 0] {m = 256 : i64, n = 256 : i64, k = 64 : i64, accumulate}
 // DOUBLE-NEXT: npu.set_flag "cube" -> "mte1", 1
+
+// RELU: npu.dma "fixpipe" %c[0, 0] -> %y[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf32, "l0c"> -> memref<64x64xf16, "ub">
+// RELU: npu.vec.relu %y[0, 0] -> %y[0, 0] {repeat = 32 : i64}

@@ -73,3 +73,15 @@ def test_the_readme_snippet_runs(capsys, monkeypatch):
     error, report = capsys.readouterr().out.split("\n", 1)
     assert float(error) < 1e-3
     assert "roofline" in report and "cube" in report
+
+
+def test_gemm_with_a_relu_epilogue_through_the_vector_unit():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 128)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    result = run_npu(load("gemm_relu.mlir"), None, [a, b])
+    # f32 accumulation, one rounding to f16 in FIXPIPE, relu in f16
+    expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0).astype(np.float16)
+    np.testing.assert_allclose(result.outputs[0].astype(np.float32), expected.astype(np.float32), rtol=1e-3, atol=1e-3)
+    busy = result.stats.busy_cycles
+    assert all(busy[pipe] > 0 for pipe in ("mte2", "mte1", "cube", "fixpipe", "vector", "mte3"))
