@@ -1,56 +1,116 @@
-"""`ziggurat-run FILE`: run the entry function of an IR file on numpy inputs and show its results.
+"""`ziggurat-run FILE`: run the entry function of an IR file and show its results, and on a machine, its cost.
 
     ziggurat-run model.mlir                          # random inputs (seed 0), summary of each result
     ziggurat-run model.mlir --inputs in.npz --outputs out.npz
     ziggurat-run - --function f --print < model.mlir
+    ziggurat-run kernel.mlir --machine davinci --report text --trace trace.json
 
-Inputs come from an `.npz` whose keys are the function's argument names (`%x`
-gives `x`), `arg0`, `arg1`, ... or numpy.savez's positional `arr_0`, ...;
-without `--inputs` they are random with a fixed `--seed`. Results are written
-to `--outputs` as `result0`, `result1`, ... Every failure (unreadable file or
-npz, IR that does not parse or verify, inputs that do not match the
-signature, an op the interpreter cannot run) is a diagnostic and exit code 1.
+Which interpreter runs the module depends on its ops: a module holding any op
+of the `npu` dialect is npu-level and runs on the machine model
+(`ziggurat.backends.npu_interpreter.run_npu`); any other module runs on the
+graph-level interpreter (`ziggurat.backends.interpreter.run_function`). The
+machine model is imported only for npu-level modules, so running graph-level
+IR stays cheap.
+
+Graph level: inputs come from an `.npz` whose keys are the function's argument
+names (`%x` gives `x`), `arg0`, `arg1`, ... or numpy.savez's positional
+`arr_0`, ...; without `--inputs` they are random with a fixed `--seed`. The
+results are the function's results, written to `--outputs` as `result0`,
+`result1`, ...
+
+npu level: the machine is `--machine` (a preset name or a machine TOML file),
+else the module's `npu.machine` attribute; when both are given they must name
+the same machine. The arguments are memrefs in global memory that the kernel
+reads and writes. `--inputs` fills some of them (keys as above); the others
+start zeroed and are the outputs. Without `--inputs` every argument is filled
+with random data and every argument is an output. Outputs are written to
+`--outputs` under their argument names. `--report text|json` prints what the
+run cost (cycles, time, per-pipe busy share, bytes per memory space, FLOPs,
+the roofline bound and which roof binds: `ziggurat.backends.report`) instead
+of the results; `--trace` writes a Chrome trace with one track per pipe per
+core (`ziggurat.backends.trace`).
+
+`--timeout SECONDS` (both levels) and `--max-cycles N` (npu level) stop a run
+that goes on too long. On a terminal, a run that takes more than a second shows
+its progress on stderr. Every failure (unreadable file or npz, IR that does not
+parse or verify, inputs that do not match the signature, an unknown or invalid
+machine, an op the interpreter cannot run, a hazard between pipes, a limit
+reached) is a diagnostic and exit code 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
+import signal
 import sys
+import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation
 
 from ziggurat.backends.interpreter import (
     argument_names,
     find_function,
     random_inputs,
     run_function,
-    value_shape_and_dtype,
 )
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
     DiagnosticError,
+    error_at,
     parse_source,
     run_main,
     verify_module,
     write_atomically,
 )
+from ziggurat.dtypes import to_numpy_dtype
+
+if TYPE_CHECKING:
+    from ziggurat.backends.machine import Machine
 
 SUMMARY_VALUES = 8
 """How many leading elements the summary of a result shows."""
 
+TICK_SECONDS = 0.1
+"""How often a run with limits or progress is checked."""
+
+PROGRESS_AFTER_SECONDS = 1.0
+"""Runs shorter than this show no progress."""
+
+NPU_DIALECT = "npu"
+
+NPU_ONLY_OPTIONS = ("machine", "cores", "report", "trace", "max_cycles")
+"""Options (argparse destinations) that only npu-level IR has a use for."""
+
 
 def build_argument_parser() -> argparse.ArgumentParser:
-    """The command line, in groups that later options (machine, report, trace) join."""
     parser = argparse.ArgumentParser(
         prog="ziggurat-run",
         description="Run a function of an IR file with ziggurat's interpreter.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "levels:\n"
+            "  A module with any op of the npu dialect is npu-level: it runs on the machine\n"
+            "  model of --machine (or of the module's npu.machine attribute) and can report\n"
+            "  its cost. Any other module runs on the graph-level interpreter.\n"
+            "\n"
+            "inputs and outputs:\n"
+            "  graph level: every argument comes from --inputs (else random); the outputs\n"
+            "  are the function's results, saved as result0, result1, ...\n"
+            "  npu level: --inputs fills some of the memref arguments, the others start\n"
+            "  zeroed and are the outputs; without --inputs every argument is random and\n"
+            "  an output. Outputs are saved under their argument names."
+        ),
     )
     parser.add_argument("file", metavar="FILE", help="the IR file, or - for stdin")
 
@@ -59,6 +119,20 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "--function",
         metavar="NAME",
         help="the function to run (default: @main, else the only public function)",
+    )
+
+    machine = parser.add_argument_group("machine (npu level)")
+    machine.add_argument(
+        "--machine",
+        metavar="M",
+        help="a machine preset (davinci, systolic, tensorcore, ...) or a machine TOML file "
+        "(default: the module's npu.machine attribute)",
+    )
+    machine.add_argument(
+        "--cores",
+        type=_positive(int),
+        metavar="N",
+        help="run the kernel on N cores of the machine, told apart by npu.core_id (default: 1)",
     )
 
     inputs = parser.add_argument_group("inputs")
@@ -80,15 +154,55 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "--outputs",
         metavar="NPZ",
         type=Path,
-        help="write the results to this .npz as result0, result1, ... instead of summarizing them",
+        help="write the outputs to this .npz instead of summarizing them",
     )
     outputs.add_argument(
         "--print",
         dest="print_values",
         action="store_true",
-        help="print every element of every result",
+        help="print every element of every output",
+    )
+
+    report = parser.add_argument_group("report (npu level)")
+    report.add_argument(
+        "--report",
+        choices=("text", "json"),
+        help="print what the run cost on the machine instead of the outputs",
+    )
+    report.add_argument(
+        "--trace",
+        metavar="JSON",
+        type=Path,
+        help="write the run as Chrome trace events (one track per pipe per core; open in ui.perfetto.dev)",
+    )
+
+    limits = parser.add_argument_group("limits")
+    limits.add_argument(
+        "--max-cycles",
+        type=_positive(int),
+        metavar="N",
+        help="stop an npu-level run that passes N cycles of the machine",
+    )
+    limits.add_argument(
+        "--timeout",
+        type=_positive(float),
+        metavar="SECONDS",
+        help="stop a run that takes longer than this",
     )
     return parser
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: '{text}'") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+
+    return parse
 
 
 def read_source(file: str) -> tuple[str, str]:
@@ -103,8 +217,21 @@ def read_source(file: str) -> tuple[str, str]:
         ) from None
 
 
-def load_inputs(path: Path, function: func.FuncOp) -> list[np.ndarray]:
-    """The arrays of `path` in argument order, matched by name, argN or arr_N."""
+def is_npu_level(module: ModuleOp) -> bool:
+    """Whether the module holds npu ops and so runs on a machine model (see the module docstring)."""
+    return any(op.dialect_name() == NPU_DIALECT for op in module.walk())
+
+
+# --------------------------------------------------------------------------- #
+# Inputs and outputs
+# --------------------------------------------------------------------------- #
+
+
+def load_inputs(path: Path, function: func.FuncOp, every_argument: bool) -> dict[str, np.ndarray]:
+    """The arrays of `path` by argument name, in argument order, matched by name, argN or arr_N.
+
+    With `every_argument`, each argument must have an array; otherwise some may be left out.
+    """
 
     def error(message: str) -> DiagnosticError:
         return DiagnosticError(Diagnostic("error", message, file=str(path)))
@@ -120,12 +247,15 @@ def load_inputs(path: Path, function: func.FuncOp) -> list[np.ndarray]:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as failure:
         raise error(f"cannot read the inputs: {failure}") from None
 
-    ordered: list[np.ndarray] = []
+    names = argument_names(function)
+    ordered: dict[str, np.ndarray] = {}
     used: set[str] = set()
-    for index, name in enumerate(argument_names(function)):
+    for index, name in enumerate(names):
         candidates = list(dict.fromkeys([name, f"arg{index}", f"arr_{index}"]))
         found = [key for key in candidates if key in arrays]
         if not found:
+            if not every_argument:
+                continue
             raise error(
                 f"no array for argument #{index} of @{function.sym_name.data} "
                 f"(looked for {', '.join(candidates)}; the archive has "
@@ -137,11 +267,11 @@ def load_inputs(path: Path, function: func.FuncOp) -> list[np.ndarray]:
                 f"{', '.join(found)}"
             )
         used.add(found[0])
-        ordered.append(_restore_narrow_float(arrays[found[0]], function, index))
+        ordered[name] = _restore_narrow_float(arrays[found[0]], function, index)
     if unused := sorted(set(arrays) - used):
         raise error(
             f"no argument of @{function.sym_name.data} is called {', '.join(unused)} "
-            f"(arguments: {', '.join(argument_names(function)) or 'none'})"
+            f"(arguments: {', '.join(names) or 'none'})"
         )
     return ordered
 
@@ -149,17 +279,35 @@ def load_inputs(path: Path, function: func.FuncOp) -> list[np.ndarray]:
 def _restore_narrow_float(array: np.ndarray, function: func.FuncOp, index: int) -> np.ndarray:
     # .npy has no descriptor for ml_dtypes' bf16/fp8: they are saved as raw bytes (`|V2`, `|V1`).
     arg_type = function.function_type.inputs.data[index]
-    _, dtype = value_shape_and_dtype(arg_type, f"argument #{index}", function)
-    if array.dtype.kind == "V" and array.dtype.itemsize == dtype.itemsize:
-        return array.view(dtype)
-    return array
+    if array.dtype.kind != "V":
+        return array
+    element_type = arg_type.get_element_type() if isinstance(arg_type, TensorType | MemRefType) else arg_type
+    try:
+        dtype = to_numpy_dtype(element_type)
+    except ValueError:
+        return array  # the interpreter rejects the argument's type, at the function
+    return array.view(dtype) if array.dtype.itemsize == dtype.itemsize else array
+
+
+def random_memref_inputs(function: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
+    """Random contents for every memref argument, drawn as `random_inputs` draws tensors of their shapes."""
+    arg_types = function.function_type.inputs.data
+    as_tensors = [
+        TensorType(arg_type.get_element_type(), arg_type.get_shape())
+        if isinstance(arg_type, MemRefType)
+        else arg_type
+        for arg_type in arg_types
+    ]
+    signature = func.FuncOp.external(function.sym_name.data, as_tensors, [])
+    signature.location = function.location
+    return dict(zip(argument_names(function), random_inputs(signature, seed)))
 
 
 def _format_number(value: float | int | bool) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def summarize(name: str, result_type: object, array: np.ndarray) -> str:
+def summarize(name: str, value_type: object, array: np.ndarray) -> str:
     """Two lines: the type with min/max/mean, then the first few elements."""
     flat = array.reshape(-1)
     wide = flat.astype(np.float64)
@@ -171,13 +319,167 @@ def summarize(name: str, result_type: object, array: np.ndarray) -> str:
     )
     shown = " ".join(_format_number(value) for value in flat[:SUMMARY_VALUES].tolist())
     more = " ..." if flat.size > SUMMARY_VALUES else ""
-    return f"{name}: {result_type}  {stats}\n  {shown}{more}"
+    return f"{name}: {value_type}  {stats}\n  {shown}{more}"
 
 
-def _save_npz(results: Sequence[np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **{f"result{index}": array for index, array in enumerate(results)})
-    return buffer.getvalue()
+def show_outputs(args: argparse.Namespace, outputs: Mapping[str, tuple[object, np.ndarray]]) -> None:
+    """Save `outputs` (name -> (type, array)) to --outputs, print them with --print, else summarize them."""
+    if args.outputs is not None:
+        buffer = io.BytesIO()
+        np.savez(buffer, **{name: array for name, (_, array) in outputs.items()})
+        try:
+            write_atomically(args.outputs, buffer.getvalue())
+        except OSError as error:
+            raise cannot_write(args.outputs, "outputs", error) from None
+    for name, (value_type, array) in outputs.items():
+        if args.print_values:
+            with np.printoptions(threshold=sys.maxsize, precision=6, suppress=True):
+                print(f"{name}: {value_type}\n{array}")
+        elif args.outputs is None and args.report is None:
+            print(summarize(name, value_type, array))
+
+
+def cannot_write(path: Path, what: str, error: OSError) -> DiagnosticError:
+    return DiagnosticError(Diagnostic("error", f"cannot write the {what}: {error}", file=str(path)))
+
+
+# --------------------------------------------------------------------------- #
+# Limits and progress
+# --------------------------------------------------------------------------- #
+
+
+class _Stopped(BaseException):
+    """Raised from the timer signal to end a run at a limit.
+
+    Not an `Exception`: interpreters that report any failure of an op at that op
+    (`except Exception`) must let it through.
+    """
+
+    def __init__(self, message: str, op: Operation | None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+
+class Watchdog:
+    """Checks a run every `TICK_SECONDS` from a timer signal: stops it at --timeout or
+    --max-cycles, and shows its progress on stderr when that is a terminal.
+
+    The run is observed where the signal interrupts it: the innermost frame with an
+    `op` local is the op it was at, and a `timeline` of type `clock_type` (the npu
+    interpreter's `Timeline`, for which run_npu offers no callback) has its cycle.
+    """
+
+    def __init__(
+        self,
+        what: str,
+        timeout: float | None,
+        max_cycles: int | None,
+        clock_type: type | None,
+        progress: bool,
+    ):
+        self.what = what
+        self.timeout = timeout
+        self.max_cycles = max_cycles
+        self.clock_type = clock_type
+        self.progress = progress and sys.stderr.isatty()
+        self.display: Any = None
+        self.task: Any = None
+        self.started = 0.0
+        self.ticking = False
+        self.in_tick = False
+
+    def __enter__(self) -> Watchdog:
+        limited = self.timeout is not None or self.max_cycles is not None
+        if not hasattr(signal, "setitimer"):
+            if limited:
+                raise DiagnosticError(
+                    Diagnostic("error", "--timeout and --max-cycles need POSIX interval timers")
+                )
+            self.progress = False
+        if limited or self.progress:
+            self.started = time.monotonic()
+            self.previous = signal.signal(signal.SIGALRM, self._tick)
+            signal.setitimer(signal.ITIMER_REAL, TICK_SECONDS, TICK_SECONDS)
+            self.ticking = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.ticking:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.ticking = False
+        if self.display is not None:
+            self.display.stop()
+            self.display = None
+
+    def _tick(self, signum: int, frame: FrameType | None) -> None:
+        if self.in_tick:  # a slow refresh must not let the next tick run inside this one
+            return
+        self.in_tick = True
+        try:
+            op, timeline = self._interrupted_at(frame)
+            cycles = None if timeline is None else max(timeline.now, *timeline.free.values())
+            elapsed = time.monotonic() - self.started
+            at_cycle = "" if cycles is None else f" at cycle {cycles:,.0f}"
+            if self.timeout is not None and elapsed > self.timeout:
+                raise _Stopped(f"the run exceeded --timeout {self.timeout:g} s: stopped{at_cycle}", op)
+            if self.max_cycles is not None and cycles is not None and cycles > self.max_cycles:
+                raise _Stopped(f"the run exceeded --max-cycles {self.max_cycles}: stopped{at_cycle}", op)
+            if self.progress and elapsed >= PROGRESS_AFTER_SECONDS:
+                self._show(elapsed, cycles, timeline)
+        finally:
+            self.in_tick = False
+
+    def _interrupted_at(self, frame: FrameType | None) -> tuple[Operation | None, Any]:
+        op = timeline = None
+        while frame is not None and (op is None or (timeline is None and self.clock_type)):
+            local = frame.f_locals
+            if op is None and isinstance(local.get("op"), Operation):
+                op = local["op"]
+            if timeline is None and self.clock_type is not None:
+                timeline = next((v for v in local.values() if isinstance(v, self.clock_type)), None)
+            frame = frame.f_back
+        return op, timeline
+
+    def _show(self, elapsed: float, cycles: float | None, timeline: Any) -> None:
+        if self.display is None:
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn
+
+            self.display = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                console=Console(stderr=True),
+                transient=True,
+                auto_refresh=False,
+                redirect_stdout=False,
+            )
+            self.display.start()
+            self.task = self.display.add_task(self.what)
+        description = f"{self.what}  {elapsed:.0f} s"
+        if cycles is not None:
+            description += f"  core {timeline.core}, cycle {cycles:,.0f}"
+            if self.max_cycles is not None:
+                description += f" of at most {self.max_cycles:,}"
+        self.display.update(self.task, description=description)
+        self.display.refresh()
+
+
+def watched(
+    run: Callable[[], Any], where: Operation, watchdog: Watchdog
+) -> Any:
+    """`run()` under `watchdog`; a limit it reaches is an error at the op the run was at."""
+    try:
+        with watchdog:
+            return run()
+    except _Stopped as stopped:
+        raise error_at(stopped.op or where, stopped.message) from None
+
+
+# --------------------------------------------------------------------------- #
+# Running
+# --------------------------------------------------------------------------- #
 
 
 def run(args: argparse.Namespace) -> int:
@@ -185,27 +487,102 @@ def run(args: argparse.Namespace) -> int:
     module: ModuleOp = parse_source(default_context(), text, filename)
     verify_module(module)
     function = find_function(module, args.function)
+    if args.print_values and args.report is not None:
+        raise DiagnosticError(Diagnostic("error", "--print and --report both write to stdout: choose one"))
+    if is_npu_level(module):
+        return run_npu_level(args, module, function)
+    if given := [name for name in NPU_ONLY_OPTIONS if getattr(args, name) is not None]:
+        options = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"{options} only apply to npu-level IR, which runs on a machine model; this module "
+                "has no npu ops and runs on the graph-level interpreter",
+                file=filename,
+            )
+        )
+    return run_graph_level(args, module, function)
+
+
+def run_graph_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
     inputs = (
-        load_inputs(args.inputs, function)
+        list(load_inputs(args.inputs, function, every_argument=True).values())
         if args.inputs is not None
         else random_inputs(function, args.seed)
     )
-    results = run_function(module, inputs, function.sym_name.data)
-
-    if args.outputs is not None:
-        try:
-            write_atomically(args.outputs, _save_npz(results))
-        except OSError as error:
-            raise DiagnosticError(
-                Diagnostic("error", f"cannot write the outputs: {error}", file=str(args.outputs))
-            ) from None
+    name = function.sym_name.data
+    watchdog = Watchdog(f"running @{name}", args.timeout, None, None, progress=True)
+    results = watched(lambda: run_function(module, inputs, name), function, watchdog)
     result_types = function.function_type.outputs.data
-    for index, (array, result_type) in enumerate(zip(results, result_types)):
-        if args.print_values:
-            with np.printoptions(threshold=sys.maxsize, precision=6, suppress=True):
-                print(f"result{index}: {result_type}\n{array}")
-        elif args.outputs is None:
-            print(summarize(f"result{index}", result_type, array))
+    show_outputs(
+        args,
+        {f"result{index}": (t, array) for index, (t, array) in enumerate(zip(result_types, results))},
+    )
+    return 0
+
+
+def resolve_machine(module: ModuleOp, requested: str | None) -> Machine:
+    """--machine, else the module's npu.machine; an error when they name different machines."""
+    from ziggurat.backends.machine import load_machine, list_presets
+    from ziggurat.dialects.npu import MACHINE_ATTR
+
+    attribute = module.attributes.get(MACHINE_ATTR)
+    named = attribute.data if isinstance(attribute, StringAttr) else None
+    if requested is None and named is None:
+        raise error_at(
+            module,
+            f"no machine to run on: pass --machine (presets: {', '.join(list_presets())}) "
+            f"or set {MACHINE_ATTR} on the module",
+        )
+    machine = load_machine(requested if requested is not None else named)
+    if requested is not None and named is not None and load_machine(named).name != machine.name:
+        raise error_at(
+            module,
+            f"--machine {requested} is machine '{machine.name}', but the module is written for "
+            f'{MACHINE_ATTR} = "{named}"',
+        )
+    return machine
+
+
+def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
+    from ziggurat.backends.npu_interpreter import run_npu
+    from ziggurat.backends.report import build_report, format_report
+    from ziggurat.backends.timing import Timeline
+    from ziggurat.backends.trace import write_trace
+
+    machine = resolve_machine(module, args.machine)
+    given = (
+        load_inputs(args.inputs, function, every_argument=False)
+        if args.inputs is not None
+        else random_memref_inputs(function, args.seed)
+    )
+    name = function.sym_name.data
+    watchdog = Watchdog(
+        f"running @{name} on {machine.name}", args.timeout, args.max_cycles, Timeline, progress=True
+    )
+    result = watched(
+        lambda: run_npu(module, machine, given, name, cores=args.cores or 1), function, watchdog
+    )
+    if args.max_cycles is not None and result.stats.total_cycles > args.max_cycles:
+        raise error_at(
+            function,
+            f"the run exceeded --max-cycles {args.max_cycles}: it took "
+            f"{result.stats.total_cycles:,.0f} cycles",
+        )
+
+    if args.trace is not None:
+        try:
+            write_trace(result.stats, args.trace)
+        except OSError as error:
+            raise cannot_write(args.trace, "trace", error) from None
+    # run_npu's outputs: the arguments not given as inputs, or all of them when all were given
+    names = argument_names(function)
+    output_names = [n for n in names if n not in given] or names
+    arg_types = dict(zip(names, function.function_type.inputs.data))
+    show_outputs(args, {n: (arg_types[n], result.arguments[n]) for n in output_names})
+    if args.report is not None:
+        report = build_report(result.stats, machine)
+        print(format_report(report) if args.report == "text" else json.dumps(report, indent=2))
     return 0
 
 
