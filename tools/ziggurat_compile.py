@@ -27,13 +27,14 @@ import argparse
 import io
 import sys
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.progress import Progress
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -131,6 +132,17 @@ def stage(message: str) -> Iterator[None]:
     """A spinner with `message` while the stage runs, only when stderr is a terminal."""
     with _STDERR.status(message) if _STDERR.is_terminal else nullcontext():
         yield
+
+
+@contextmanager
+def counted_stage(message: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar fed by the yielded `update(done, total)`, or None when stderr is not a terminal."""
+    if not _STDERR.is_terminal:
+        yield None
+        return
+    with Progress(*Progress.get_default_columns(), console=_STDERR, transient=True) as progress:
+        task = progress.add_task(message, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 # --------------------------------------------------------------------------- #
@@ -243,10 +255,10 @@ def compile_model(args: argparse.Namespace) -> int:
             )
         )
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
-    with stage(f"loading {args.model}"):
+    with stage(f"loading {Path(args.model).name}"):
         model, where = load_model(args.model)
-    with stage(f"importing {args.model}"):
-        module = import_loaded_model(model, input_shapes, where)
+    with counted_stage(f"importing {Path(args.model).name}") as on_node:
+        module = import_loaded_model(model, input_shapes, where, on_node)
     ctx = default_context()
     if args.opt:
         with stage("optimizing"):

@@ -20,7 +20,7 @@ cannot express (with the node's name).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -406,9 +406,15 @@ def import_model(
 
 
 def import_loaded_model(
-    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None, where: str
+    model: onnx.ModelProto,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    where: str,
+    on_node: Callable[[int, int], None] | None = None,
 ) -> ModuleOp:
-    """`import_model` for a model `load_model` returned; `where` names it in diagnostics."""
+    """`import_model` for a model `load_model` returned; `where` names it in diagnostics.
+
+    `on_node(done, total)` is called after each node (for progress displays).
+    """
     opset = _check_supported(model, where)
     typed_inputs = _input_types(model, input_shapes or {}, where)
     shapes = _inferred_shapes(_with_static_inputs(model, typed_inputs), where)
@@ -423,6 +429,8 @@ def import_loaded_model(
         arguments.append(argument)
     for index, node in enumerate(model.graph.node):
         importer.import_node(node, index, shapes)
+        if on_node is not None:
+            on_node(index + 1, len(model.graph.node))
     module = importer.finish(model.graph.output, arguments)
     verify_module(module)
     return module

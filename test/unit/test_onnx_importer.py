@@ -19,7 +19,7 @@ from xdsl.dialects import func
 from ziggurat.backends.graph_interpreter import run_function
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import graph
-from ziggurat.frontends.onnx import SUPPORTED_OPSETS, import_model, parse_input_shape
+from ziggurat.frontends.onnx import SUPPORTED_OPSETS, import_loaded_model, import_model, parse_input_shape
 from ziggurat.tools import ziggurat_compile
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "models"
@@ -259,6 +259,14 @@ def test_shape_computations_fold_at_import():
     # Reshape's target shape was computed at import and its ops removed; Size's value feeds data
     # ops, which stay for graph-fold-constants to fold.
     assert sorted(set(ops)) == ["graph.add", "graph.cast", "graph.constant", "graph.mul", "graph.reshape"]
+
+
+def test_progress_callback_sees_every_node():
+    calls = []
+    model = shape_chain_model()
+    import_loaded_model(model, None, "chain", lambda done, total: calls.append((done, total)))
+    total = len(model.graph.node)
+    assert calls == [(done, total) for done in range(1, total + 1)]
 
 
 def test_module_shape_names_and_initializers():
