@@ -126,12 +126,6 @@ class NodeContext:
     def has_attribute(self, name: str) -> bool:
         return name in self._attributes
 
-    def reject_attribute(self, name: str, allowed: Sequence[Any], why: str) -> None:
-        """Fail if attribute `name` is set to anything but one of `allowed`."""
-        value = self.attribute(name)
-        if value is not None and value not in allowed:
-            raise self.error(f"{name} = {value!r} is not supported: {why}")
-
     # ---- building ----
 
     def emit(
