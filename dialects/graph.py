@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     f32,
@@ -231,10 +232,10 @@ def scalar_of(properties: Mapping[str, Attribute], name: str):
 
 
 def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
-    """`axis` in [0, rank), accepting ONNX's negative axes."""
-    if not -rank <= axis < max(rank, 1):
+    """`axis` in [0, rank), accepting ONNX's negative axes (a rank-0 tensor has none)."""
+    if not -rank <= axis < rank:
         raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
-    return axis % rank if rank else 0
+    return axis % rank
 
 
 def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
@@ -258,6 +259,11 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
 
 def widen(array: np.ndarray) -> np.ndarray:
     return array.astype(compute_dtype(array.dtype), copy=False)
+
+
+def lowest_value(dtype: np.dtype):
+    """The identity of max for a compute dtype (also the max of an empty set, as in ONNX)."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
 def element_dtype(value_type: TensorType) -> np.dtype:
@@ -930,12 +936,18 @@ class DivOp(BinaryBroadcastOp):
 
 @irdl_op_definition
 class PowOp(BinaryBroadcastOp):
-    """a ** b (both operands of one element type)."""
+    """a ** b (both operands of one element type).
+
+    Integer powers are computed in float64 and truncated, as onnxruntime's
+    `static_cast<T>(std::pow(a, b))` does, so negative exponents give 0, 1 or -1.
+    """
 
     name = "graph.pow"
 
     @staticmethod
     def compute(a, b):
+        if a.dtype.kind in "iu":
+            return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))
         return np.power(a, b)
 
 
@@ -1323,7 +1335,7 @@ class SoftmaxFamilyOp(GraphOp, abc.ABC):
     def evaluate(self, *inputs):
         x = widen(inputs[0])
         axis = self.axis.value.data
-        shifted = x - x.max(axis=axis, keepdims=True)
+        shifted = x - x.max(axis=axis, keepdims=True, initial=-np.inf)
         return (self.compute(shifted, axis).astype(inputs[0].dtype),)
 
 
@@ -1422,8 +1434,7 @@ class MaxPoolOp(Pool2dOp):
 
     def pool(self, x, window, ends, out):
         kernel, strides, pads, dilations = window
-        lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        padded = pad_spatial(x, pads[:2], ends, lowest)
+        padded = pad_spatial(x, pads[:2], ends, lowest_value(x.dtype))
         return sliding_windows(padded, kernel, strides, dilations, out).max(axis=(-2, -1))
 
 
@@ -1508,7 +1519,7 @@ class GlobalMaxPoolOp(GlobalPoolOp):
 
     @staticmethod
     def reduce(x, axes):
-        return x.max(axis=axes, keepdims=True)
+        return x.max(axis=axes, keepdims=True, initial=lowest_value(x.dtype))
 
 
 # --------------------------------------------------------------------------- #
@@ -1584,7 +1595,7 @@ class ReduceMaxOp(ReduceOp):
 
     @staticmethod
     def reduce(x, axes, keepdims):
-        return x.max(axis=axes, keepdims=keepdims)
+        return x.max(axis=axes, keepdims=keepdims, initial=lowest_value(x.dtype))
 
 
 # --------------------------------------------------------------------------- #
@@ -1883,6 +1894,8 @@ class PadOp(UnaryShapedOp):
         (x,) = inputs
         pads = ints_of(self.properties, "pads")
         rank = x.ndim
+        if rank == 0:  # np.pad rejects 0-d arrays; there is nothing to pad
+            return (x.copy(),)
         widths = [(max(pads[i], 0), max(pads[i + rank], 0)) for i in range(rank)]
         mode = self.mode.data
         if mode == "constant":
@@ -1978,18 +1991,20 @@ class CastOp(ResultTypedOp):
         return (x.astype(target),)
 
 
-def quantized_integer(value_type: TensorType, what: str) -> np.dtype:
-    dtype = (
-        element_dtype(value_type)
-        if isinstance(value_type.get_element_type(), IntegerType)
-        else None
-    )
-    if dtype is None or dtype.kind not in "iu" or dtype.itemsize > 2:
-        raise VerifyException(
-            f"{what} must have an 8- or 16-bit integer element type (i8, ui8, i16, ui16), "
-            f"got {value_type}"
-        )
-    return dtype
+QUANTIZED_TYPES = (
+    IntegerType(8),
+    IntegerType(8, Signedness.UNSIGNED),
+    IntegerType(16),
+    IntegerType(16, Signedness.UNSIGNED),
+)
+
+
+def check_quantized_type(
+    value_type: TensorType, what: str, allowed: Sequence[Attribute] = QUANTIZED_TYPES
+) -> None:
+    if value_type.get_element_type() not in allowed:
+        listed = ", ".join(str(t) for t in allowed)
+        raise VerifyException(f"{what} must have element type {listed}; got {value_type}")
 
 
 def check_quantization(x: TensorType, scale: TensorType, zero_point: TensorType, axis: int) -> None:
@@ -2055,7 +2070,7 @@ class QuantizeOp(QuantizationOp):
         scale = ranked_tensor(operand_types[1], "scale")
         zero_point = ranked_tensor(operand_types[2], "zero_point")
         same_element_type([x, scale], "input and scale")
-        quantized_integer(zero_point, "zero_point")
+        check_quantized_type(zero_point, "zero_point")
         check_quantization(x, scale, zero_point, scalar_of(properties, "axis"))
         return [TensorType(zero_point.get_element_type(), x.get_shape())]
 
@@ -2071,7 +2086,10 @@ class QuantizeOp(QuantizationOp):
 
 @irdl_op_definition
 class DequantizeOp(QuantizationOp):
-    """ONNX DequantizeLinear: (x - zero_point) * scale, in scale's element type."""
+    """ONNX DequantizeLinear: (x - zero_point) * scale, in scale's element type.
+
+    The input is i8, ui8, i16, ui16 or i32 (QDQ models' biases).
+    """
 
     name = "graph.dequantize"
 
@@ -2080,14 +2098,15 @@ class DequantizeOp(QuantizationOp):
         x = ranked_tensor(operand_types[0], "input")
         scale = float_tensor(operand_types[1], "scale")
         zero_point = ranked_tensor(operand_types[2], "zero_point")
-        quantized_integer(x, "input")
+        # int32 too: QDQ models dequantize int32 biases (with a zero point of 0).
+        check_quantized_type(x, "input", (*QUANTIZED_TYPES, IntegerType(32)))
         same_element_type([x, zero_point], "input and zero_point")
         check_quantization(x, scale, zero_point, scalar_of(properties, "axis"))
         return [TensorType(scale.get_element_type(), x.get_shape())]
 
     def evaluate(self, *inputs):
         x, scale, zero_point = inputs
-        difference = x.astype(np.int32) - self.broadcast(x, zero_point.astype(np.int32))
+        difference = x.astype(np.int64) - self.broadcast(x, zero_point.astype(np.int64))
         wide_scale = widen(scale)
         y = difference.astype(wide_scale.dtype) * self.broadcast(x, wide_scale)
         return (y.astype(scale.dtype),)

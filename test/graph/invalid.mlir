@@ -525,8 +525,17 @@ func.func @f56(%x: tensor<2xf32>) {
 
 // quantize: the zero point is an 8- or 16-bit integer.
 func.func @f57(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<i32>) {
-  // expected-error@+1 {{zero_point must have an 8- or 16-bit integer element type (i8, ui8, i16, ui16), got tensor<i32>}}
+  // expected-error@+1 {{zero_point must have element type i8, ui8, i16, ui16; got tensor<i32>}}
   %0 = graph.quantize %x, %s, %z : (tensor<2x3xf32>, tensor<f32>, tensor<i32>) -> tensor<2x3xi32>
+  func.return
+}
+
+// -----
+
+// quantize: no 4-bit types (they have no numpy form here).
+func.func @quantize_i4(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<i4>) {
+  // expected-error@+1 {{zero_point must have element type i8, ui8, i16, ui16; got tensor<i4>}}
+  %0 = graph.quantize %x, %s, %z : (tensor<2x3xf32>, tensor<f32>, tensor<i4>) -> tensor<2x3xi4>
   func.return
 }
 
@@ -570,7 +579,7 @@ func.func @f61(%x: tensor<2x3xi8>, %s: tensor<3xf32>, %z: tensor<i8>) {
 
 // dequantize: the input is quantized.
 func.func @f62(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<f32>) {
-  // expected-error@+1 {{input must have an 8- or 16-bit integer element type (i8, ui8, i16, ui16), got tensor<2x3xf32>}}
+  // expected-error@+1 {{input must have element type i8, ui8, i16, ui16, i32; got tensor<2x3xf32>}}
   %0 = graph.dequantize %x, %s, %z : (tensor<2x3xf32>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>
   func.return
 }
