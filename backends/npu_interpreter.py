@@ -61,7 +61,7 @@ from ziggurat.backends.timing import (
     mma_cycles,
     vector_cycles,
 )
-from ziggurat.diagnostics import error_at, verify_module
+from ziggurat.diagnostics import DiagnosticError, error_at, verify_module
 from ziggurat.dialects import npu
 from ziggurat.dtypes import to_numpy_dtype
 
@@ -86,6 +86,8 @@ def run_npu(
     *,
     cores: int = 1,
     active_cores: int | None = None,
+    max_cycles: float | None = None,
+    watch: Callable[[Timeline, Operation], None] | None = None,
 ) -> NpuRunResult:
     """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
 
@@ -97,6 +99,10 @@ def run_npu(
     another touches are reported as a race. `stats` combines the cores (`TimingStats.combine`),
     `core_stats` has each. `active_cores` (default: `cores`) is how many cores share the
     global-memory bandwidth, e.g. to time one core of a kernel that runs on all of them.
+
+    Long runs can be bounded and observed: every `WATCH_EVERY` ops the scalar unit walks
+    (and at the end), a run past `max_cycles` stops with an error at the op it reached,
+    and `watch(timeline, op)` is called (`timeline.core`, `timeline.cycles`; raise to stop).
     """
     machine = _resolve_machine(module, machine)
     if not 1 <= cores <= machine.cores:
@@ -115,8 +121,12 @@ def run_npu(
     timelines = []
     for core in range(cores):
         timeline = Timeline(machine, active_cores, core, record_global=cores > 1)
-        executor = _Executor(machine, memory if core == 0 else memory.for_core(), timeline, active_cores, core, cores)
+        limits = None if max_cycles is None and watch is None else _Limits(max_cycles, watch)
+        local = memory if core == 0 else memory.for_core()
+        executor = _Executor(machine, local, timeline, active_cores, core, cores, limits)
         executor.run_block(entry.body.block, dict(memory.arguments))
+        if max_cycles is not None and timeline.cycles > max_cycles:
+            raise _past_max_cycles(entry, max_cycles, timeline)
         timelines.append(timeline)
     if cores > 1:
         check_cores_disjoint([timeline.global_accesses or [] for timeline in timelines])
@@ -128,6 +138,25 @@ def run_npu(
     core_stats = [timeline.finish() for timeline in timelines]
     stats = core_stats[0] if cores == 1 else TimingStats.combine(core_stats)
     return NpuRunResult(outputs, stats, arguments, core_stats)
+
+
+WATCH_EVERY = 256
+"""Ops the scalar unit walks between two checks of `max_cycles` and calls of `watch`."""
+
+
+@dataclass
+class _Limits:
+    max_cycles: float | None
+    watch: Callable[[Timeline, Operation], None] | None
+    countdown: int = WATCH_EVERY
+
+
+def _past_max_cycles(op: Operation, max_cycles: float, timeline: Timeline) -> DiagnosticError:
+    return error_at(
+        op,
+        f"the run passed its limit of {max_cycles:,.0f} cycles: stopped at cycle {timeline.cycles:,.0f} "
+        f"on core {timeline.core}",
+    )
 
 
 def is_npu_program(module: ModuleOp) -> bool:
@@ -379,13 +408,23 @@ _COMPARISONS: tuple[Callable[[int, int], bool], ...] = (
 
 
 class _Executor:
-    def __init__(self, machine: Machine, memory: _Memory, timeline: Timeline, active_cores: int, core: int, cores: int):
+    def __init__(
+        self,
+        machine: Machine,
+        memory: _Memory,
+        timeline: Timeline,
+        active_cores: int,
+        core: int,
+        cores: int,
+        limits: _Limits | None,
+    ):
         self.machine = machine
         self.memory = memory
         self.timeline = timeline
         self.active_cores = active_cores
         self.core = core
         self.cores = cores
+        self.limits = limits
         self.plans: dict[Operation, object] = {}
         self.handlers: dict[type[Operation], Callable[[Operation, dict[SSAValue, object]], None]] = {
             arith.ConstantOp: self._constant,
@@ -408,6 +447,8 @@ class _Executor:
         """Run the ops of `block`; the values its terminator yields or returns."""
         for op in block.ops:
             self.timeline.scalar(1)
+            if self.limits is not None:
+                self._check_limits(op, self.limits)
             if isinstance(op, scf.YieldOp | func.ReturnOp):
                 return [env[v] for v in op.operands]
             handler = self.handlers.get(type(op))
@@ -425,6 +466,16 @@ class _Executor:
                     op, f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)"
                 )
         return []
+
+    def _check_limits(self, op: Operation, limits: _Limits) -> None:
+        limits.countdown -= 1
+        if limits.countdown:
+            return
+        limits.countdown = WATCH_EVERY
+        if limits.max_cycles is not None and self.timeline.cycles > limits.max_cycles:
+            raise _past_max_cycles(op, limits.max_cycles, self.timeline)
+        if limits.watch is not None:
+            limits.watch(self.timeline, op)
 
     # -- scalar unit ------------------------------------------------------ #
 

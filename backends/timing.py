@@ -284,6 +284,11 @@ class Timeline:
         self.macs: dict[tuple[str, str], int] = defaultdict(int)
         self.events: list[PipeEvent] | None = [] if record_events else None
 
+    @property
+    def cycles(self) -> float:
+        """How long the run has lasted so far: until its last issued instruction ends."""
+        return max(self.now, *self.free.values())
+
     def scalar(self, cycles: float = 1) -> None:
         """The scalar unit runs one instruction of `cycles` (an op it walks, a loop's back edge)."""
         self.now += cycles
@@ -356,7 +361,7 @@ class Timeline:
         return TimingStats(
             machine=self.machine.name,
             clock_hz=self.machine.clock_hz,
-            total_cycles=max(self.now, *self.free.values()),
+            total_cycles=self.cycles,
             busy_cycles=dict(self.busy),
             instructions=dict(self.count),
             bytes_read=dict(self.bytes_read),

@@ -6,8 +6,9 @@ import json
 
 import numpy as np
 import pytest
-from test_npu_interpreter import TINY, mma_program, run
+from test_npu_interpreter import TINY, diagnose, mma_program, run
 
+from ziggurat.backends.npu_interpreter import WATCH_EVERY
 from ziggurat.backends.report import build_report, format_report
 from ziggurat.backends.trace import write_trace
 
@@ -152,3 +153,42 @@ def test_trace_has_a_track_per_pipe_and_a_slice_per_instruction(tmp_path):
     # 1 GHz: a cycle is a nanosecond
     assert load["ts"] == pytest.approx(3e-3) and load["dur"] == pytest.approx(0.228)
     assert load["args"]["loc"] == "test.mlir:5:3"
+
+
+LOOP = """
+func.func @main(%x: memref<1024xf32, "gm">) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 200 : index
+  %t = npu.buffer offset 0 : memref<1024xf32, "ub">
+  scf.for %i = %c0 to %n step %c1 {
+    npu.dma "mte2" %x[0] -> %t[0] {shape = array<i64: 1024>} : memref<1024xf32, "gm"> -> memref<1024xf32, "ub">
+  }
+  func.return
+}
+"""
+
+
+def test_a_run_past_max_cycles_stops_at_the_op_it_reached():
+    # 200 loads of 228 cycles each: 45,600 cycles
+    message = diagnose(LOOP, [np.zeros(1024, np.float32)], max_cycles=10_000)
+    assert "error: the run passed its limit of 10,000 cycles: stopped at cycle" in message
+    assert "on core 0" in message
+    # the check runs every WATCH_EVERY walked ops and at the end, so a limit just short of the total still stops it
+    total = run(LOOP, [np.zeros(1024, np.float32)]).stats.total_cycles
+    assert "the run passed its limit" in diagnose(LOOP, [np.zeros(1024, np.float32)], max_cycles=total - 1)
+    run(LOOP, [np.zeros(1024, np.float32)], max_cycles=total)
+
+
+def test_watch_sees_the_run_progress():
+    seen = []
+    run(
+        LOOP,
+        [np.zeros(1024, np.float32)],
+        watch=lambda timeline, op: seen.append((timeline.core, timeline.cycles, op.name)),
+    )
+    # ops walked: 4 before the loop, the loop, the dma and the yield of each of 200 iterations, the return
+    assert len(seen) == (4 + 1 + 200 * 2 + 1) // WATCH_EVERY
+    assert [core for core, _, _ in seen] == [0] * len(seen)
+    cycles = [c for _, c, _ in seen]
+    assert cycles == sorted(cycles) and cycles[0] > 0
