@@ -36,7 +36,6 @@ Converter = Callable[[NodeContext], Sequence[SSAValue | None]]
 CONVERTERS: dict[str, Converter] = {}
 
 MISSING_GRAPH_OPS: dict[str, str] = {
-    "ConvTranspose": "graph.conv_transpose",
     "Resize": "graph.resize",
     "Upsample": "graph.resize",
     "Equal": "graph.equal",
@@ -317,7 +316,7 @@ def convert_conv(ctx: NodeContext):
     rank = spatial_rank(ctx, 0)
     weight_shape = ctx.shape(1)
     kernel = list(ctx.attribute("kernel_shape", weight_shape[2:]))
-    kernel2d, strides, pads, dilations = window_attributes(ctx, rank, kernel)
+    _, strides, pads, dilations = window_attributes(ctx, rank, kernel)
     properties = {
         "strides": int_array(strides),
         "pads": int_array(pads),
@@ -326,6 +325,71 @@ def convert_conv(ctx: NodeContext):
     }
     x, w = as_2d(ctx, ctx.input(0), rank), as_2d(ctx, ctx.input(1), rank)
     y = ctx.emit(graph.Conv2dOp, [x, w, ctx.optional_input(2)], properties)
+    return [from_2d(ctx, y, rank)]
+
+
+INT64_MIN = -(2**63)
+
+
+def transposed_pads(ctx: NodeContext, spatial, kernel, strides, dilations, output_padding) -> list[int]:
+    """ConvTranspose's [begins..., ends...] pads, resolved from `output_shape` or `auto_pad` where given."""
+    auto_pad = ctx.attribute("auto_pad", "NOTSET")
+    output_shape = ctx.attribute("output_shape")
+    rank = len(spatial)
+    if output_shape is None and auto_pad in ("NOTSET", ""):
+        return list(ctx.attribute("pads", [0] * (2 * rank)))
+    if output_shape is None and auto_pad == "VALID":
+        return [0] * (2 * rank)
+    targets = list(output_shape)[-rank:] if output_shape is not None else [n * s for n, s in zip(spatial, strides)]
+    begins, ends = [], []
+    for size, k, stride, dilation, extra, target in zip(spatial, kernel, strides, dilations, output_padding, targets):
+        total = max(stride * (size - 1) + extra + (k - 1) * dilation + 1 - target, 0)
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends
+
+
+@converts("ConvTranspose")
+def convert_conv_transpose(ctx: NodeContext):
+    # Exactly a stride-1 conv2d of the input with (stride - 1) zeros between its pixels, padded by
+    # dilation * (kernel - 1) - pads, with the weights flipped and their channel roles swapped.
+    rank = spatial_rank(ctx, 0)
+    x, w = as_2d(ctx, ctx.input(0), rank), as_2d(ctx, ctx.input(1), rank)
+    n, channels, height, width = tensor_type(x).get_shape()
+    _, out_per_group, kh, kw = tensor_type(w).get_shape()
+    groups = ctx.attribute("group", 1)
+
+    def spatial_attribute(name: str, default: int) -> list[int]:
+        values = list(ctx.attribute(name, [default] * rank))
+        return [default, *values] if rank == 1 else values
+
+    strides, dilations = spatial_attribute("strides", 1), spatial_attribute("dilations", 1)
+    output_padding = spatial_attribute("output_padding", 0)
+    kernel = [kh, kw]
+    pads = transposed_pads(ctx, [height, width][2 - rank :], kernel[2 - rank :], strides[2 - rank :],
+                           dilations[2 - rank :], output_padding[2 - rank :])
+    if rank == 1:
+        pads = [0, pads[0], 0, pads[1]]
+
+    if strides != [1, 1]:
+        spread = ctx.emit(graph.UnsqueezeOp, [x], {"axes": int_array([3, 5])})
+        zeros = [0, 0, 0, strides[0] - 1, 0, strides[1] - 1]
+        spread = ctx.emit(graph.PadOp, [spread], {"pads": int_array([0] * 6 + zeros)})
+        x = reshape(ctx, spread, [n, channels, height * strides[0], width * strides[1]])
+    begins = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, pads[:2])]
+    # The spread input ends with stride - 1 zeros too many per axis.
+    ends = [d * (k - 1) - p + extra - (s - 1) for d, k, p, extra, s in zip(dilations, kernel, pads[2:], output_padding, strides)]
+    if any(begins + ends):
+        x = ctx.emit(graph.PadOp, [x], {"pads": int_array([0, 0, *begins, 0, 0, *ends])})
+
+    grouped = reshape(ctx, w, [groups, channels // groups, out_per_group, kh, kw])
+    swapped = ctx.emit(graph.TransposeOp, [grouped], {"perm": int_array([0, 2, 1, 3, 4])})
+    swapped = reshape(ctx, swapped, [groups * out_per_group, channels // groups, kh, kw])
+    flip = {"starts": int_array([-1, -1]), "ends": int_array([INT64_MIN] * 2), "axes": int_array([2, 3]), "steps": int_array([-1, -1])}
+    flipped = ctx.emit(graph.SliceOp, [swapped], flip)
+    properties = {"dilations": int_array(dilations), "groups": i64_attr(groups)}
+    y = ctx.emit(graph.Conv2dOp, [x, flipped, ctx.optional_input(2)], properties)
     return [from_2d(ctx, y, rank)]
 
 

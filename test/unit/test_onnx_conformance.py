@@ -43,9 +43,6 @@ DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
 
 NEEDS = {
-    "test_ConvTranspose2d": "graph.conv_transpose",
-    "test_ConvTranspose2d_no_bias": "graph.conv_transpose",
-    "test_operator_convtranspose": "graph.conv_transpose",
     **{f"test_Conv3d{suffix}": "graph.conv3d (graph.conv2d is 2-D)" for suffix in (
         "", "_dilated", "_dilated_strided", "_groups", "_no_bias", "_stride", "_stride_padding"
     )},

@@ -141,6 +141,19 @@ CASES = [
         for mode in ("SAME_UPPER", "SAME_LOWER", "VALID")
     ],
     Case("Conv-1d", "Conv", {"x": rand(2, 3, 10)}, {"pads": [2, 1], "strides": [2]}, constants={"w": rand(4, 3, 3)}),
+    Case("ConvTranspose", "ConvTranspose", {"x": rand(1, 3, 4, 5)}, constants={"w": rand(3, 2, 3, 3), "b": rand(2)}),
+    Case("ConvTranspose-strides-pads-output-padding", "ConvTranspose", {"x": rand(2, 4, 3, 4)},
+         {"strides": [2, 3], "pads": [1, 0, 2, 1], "output_padding": [1, 2]}, constants={"w": rand(4, 3, 3, 4)}),
+    Case("ConvTranspose-groups-dilations", "ConvTranspose", {"x": rand(1, 4, 5, 5)},
+         {"group": 2, "dilations": [2, 1], "strides": [2, 2]}, constants={"w": rand(4, 3, 2, 3)}),
+    Case("ConvTranspose-output-shape", "ConvTranspose", {"x": rand(1, 2, 4, 4)},
+         {"strides": [2, 2], "output_shape": [9, 8]}, constants={"w": rand(2, 3, 3, 3)}),
+    *[
+        Case(f"ConvTranspose-auto-pad-{mode}", "ConvTranspose", {"x": rand(1, 2, 3, 4)},
+             {"strides": [2, 2], "auto_pad": mode}, constants={"w": rand(2, 2, 4, 3)})
+        for mode in ("SAME_UPPER", "SAME_LOWER", "VALID")
+    ],
+    Case("ConvTranspose-1d", "ConvTranspose", {"x": rand(2, 3, 6)}, {"strides": [3], "pads": [1, 2]}, constants={"w": rand(3, 2, 4)}),
     Case("MaxPool", "MaxPool", {"x": X4}, {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1], "ceil_mode": 1}, opset=12),
     Case("MaxPool-dilations", "MaxPool", {"x": X4}, {"kernel_shape": [2, 2], "dilations": [2, 2]}, opset=12),
     Case("MaxPool-1d-same", "MaxPool", {"x": rand(2, 3, 9)}, {"kernel_shape": [3], "strides": [2], "auto_pad": "SAME_UPPER"}),
@@ -364,21 +377,21 @@ def test_parse_input_shape_rejects(text):
 
 def test_unsupported_operators_are_all_listed_with_their_nodes():
     nodes = [
-        helper.make_node("ConvTranspose", ["x", "w"], ["a"], name="deconv1"),
-        helper.make_node("Relu", ["a"], ["b"], name="relu"),
+        helper.make_node("Equal", ["x", "x"], ["a"], name="eq1"),
+        helper.make_node("Cast", ["a"], ["b"], name="cast", to=TensorProto.FLOAT),
         helper.make_node("Foo", ["b"], ["c"], name="n7", domain="com.example"),
         helper.make_node("Resize", ["c", "", "scales"], ["y"]),
     ]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 12, 12])
-    initializers = [numpy_helper.from_array(rand(2, 2, 3, 3), "w"), numpy_helper.from_array(const([1, 1, 2, 2], np.float32), "scales")]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8])
+    initializers = [numpy_helper.from_array(const([1, 1, 2, 2], np.float32), "scales")]
     graph_proto = helper.make_graph(nodes, "unsupported", [x], [y], initializers)
     model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
     with pytest.raises(DiagnosticError) as error:
         import_model(model)
     text = error_text(error)
-    assert "error: unsupported ONNX operators: ConvTranspose (node 'deconv1'), com.example.Foo (node 'n7'), Resize (node #3)" in text
-    assert "note: ConvTranspose needs graph.conv_transpose" in text
+    assert "error: unsupported ONNX operators: Equal (node 'eq1'), com.example.Foo (node 'n7'), Resize (node #3)" in text
+    assert "note: Equal needs graph.equal" in text
     assert "note: Resize needs graph.resize" in text
 
 
