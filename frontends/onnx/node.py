@@ -135,17 +135,7 @@ class NodeContext:
         properties: Mapping[str, Attribute | None] | None = None,
     ) -> SSAValue:
         """Build `op_type` with inferred result types after the ops built so far; its single result."""
-        if any(isinstance(operand, list) for operand in operands):
-            # build_inferred takes one value per operand; a variadic one (concat's) is a list.
-            types = [v.type for o in operands for v in (o if isinstance(o, list) else [o])]
-            properties = {k: v for k, v in (properties or {}).items() if v is not None}
-            op = op_type(
-                operands=operands,
-                properties=properties,
-                result_types=op_type.infer_result_types(types, properties),
-            )
-        else:
-            op = op_type.build_inferred(operands, properties)
+        op = op_type.build_inferred(operands, properties)
         self.importer.insert(op, self.node.name)
         return op.results[0]
 

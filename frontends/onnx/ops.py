@@ -590,7 +590,7 @@ def convert_transpose(ctx: NodeContext):
 @converts("Concat")
 def convert_concat(ctx: NodeContext):
     operands = [ctx.input(i) for i in range(ctx.input_count) if ctx.has_input(i)]
-    return [ctx.emit(graph.ConcatOp, [operands], {"axis": i64_attr(ctx.attribute("axis", 1))})]
+    return [ctx.emit(graph.ConcatOp, operands, {"axis": i64_attr(ctx.attribute("axis", 1))})]
 
 
 @converts("Split")
@@ -681,7 +681,7 @@ def convert_tile(ctx: NodeContext):
     result = ctx.input(0)
     for axis, count in enumerate(repeats):
         if count != 1:
-            result = ctx.emit(graph.ConcatOp, [[result] * count], {"axis": i64_attr(axis)})
+            result = ctx.emit(graph.ConcatOp, [result] * count, {"axis": i64_attr(axis)})
     return [result]
 
 
