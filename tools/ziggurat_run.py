@@ -1,4 +1,4 @@
-"""`ziggurat-run FILE`: run the entry function of an IR file and show its results, and on a machine, its cost.
+"""`ziggurat-run FILE`: run the entry function of an IR file; show its results and, on a machine, its cost.
 
     ziggurat-run model.mlir                          # random inputs (seed 0), summary of each result
     ziggurat-run model.mlir --inputs in.npz --outputs out.npz
@@ -45,6 +45,7 @@ import io
 import json
 import signal
 import sys
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -173,7 +174,8 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "--trace",
         metavar="JSON",
         type=Path,
-        help="write the run as Chrome trace events (one track per pipe per core; open in ui.perfetto.dev)",
+        help="write the run as Chrome trace events, one track per pipe per core "
+        "(open it in ui.perfetto.dev)",
     )
 
     limits = parser.add_argument_group("limits")
@@ -281,7 +283,8 @@ def _restore_narrow_float(array: np.ndarray, function: func.FuncOp, index: int) 
     arg_type = function.function_type.inputs.data[index]
     if array.dtype.kind != "V":
         return array
-    element_type = arg_type.get_element_type() if isinstance(arg_type, TensorType | MemRefType) else arg_type
+    shaped = isinstance(arg_type, TensorType | MemRefType)
+    element_type = arg_type.get_element_type() if shaped else arg_type
     try:
         dtype = to_numpy_dtype(element_type)
     except ValueError:
@@ -290,7 +293,7 @@ def _restore_narrow_float(array: np.ndarray, function: func.FuncOp, index: int) 
 
 
 def random_memref_inputs(function: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
-    """Random contents for every memref argument, drawn as `random_inputs` draws tensors of their shapes."""
+    """Random contents for every argument; memrefs are drawn as `random_inputs` draws tensors."""
     arg_types = function.function_type.inputs.data
     as_tensors = [
         TensorType(arg_type.get_element_type(), arg_type.get_shape())
@@ -323,7 +326,7 @@ def summarize(name: str, value_type: object, array: np.ndarray) -> str:
 
 
 def show_outputs(args: argparse.Namespace, outputs: Mapping[str, tuple[object, np.ndarray]]) -> None:
-    """Save `outputs` (name -> (type, array)) to --outputs, print them with --print, else summarize them."""
+    """Save `outputs` (name -> (type, array)) to --outputs, print them with --print, else summarize."""
     if args.outputs is not None:
         buffer = io.BytesIO()
         np.savez(buffer, **{name: array for name, (_, array) in outputs.items()})
@@ -366,8 +369,9 @@ class Watchdog:
     --max-cycles, and shows its progress on stderr when that is a terminal.
 
     The run is observed where the signal interrupts it: the innermost frame with an
-    `op` local is the op it was at, and a `timeline` of type `clock_type` (the npu
-    interpreter's `Timeline`, for which run_npu offers no callback) has its cycle.
+    `op` local is the op it was at, and the first local of type `clock_type` (the npu
+    interpreter's `Timeline`: run_npu offers no callback to follow a run) has its cycle.
+    Signals reach only the main thread, so elsewhere there is no progress and no limit.
     """
 
     def __init__(
@@ -391,10 +395,13 @@ class Watchdog:
 
     def __enter__(self) -> Watchdog:
         limited = self.timeout is not None or self.max_cycles is not None
-        if not hasattr(signal, "setitimer"):
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
             if limited:
                 raise DiagnosticError(
-                    Diagnostic("error", "--timeout and --max-cycles need POSIX interval timers")
+                    Diagnostic(
+                        "error",
+                        "--timeout and --max-cycles need POSIX interval timers, in the main thread",
+                    )
                 )
             self.progress = False
         if limited or self.progress:
@@ -466,9 +473,7 @@ class Watchdog:
         self.display.refresh()
 
 
-def watched(
-    run: Callable[[], Any], where: Operation, watchdog: Watchdog
-) -> Any:
+def watched(run: Callable[[], Any], where: Operation, watchdog: Watchdog) -> Any:
     """`run()` under `watchdog`; a limit it reaches is an error at the op the run was at."""
     try:
         with watchdog:
@@ -488,7 +493,9 @@ def run(args: argparse.Namespace) -> int:
     verify_module(module)
     function = find_function(module, args.function)
     if args.print_values and args.report is not None:
-        raise DiagnosticError(Diagnostic("error", "--print and --report both write to stdout: choose one"))
+        raise DiagnosticError(
+            Diagnostic("error", "--print and --report both write to stdout: choose one")
+        )
     if is_npu_level(module):
         return run_npu_level(args, module, function)
     if given := [name for name in NPU_ONLY_OPTIONS if getattr(args, name) is not None]:
@@ -505,6 +512,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_graph_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
+    """Run `function` on the graph-level interpreter; its results are the outputs."""
     inputs = (
         list(load_inputs(args.inputs, function, every_argument=True).values())
         if args.inputs is not None
@@ -545,6 +553,7 @@ def resolve_machine(module: ModuleOp, requested: str | None) -> Machine:
 
 
 def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
+    """Run `function` on the machine model; the memref arguments it writes are the outputs."""
     from ziggurat.backends.npu_interpreter import run_npu
     from ziggurat.backends.report import build_report, format_report
     from ziggurat.backends.timing import Timeline

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +196,216 @@ def test_a_bad_command_line_exits_1(program: Path):
     done = ziggurat_run(program, "--seed", "many")
     assert done.returncode == 1
     assert "argument --seed: invalid int value: 'many'" in done.stderr
+
+
+# --------------------------------------------------------------------------- #
+# npu level: the machine model
+# --------------------------------------------------------------------------- #
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
+PRESETS = Path(__file__).parents[2] / "backends" / "presets"
+
+RELU_KERNEL = """\
+module {
+  func.func @main(%x: memref<64xf32, "gm">, %y: memref<64xf32, "gm">) {
+    %u = npu.buffer offset 0 : memref<64xf32, "ub">
+    npu.dma "mte2" %x[0] -> %u[0] {shape = array<i64: 64>} : memref<64xf32, "gm"> -> memref<64xf32, "ub">
+    npu.set_flag "mte2" -> "vector", 0
+    npu.wait_flag "mte2" -> "vector", 0
+    npu.vec.relu %u[0] -> %u[0] : memref<64xf32, "ub"> -> memref<64xf32, "ub">
+    npu.set_flag "vector" -> "mte3", 0
+    npu.wait_flag "vector" -> "mte3", 0
+    npu.dma "mte3" %u[0] -> %y[0] {shape = array<i64: 64>} : memref<64xf32, "ub"> -> memref<64xf32, "gm">
+    func.return
+  }
+}
+"""
+
+
+@pytest.fixture
+def relu_kernel(tmp_path: Path) -> Path:
+    """A kernel without npu.machine: the machine comes from --machine only."""
+    path = tmp_path / "relu.mlir"
+    path.write_text(RELU_KERNEL)
+    return path
+
+
+def json_report(kernel: Path) -> dict:
+    done = ziggurat_run(kernel, "--machine", "davinci", "--report", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_double_buffering_keeps_the_cube_busier():
+    single = json_report(EXAMPLES / "gemm_single_buffered.mlir")
+    double = json_report(EXAMPLES / "gemm_double_buffered.mlir")
+
+    # the same work against the same roof ...
+    assert single["flops"] == double["flops"] == 2 * 256 * 256 * 512
+    assert single["roofline"]["bound_cycles"] == double["roofline"]["bound_cycles"]
+    assert single["roofline"]["bound_by"] == double["roofline"]["bound_by"] == "compute"
+    # ... done sooner, because MTE2 loads the next tiles while the cube works
+    assert double["utilization"]["cube"] > single["utilization"]["cube"] + 0.05
+    assert double["total_cycles"] < single["total_cycles"]
+    assert double["roofline"]["achieved"] > single["roofline"]["achieved"]
+
+
+def test_relu_kernel_outputs_the_argument_not_given(relu_kernel: Path, tmp_path: Path):
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    out = tmp_path / "out.npz"
+    done = ziggurat_run(relu_kernel, "--machine", "davinci", "--inputs", tmp_path / "in.npz", "--outputs", out)
+    assert done.returncode == 0, done.stderr
+    with np.load(out) as results:
+        assert results.files == ["y"]
+        np.testing.assert_array_equal(results["y"], np.maximum(x, 0))
+
+
+def test_unknown_machine_suggests_a_preset(relu_kernel: Path):
+    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinchi"))
+    assert "error: unknown machine 'davinchi'" in stderr
+    assert "did you mean 'davinci'?" in stderr
+
+
+def test_machine_file_errors_are_shown_at_their_line(relu_kernel: Path, tmp_path: Path):
+    lines = (PRESETS / "davinci.toml").read_text().splitlines()
+    typo = next(i for i, line in enumerate(lines) if line.startswith("bandwidth = ") and i > 30)
+    lines[typo] = lines[typo].replace("bandwidth", "bandwith")
+    machine = tmp_path / "machine.toml"
+    machine.write_text("\n".join(lines) + "\n")
+
+    stderr = failure(ziggurat_run(relu_kernel, "--machine", machine))
+    assert f"machine.toml:{typo + 1}: error: unknown key 'bandwith'" in stderr
+    assert "did you mean 'bandwidth'?" in stderr
+
+
+def test_kernel_without_a_machine(relu_kernel: Path):
+    stderr = failure(ziggurat_run(relu_kernel))
+    assert f"{relu_kernel}:1:1: error: no machine to run on: pass --machine (presets: " in stderr
+    assert "davinci" in stderr
+
+
+def test_machine_that_contradicts_the_module():
+    kernel = EXAMPLES / "gemm_single_buffered.mlir"
+    stderr = failure(ziggurat_run(kernel, "--machine", "systolic"))
+    assert (
+        "error: --machine systolic is machine 'systolic', but the module is written for "
+        'npu.machine = "davinci"'
+    ) in stderr
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"x": np.ones(32, np.float32)}, "error: input 'x' has shape (32,), the argument is memref<64xf32, \"gm\">"),
+        ({"z": np.ones(64, np.float32)}, "in.npz: error: no argument of @main is called z (arguments: x, y)"),
+        (
+            {"x": np.ones(64, np.float32), "arg0": np.ones(64, np.float32)},
+            "in.npz: error: argument #0 of @main matches several arrays: x, arg0",
+        ),
+    ],
+)
+def test_inputs_that_do_not_match_the_kernel(relu_kernel: Path, tmp_path: Path, arrays, message):
+    np.savez(tmp_path / "in.npz", **arrays)
+    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinci", "--inputs", tmp_path / "in.npz"))
+    assert message in stderr
+
+
+def test_more_cores_than_the_machine_has(relu_kernel: Path):
+    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinci", "--cores", "1000"))
+    assert "error: cannot run on 1000 cores: machine 'davinci' has" in stderr
+
+
+def test_machine_options_on_graph_level_ir(program: Path):
+    stderr = failure(ziggurat_run(program, "--machine", "davinci", "--trace", "t.json"))
+    assert "error: --machine, --trace only apply to npu-level IR" in stderr
+    assert "runs on the graph-level interpreter" in stderr
+
+
+def test_print_and_report_both_want_stdout(relu_kernel: Path):
+    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinci", "--report", "text", "--print"))
+    assert "error: --print and --report both write to stdout" in stderr
+
+
+def test_trace_that_cannot_be_written(relu_kernel: Path, tmp_path: Path):
+    trace = tmp_path / "missing" / "trace.json"
+    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinci", "--trace", trace))
+    assert "trace.json: error: cannot write the trace" in stderr
+
+
+@pytest.mark.parametrize("option", ["--max-cycles", "--timeout"])
+def test_limits_must_be_positive(relu_kernel: Path, option: str):
+    done = ziggurat_run(relu_kernel, option, "0")
+    assert done.returncode == 1
+    assert f"argument {option}: must be positive, got 0" in done.stderr
+
+
+SPIN_KERNEL = """\
+module attributes {npu.machine = "davinci"} {
+  func.func @main() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 100000000 : index
+    %u = npu.buffer offset 0 : memref<64xf32, "ub">
+    scf.for %i = %c0 to %n step %c1 {
+      npu.vec.relu %u[0] -> %u[0] : memref<64xf32, "ub"> -> memref<64xf32, "ub">
+    }
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_long_runs_show_progress_on_a_terminal(tmp_path: Path):
+    import pty
+
+    kernel = tmp_path / "spin.mlir"
+    kernel.write_text(SPIN_KERNEL)
+    controller, terminal = pty.openpty()
+    with os.fdopen(controller, "rb", buffering=0) as screen:
+        done = subprocess.run(
+            [sys.executable, "-m", "ziggurat.tools.ziggurat_run", str(kernel), "--timeout", "2.5"],
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            timeout=120,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = screen.read(65536)
+            except OSError:  # the terminal's other end is closed: everything was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    text = shown.decode(errors="replace")
+    assert done.returncode == 1
+    assert "running @main on davinci" in text
+    assert "core 0, cycle " in text
+    assert "error: the run exceeded --timeout 2.5 s" in text
+    # on a pipe there is no progress, only the diagnostic
+    piped = ziggurat_run(kernel, "--timeout", "0.5")
+    assert piped.stderr.startswith(f"{kernel}:")
+    assert "running @main" not in piped.stderr
+
+
+def test_graph_level_runs_without_loading_the_machine_model(program: Path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from ziggurat.tools.ziggurat_run import parse_arguments, run\n"
+            f"run(parse_arguments([{str(program)!r}]))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('ziggurat.backends')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.splitlines()[-1]
+    assert "ziggurat.backends.interpreter" in loaded
+    assert "npu_interpreter" not in loaded and "machine" not in loaded and "timing" not in loaded
