@@ -938,16 +938,14 @@ class DivOp(BinaryBroadcastOp):
 class PowOp(BinaryBroadcastOp):
     """a ** b (both operands of one element type).
 
-    Integer powers are computed in float64 and truncated, as onnxruntime's
-    `static_cast<T>(std::pow(a, b))` does, so negative exponents give 0, 1 or -1.
+    An integer power with a negative exponent is an evaluation error (numpy's
+    ValueError): ONNX gives it no value (onnxruntime truncates 1 / a**n).
     """
 
     name = "graph.pow"
 
     @staticmethod
     def compute(a, b):
-        if a.dtype.kind in "iu":
-            return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))
         return np.power(a, b)
 
 
