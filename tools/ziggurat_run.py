@@ -22,8 +22,9 @@ npu level: the machine is `--machine` (a preset name or a machine TOML file),
 else the module's `npu.machine` attribute; when both are given they must name
 the same machine. The arguments are memrefs in global memory that the kernel
 reads and writes. `--inputs` fills some of them (keys as above); the others
-start zeroed and are the outputs. Without `--inputs` every argument is filled
-with random data and every argument is an output. Outputs are written to
+start zeroed and are the outputs (all of them are, when `--inputs` fills every
+one). Without `--inputs` every argument is filled with random data and every
+argument is an output. Outputs are written to
 `--outputs` under their argument names. `--report text|json` prints what the
 run cost (cycles, time, per-pipe busy share, bytes per memory space, FLOPs,
 the roofline bound and which roof binds: `ziggurat.backends.report`) instead
@@ -109,8 +110,9 @@ def build_argument_parser() -> argparse.ArgumentParser:
             "  graph level: every argument comes from --inputs (else random); the outputs\n"
             "  are the function's results, saved as result0, result1, ...\n"
             "  npu level: --inputs fills some of the memref arguments, the others start\n"
-            "  zeroed and are the outputs; without --inputs every argument is random and\n"
-            "  an output. Outputs are saved under their argument names."
+            "  zeroed and are the outputs (all are, when --inputs fills every one); without\n"
+            "  --inputs every argument is random and an output. Outputs are saved under\n"
+            "  their argument names."
         ),
     )
     parser.add_argument("file", metavar="FILE", help="the IR file, or - for stdin")
@@ -220,7 +222,11 @@ def read_source(file: str) -> tuple[str, str]:
 
 
 def is_npu_level(module: ModuleOp) -> bool:
-    """Whether the module holds npu ops and so runs on a machine model (see the module docstring)."""
+    """Whether the module holds npu ops and so runs on a machine model.
+
+    `npu_interpreter.is_npu_program`'s rule, by dialect name: importing it would load the
+    machine model for graph-level IR too.
+    """
     return any(op.dialect_name() == NPU_DIALECT for op in module.walk())
 
 
