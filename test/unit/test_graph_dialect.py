@@ -1241,6 +1241,7 @@ def arbitrary_op(draw):
     return op_class, types, properties
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # overflows, empty means, log(0)
 @given(case=arbitrary_op())
 @settings(max_examples=400, deadline=None)
 def test_shape_inference_accepts_or_explains_anything(case):
@@ -1261,8 +1262,7 @@ def test_shape_inference_accepts_or_explains_anything(case):
         arrays[1] = np.zeros_like(arrays[1])
         if 0 in types[0].get_shape():
             return  # nothing to gather from
-    with np.errstate(all="ignore"):
-        (y,) = op.evaluate(*arrays)
+    (y,) = op.evaluate(*arrays)
     assert y.shape == result_type.get_shape()
     assert y.dtype == to_numpy_dtype(result_type.get_element_type())
 
