@@ -421,6 +421,17 @@ class GraphOp(IRDLOperation, abc.ABC):
         Absent optional operands are not passed."""
 
     @classmethod
+    def with_defaults(cls, properties: Mapping[str, Attribute | None]) -> dict[str, Attribute]:
+        """`properties` (None meaning absent) completed with the defaults of those left out,
+        as `infer_result_types` expects them."""
+        defaults = {
+            name: definition.default_value
+            for name, definition in cls.get_irdl_definition().properties.items()
+            if definition.default_value is not None
+        }
+        return defaults | {k: v for k, v in properties.items() if v is not None}
+
+    @classmethod
     def build_inferred(
         cls,
         operands: Sequence[SSAValue | Operation | None],
@@ -431,13 +442,7 @@ class GraphOp(IRDLOperation, abc.ABC):
         `None` stands for an absent optional operand or property; properties
         left out take their defaults.
         """
-        defaults = {
-            name: definition.default_value
-            for name, definition in cls.get_irdl_definition().properties.items()
-            if definition.default_value is not None
-        }
-        given = {k: v for k, v in (properties or {}).items() if v is not None}
-        properties = defaults | given
+        properties = cls.with_defaults(properties or {})
         present = [SSAValue.get(o) for o in operands if o is not None]
         result_types = cls.infer_result_types([v.type for v in present], properties)
         # `create` bypasses the ops' convenience `__init__`s; with at most one
@@ -628,7 +633,7 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """math.erf elementwise (scipy is not a dependency); exact to the last bit of fp32."""
+    """math.erf elementwise in float64 (scipy is not a dependency), then rounded to x's dtype."""
     return _erf(x).astype(x.dtype)
 
 

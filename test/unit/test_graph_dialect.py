@@ -984,12 +984,7 @@ def tensor_of(shape, element=f32) -> TensorType:
 
 
 def infer(op_class, types, properties=None):
-    defaults = {
-        name: d.default_value
-        for name, d in op_class.get_irdl_definition().properties.items()
-        if d.default_value is not None
-    }
-    return op_class.infer_result_types(types, defaults | (properties or {}))
+    return op_class.infer_result_types(types, op_class.with_defaults(properties or {}))
 
 
 F32 = tensor_of
