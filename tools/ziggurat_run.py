@@ -377,7 +377,7 @@ class Watchdog:
     The run is observed where the signal interrupts it: the innermost frame with an
     `op` local is the op it was at, and the first local of type `clock_type` (the npu
     interpreter's `Timeline`: run_npu offers no callback to follow a run) has its cycle.
-    Signals reach only the main thread, so elsewhere there is no progress and no limit.
+    Signals reach only the main thread: elsewhere progress is off and limits are an error.
     """
 
     def __init__(
@@ -386,13 +386,12 @@ class Watchdog:
         timeout: float | None,
         max_cycles: int | None,
         clock_type: type | None,
-        progress: bool,
     ):
         self.what = what
         self.timeout = timeout
         self.max_cycles = max_cycles
         self.clock_type = clock_type
-        self.progress = progress and sys.stderr.isatty()
+        self.progress = sys.stderr.isatty()
         self.display: Any = None
         self.task: Any = None
         self.started = 0.0
@@ -494,14 +493,14 @@ def watched(run: Callable[[], Any], where: Operation, watchdog: Watchdog) -> Any
 
 
 def run(args: argparse.Namespace) -> int:
-    text, filename = read_source(args.file)
-    module: ModuleOp = parse_source(default_context(), text, filename)
-    verify_module(module)
-    function = find_function(module, args.function)
     if args.print_values and args.report is not None:
         raise DiagnosticError(
             Diagnostic("error", "--print and --report both write to stdout: choose one")
         )
+    text, filename = read_source(args.file)
+    module: ModuleOp = parse_source(default_context(), text, filename)
+    verify_module(module)
+    function = find_function(module, args.function)
     if is_npu_level(module):
         return run_npu_level(args, module, function)
     if given := [name for name in NPU_ONLY_OPTIONS if getattr(args, name) is not None]:
@@ -525,7 +524,7 @@ def run_graph_level(args: argparse.Namespace, module: ModuleOp, function: func.F
         else random_inputs(function, args.seed)
     )
     name = function.sym_name.data
-    watchdog = Watchdog(f"running @{name}", args.timeout, None, None, progress=True)
+    watchdog = Watchdog(f"running @{name}", args.timeout, None, None)
     results = watched(lambda: run_function(module, inputs, name), function, watchdog)
     result_types = function.function_type.outputs.data
     show_outputs(
@@ -572,9 +571,7 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
         else random_memref_inputs(function, args.seed)
     )
     name = function.sym_name.data
-    watchdog = Watchdog(
-        f"running @{name} on {machine.name}", args.timeout, args.max_cycles, Timeline, progress=True
-    )
+    watchdog = Watchdog(f"running @{name} on {machine.name}", args.timeout, args.max_cycles, Timeline)
     result = watched(
         lambda: run_npu(module, machine, given, name, cores=args.cores or 1), function, watchdog
     )
