@@ -8,7 +8,9 @@ pipe waited on has been set; it then occupies the pipe for its cost:
 * DMA: `setup_latency + bytes / bandwidth`, the bandwidth being the engine's,
   capped by this core's share of any memory whose bandwidth all cores share
   (`DmaEngine.shared_bandwidth`, e.g. "gm": its bandwidth / active cores);
-* MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`;
+* MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`; on a systolic
+  array (a matrix unit with `dataflow`, `rows` R and `cols` C) the array's
+  folds instead, as SCALE-Sim counts them (`systolic_cycles`);
 * vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
   unit's transcendental cost for exp, rsqrt and div.
 
@@ -82,9 +84,41 @@ def dma_cycles(
 
 
 def mma_cycles(machine: Machine, m: int, n: int, k: int, in_dtype: str, acc_dtype: str) -> float:
-    """`latency + M*N*K / MACs per cycle` for the unit's rate on that dtype pair."""
+    """`latency + M*N*K / MACs per cycle` for the unit's rate on that dtype pair; folds on a systolic array."""
     unit = machine.matrix
-    return unit.latency + m * n * k / unit.dtypes[(in_dtype, acc_dtype)]
+    rate = unit.dtypes[(in_dtype, acc_dtype)]
+    if unit.dataflow is not None and unit.rows is not None and unit.cols is not None:
+        # a pair the PEs run below one MAC per cycle each stretches every fold alike
+        return systolic_cycles(unit.dataflow, unit.rows, unit.cols, m, n, k) * unit.rows * unit.cols / rate
+    return unit.latency + m * n * k / rate
+
+
+def systolic_cycles(dataflow: str, rows: int, cols: int, m: int, n: int, k: int) -> int:
+    """Cycles of C (MxN) = A (MxK) x B (KxN) on a rows x cols array, stall-free, as SCALE-Sim counts them.
+
+    The dataflow decides which two of M, N, K are laid out on the array (each
+    cut into folds of `rows` and `cols`) and which one streams through it in
+    time. A fold pre-loads the stationary operand (`rows` cycles, for ws and
+    is), streams the temporal dimension, and fills and drains the skewed
+    wavefront (`rows + cols - 2`); a partial fold costs a whole one:
+
+        os (outputs stay):  ceil(M/R) * ceil(N/C) folds of      R + C + K - 2
+        ws (weights stay):  ceil(K/R) * ceil(N/C) folds of  2 * R + C + M - 2
+        is (inputs stay):   ceil(K/R) * ceil(M/C) folds of  2 * R + C + N - 2
+
+    SCALE-Sim 3.0 reports one cycle less per layer (its count starts at
+    cycle 0); an instruction here is a layer, or a tile of one, so the
+    difference stays within a cycle per instruction.
+    """
+    if dataflow == "os":
+        folds, per_fold = math.ceil(m / rows) * math.ceil(n / cols), rows + cols + k - 2
+    elif dataflow == "ws":
+        folds, per_fold = math.ceil(k / rows) * math.ceil(n / cols), 2 * rows + cols + m - 2
+    elif dataflow == "is":
+        folds, per_fold = math.ceil(k / rows) * math.ceil(m / cols), 2 * rows + cols + n - 2
+    else:
+        raise ValueError(f"unknown dataflow '{dataflow}' (os, ws or is)")
+    return folds * per_fold
 
 
 def vector_cycles(machine: Machine, kind: str, repeat: int, block_bytes: int) -> float:
