@@ -10,6 +10,7 @@ from test_npu_interpreter import TINY, diagnose, mma_program, run
 
 from ziggurat.backends.npu_interpreter import WATCH_EVERY
 from ziggurat.backends.report import build_report, format_report
+from ziggurat.backends.timing import systolic_cycles
 from ziggurat.backends.trace import write_trace
 
 # On TINY: mte2 moves 32 B/cycle after 100 cycles of setup and shares gm's 64 B/cycle;
@@ -111,6 +112,29 @@ func.func @main() {
     add, exp = (e.end - e.start for e in events_on(run(vector).stats, "vector"))
     assert add == 2 + 4 * 1  # a repeat is one 256-byte block: one cycle
     assert exp == 2 + 4 * 4  # transcendental cost 4
+
+
+# Stall-free cycles SCALE-Sim 3.0 reported for GEMM layers (M, N, K) on a 32x32 array, one more
+# each (it counts from cycle 0): partial folds cost whole ones, the temporal dimension streams.
+@pytest.mark.parametrize(
+    "dataflow, mnk, scalesim",
+    [
+        ("os", (64, 64, 64), 503),
+        ("os", (100, 70, 50), 1343),
+        ("os", (128, 32, 300), 1447),
+        ("ws", (100, 70, 50), 1163),
+        ("ws", (128, 32, 300), 2219),
+        ("is", (100, 70, 50), 1311),
+        ("is", (128, 32, 300), 5039),
+    ],
+)
+def test_systolic_cycles_are_scalesims(dataflow, mnk, scalesim):
+    assert systolic_cycles(dataflow, 32, 32, *mnk) == scalesim + 1
+
+
+def test_systolic_cycles_rejects_an_unknown_dataflow():
+    with pytest.raises(ValueError, match="unknown dataflow 'rs'"):
+        systolic_cycles("rs", 32, 32, 1, 1, 1)
 
 
 def test_utilization_and_report():

@@ -1,0 +1,45 @@
+// Softmax of each row of X (32x256 f32) on one SM (the tensorcore preset): an elementwise +
+// reduce kernel on the FP32 cores, Y = exp(X - rowmax(X)) / rowsum(exp(X - rowmax(X))).
+//
+// cp.async brings X into shared memory, ldmatrix into registers, the SIMT unit works row by
+// row in registers, st writes Y back. The SIMT unit does 256 B per cycle (64 f32 lanes): a
+// 256-wide row is 4 blocks, so a row's max or sum is one reduce of 4 repetitions and one of
+// the 4 partials.
+module attributes {npu.machine = "tensorcore"} {
+  func.func @main(%X: memref<32x256xf32, "gm">, %Y: memref<32x256xf32, "gm">) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %x = npu.buffer offset 0 : memref<32x256xf32, "rf">
+    %t = npu.buffer offset 32768 : memref<256xf32, "rf">
+    %p0 = npu.buffer offset 33792 : memref<32xf32, "rf">
+    %p1 = npu.buffer offset 33920 : memref<32xf32, "rf">
+    %m = npu.buffer offset 34048 : memref<8xf32, "rf">
+    %s = npu.buffer offset 34080 : memref<8xf32, "rf">
+    %sx = npu.buffer offset 0 : memref<32x256xf32, "smem">
+    npu.dma "cp_async" %X[0, 0] -> %sx[0, 0] {shape = array<i64: 32, 256>} : memref<32x256xf32, "gm"> -> memref<32x256xf32, "smem">
+    npu.set_flag "cp_async" -> "ldmatrix", 0
+    npu.wait_flag "cp_async" -> "ldmatrix", 0
+    npu.dma "ldmatrix" %sx[0, 0] -> %x[0, 0] {shape = array<i64: 32, 256>} : memref<32x256xf32, "smem"> -> memref<32x256xf32, "rf">
+    npu.set_flag "ldmatrix" -> "simt", 0
+    npu.wait_flag "ldmatrix" -> "simt", 0
+    scf.for %r = %c0 to %c32 step %c1 {
+      // m = max of the row, in a tree of reductions of one block per repetition
+      npu.vec.reduce "max" %x[%r, 0] -> %p0[0] {repeat = 4 : i64} : memref<32x256xf32, "rf"> -> memref<32xf32, "rf">
+      npu.vec.reduce "max" %p0[0] -> %m[0] {mask = 4 : i64} : memref<32xf32, "rf"> -> memref<8xf32, "rf">
+      // x - m, with m spread over a row (source stride 0: every block reads the same element)
+      npu.vec.broadcast %m[0] -> %t[0] {repeat = 4 : i64, stride = array<i64: 0, 64>} : memref<8xf32, "rf"> -> memref<256xf32, "rf">
+      npu.vec.sub %x[%r, 0], %t[0] -> %x[%r, 0] {repeat = 4 : i64} : memref<32x256xf32, "rf">, memref<256xf32, "rf"> -> memref<32x256xf32, "rf">
+      npu.vec.exp %x[%r, 0] -> %x[%r, 0] {repeat = 4 : i64} : memref<32x256xf32, "rf"> -> memref<32x256xf32, "rf">
+      // s = sum of the row; then divide the row by it
+      npu.vec.reduce "sum" %x[%r, 0] -> %p0[0] {repeat = 4 : i64} : memref<32x256xf32, "rf"> -> memref<32xf32, "rf">
+      npu.vec.reduce "sum" %p0[0] -> %s[0] {mask = 4 : i64} : memref<32xf32, "rf"> -> memref<8xf32, "rf">
+      npu.vec.broadcast %s[0] -> %t[0] {repeat = 4 : i64, stride = array<i64: 0, 64>} : memref<8xf32, "rf"> -> memref<256xf32, "rf">
+      npu.vec.div %x[%r, 0], %t[0] -> %x[%r, 0] {repeat = 4 : i64} : memref<32x256xf32, "rf">, memref<256xf32, "rf"> -> memref<32x256xf32, "rf">
+    }
+    npu.set_flag "simt" -> "st", 0
+    npu.wait_flag "simt" -> "st", 0
+    npu.dma "st" %x[0, 0] -> %Y[0, 0] {shape = array<i64: 32, 256>} : memref<32x256xf32, "rf"> -> memref<32x256xf32, "gm">
+    func.return
+  }
+}
