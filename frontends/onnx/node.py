@@ -52,10 +52,11 @@ class NodeContext:
 
     # ---- diagnostics ----
 
+    def diagnostic(self, severity: str, message: str) -> Diagnostic:
+        return Diagnostic(severity, f"{self.label} ({self.node.op_type}): {message}", file=self.importer.where)
+
     def error(self, message: str) -> DiagnosticError:
-        return DiagnosticError(
-            Diagnostic("error", f"{self.label} ({self.node.op_type}): {message}", file=self.importer.where)
-        )
+        return DiagnosticError(self.diagnostic("error", message))
 
     # ---- inputs ----
 

@@ -8,7 +8,8 @@ Selu is a scaled elu, Mish is x * tanh(softplus(x)), ReduceMin is a negated
 ReduceMax, LRN is pad + slices + adds + pow, InstanceNormalization is
 reductions and elementwise ops, DepthToSpace is reshape + transpose, Tile is
 concats, Conv and pools on 1-D sequences are their 2-D forms with a unit
-height). Operators whose
+height, 3-D ones are 2-D ones over depth slices, ConvTranspose is a conv2d
+of the zero-spread input). Operators whose
 attributes moved to inputs across opsets (Slice, Pad, Clip, Split, Squeeze,
 Unsqueeze, the reductions' axes) accept both forms.
 
@@ -284,12 +285,12 @@ def as_2d(ctx: NodeContext, value: SSAValue, spatial_rank: int) -> SSAValue:
     return ctx.emit(graph.UnsqueezeOp, [value], {"axes": int_array([2])})
 
 
-def spatial_rank(ctx: NodeContext, index: int) -> int:
+def spatial_rank(ctx: NodeContext, index: int, most: int = 2) -> int:
     rank = len(ctx.shape(index)) - 2
-    if rank not in (1, 2):
+    if not 1 <= rank <= most:
         raise ctx.error(
-            f"{rank}-D {ctx.node.op_type} is not supported: the graph dialect's convolution and pools are 2-D "
-            "(1-D is imported as 2-D with a unit height)"
+            f"{rank}-D {ctx.node.op_type} is not supported: it is imported through the graph dialect's 2-D ops "
+            f"(1-D{' and 3-D' if most == 3 else ''} only)"
         )
     return rank
 
@@ -313,10 +314,12 @@ def from_2d(ctx: NodeContext, value: SSAValue, rank: int) -> SSAValue:
 
 @converts("Conv")
 def convert_conv(ctx: NodeContext):
-    rank = spatial_rank(ctx, 0)
+    rank = spatial_rank(ctx, 0, most=3)
     weight_shape = ctx.shape(1)
     kernel = list(ctx.attribute("kernel_shape", weight_shape[2:]))
     _, strides, pads, dilations = window_attributes(ctx, rank, kernel)
+    if rank == 3:
+        return [convert_conv3d(ctx, strides, pads, dilations)]
     properties = {
         "strides": int_array(strides),
         "pads": int_array(pads),
@@ -326,6 +329,65 @@ def convert_conv(ctx: NodeContext):
     x, w = as_2d(ctx, ctx.input(0), rank), as_2d(ctx, ctx.input(1), rank)
     y = ctx.emit(graph.Conv2dOp, [x, w, ctx.optional_input(2)], properties)
     return [from_2d(ctx, y, rank)]
+
+
+def depth_windows(
+    ctx: NodeContext, x: SSAValue, kernel: int, stride: int, dilation: int, pads: tuple[int, int], ceil_mode: bool, fill
+) -> tuple[list[SSAValue], int]:
+    """The `kernel` slices [N, C, OD, H, W] of an (N, C, D, H, W) input that a 3-D window reads along
+    depth, one per kernel offset, after padding depth with `fill`; and OD."""
+    depth = tensor_type(x).get_shape()[2]
+    begin, end = pads
+    padded, span = depth + begin + end, dilation * (kernel - 1) + 1
+    if ceil_mode:
+        out = -(-(padded - span) // stride) + 1
+        # As for the spatial axes: the last window must start inside the input or its begin padding.
+        out -= (out - 1) * stride >= depth + begin
+    else:
+        out = (padded - span) // stride + 1
+    end += max((out - 1) * stride + span - padded, 0)
+    if begin or end:
+        depth_pads = [0, 0, begin, 0, 0, 0, 0, end, 0, 0]
+        x = ctx.emit(graph.PadOp, [x], {"pads": int_array(depth_pads), "value": f32_attr(fill)})
+    return [
+        ctx.emit(
+            graph.SliceOp,
+            [x],
+            {
+                "starts": int_array([k * dilation]),
+                "ends": int_array([k * dilation + (out - 1) * stride + 1]),
+                "axes": int_array([2]),
+                "steps": int_array([stride]),
+            },
+        )
+        for k in range(kernel)
+    ], out
+
+
+def convert_conv3d(ctx: NodeContext, strides, pads, dilations) -> SSAValue:
+    # A 2-D convolution of every output depth at once: the depth offsets of the kernel join the
+    # channels (grouped as the weights are), the output depths join the batch.
+    n, channels, _, height, width = ctx.shape(0)
+    out_channels, per_group, kd, kh, kw = ctx.shape(1)
+    groups = ctx.attribute("group", 1)
+    slices, depth = depth_windows(ctx, ctx.input(0), kd, strides[0], dilations[0], (pads[0], pads[3]), False, 0.0)
+    stacked = [ctx.emit(graph.UnsqueezeOp, [s], {"axes": int_array([1])}) for s in slices]
+    stacked = stacked[0] if kd == 1 else ctx.emit(graph.ConcatOp, stacked, {"axis": i64_attr(1)})
+    grouped = reshape(ctx, stacked, [n, kd, groups, per_group, depth, height, width])
+    moved = ctx.emit(graph.TransposeOp, [grouped], {"perm": int_array([0, 4, 2, 1, 3, 5, 6])})
+    planes = reshape(ctx, moved, [n * depth, groups * kd * per_group, height, width])
+    weights = ctx.emit(graph.TransposeOp, [ctx.input(1)], {"perm": int_array([0, 2, 1, 3, 4])})
+    weights = reshape(ctx, weights, [out_channels, kd * per_group, kh, kw])
+    properties = {
+        "strides": int_array(strides[1:]),
+        "pads": int_array([pads[1], pads[2], pads[4], pads[5]]),
+        "dilations": int_array(dilations[1:]),
+        "groups": i64_attr(groups),
+    }
+    y = ctx.emit(graph.Conv2dOp, [planes, weights, ctx.optional_input(2)], properties)
+    out_height, out_width = tensor_type(y).get_shape()[2:]
+    y = reshape(ctx, y, [n, depth, out_channels, out_height, out_width])
+    return ctx.emit(graph.TransposeOp, [y], {"perm": int_array([0, 2, 1, 3, 4])})
 
 
 INT64_MIN = -(2**63)
@@ -397,24 +459,61 @@ def convert_conv_transpose(ctx: NodeContext):
 def convert_pool(ctx: NodeContext):
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
         raise ctx.error("the Indices output is not supported")
-    rank = spatial_rank(ctx, 0)
+    rank = spatial_rank(ctx, 0, most=3)
     kernel, strides, pads, dilations = window_attributes(ctx, rank, ctx.attribute("kernel_shape"))
+    ceil_mode = bool(ctx.attribute("ceil_mode", 0))
+    count_include_pad = bool(ctx.attribute("count_include_pad", 0))
+    if ctx.node.op_type == "AveragePool" and any(d != 1 for d in dilations):
+        raise ctx.error(f"dilations {dilations} are not supported: graph.avg_pool has no dilations")
+    if rank == 3:
+        return [convert_pool3d(ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad)]
+    y = pool2d(ctx, as_2d(ctx, ctx.input(0), rank), kernel, strides, pads, dilations, ceil_mode, count_include_pad)
+    return [from_2d(ctx, y, rank)]
+
+
+def pool2d(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
     properties = {
         "kernel": int_array(kernel),
         "strides": int_array(strides),
         "pads": int_array(pads),
-        "ceil_mode": bool_attr(bool(ctx.attribute("ceil_mode", 0))),
+        "ceil_mode": bool_attr(ceil_mode),
     }
     if ctx.node.op_type == "MaxPool":
-        properties["dilations"] = int_array(dilations)
-        op_type = graph.MaxPoolOp
-    else:
-        if any(d != 1 for d in dilations):
-            raise ctx.error(f"dilations {dilations} are not supported: graph.avg_pool has no dilations")
-        properties["count_include_pad"] = bool_attr(bool(ctx.attribute("count_include_pad", 0)))
-        op_type = graph.AvgPoolOp
-    y = ctx.emit(op_type, [as_2d(ctx, ctx.input(0), rank)], properties)
-    return [from_2d(ctx, y, rank)]
+        return ctx.emit(graph.MaxPoolOp, [x], properties | {"dilations": int_array(dilations)})
+    return ctx.emit(graph.AvgPoolOp, [x], properties | {"count_include_pad": bool_attr(count_include_pad)})
+
+
+def convert_pool3d(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
+    # A box window is separable: pool each depth slice over (H, W) with the 2-D op, then take the
+    # max (or the sum, divided by the number of depth positions counted) across the slices.
+    x = ctx.input(0)
+    n, channels, depth, height, width = ctx.shape(0)
+    is_max = ctx.node.op_type == "MaxPool"
+    dtype = ctx.dtype(0)
+    fill = (-np.inf if dtype.kind == "f" else float(np.iinfo(dtype).min)) if is_max else 0.0
+    slices, out_depth = depth_windows(ctx, x, kernel[0], strides[0], dilations[0], (pads[0], pads[3]), ceil_mode, fill)
+    planar = [1, 2, 4, 5]  # pads of (H, W) among [d0, h0, w0, d1, h1, w1]
+    pads2d = [pads[i] for i in planar]
+    pooled = [
+        pool2d(
+            ctx, reshape(ctx, s, [n, channels * out_depth, height, width]),
+            kernel[1:], strides[1:], pads2d, dilations[1:], ceil_mode, count_include_pad,
+        )
+        for s in slices
+    ]
+    combined = pooled[0]
+    for plane in pooled[1:]:
+        combined = ctx.emit(graph.MaxOp if is_max else graph.AddOp, [combined, plane])
+    out_height, out_width = tensor_type(combined).get_shape()[2:]
+    result = reshape(ctx, combined, [n, channels, out_depth, out_height, out_width])
+    if is_max:
+        return result
+    low, high = (0, depth + pads[0] + pads[3]) if count_include_pad else (pads[0], pads[0] + depth)
+    counts = [
+        sum(low <= o * strides[0] + k * dilations[0] < high for k in range(kernel[0])) for o in range(out_depth)
+    ]
+    divisor = ctx.constant_value(np.asarray(counts, dtype=dtype).reshape(out_depth, 1, 1))
+    return ctx.emit(graph.DivOp, [result, divisor])
 
 
 @converts("GlobalAveragePool", "GlobalMaxPool")

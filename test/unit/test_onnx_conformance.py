@@ -12,8 +12,10 @@ class gets the same score; `test_light_model_random_weights` gives each
 weight tensor seeded random values instead and compares with onnxruntime,
 which checks the arithmetic of every layer.
 
-Cases that need an op the graph dialect lacks are strict xfails naming it, so
-they turn into failures (to be unmarked) the day the op lands.
+Every operator case passes, the 3-D convolutions and pools and ConvTranspose
+included (the importer builds them from 2-D graph ops). A case that needs an
+op the graph dialect lacks belongs here as `xfail(strict=True, reason="needs
+graph.<op>")`, so that it fails (to be unmarked) the day the op lands.
 
 Light models whose import and run take more than ~2 s (measured alone on this
 2-core machine: densenet121 5.7 s, vgg19 4.1 s, inception_v2 2.4 s, alexnet
@@ -42,18 +44,6 @@ DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 
 RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
 
-NEEDS = {
-    **{f"test_Conv3d{suffix}": "graph.conv3d (graph.conv2d is 2-D)" for suffix in (
-        "", "_dilated", "_dilated_strided", "_groups", "_no_bias", "_stride", "_stride_padding"
-    )},
-    **{f"test_AvgPool3d{suffix}": "graph.avg_pool3d (graph.avg_pool is 2-D)" for suffix in (
-        "", "_stride", "_stride1_pad0_gpu_input"
-    )},
-    **{f"test_MaxPool3d{suffix}": "graph.max_pool3d (graph.max_pool is 2-D)" for suffix in (
-        "", "_stride", "_stride_padding"
-    )},
-}
-"""Case -> the graph op it waits for."""
 
 SLOW_LIGHT_MODELS = {"light_densenet121", "light_vgg19", "light_inception_v2", "light_bvlc_alexnet"}
 SLOW_WITH_RANDOM_WEIGHTS = SLOW_LIGHT_MODELS | {"light_zfnet512"}
@@ -67,10 +57,7 @@ def tensors(paths) -> list[np.ndarray]:
 def operator_cases():
     for kind in ("pytorch-converted", "pytorch-operator"):
         for directory in sorted((DATA / kind).iterdir()):
-            marks = []
-            if directory.name in NEEDS:
-                marks.append(pytest.mark.xfail(strict=True, reason=f"needs {NEEDS[directory.name]}"))
-            yield pytest.param(directory, id=f"{kind}/{directory.name}", marks=marks)
+            yield pytest.param(directory, id=f"{kind}/{directory.name}")
 
 
 def light_cases(slow: set[str]):
