@@ -7,12 +7,12 @@
 
 Which interpreter runs the module depends on its ops: a module holding any op
 of the `npu` dialect is npu-level and runs on the machine model
-(`ziggurat.backends.npu_interpreter.run_npu`); any other module runs on the
-graph-level interpreter (`ziggurat.backends.interpreter.run_function`). The
-machine model is imported only for npu-level modules, so running graph-level
-IR stays cheap.
+(`ziggurat.backends.npu_interpreter.run_npu`); any other module (graph or
+tensor level) runs on the reference interpreter
+(`ziggurat.backends.interpreter.run_function`). The machine model is imported
+only for npu-level modules, so running the other levels stays cheap.
 
-Graph level: inputs come from an `.npz` whose keys are the function's argument
+Graph and tensor levels: inputs come from an `.npz` whose keys are the function's argument
 names (`%x` gives `x`), `arg0`, `arg1`, ... or numpy.savez's positional
 `arr_0`, ...; without `--inputs` they are random with a fixed `--seed`. The
 results are the function's results, written to `--outputs` as `result0`,
@@ -104,10 +104,11 @@ def build_argument_parser() -> argparse.ArgumentParser:
             "levels:\n"
             "  A module with any op of the npu dialect is npu-level: it runs on the machine\n"
             "  model of --machine (or of the module's npu.machine attribute) and can report\n"
-            "  its cost. Any other module runs on the graph-level interpreter.\n"
+            "  its cost. Any other module (graph or tensor level) runs on the reference\n"
+            "  interpreter.\n"
             "\n"
             "inputs and outputs:\n"
-            "  graph level: every argument comes from --inputs (else random); the outputs\n"
+            "  graph and tensor levels: every argument comes from --inputs (else random); the outputs\n"
             "  are the function's results, saved as result0, result1, ...\n"
             "  npu level: --inputs fills some of the memref arguments, the others start\n"
             "  zeroed and are the outputs (all are, when --inputs fills every one); without\n"
@@ -225,7 +226,7 @@ def is_npu_level(module: ModuleOp) -> bool:
     """Whether the module holds npu ops and so runs on a machine model.
 
     `npu_interpreter.is_npu_program`'s rule, by dialect name: importing it would load the
-    machine model for graph-level IR too.
+    machine model for the other levels too.
     """
     return any(op.dialect_name() == NPU_DIALECT for op in module.walk())
 
@@ -509,15 +510,15 @@ def run(args: argparse.Namespace) -> int:
             Diagnostic(
                 "error",
                 f"{options} only apply to npu-level IR, which runs on a machine model; this module "
-                "has no npu ops and runs on the graph-level interpreter",
+                "has no npu ops and runs on the reference interpreter",
                 file=filename,
             )
         )
-    return run_graph_level(args, module, function)
+    return run_reference(args, module, function)
 
 
-def run_graph_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
-    """Run `function` on the graph-level interpreter; its results are the outputs."""
+def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
+    """Run `function` on the reference interpreter; its results are the outputs."""
     inputs = (
         list(load_inputs(args.inputs, function, every_argument=True).values())
         if args.inputs is not None
