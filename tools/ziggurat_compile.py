@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import onnx
 from rich.console import Console
 from rich.progress import Progress
 from xdsl.context import Context
@@ -192,10 +193,26 @@ def load_inputs(path: Path, names: Sequence[str]) -> list[np.ndarray]:
 def run_onnxruntime(model, names: Sequence[str], inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     import onnxruntime
 
-    try:
-        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    def run(serialized: bytes) -> list[np.ndarray]:
+        session = onnxruntime.InferenceSession(serialized, providers=["CPUExecutionProvider"])
         return list(session.run(None, dict(zip(names, inputs))))
-    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
+
+    try:
+        try:
+            return run(model.SerializeToString())
+        except Exception as error:  # noqa: BLE001 - onnxruntime raises its own untyped failures
+            # The onnx package writes the newest IR version, which onnxruntime may not read yet;
+            # the model only needs the IR version its opsets came with.
+            oldest = onnx.helper.find_min_ir_version_for(list(model.opset_import))
+            if "Unsupported model IR version" not in str(error) or oldest >= model.ir_version:
+                raise
+            declared = model.ir_version
+            model.ir_version = oldest
+            try:
+                return run(model.SerializeToString())
+            finally:
+                model.ir_version = declared
+    except Exception as error:  # noqa: BLE001
         raise DiagnosticError(
             Diagnostic("error", f"onnxruntime cannot run the model: {str(error).strip().splitlines()[0]}")
         ) from None

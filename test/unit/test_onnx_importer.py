@@ -503,6 +503,16 @@ def test_inputs_npz_must_match_the_model(tmp_path: Path):
     assert "error: no array for input 'x' (looked for 'x', arg0, arr_0; the archive has z)" in result.stderr
 
 
+def test_check_runs_models_newer_than_onnxruntime_reads(tmp_path: Path, capsys):
+    model = node_model(Case("Relu", "Relu", {"x": rand(2)}))
+    model.ir_version = onnx.IR_VERSION  # what onnx.helper.make_model writes: newer than onnxruntime 1.2x reads
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, str(path))
+    args = ziggurat_compile.build_argument_parser().parse_args([str(path), "--check"])
+    assert ziggurat_compile.compile_model(args) == 0
+    assert "check passed" in capsys.readouterr().out
+
+
 def test_compare_reports_errors_and_fails_beyond_tolerance(capsys):
     expected = np.array([1.0, 2.0, np.nan], np.float32)
     assert ziggurat_compile.compare(["y"], [expected.copy()], [expected])
