@@ -364,25 +364,25 @@ def test_long_runs_show_progress_on_a_terminal(tmp_path: Path):
     kernel = tmp_path / "spin.mlir"
     kernel.write_text(SPIN_KERNEL)
     controller, terminal = pty.openpty()
-    with os.fdopen(controller, "rb", buffering=0) as screen:
-        done = subprocess.run(
-            [sys.executable, "-m", "ziggurat.tools.ziggurat_run", str(kernel), "--timeout", "2.5"],
-            stdout=subprocess.PIPE,
-            stderr=terminal,
-            timeout=120,
-        )
+    with subprocess.Popen(
+        [sys.executable, "-m", "ziggurat.tools.ziggurat_run", str(kernel), "--timeout", "2.5"],
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+    ) as process:
         os.close(terminal)
         shown = b""
-        while True:
-            try:
-                chunk = screen.read(65536)
-            except OSError:  # the terminal's other end is closed: everything was read
-                break
-            if not chunk:
-                break
-            shown += chunk
+        # read while it runs: a full terminal buffer would block the writer
+        with os.fdopen(controller, "rb", buffering=0) as screen:
+            while True:
+                try:
+                    chunk = screen.read(65536)
+                except OSError:  # EIO: the terminal's other end is closed, everything was read
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+        assert process.wait(timeout=120) == 1
     text = shown.decode(errors="replace")
-    assert done.returncode == 1
     assert "running @main on davinci" in text
     assert "core 0, cycle " in text
     assert "error: the run exceeded --timeout 2.5 s" in text
