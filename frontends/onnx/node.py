@@ -12,11 +12,15 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
-from ziggurat.dialects.graph import GraphOp, ResultTypedOp
+from ziggurat.dialects.graph import ConstantOp, GraphOp, ResultTypedOp
 from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
+from ziggurat.transforms.graph.constants import element_count
 
 if TYPE_CHECKING:
     from ziggurat.frontends.onnx.importer import Importer
+
+FOLD_AT_IMPORT_MAX_ELEMENTS = 1024
+"""Results of constant operands up to this size are computed during the import."""
 
 
 def element_type_of(onnx_type: int, what: str) -> Attribute:
@@ -136,16 +140,29 @@ class NodeContext:
         properties: Mapping[str, Attribute | None] | None = None,
     ) -> SSAValue:
         """Build `op_type` with inferred result types after the ops built so far; its single result."""
-        op = op_type.build_inferred(operands, properties)
-        self.importer.insert(op, self.node.name)
-        return op.results[0]
+        return self._fold_or_insert(op_type.build_inferred(operands, properties))
 
     def emit_typed(self, op_type: type[ResultTypedOp], operand: SSAValue, result_type: TensorType) -> SSAValue:
         """Build a reshape, cast or broadcast_to, whose result type is its target."""
         op = op_type(operand, result_type)
         op.verify_()
+        return self._fold_or_insert(op)
+
+    def _fold_or_insert(self, op: GraphOp) -> SSAValue:
+        """MLIR's createOrFold: a small result of constant operands becomes a constant right away.
+
+        Shape arithmetic (Shape -> Gather -> Cast -> Mul ...) then leaves no ops behind; larger
+        constant computations (weight transposes, say) are left to graph-fold-constants.
+        """
+        (result,) = op.results
+        if op.operands and element_count(result.type) <= FOLD_AT_IMPORT_MAX_ELEMENTS:
+            if all(isinstance(operand.owner, ConstantOp) for operand in op.operands):
+                arrays = [self.importer.constant_array(operand) for operand in op.operands]
+                with np.errstate(all="ignore"):
+                    (array,) = op.evaluate(*arrays)
+                return self.importer.constant(array)
         self.importer.insert(op, self.node.name)
-        return op.output
+        return result
 
     def constant_value(self, array: np.ndarray) -> SSAValue:
         """A `graph.constant` holding `array`."""
