@@ -1034,6 +1034,72 @@ class WhereOp(GraphOp):
         return (np.where(condition, a, b),)
 
 
+class CompareOp(BinaryBroadcastOp, abc.ABC):
+    """`%m = graph.<cmp> %a, %b : (tensor<A>, tensor<B>) -> tensor<Cxi1>`: an elementwise
+    comparison with broadcasting, giving a boolean (i1) tensor."""
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        (compared,) = super().infer_result_types(operand_types, properties)
+        return [TensorType(IntegerType(1), compared.get_shape())]
+
+    def evaluate(self, *inputs):
+        a, b = inputs
+        return (np.asarray(self.compute(widen(a), widen(b))),)
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    """a == b (ONNX Equal)."""
+
+    name = "graph.equal"
+
+    @staticmethod
+    def compute(a, b):
+        return a == b
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    """a > b (ONNX Greater)."""
+
+    name = "graph.greater"
+
+    @staticmethod
+    def compute(a, b):
+        return a > b
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    """a < b (ONNX Less)."""
+
+    name = "graph.less"
+
+    @staticmethod
+    def compute(a, b):
+        return a < b
+
+
+@irdl_op_definition
+class NotOp(UnaryElementwiseOp):
+    """Logical negation of a boolean (i1) tensor (ONNX Not)."""
+
+    name = "graph.not"
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        (x,) = super().infer_result_types(operand_types, properties)
+        if x.get_element_type() != IntegerType(1):
+            raise VerifyException(f"input must have element type i1, got {x}")
+        return [x]
+
+    @staticmethod
+    def compute(x):
+        return x == 0
+
+
 # --------------------------------------------------------------------------- #
 # Contractions
 # --------------------------------------------------------------------------- #
@@ -1601,6 +1667,89 @@ class ReduceMaxOp(ReduceOp):
         return x.max(axis=axes, keepdims=keepdims, initial=lowest_value(x.dtype))
 
 
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    """Product (ONNX ReduceProd); integers wrap around."""
+
+    name = "graph.reduce_prod"
+
+    @staticmethod
+    def reduce(x, axes, keepdims):
+        return x.prod(axis=axes, keepdims=keepdims)
+
+
+@irdl_op_definition
+class ArgMaxOp(UnaryShapedOp):
+    """Index (i64) of the maximum along `axis` (ONNX ArgMax): the first one, or the
+    last one with `select_last_index`. REDUCE for fusion, as TVM's argmax."""
+
+    name = "graph.arg_max"
+    traits = traits_def(Pure(), FusionPattern(OpPatternKind.REDUCE))
+
+    axis = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
+    keepdims = prop_def(BoolAttr, default_value=bool_attr(True))
+    select_last_index = prop_def(BoolAttr, default_value=bool_attr(False))
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = ranked_tensor(operand_types[0], "input")
+        axis = normalize_axis(scalar_of(properties, "axis"), x.get_num_dims())
+        if x.get_shape()[axis] == 0:
+            raise VerifyException(f"axis {axis} of {x} is empty: it has no maximum")
+        shape = list(x.get_shape())
+        if scalar_of(properties, "keepdims"):
+            shape[axis] = 1
+        else:
+            del shape[axis]
+        return [TensorType(i64, shape)]
+
+    def evaluate(self, *inputs):
+        x = widen(inputs[0])
+        axis = self.axis.value.data % x.ndim
+        if self.select_last_index.value.data:
+            last = x.shape[axis] - 1
+            index = last - np.argmax(np.flip(x, axis), axis=axis, keepdims=True)
+        else:
+            index = np.argmax(x, axis=axis, keepdims=True)
+        return (index.astype(np.int64).reshape(self.output.type.get_shape()),)
+
+
+@irdl_op_definition
+class CumSumOp(UnaryShapedOp):
+    """Running sum along `axis` (ONNX CumSum with a constant axis): `exclusive`
+    leaves each element out of its own sum, `reverse` sums from the end.
+    OPAQUE for fusion, as TVM's cumsum (a scan)."""
+
+    name = "graph.cumsum"
+    traits = traits_def(Pure(), FusionPattern(OpPatternKind.OPAQUE))
+
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = prop_def(BoolAttr, default_value=bool_attr(False))
+    reverse = prop_def(BoolAttr, default_value=bool_attr(False))
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = ranked_tensor(operand_types[0], "input")
+        normalize_axis(scalar_of(properties, "axis"), x.get_num_dims())
+        return [x]
+
+    def evaluate(self, *inputs):
+        x = widen(inputs[0])
+        axis = self.axis.value.data % x.ndim
+        reverse = self.reverse.value.data
+        ordered = np.flip(x, axis) if reverse else x
+        sums = np.cumsum(ordered, axis=axis, dtype=x.dtype)
+        if self.exclusive.value.data:
+            # Shift by one along the axis (subtracting each element would round).
+            shifted = np.zeros_like(sums)
+            into, start = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+            into[axis], start[axis] = slice(1, None), slice(None, -1)
+            shifted[tuple(into)] = sums[tuple(start)]
+            sums = shifted
+        result = np.flip(sums, axis) if reverse else sums
+        return (result.astype(inputs[0].dtype),)
+
+
 # --------------------------------------------------------------------------- #
 # Shape manipulation
 # --------------------------------------------------------------------------- #
@@ -2150,6 +2299,10 @@ Graph = Dialect(
         MinOp,
         PReluOp,
         WhereOp,
+        EqualOp,
+        GreaterOp,
+        LessOp,
+        NotOp,
         # contractions
         MatMulOp,
         GemmOp,
@@ -2168,6 +2321,9 @@ Graph = Dialect(
         ReduceSumOp,
         ReduceMeanOp,
         ReduceMaxOp,
+        ReduceProdOp,
+        ArgMaxOp,
+        CumSumOp,
         # shape manipulation
         TransposeOp,
         ReshapeOp,

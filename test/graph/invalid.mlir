@@ -82,6 +82,33 @@ func.func @f8(%c: tensor<2xi8>, %a: tensor<2xf32>) {
 
 // -----
 
+// Comparisons broadcast their operands.
+func.func @compare(%a: tensor<2x3xf32>, %b: tensor<2xf32>) {
+  // expected-error@+1 {{operand shapes [2, 3] and [2] are not broadcast-compatible}}
+  %0 = graph.less %a, %b : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xi1>
+  func.return
+}
+
+// -----
+
+// Comparisons give booleans.
+func.func @compare_result(%a: tensor<2xf32>) {
+  // expected-error@+1 {{result #0 has type tensor<2xf32>, but the operands and attributes imply tensor<2xi1>}}
+  %0 = graph.equal %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// not negates booleans only.
+func.func @not_float(%x: tensor<2xf32>) {
+  // expected-error@+1 {{input must have element type i1, got tensor<2xf32>}}
+  %0 = graph.not %x : tensor<2xf32>
+  func.return
+}
+
+// -----
+
 // matmul contracts K with K.
 func.func @f9(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
   // expected-error@+1 {{contraction dimensions differ: lhs tensor<2x3xf32> has K=3, rhs tensor<4x5xf32> has K=4}}
@@ -347,6 +374,24 @@ func.func @f36(%x: tensor<2x3xf32>) {
 func.func @f37(%x: tensor<2x3xf32>) {
   // expected-error@+1 {{axes entry 2 is out of range for rank 2}}
   %0 = graph.reduce_max %x {axes = array<i64: 2>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// arg_max needs something to take the maximum of.
+func.func @arg_max_empty(%x: tensor<2x0xf32>) {
+  // expected-error@+1 {{axis 1 of tensor<2x0xf32> is empty: it has no maximum}}
+  %0 = graph.arg_max %x {axis = 1 : i64} : tensor<2x0xf32> -> tensor<2x1xi64>
+  func.return
+}
+
+// -----
+
+// cumsum's axis is in range.
+func.func @cumsum_axis(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{axis 2 is out of range for rank 2}}
+  %0 = graph.cumsum %x {axis = 2 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
   func.return
 }
 

@@ -75,6 +75,10 @@ func.func @unary_math(%x: tensor<4xf16>, %i: tensor<4xi32>) -> tensor<4xf16> {
 // CHECK-NEXT:    %min = graph.min %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %prelu = graph.prelu %a, %s : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %where = graph.where %c, %a, %b : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %equal = graph.equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %greater = graph.greater %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %less = graph.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %not = graph.not %less : tensor<2x3xi1>
 // CHECK-NEXT:    func.return %where : tensor<2x3xf32>
 func.func @broadcasting(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xi1>, %s: tensor<1xf32>) -> tensor<2x3xf32> {
   %add = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
@@ -86,6 +90,10 @@ func.func @broadcasting(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xi
   %min = graph.min %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %prelu = graph.prelu %a, %s : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>
   %where = graph.where %c, %a, %b : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %equal = graph.equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %greater = graph.greater %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %less = graph.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %not = graph.not %less : tensor<2x3xi1>
   func.return %where : tensor<2x3xf32>
 }
 
@@ -147,11 +155,19 @@ func.func @pooling(%x: tensor<1x3x9x9xf32>, %xh: tensor<1x9x9x3xi8>) -> tensor<1
 // CHECK-NEXT:    %sum = graph.reduce_sum %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
 // CHECK-NEXT:    %mean = graph.reduce_mean %x {axes = array<i64: 0, -1>, keepdims = false} : tensor<2x3x4xf32> -> tensor<3xf32>
 // CHECK-NEXT:    %max = graph.reduce_max %x : tensor<2x3x4xf32> -> tensor<1x1x1xf32>
+// CHECK-NEXT:    %prod = graph.reduce_prod %x {axes = array<i64: 2>, keepdims = false} : tensor<2x3x4xf32> -> tensor<2x3xf32>
+// CHECK-NEXT:    %arg_max = graph.arg_max %x {axis = 1 : i64, keepdims = false, select_last_index = true} : tensor<2x3x4xf32> -> tensor<2x4xi64>
+// CHECK-NEXT:    %arg_max_default = graph.arg_max %x : tensor<2x3x4xf32> -> tensor<1x3x4xi64>
+// CHECK-NEXT:    %cumsum = graph.cumsum %x {axis = -1 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
 // CHECK-NEXT:    func.return %max : tensor<1x1x1xf32>
 func.func @reductions(%x: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %sum = graph.reduce_sum %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
   %mean = graph.reduce_mean %x {axes = array<i64: 0, -1>, keepdims = false} : tensor<2x3x4xf32> -> tensor<3xf32>
   %max = graph.reduce_max %x : tensor<2x3x4xf32> -> tensor<1x1x1xf32>
+  %prod = graph.reduce_prod %x {axes = array<i64: 2>, keepdims = false} : tensor<2x3x4xf32> -> tensor<2x3xf32>
+  %arg_max = graph.arg_max %x {axis = 1 : i64, keepdims = false, select_last_index = true} : tensor<2x3x4xf32> -> tensor<2x4xi64>
+  %arg_max_default = graph.arg_max %x : tensor<2x3x4xf32> -> tensor<1x3x4xi64>
+  %cumsum = graph.cumsum %x {axis = -1 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
   func.return %max : tensor<1x1x1xf32>
 }
 

@@ -310,6 +310,31 @@ def test_where_matches_onnxruntime(shapes):
     assert_close(evaluate(graph.WhereOp, [condition, a, b]), expected)
 
 
+COMPARISONS = [(graph.EqualOp, "Equal"), (graph.GreaterOp, "Greater"), (graph.LessOp, "Less")]
+
+
+@pytest.mark.parametrize("op_class, onnx_op", COMPARISONS, ids=[c[1] for c in COMPARISONS])
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
+    dtype=st.sampled_from([np.float32, np.int8, np.int64]),
+)
+@SETTINGS
+def test_comparisons_match_onnxruntime(op_class, onnx_op, shapes, dtype):
+    # Few distinct values, so that equal elements occur.
+    a, b = (integers(*shape, dtype=dtype, low=-2, high=3) for shape in shapes.input_shapes)
+    expected = onnx_run(node(onnx_op, ["a", "b"]), {"a": a, "b": b})
+    y = evaluate(op_class, [a, b])
+    np.testing.assert_array_equal(y, expected)
+    assert pattern_kind_of(build(op_class, [a, b])) == OpPatternKind.BROADCAST
+
+
+def test_not_matches_onnxruntime():
+    x = np.asarray(RNG.random((3, 4)) < 0.5)
+    np.testing.assert_array_equal(
+        evaluate(graph.NotOp, [x]), onnx_run(node("Not", ["x"]), {"x": x})
+    )
+
+
 # --------------------------------------------------------------------------- #
 # Contractions
 # --------------------------------------------------------------------------- #
@@ -655,6 +680,56 @@ def test_reductions_match_onnxruntime(op_class, onnx_op, case, keepdims):
     assert pattern_kind_of(build(op_class, [x], properties)) == OpPatternKind.REDUCE
 
 
+def test_reduce_prod_matches_onnxruntime():
+    x = normal(2, 3, 4)
+    expected = onnx_run(
+        node("ReduceProd", ["x", "axes"], keepdims=0),
+        {"x": x},
+        initializers={"axes": np.array([1], np.int64)},
+    )
+    properties = {"axes": int_array([1]), "keepdims": bool_attr(False)}
+    assert_close(evaluate(graph.ReduceProdOp, [x], properties), expected)
+
+
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4),
+    axis_seed=st.integers(0, 100),
+    keepdims=st.booleans(),
+    select_last_index=st.booleans(),
+)
+@SETTINGS
+def test_arg_max_matches_onnxruntime(shape, axis_seed, keepdims, select_last_index):
+    axis = axis_seed % (2 * len(shape)) - len(shape)
+    x = integers(*shape, low=0, high=3).astype(np.float32)  # ties between first and last
+    attributes = dict(axis=axis, keepdims=int(keepdims), select_last_index=int(select_last_index))
+    expected = onnx_run(node("ArgMax", ["x"], **attributes), {"x": x})
+    properties = {
+        "axis": i64_attr(axis),
+        "keepdims": bool_attr(keepdims),
+        "select_last_index": bool_attr(select_last_index),
+    }
+    np.testing.assert_array_equal(evaluate(graph.ArgMaxOp, [x], properties), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumsum_matches_onnxruntime(dtype, axis, exclusive, reverse):
+    x = normal(3, 5).astype(dtype) if dtype == np.float32 else integers(3, 5)
+    expected = onnx_run(
+        node("CumSum", ["x", "axis"], exclusive=int(exclusive), reverse=int(reverse)),
+        {"x": x},
+        initializers={"axis": np.array(axis, np.int64)},
+    )
+    properties = {
+        "axis": i64_attr(axis),
+        "exclusive": bool_attr(exclusive),
+        "reverse": bool_attr(reverse),
+    }
+    assert_close(evaluate(graph.CumSumOp, [x], properties), expected, dtype)
+
+
 def test_reduce_sum_float16_accumulates_in_float32():
     x = np.full(4096, 1, np.float16)  # fp16 stops counting at 2048
     assert evaluate(graph.ReduceSumOp, [x])[0] == 4096
@@ -954,7 +1029,7 @@ def test_ops_mlir_lists_every_function():
 
 def test_every_op_is_registered_with_a_fusion_kind():
     ops = list(graph.Graph.operations)
-    assert len(ops) >= 55
+    assert len(ops) >= 62
     for op_class in ops:
         assert op_class.get_trait(graph.FusionPattern) is not None, op_class.name
     kinds = {op.name: op.get_trait(graph.FusionPattern).kind for op in ops}
@@ -1193,7 +1268,16 @@ STRING_PROPERTIES = {
     "layout": ["NCHW", "NHWC", "NCW"],
     "mode": ["constant", "reflect", "edge", "wrap"],
 }
-BOOL_PROPERTIES = ("trans_a", "trans_b", "ceil_mode", "count_include_pad", "keepdims")
+BOOL_PROPERTIES = (
+    "trans_a",
+    "trans_b",
+    "ceil_mode",
+    "count_include_pad",
+    "keepdims",
+    "select_last_index",
+    "exclusive",
+    "reverse",
+)
 INT_PROPERTIES = ("groups", "axis")
 ELEMENT_TYPES = [f32, IntegerType(8), IntegerType(1), IntegerType(64)]
 INFERRED_OPS = [
