@@ -76,11 +76,18 @@ def _graph_functions() -> InterpreterFunctions:
     return GraphFunctions()
 
 
+def _tensor_functions() -> InterpreterFunctions:
+    from ziggurat.backends.tensor_interpreter import TensorFunctions
+
+    return TensorFunctions()
+
+
 CORE_FUNCTIONS: dict[str, InterpreterFunctionsFactory] = {
     "func": _func_functions,
     "builtin": _builtin_functions,
     "arith": _arith_functions,
     "graph": _graph_functions,
+    "tensor": _tensor_functions,
 }
 """ziggurat's own implementations, by the dialect they cover."""
 

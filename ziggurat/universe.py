@@ -41,9 +41,16 @@ def _graph_canonicalize() -> type[ModulePass]:
     return GraphCanonicalizePass
 
 
+def _graph_to_tile() -> type[ModulePass]:
+    from ziggurat.lowering.graph_to_tile import GraphToTilePass
+
+    return GraphToTilePass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-constants": _graph_fold_constants,
+    "graph-to-tile": _graph_to_tile,
 }
 
 ZIGGURAT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

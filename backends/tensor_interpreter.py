@@ -1,0 +1,539 @@
+"""The tensor level on numpy: `linalg`, `tensor`, `math` and the `arith` ops xDSL's
+interpreter lacks, each as whole-array numpy code.
+
+`linalg.generic` is evaluated vectorized over its iteration space: each input
+is read through its indexing map with index grids (one `np.arange` per loop
+dimension, shaped to broadcast), the body's scalar ops are applied to whole
+arrays (`SCALAR_FUNCTIONS`), and a reduction body `acc' = combine(f(ins), acc)`
+becomes one numpy reduction of `f(ins)` over the reduction dimensions,
+combined with the init. Arrays stay as small as broadcasting allows until the
+result is written. A body whose reduction is not of that form is reported at
+the generic.
+
+`linalg.conv_2d_nchw_fchw` is ours (sliding windows and an einsum), not
+xDSL's, whose interpreter is wrong whenever C > 1 or F > 1 (DESIGN §9).
+
+`TensorFunctions` joins the shared runner through `CORE_FUNCTIONS` in
+`ziggurat.backends.interpreter`, so `run_function` runs graph-level,
+tensor-level and mixed modules.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, math, tensor
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
+from ziggurat.dialects.graph import erf, sliding_windows
+
+from ziggurat.diagnostics import error_at
+from ziggurat.dtypes import to_numpy_dtype
+
+
+def numpy_dtype(value_type: Attribute) -> np.dtype:
+    """The dtype of a value of `value_type` (its element type for tensors; int64 for index)."""
+    if isinstance(value_type, TensorType):
+        value_type = value_type.get_element_type()
+    if isinstance(value_type, IndexType):
+        return np.dtype(np.int64)
+    return to_numpy_dtype(value_type)
+
+
+# --------------------------------------------------------------------------- #
+# Scalar ops on whole arrays
+# --------------------------------------------------------------------------- #
+
+ScalarFunction = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
+
+# arith.cmpf predicates in MLIR's order; the first element says "unordered".
+_CMPF = [
+    (False, lambda a, b: np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), bool)),
+    (False, operator.eq),
+    (False, operator.gt),
+    (False, operator.ge),
+    (False, operator.lt),
+    (False, operator.le),
+    (False, operator.ne),
+    (False, lambda a, b: np.ones(np.broadcast_shapes(np.shape(a), np.shape(b)), bool)),
+    (True, operator.eq),
+    (True, operator.gt),
+    (True, operator.ge),
+    (True, operator.lt),
+    (True, operator.le),
+    (True, operator.ne),
+    (True, lambda a, b: np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), bool)),
+    (True, lambda a, b: np.ones(np.broadcast_shapes(np.shape(a), np.shape(b)), bool)),
+]
+
+
+def _cmpf(op: arith.CmpfOp, args):
+    a, b = args
+    unordered, compare = _CMPF[op.predicate.value.data]
+    nan = np.isnan(a) | np.isnan(b)
+    return compare(a, b) | nan if unordered else compare(a, b) & ~nan
+
+
+def _as_unsigned(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    return a if a.dtype == np.bool_ else a.view(a.dtype.str.replace("i", "u"))
+
+
+_CMPI = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+
+
+def _cmpi(op: arith.CmpiOp, args):
+    a, b = (np.asarray(x) for x in args)
+    predicate = op.predicate.value.data
+    if predicate >= 6:  # ult, ule, ugt, uge
+        return _CMPI[predicate - 4](_as_unsigned(a), _as_unsigned(b))
+    return _CMPI[predicate](a, b)
+
+
+def _divsi(op, args):
+    a, b = args
+    quotient = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -quotient, quotient)
+
+
+def _constant(op: arith.ConstantOp, args):
+    value = op.value
+    if isinstance(value, (FloatAttr, IntegerAttr)):
+        return np.asarray(value.value.data).astype(numpy_dtype(op.result.type))
+    from ziggurat.transforms.graph.constants import constant_array
+
+    return constant_array(op.result)
+
+
+def _astype(op, args):
+    return np.asarray(args[0]).astype(numpy_dtype(op.results[0].type))
+
+
+def _from_unsigned(op, args):
+    return _as_unsigned(args[0]).astype(numpy_dtype(op.results[0].type))
+
+
+def _binary(function) -> ScalarFunction:
+    return lambda op, args: function(args[0], args[1])
+
+
+def _unary(function) -> ScalarFunction:
+    return lambda op, args: function(args[0])
+
+
+SCALAR_FUNCTIONS: dict[type[Operation], ScalarFunction] = {
+    arith.ConstantOp: _constant,
+    arith.AddfOp: _binary(operator.add),
+    arith.SubfOp: _binary(operator.sub),
+    arith.MulfOp: _binary(operator.mul),
+    arith.DivfOp: _binary(operator.truediv),
+    arith.NegfOp: _unary(operator.neg),
+    arith.MaximumfOp: _binary(np.maximum),
+    arith.MinimumfOp: _binary(np.minimum),
+    arith.MaxnumfOp: _binary(np.fmax),
+    arith.MinnumfOp: _binary(np.fmin),
+    arith.AddiOp: _binary(operator.add),
+    arith.SubiOp: _binary(operator.sub),
+    arith.MuliOp: _binary(operator.mul),
+    arith.DivSIOp: _divsi,
+    arith.RemSIOp: _binary(np.fmod),
+    arith.FloorDivSIOp: _binary(np.floor_divide),
+    arith.MaxSIOp: _binary(np.maximum),
+    arith.MinSIOp: _binary(np.minimum),
+    arith.AndIOp: _binary(operator.and_),
+    arith.OrIOp: _binary(operator.or_),
+    arith.XOrIOp: _binary(operator.xor),
+    arith.CmpfOp: _cmpf,
+    arith.CmpiOp: _cmpi,
+    arith.SelectOp: lambda op, args: np.where(args[0], args[1], args[2]),
+    arith.ExtFOp: _astype,
+    arith.TruncFOp: _astype,
+    arith.SIToFPOp: _astype,
+    arith.UIToFPOp: _from_unsigned,
+    # C's conversion: toward zero (numpy's astype), as ONNX's Cast in onnxruntime.
+    arith.FPToSIOp: _astype,
+    arith.ExtSIOp: _astype,
+    arith.ExtUIOp: _from_unsigned,
+    arith.TruncIOp: _astype,
+    arith.IndexCastOp: _astype,
+    math.ExpOp: _unary(np.exp),
+    math.ExpM1Op: _unary(np.expm1),
+    math.Exp2Op: _unary(np.exp2),
+    math.LogOp: _unary(np.log),
+    math.Log1pOp: _unary(np.log1p),
+    math.Log2Op: _unary(np.log2),
+    math.SqrtOp: _unary(np.sqrt),
+    math.RsqrtOp: lambda op, args: (1 / np.sqrt(args[0])).astype(np.asarray(args[0]).dtype),
+    math.TanhOp: _unary(np.tanh),
+    # The graph dialect's erf, so both levels share one definition.
+    math.ErfOp: lambda op, args: erf(np.asarray(args[0])),
+    math.AbsFOp: _unary(np.abs),
+    math.AbsIOp: _unary(np.abs),
+    math.PowFOp: _binary(np.power),
+    math.RoundEvenOp: _unary(np.rint),
+    math.FloorOp: _unary(np.floor),
+    math.CeilOp: _unary(np.ceil),
+    math.TruncOp: _unary(np.trunc),
+    math.SinOp: _unary(np.sin),
+    math.CosOp: _unary(np.cos),
+    math.FmaOp: lambda op, args: args[0] * args[1] + args[2],
+}
+"""numpy for each scalar op, applied to whole arrays (or 0-d arrays) of its operands."""
+
+
+def apply_scalar(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
+    function = SCALAR_FUNCTIONS.get(type(op))
+    if function is None:
+        raise error_at(op, f"no vectorized implementation for '{op.name}'")
+    with np.errstate(all="ignore"):  # inf and NaN are values here, as in the reference
+        result = function(op, [np.asarray(a) for a in args])
+    return np.asarray(result).astype(numpy_dtype(op.results[0].type), copy=False)
+
+
+# --------------------------------------------------------------------------- #
+# linalg.generic, vectorized
+# --------------------------------------------------------------------------- #
+
+
+def _affine(expr: AffineExpr, grids: Sequence[np.ndarray]):
+    if isinstance(expr, AffineDimExpr):
+        return grids[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, AffineBinaryOpExpr):
+        lhs, rhs = _affine(expr.lhs, grids), _affine(expr.rhs, grids)
+        match expr.kind:
+            case AffineBinaryOpKind.Add:
+                return lhs + rhs
+            case AffineBinaryOpKind.Mul:
+                return lhs * rhs
+            case AffineBinaryOpKind.Mod:
+                return np.mod(lhs, rhs)
+            case AffineBinaryOpKind.FloorDiv:
+                return np.floor_divide(lhs, rhs)
+            case AffineBinaryOpKind.CeilDiv:
+                return -np.floor_divide(-lhs, rhs)
+    raise ValueError(f"affine expression {expr} has symbols")
+
+
+def _read(array: np.ndarray, indexing: AffineMap, grids: Sequence[np.ndarray]) -> np.ndarray:
+    """`array` read over the iteration space: element `array[map(i)]` at point `i`
+    (broadcastable to the iteration space, not materialized)."""
+    rank = len(grids)
+    results = indexing.results
+    positions = [r.position for r in results if isinstance(r, AffineDimExpr)]
+    if len(positions) == len(results) and len(set(positions)) == len(positions):
+        # A projected permutation: a transposed view with size-1 axes inserted.
+        order = sorted(range(len(positions)), key=lambda k: positions[k])
+        view = np.transpose(array, order)
+        shape = [1] * rank
+        for k in order:
+            shape[positions[k]] = array.shape[k]
+        return view.reshape(shape)
+    indices = tuple(np.asarray(_affine(r, grids)) for r in results)
+    if not indices:
+        return np.asarray(array).reshape([1] * rank)
+    value = array[indices]
+    return value.reshape(np.broadcast_shapes(*(i.shape for i in indices), (1,) * rank))
+
+
+def loop_ranges(op: linalg.GenericOp, shapes: Sequence[tuple[int, ...]]) -> list[int]:
+    """The size of each loop dimension, from the operands its maps name directly."""
+    maps = [m.data for m in op.indexing_maps.data]
+    ranges: list[int | None] = [None] * maps[0].num_dims
+    for indexing, shape in zip(maps, shapes):
+        for result, size in zip(indexing.results, shape):
+            if isinstance(result, AffineDimExpr) and ranges[result.position] is None:
+                ranges[result.position] = size
+    missing = [f"d{i}" for i, size in enumerate(ranges) if size is None]
+    if missing:
+        raise error_at(op, f"no operand's indexing map gives the size of {', '.join(missing)}")
+    return ranges  # type: ignore[return-value]
+
+
+_COMBINERS: dict[type[Operation], Callable] = {
+    arith.AddfOp: np.add,
+    arith.AddiOp: np.add,
+    arith.MulfOp: np.multiply,
+    arith.MuliOp: np.multiply,
+    arith.MaximumfOp: np.maximum,
+    arith.MinimumfOp: np.minimum,
+    arith.MaxSIOp: np.maximum,
+    arith.MinSIOp: np.minimum,
+    arith.MaxnumfOp: np.fmax,
+    arith.MinnumfOp: np.fmin,
+    arith.OrIOp: np.logical_or,
+    arith.AndIOp: np.logical_and,
+}
+
+
+def _reduction_of(op: linalg.GenericOp, value: SSAValue, accumulator: SSAValue):
+    """(combiner op, the operand it combines into `accumulator`) for a yielded reduction."""
+    combiner = value.owner
+    if type(combiner) in _COMBINERS and len(combiner.operands) == 2:
+        lhs, rhs = combiner.operands
+        if rhs == accumulator and lhs != accumulator:
+            return combiner, lhs
+        if lhs == accumulator and rhs != accumulator:
+            return combiner, rhs
+    raise error_at(
+        op,
+        "cannot evaluate this reduction body vectorized: each yielded value must be "
+        "combine(x, accumulator) with combine one of addf, mulf, maximumf, minimumf (or the "
+        "integer forms) and x independent of the accumulators",
+    )
+
+
+def run_generic(
+    interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues
+) -> tuple[np.ndarray, ...]:
+    arrays = [np.asarray(a) for a in args]
+    maps = [m.data for m in op.indexing_maps.data]
+    ranges = loop_ranges(op, [a.shape for a in arrays])
+    rank = len(ranges)
+    grids = [
+        np.arange(n).reshape([n if i == d else 1 for i in range(rank)])
+        for d, n in enumerate(ranges)
+    ]
+    reduction_dims = tuple(
+        d
+        for d, it in enumerate(op.iterator_types.data)
+        if it.data == linalg_attrs.IteratorType.REDUCTION
+    )
+    block = op.body.block
+    num_inputs = len(op.inputs)
+    values: dict[SSAValue, np.ndarray] = {}
+    for arg, array, indexing in zip(block.args, arrays, maps):
+        values[arg] = _read(array, indexing, grids)
+    outputs = block.args[num_inputs:]
+    yielded = block.last_op.operands
+    reductions = (
+        {i: _reduction_of(op, v, outputs[i]) for i, v in enumerate(yielded)}
+        if reduction_dims
+        else {}
+    )
+    combiners = {combiner for combiner, _ in reductions.values()}
+
+    def value_of(operand: SSAValue) -> np.ndarray:
+        if operand in values:
+            return values[operand]
+        # Defined above the generic (e.g. the tensor a `tensor.extract` reads).
+        return np.asarray(interpreter.get_values((operand,))[0])
+
+    for body_op in block.ops:
+        if body_op is block.last_op or body_op in combiners:
+            continue
+        if reduction_dims and any(o in outputs for o in body_op.operands):
+            raise error_at(op, f"'{body_op.name}' reads the accumulator of a reduction")
+        operands = [value_of(o) for o in body_op.operands]
+        if isinstance(body_op, linalg.IndexOp):
+            result = grids[body_op.dim.value.data]
+        elif isinstance(body_op, tensor.ExtractOp):
+            source = operands[0]
+            result = (
+                source[tuple(np.asarray(i) for i in operands[1:])] if operands[1:] else source[()]
+            )
+        else:
+            result = apply_scalar(body_op, operands)
+        values[body_op.results[0]] = np.asarray(result)
+
+    results = []
+    full_shape = tuple(ranges)
+    parallel = [d for d in range(rank) if d not in reduction_dims]
+    for index, (init, out_map) in enumerate(zip(arrays[num_inputs:], maps[num_inputs:])):
+        if index in reductions:
+            combiner, contribution = reductions[index]
+            with np.errstate(all="ignore"):
+                spread = np.broadcast_to(value_of(contribution), full_shape)
+                reduced = _COMBINERS[type(combiner)].reduce(spread, axis=reduction_dims)
+                accumulator = np.squeeze(values[outputs[index]], axis=reduction_dims)
+                value = _COMBINERS[type(combiner)](accumulator, reduced)
+        else:
+            value = np.broadcast_to(value_of(yielded[index]), full_shape)
+            value = (
+                value.reshape([n for d, n in enumerate(full_shape) if d in parallel])
+                if reduction_dims
+                else value
+            )
+        positions = [r.position for r in out_map.results if isinstance(r, AffineDimExpr)]
+        if len(positions) != len(out_map.results) or sorted(positions) != parallel:
+            raise error_at(
+                op, f"output map {out_map} is not a permutation of the parallel dimensions"
+            )
+        value = np.broadcast_to(value, [full_shape[d] for d in parallel])
+        value = np.transpose(value, [parallel.index(p) for p in positions])
+        results.append(np.array(value, dtype=init.dtype))
+    return tuple(results)
+
+
+# --------------------------------------------------------------------------- #
+# The interpreter functions
+# --------------------------------------------------------------------------- #
+
+
+def _result_array(op: Operation, value) -> np.ndarray:
+    return np.asarray(value).astype(numpy_dtype(op.results[0].type), copy=False)
+
+
+def _static_slices(op) -> tuple[slice, ...]:
+    if op.offsets or op.sizes or op.strides:
+        raise error_at(op, f"'{op.name}' with dynamic offsets, sizes or strides is not supported")
+    return tuple(
+        slice(offset, offset + (size - 1) * stride + 1 if size else offset, stride)
+        for offset, size, stride in zip(
+            op.static_offsets.get_values(),
+            op.static_sizes.get_values(),
+            op.static_strides.get_values(),
+        )
+    )
+
+
+def _scalar_impl(functions, interpreter: Interpreter, op: Operation, args: PythonValues):
+    result = apply_scalar(op, args)
+    if isinstance(op.results[0].type, TensorType):
+        return (result,)
+    # Scalars travel as Python numbers, as xDSL's own arith implementations expect.
+    return (result.item(),)
+
+
+@register_impls
+class TensorFunctionsBase(InterpreterFunctions):
+    """linalg, tensor and the tensor-level math/arith ops (see the module docstring)."""
+
+    @impl(linalg.GenericOp)
+    def run_generic(self, interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues):
+        return run_generic(interpreter, op, args)
+
+    @impl(linalg.FillOp)
+    def run_fill(self, interpreter: Interpreter, op: linalg.FillOp, args: PythonValues):
+        value, init = args
+        return (np.full(np.shape(init), value, dtype=numpy_dtype(op.results[0].type)),)
+
+    @impl(linalg.MatmulOp)
+    def run_matmul(self, interpreter: Interpreter, op: linalg.MatmulOp, args: PythonValues):
+        a, b, init = args
+        return (_result_array(op, init + np.matmul(a, b)),)
+
+    @impl(linalg.TransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: linalg.TransposeOp, args: PythonValues):
+        return (np.transpose(args[0], op.permutation.get_values()).copy(),)
+
+    @impl(linalg.BroadcastOp)
+    def run_broadcast(self, interpreter: Interpreter, op: linalg.BroadcastOp, args: PythonValues):
+        x, init = args
+        expanded = np.expand_dims(x, tuple(op.dimensions.get_values()))
+        return (np.broadcast_to(expanded, np.shape(init)).copy(),)
+
+    @impl(linalg.Conv2DNchwFchwOp)
+    def run_conv_2d_nchw_fchw(
+        self, interpreter: Interpreter, op: linalg.Conv2DNchwFchwOp, args: PythonValues
+    ):
+        x, w, init = args
+        strides = [int(s) for s in op.strides.get_values()]
+        dilations = [int(d) for d in op.dilations.get_values()]
+        out = np.shape(init)[2:]
+        windows = sliding_windows(x, w.shape[2:], strides, dilations, out)
+        y = np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True)
+        return (_result_array(op, init + y),)
+
+    @impl(tensor.EmptyOp)
+    def run_empty(self, interpreter: Interpreter, op: tensor.EmptyOp, args: PythonValues):
+        if args:
+            raise error_at(op, "tensor.empty with dynamic sizes is not supported")
+        result_type = op.tensor.type
+        return (np.zeros(result_type.get_shape(), numpy_dtype(result_type)),)
+
+    @impl(tensor.ExtractSliceOp)
+    def run_extract_slice(
+        self, interpreter: Interpreter, op: tensor.ExtractSliceOp, args: PythonValues
+    ):
+        source = args[0]
+        return (source[_static_slices(op)].reshape(op.result.type.get_shape()).copy(),)
+
+    @impl(tensor.InsertSliceOp)
+    def run_insert_slice(
+        self, interpreter: Interpreter, op: tensor.InsertSliceOp, args: PythonValues
+    ):
+        source, dest = args[:2]
+        result = np.array(dest, copy=True)
+        slices = _static_slices(op)
+        result[slices] = np.reshape(source, result[slices].shape)
+        return (result,)
+
+    @impl(tensor.PadOp)
+    def run_pad(self, interpreter: Interpreter, op: tensor.PadOp, args: PythonValues):
+        if len(args) != 1:
+            raise error_at(op, "tensor.pad with dynamic low or high padding is not supported")
+        body = op.region.block
+        yielded = body.last_op.operands[0]
+        if not isinstance(yielded.owner, arith.ConstantOp):
+            raise error_at(op, "tensor.pad is supported with a constant padding value only")
+        value = apply_scalar(yielded.owner, [])
+        widths = list(zip(op.static_low.get_values(), op.static_high.get_values()))
+        return (np.pad(args[0], widths, constant_values=value),)
+
+    @impl(tensor.CollapseShapeOp)
+    def run_collapse_shape(
+        self, interpreter: Interpreter, op: tensor.CollapseShapeOp, args: PythonValues
+    ):
+        return (np.reshape(args[0], op.result.type.get_shape()),)
+
+    @impl(tensor.ExpandShapeOp)
+    def run_expand_shape(
+        self, interpreter: Interpreter, op: tensor.ExpandShapeOp, args: PythonValues
+    ):
+        return (np.reshape(args[0], op.result.type.get_shape()),)
+
+    @impl(tensor.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: tensor.ReshapeOp, args: PythonValues):
+        return (np.reshape(args[0], [int(d) for d in args[1]]),)
+
+    @impl(tensor.ExtractOp)
+    def run_extract(self, interpreter: Interpreter, op: tensor.ExtractOp, args: PythonValues):
+        return (np.asarray(args[0])[tuple(args[1:])].item(),)
+
+
+def _scalar_ops_missing_from(implemented: set[type[Operation]]) -> list[type[Operation]]:
+    return [
+        op_type
+        for op_type in SCALAR_FUNCTIONS
+        if op_type not in implemented and op_type is not arith.ConstantOp
+    ]
+
+
+def _tensor_functions_class() -> type[InterpreterFunctions]:
+    from xdsl.interpreters.arith import ArithFunctions
+
+    # xDSL's arith implementations stay in charge of what they cover (registered
+    # for the graph level); the rest of the scalar ops run here, on scalars and tensors.
+    covered = {op_type for op_type, _ in ArithFunctions._impls()}  # pyright: ignore[reportPrivateUsage]
+    implementations = {
+        f"run_{op_type.name.replace('.', '_')}": impl(op_type)(_scalar_impl)
+        for op_type in _scalar_ops_missing_from(covered)
+    }
+    functions = type("TensorFunctions", (TensorFunctionsBase,), implementations)
+    functions.__doc__ = TensorFunctionsBase.__doc__
+    functions.__module__ = __name__
+    return register_impls(functions)
+
+
+TensorFunctions = _tensor_functions_class()

@@ -1,0 +1,1157 @@
+"""`graph-to-tile`: lower every `graph` op to structured ops on tensors.
+
+The output is upstream MLIR (`linalg`, `tensor`, `arith`, `math`), so tools
+such as `mlir-opt` or `iree-opt` read it. Each graph op takes one structured
+form, chosen so that a tiling interface can later read its iteration domain
+from the indexing maps (parallel dimensions tile freely; reduction dimensions
+are the ones a tiled implementation must carry an accumulator across):
+
+* constant: `arith.constant dense<...>` (upstream, so no graph op remains).
+* unary elementwise (relu, gelu, exp, clip, ...), not, cast: one parallel
+  `linalg.generic`, its body in `arith`/`math`.
+* add, sub, mul, div, pow, max, min, equal, greater, less, prelu, where,
+  batch_norm, quantize, dequantize: one parallel `linalg.generic`; broadcast
+  operands read through indexing maps (a size-1 dimension reads index 0).
+* matmul: 2-D in its own compute type: `linalg.fill` + `linalg.matmul`;
+  batched, broadcast, vector or narrow-float: one generic contraction (a
+  reduction iterator over K), accumulating in f32.
+* gemm: a generic contraction with the transposes in its maps, then a
+  parallel generic for alpha, beta and c.
+* conv2d: NCHW with one group in f32/f64: `tensor.pad` + `linalg.fill` +
+  `linalg.conv_2d_nchw_fchw` (+ a bias generic); grouped, depthwise or narrow
+  float: one generic contraction over (n, g, o, oh, ow | c, kh, kw) with window
+  maps, then a collapse of (g, o); NHWC: `linalg.transpose` around the NCHW form.
+* max_pool, avg_pool: `tensor.pad` (lowest value / 0) + a generic with window
+  maps and two reduction iterators (the window's shape enters as an empty
+  tensor operand, as in upstream's `linalg.pooling_*`); avg divides by a
+  constant tensor of window counts.
+* reduce_sum/mean/max/prod, global pools: `linalg.fill` of the identity + a
+  generic with reduction iterators; `tensor.expand_shape` restores keepdims.
+* arg_max: a max reduction, then a min (max for select_last_index)
+  reduction of the positions (`linalg.index`) that hold it.
+* cumsum: a triangular reduction (the extra loop j is summed where it is
+  before i), so it keeps the structured form rather than a scan.
+* softmax, log_softmax: max-reduce, shifted exponentials, sum-reduce, normalize.
+* layer_norm: sum-reduce, center, sum-of-squares-reduce, normalize.
+* transpose: `linalg.transpose`; broadcast_to: `linalg.broadcast` when it only
+  adds leading dimensions, else a copy generic with broadcast maps.
+* reshape, flatten, squeeze, unsqueeze: `tensor.collapse_shape` /
+  `tensor.expand_shape` when the dimensions regroup, else `tensor.reshape`
+  with a shape constant.
+* concat: `tensor.empty` + one `tensor.insert_slice` per operand.
+* slice: `tensor.extract_slice` for positive steps; a generic with a
+  decreasing affine map for negative ones.
+* pad: constant mode: `tensor.extract_slice` for negative pads + `tensor.pad`;
+  reflect/edge: a generic computing the source index (`linalg.index`, `arith`
+  on index) and reading it with `tensor.extract`; gather likewise.
+
+Arithmetic runs in the graph dialect's compute types (f32 for f16/bf16/fp8,
+i32 for narrow integers), so the lowered program computes what the graph
+interpreter does. Ops the pass cannot lower yet are reported at the op with
+a diagnostic ("graph-to-tile: cannot lower ..."): unsigned integer tensors
+(arith is signless) and integer pow.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, math, tensor
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from ziggurat.dialects import graph
+from ziggurat.dialects.graph import (
+    GraphOp,
+    ints_of,
+    lowest_value,
+    window_geometry,
+)
+from ziggurat.lowering.graph_to_tile_builders import (
+    PARALLEL,
+    REDUCTION,
+    Body,
+    Emitter,
+    compute_type,
+    dims,
+    expand_shape,
+    i64_array,
+    is_signless,
+    reassociation,
+    scalar_attr,
+    shape_of,
+)
+
+from ziggurat.dtypes import is_float, to_numpy_dtype
+
+Lowering = Callable[[Emitter, GraphOp], SSAValue]
+LOWERINGS: dict[type[GraphOp], Lowering] = {}
+
+
+def lowers(*op_types: type[GraphOp]):
+    def register(function: Lowering) -> Lowering:
+        for op_type in op_types:
+            LOWERINGS[op_type] = function
+        return function
+
+    return register
+
+
+def element_type_of(value: SSAValue):
+    return value.type.get_element_type()
+
+
+def out_type(op: GraphOp) -> TensorType:
+    return op.results[0].type
+
+
+# --------------------------------------------------------------------------- #
+# Scalar bodies
+# --------------------------------------------------------------------------- #
+
+
+def _float_or_int(b: Body, x: SSAValue, float_op, int_op, y: SSAValue) -> SSAValue:
+    return b.add(float_op(x, y) if is_float(x.type) else int_op(x, y))
+
+
+def maximum(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    return _float_or_int(b, x, arith.MaximumfOp, arith.MaxSIOp, y)
+
+
+def minimum(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    return _float_or_int(b, x, arith.MinimumfOp, arith.MinSIOp, y)
+
+
+def add(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    return _float_or_int(b, x, arith.AddfOp, arith.AddiOp, y)
+
+
+def sub(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    return _float_or_int(b, x, arith.SubfOp, arith.SubiOp, y)
+
+
+def mul(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    return _float_or_int(b, x, arith.MulfOp, arith.MuliOp, y)
+
+
+def div(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    # divsi truncates toward zero, as the graph dialect's integer division.
+    return _float_or_int(b, x, arith.DivfOp, arith.DivSIOp, y)
+
+
+def const_like(b: Body, value: float, like: SSAValue) -> SSAValue:
+    return b.constant(value, like.type)
+
+
+def compare(b: Body, x: SSAValue, y: SSAValue, float_predicate: str, int_predicate: str):
+    if is_float(x.type):
+        return b.add(arith.CmpfOp(x, y, float_predicate))
+    return b.add(arith.CmpiOp(x, y, int_predicate))
+
+
+def sigmoid(b: Body, x: SSAValue) -> SSAValue:
+    one = const_like(b, 1, x)
+    e = b.add(math.ExpOp(b.add(arith.NegfOp(x))))
+    return b.add(arith.DivfOp(one, b.add(arith.AddfOp(one, e))))
+
+
+def clamp(b: Body, x: SSAValue, low: float | None, high: float | None) -> SSAValue:
+    if low is not None:
+        x = maximum(b, x, const_like(b, low, x))
+    if high is not None:
+        x = minimum(b, x, const_like(b, high, x))
+    return x
+
+
+def _f(attr) -> float:
+    return attr.value.data
+
+
+def _unary_body(op: GraphOp) -> Callable[[Body, SSAValue], SSAValue]:
+    """The scalar function of a unary elementwise op, on a compute-type value."""
+    match op:
+        case graph.ReluOp():
+            return lambda b, x: maximum(b, x, const_like(b, 0, x))
+        case graph.Relu6Op():
+            return lambda b, x: clamp(b, x, 0, 6)
+        case graph.LeakyReluOp():
+            return lambda b, x: b.add(
+                arith.SelectOp(
+                    compare(b, x, const_like(b, 0, x), "oge", "sge"),
+                    x,
+                    mul(b, x, const_like(b, _f(op.alpha), x)),
+                )
+            )
+        case graph.EluOp():
+
+            def elu(b: Body, x: SSAValue) -> SSAValue:
+                negative = b.add(math.ExpM1Op(minimum(b, x, const_like(b, 0, x))))
+                scaled = mul(b, const_like(b, _f(op.alpha), x), negative)
+                positive = compare(b, x, const_like(b, 0, x), "ogt", "sgt")
+                return b.add(arith.SelectOp(positive, x, scaled))
+
+            return elu
+        case graph.GeluOp():
+
+            def gelu(b: Body, x: SSAValue) -> SSAValue:
+                half, one = const_like(b, 0.5, x), const_like(b, 1, x)
+                if op.approximate.data == "tanh":
+                    cube = mul(b, mul(b, x, x), x)
+                    inner = add(b, x, mul(b, const_like(b, 0.044715, x), cube))
+                    inner = mul(b, const_like(b, pymath.sqrt(2 / pymath.pi), x), inner)
+                    gate = b.add(math.TanhOp(inner))
+                else:
+                    gate = b.add(math.ErfOp(div(b, x, const_like(b, pymath.sqrt(2), x))))
+                return mul(b, mul(b, half, x), add(b, one, gate))
+
+            return gelu
+        case graph.SigmoidOp():
+            return sigmoid
+        case graph.TanhOp():
+            return lambda b, x: b.add(math.TanhOp(x))
+        case graph.SiluOp():
+            return lambda b, x: mul(b, x, sigmoid(b, x))
+        case graph.HardSigmoidOp():
+            return lambda b, x: clamp(
+                b,
+                add(b, mul(b, const_like(b, _f(op.alpha), x), x), const_like(b, _f(op.beta), x)),
+                0,
+                1,
+            )
+        case graph.HardSwishOp():
+            return lambda b, x: mul(
+                b,
+                x,
+                clamp(b, add(b, mul(b, x, const_like(b, 1 / 6, x)), const_like(b, 0.5, x)), 0, 1),
+            )
+        case graph.SoftplusOp():
+            # log(1 + e^x) = max(x, 0) + log1p(e^-|x|), which never overflows.
+            return lambda b, x: add(
+                b,
+                maximum(b, x, const_like(b, 0, x)),
+                b.add(math.Log1pOp(b.add(math.ExpOp(b.add(arith.NegfOp(b.add(math.AbsFOp(x)))))))),
+            )
+        case graph.ClipOp():
+            low = None if op.min is None else _f(op.min)
+            high = None if op.max is None else _f(op.max)
+            return lambda b, x: clamp(b, x, low, high)
+        case graph.ExpOp():
+            return lambda b, x: b.add(math.ExpOp(x))
+        case graph.LogOp():
+            return lambda b, x: b.add(math.LogOp(x))
+        case graph.SqrtOp():
+            return lambda b, x: b.add(math.SqrtOp(x))
+        case graph.RsqrtOp():
+            return lambda b, x: b.add(math.RsqrtOp(x))
+        case graph.ReciprocalOp():
+            return lambda b, x: div(b, const_like(b, 1, x), x)
+        case graph.NegOp():
+            return lambda b, x: (
+                b.add(arith.NegfOp(x)) if is_float(x.type) else sub(b, const_like(b, 0, x), x)
+            )
+        case graph.AbsOp():
+            return lambda b, x: b.add(math.AbsFOp(x) if is_float(x.type) else math.AbsIOp(x))
+        case graph.ErfOp():
+            return lambda b, x: b.add(math.ErfOp(x))
+    raise AssertionError(f"{op.name} is not a unary elementwise op")
+
+
+def _binary_body(op: GraphOp) -> Callable[[Body, SSAValue, SSAValue], SSAValue]:
+    match op:
+        case graph.AddOp():
+            return add
+        case graph.SubOp():
+            return sub
+        case graph.MulOp():
+            return mul
+        case graph.DivOp():
+            return div
+        case graph.MaxOp():
+            return maximum
+        case graph.MinOp():
+            return minimum
+        case graph.PowOp():
+            return lambda b, x, y: b.add(math.PowFOp(x, y))
+    raise AssertionError(f"{op.name} is not a binary elementwise op")
+
+
+def check_signless(e: Emitter, op: Operation) -> None:
+    for value in (*op.operands, *op.results):
+        element_type = element_type_of(value)
+        if not is_signless(element_type):
+            raise e.fail(
+                f"cannot lower '{op.name}' on {value.type} yet: arith and linalg bodies "
+                "take signless integers (unsigned element types need a sign-aware lowering)"
+            )
+
+
+# --------------------------------------------------------------------------- #
+# Elementwise
+# --------------------------------------------------------------------------- #
+
+
+@lowers(graph.ConstantOp)
+def lower_constant(e: Emitter, op: graph.ConstantOp) -> SSAValue:
+    return e.emit(arith.ConstantOp(op.value))
+
+
+def _elementwise(e: Emitter, op: GraphOp, operands, body, maps=None) -> SSAValue:
+    """A parallel generic over the result's shape; `body` sees compute-type values and
+    its result is converted to the result's element type."""
+    result = out_type(op)
+    element_type = result.get_element_type()
+
+    def widened(b: Body, args):
+        return [b.convert(body(b, *[b.widen(a) for a in args[: len(operands)]]), element_type)]
+
+    return e.elementwise(operands, result.get_shape(), element_type, widened, maps)
+
+
+@lowers(
+    graph.ReluOp,
+    graph.Relu6Op,
+    graph.LeakyReluOp,
+    graph.EluOp,
+    graph.GeluOp,
+    graph.SigmoidOp,
+    graph.TanhOp,
+    graph.SiluOp,
+    graph.HardSigmoidOp,
+    graph.HardSwishOp,
+    graph.SoftplusOp,
+    graph.ClipOp,
+    graph.ExpOp,
+    graph.LogOp,
+    graph.SqrtOp,
+    graph.RsqrtOp,
+    graph.ReciprocalOp,
+    graph.NegOp,
+    graph.AbsOp,
+    graph.ErfOp,
+)
+def lower_unary(e: Emitter, op: GraphOp) -> SSAValue:
+    return _elementwise(e, op, [op.input], _unary_body(op))
+
+
+@lowers(graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.MaxOp, graph.MinOp)
+def lower_binary(e: Emitter, op: GraphOp) -> SSAValue:
+    if isinstance(op, graph.PowOp) and not is_float(element_type_of(op.lhs)):
+        raise e.fail(
+            "cannot lower integer 'graph.pow' yet: math.ipowi's negative exponents "
+            "differ from the graph semantics"
+        )
+    return _elementwise(e, op, [op.lhs, op.rhs], _binary_body(op))
+
+
+@lowers(graph.PReluOp)
+def lower_prelu(e: Emitter, op: graph.PReluOp) -> SSAValue:
+    def prelu(b: Body, x: SSAValue, slope: SSAValue) -> SSAValue:
+        negative = compare(b, x, const_like(b, 0, x), "oge", "sge")
+        return b.add(arith.SelectOp(negative, x, mul(b, slope, x)))
+
+    return _elementwise(e, op, [op.input, op.slope], prelu)
+
+
+@lowers(graph.EqualOp, graph.GreaterOp, graph.LessOp)
+def lower_compare(e: Emitter, op: graph.CompareOp) -> SSAValue:
+    float_predicate, int_predicate = {
+        graph.EqualOp: ("oeq", "eq"),
+        graph.GreaterOp: ("ogt", "sgt"),
+        graph.LessOp: ("olt", "slt"),
+    }[type(op)]
+    return _elementwise(
+        e, op, [op.lhs, op.rhs], lambda b, x, y: compare(b, x, y, float_predicate, int_predicate)
+    )
+
+
+@lowers(graph.NotOp)
+def lower_not(e: Emitter, op: graph.NotOp) -> SSAValue:
+    return _elementwise(
+        e, op, [op.input], lambda b, x: compare(b, x, const_like(b, 0, x), "oeq", "eq")
+    )
+
+
+@lowers(graph.WhereOp)
+def lower_where(e: Emitter, op: graph.WhereOp) -> SSAValue:
+    result = out_type(op)
+    return e.elementwise(
+        [op.condition, op.lhs, op.rhs],
+        result.get_shape(),
+        result.get_element_type(),
+        lambda b, args: [b.add(arith.SelectOp(args[0], args[1], args[2]))],
+    )
+
+
+@lowers(graph.BatchNormOp)
+def lower_batch_norm(e: Emitter, op: graph.BatchNormOp) -> SSAValue:
+    rank = len(shape_of(op.input))
+    channel = AffineMap(rank, 0, tuple(dims(1)))
+    epsilon = _f(op.epsilon)
+
+    def batch_norm(b: Body, x, scale, bias, mean, variance):
+        eps = const_like(b, epsilon, x)
+        factor = div(b, scale, b.add(math.SqrtOp(add(b, variance, eps))))
+        return add(b, mul(b, sub(b, x, mean), factor), bias)
+
+    operands = [op.input, op.scale, op.bias, op.mean, op.variance]
+    return _elementwise(e, op, operands, batch_norm, [None, channel, channel, channel, channel])
+
+
+@lowers(graph.CastOp)
+def lower_cast(e: Emitter, op: graph.CastOp) -> SSAValue:
+    result = out_type(op)
+    target = result.get_element_type()
+    target_dtype = to_numpy_dtype(target)
+    saturate = (
+        target_dtype.itemsize == 1
+        and target_dtype.kind == "V"
+        and is_float(element_type_of(op.input))
+    )
+
+    def cast(b: Body, args):
+        x = args[0]
+        if saturate:
+            # ONNX's saturating cast to fp8: clip to the largest finite value first.
+            largest = float(ml_dtypes.finfo(target_dtype).max)
+            x = clamp(b, b.widen(x), -largest, largest)
+        return [b.convert(x, target)]
+
+    return e.elementwise([op.input], result.get_shape(), target, cast)
+
+
+def _channel_map(op: graph.QuantizationOp, parameter: SSAValue) -> AffineMap:
+    """How a per-tensor (shape [] or [1]) or per-channel ([C] along `axis`) scale or
+    zero point indexes the input's iteration space."""
+    rank = len(shape_of(op.input))
+    shape = shape_of(parameter)
+    if shape in ((), (1,)):
+        return AffineMap(rank, 0, tuple(AffineExpr.constant(0) for _ in shape))
+    return AffineMap(rank, 0, tuple(dims(op.axis.value.data % rank)))
+
+
+@lowers(graph.QuantizeOp)
+def lower_quantize(e: Emitter, op: graph.QuantizeOp) -> SSAValue:
+    result = out_type(op)
+    target = result.get_element_type()
+    info = np.iinfo(to_numpy_dtype(target))
+
+    def quantize(b: Body, args):
+        x, scale = b.widen(args[0]), b.widen(args[1])
+        zero_point = b.convert(args[2], x.type)
+        scaled = b.add(math.RoundEvenOp(div(b, x, scale)))
+        shifted = clamp(b, add(b, scaled, zero_point), float(info.min), float(info.max))
+        return [b.convert(shifted, target)]
+
+    maps = [None, _channel_map(op, op.scale), _channel_map(op, op.zero_point)]
+    return e.elementwise(
+        [op.input, op.scale, op.zero_point], result.get_shape(), target, quantize, maps
+    )
+
+
+@lowers(graph.DequantizeOp)
+def lower_dequantize(e: Emitter, op: graph.DequantizeOp) -> SSAValue:
+    result = out_type(op)
+    target = result.get_element_type()
+
+    def dequantize(b: Body, args):
+        scale = b.widen(args[1])
+        x = b.convert(args[0], IntegerType(64))
+        difference = sub(b, x, b.convert(args[2], IntegerType(64)))
+        return [b.convert(mul(b, b.convert(difference, scale.type), scale), target)]
+
+    maps = [None, _channel_map(op, op.scale), _channel_map(op, op.zero_point)]
+    return e.elementwise(
+        [op.input, op.scale, op.zero_point], result.get_shape(), target, dequantize, maps
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Contractions
+# --------------------------------------------------------------------------- #
+
+
+def contraction(
+    e: Emitter,
+    lhs: tuple[SSAValue, AffineMap],
+    rhs: tuple[SSAValue, AffineMap],
+    out_shape,
+    iterators,
+    accumulator_type,
+) -> SSAValue:
+    """sum over the reduction iterators of lhs * rhs, in `accumulator_type`; the output
+    map is the identity over the parallel iterators, which come first."""
+    rank = len(iterators)
+    init = e.filled(out_shape, accumulator_type, 0)
+
+    def multiply_add(b: Body, args):
+        product = mul(b, b.convert(args[0], accumulator_type), b.convert(args[1], accumulator_type))
+        return [add(b, args[2], product)]
+
+    out_map = AffineMap(rank, 0, tuple(dims(*range(len(out_shape)))))
+    return e.generic(
+        [lhs, rhs], out_shape, accumulator_type, out_map, iterators, multiply_add, init
+    )
+
+
+def to_element_type(e: Emitter, value: SSAValue, element_type) -> SSAValue:
+    if element_type_of(value) == element_type:
+        return value
+    shape = shape_of(value)
+    return e.elementwise(
+        [value], shape, element_type, lambda b, args: [b.convert(args[0], element_type)]
+    )
+
+
+@lowers(graph.MatMulOp)
+def lower_matmul(e: Emitter, op: graph.MatMulOp) -> SSAValue:
+    result = out_type(op)
+    element_type = result.get_element_type()
+    accumulator = compute_type(element_type)
+    a, b = list(shape_of(op.lhs)), list(shape_of(op.rhs))
+    if len(a) == 2 and len(b) == 2 and accumulator == element_type:
+        init = e.filled(result.get_shape(), element_type, 0)
+        return e.emit(linalg.MatmulOp([op.lhs, op.rhs], [init], [result]))
+    # numpy's promotion of vectors, then batch dimensions broadcast through the maps.
+    a_vector, b_vector = len(a) == 1, len(b) == 1
+    a = [1, *a] if a_vector else a
+    b = [*b, 1] if b_vector else b
+    batch = np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+    nb = len(batch)
+    m, n, k = nb, nb + 1, nb + 2
+    rank = nb + 3
+
+    def operand_map(shape, rows, cols, drop):
+        offset = nb - (len(shape) - 2)
+        batch_results = [
+            AffineExpr.constant(0)
+            if size == 1 and batch[offset + i] != 1
+            else AffineExpr.dimension(offset + i)
+            for i, size in enumerate(shape[:-2])
+        ]
+        matrix = [AffineExpr.dimension(rows), AffineExpr.dimension(cols)]
+        return AffineMap(
+            rank, 0, tuple(batch_results + [r for i, r in enumerate(matrix) if i != drop])
+        )
+
+    lhs_map = operand_map(a, m, k, 0 if a_vector else None)
+    rhs_map = operand_map(b, k, n, 1 if b_vector else None)
+    full_shape = [*batch, a[-2], b[-1]]
+    product = contraction(
+        e,
+        (op.lhs, lhs_map),
+        (op.rhs, rhs_map),
+        full_shape,
+        [PARALLEL] * (nb + 2) + [REDUCTION],
+        accumulator,
+    )
+    product = e.reshape(product, result.get_shape())
+    return to_element_type(e, product, element_type)
+
+
+@lowers(graph.GemmOp)
+def lower_gemm(e: Emitter, op: graph.GemmOp) -> SSAValue:
+    result = out_type(op)
+    element_type = result.get_element_type()
+    accumulator = compute_type(element_type)
+    m, n, k = 0, 1, 2
+    lhs = AffineMap(3, 0, tuple(dims(k, m) if op.trans_a.value.data else dims(m, k)))
+    rhs = AffineMap(3, 0, tuple(dims(n, k) if op.trans_b.value.data else dims(k, n)))
+    product = contraction(
+        e,
+        (op.a, lhs),
+        (op.b, rhs),
+        result.get_shape(),
+        [PARALLEL, PARALLEL, REDUCTION],
+        accumulator,
+    )
+    alpha, beta = _f(op.alpha), _f(op.beta)
+    operands = [product] if op.c is None or beta == 0 else [product, op.c]
+
+    def epilogue(b: Body, args):
+        y = args[0]
+        if alpha != 1:
+            y = mul(b, y, const_like(b, alpha, y))
+        if len(operands) == 2:
+            c = b.convert(args[1], accumulator)
+            y = add(b, y, c if beta == 1 else mul(b, c, const_like(b, beta, y)))
+        return [b.convert(y, element_type)]
+
+    return e.elementwise(operands, result.get_shape(), element_type, epilogue)
+
+
+def transpose(e: Emitter, value: SSAValue, perm) -> SSAValue:
+    shape = shape_of(value)
+    init = e.empty([shape[p] for p in perm], element_type_of(value))
+    return e.emit(linalg.TransposeOp(value, init, i64_array(perm)))
+
+
+def pad_constant(e: Emitter, value: SSAValue, low, high, fill) -> SSAValue:
+    """`tensor.pad` with a constant (returns `value` when nothing is padded)."""
+    if not any(low) and not any(high):
+        return value
+    element_type = element_type_of(value)
+    shape = [d + lo + hi for d, lo, hi in zip(shape_of(value), low, high)]
+    block = Block(arg_types=[IndexType()] * len(shape))
+    constant = arith.ConstantOp(scalar_attr(fill, element_type))
+    block.add_ops([constant, tensor.YieldOp(constant)])
+    return e.emit(
+        tensor.PadOp(
+            value, [], [], Region(block), list(low), list(high), TensorType(element_type, shape)
+        )
+    )
+
+
+@lowers(graph.Conv2dOp)
+def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
+    layout = op.layout.data
+    x, w = op.input, op.weight
+    if layout == "NHWC":
+        x, w = transpose(e, x, (0, 3, 1, 2)), transpose(e, w, (0, 3, 1, 2))
+    element_type = element_type_of(x)
+    accumulator = compute_type(element_type)
+    strides, pads, dilations = (ints_of(op.properties, p) for p in ("strides", "pads", "dilations"))
+    groups = op.groups.value.data
+    n, c, h, width = shape_of(x)
+    o, cg, kh, kw = shape_of(w)
+    (oh, ow), ends = window_geometry((h, width), (kh, kw), strides, dilations, pads, False)
+    padded = pad_constant(e, x, [0, 0, *pads[:2]], [0, 0, *ends], 0)
+    if groups == 1 and accumulator == element_type:
+        init = e.filled([n, o, oh, ow], element_type, 0)
+        y = e.emit(
+            linalg.Conv2DNchwFchwOp(
+                [padded, w],
+                [init],
+                [init.type],
+                strides=DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), strides),
+                dilations=DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), dilations),
+            )
+        )
+    else:
+        # (n, g, og, oh, ow | c, kh, kw): groups read their slice of input channels.
+        og = o // groups
+        d = [AffineExpr.dimension(i) for i in range(8)]
+        x_map = AffineMap(
+            8,
+            0,
+            (
+                d[0],
+                d[1] * cg + d[5],
+                d[3] * strides[0] + d[6] * dilations[0],
+                d[4] * strides[1] + d[7] * dilations[1],
+            ),
+        )
+        w_map = AffineMap(8, 0, (d[1] * og + d[2], d[5], d[6], d[7]))
+        y = contraction(
+            e,
+            (padded, x_map),
+            (w, w_map),
+            [n, groups, og, oh, ow],
+            [PARALLEL] * 5 + [REDUCTION] * 3,
+            accumulator,
+        )
+        y = e.reshape(y, [n, o, oh, ow])
+    operands = [y] if op.bias is None else [y, op.bias]
+    maps = [None] if op.bias is None else [None, AffineMap(4, 0, tuple(dims(1)))]
+    if len(operands) > 1 or element_type_of(y) != element_type:
+
+        def bias(b: Body, args):
+            total = args[0] if len(args) == 2 else add(b, args[0], b.convert(args[1], args[0].type))
+            return [b.convert(total, element_type)]
+
+        y = e.elementwise(operands, [n, o, oh, ow], element_type, bias, maps)
+    if layout == "NHWC":
+        y = transpose(e, y, (0, 2, 3, 1))
+    return y
+
+
+# --------------------------------------------------------------------------- #
+# Reductions, pooling and normalizations
+# --------------------------------------------------------------------------- #
+
+
+def reduce(e: Emitter, value: SSAValue, axes, kind: str, element_type=None) -> SSAValue:
+    """`kind` ("sum", "prod" or "max") over `axes`, the reduced dimensions dropped; the result
+    is in the compute type of `value` (or `element_type`)."""
+    shape = shape_of(value)
+    rank = len(shape)
+    accumulator = element_type or compute_type(element_type_of(value))
+    kept = [i for i in range(rank) if i not in axes]
+    identity = {"sum": 0, "prod": 1, "max": lowest_value(to_numpy_dtype(accumulator))}[kind]
+    init = e.filled([shape[i] for i in kept], accumulator, identity)
+    combine = {"sum": add, "prod": mul, "max": maximum}[kind]
+    iterators = [REDUCTION if i in axes else PARALLEL for i in range(rank)]
+
+    def body(b: Body, args):
+        return [combine(b, b.convert(args[0], accumulator), args[1])]
+
+    return e.generic(
+        [(value, AffineMap.identity(rank))],
+        [shape[i] for i in kept],
+        accumulator,
+        AffineMap(rank, 0, tuple(dims(*kept))),
+        iterators,
+        body,
+        init,
+    )
+
+
+def keep_dims(e: Emitter, value: SSAValue, shape) -> SSAValue:
+    """Reinsert reduced dimensions as size 1 (expand_shape)."""
+    groups = reassociation(shape, shape_of(value))
+    return e.emit(expand_shape(value, groups, shape)) if shape_of(value) != tuple(shape) else value
+
+
+def _reduced_map(rank: int, axes) -> AffineMap:
+    return AffineMap(rank, 0, tuple(dims(*[i for i in range(rank) if i not in axes])))
+
+
+def _finish_reduction(e: Emitter, op: GraphOp, total: SSAValue, axes, mean: bool) -> SSAValue:
+    result = out_type(op)
+    element_type = result.get_element_type()
+    count = pymath.prod(shape_of(op.input)[a] for a in axes)
+
+    def finish(b: Body, args):
+        y = args[0]
+        if mean:
+            y = div(b, y, const_like(b, count, y))
+        return [b.convert(y, element_type)]
+
+    if mean or element_type_of(total) != element_type:
+        total = e.elementwise([total], shape_of(total), element_type, finish)
+    return keep_dims(e, total, result.get_shape())
+
+
+@lowers(graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceProdOp)
+def lower_reduce(e: Emitter, op: graph.ReduceOp) -> SSAValue:
+    rank = len(shape_of(op.input))
+    axes = op.reduced_axes(rank, op.properties)
+    kind = {graph.ReduceMaxOp: "max", graph.ReduceProdOp: "prod"}.get(type(op), "sum")
+    total = reduce(e, op.input, axes, kind)
+    return _finish_reduction(e, op, total, axes, isinstance(op, graph.ReduceMeanOp))
+
+
+@lowers(graph.ArgMaxOp)
+def lower_arg_max(e: Emitter, op: graph.ArgMaxOp) -> SSAValue:
+    x = op.input
+    shape = shape_of(x)
+    rank = len(shape)
+    axis = op.axis.value.data % rank
+    largest = reduce(e, x, [axis], "max")
+    last = op.select_last_index.value.data
+    # The first (or last) position that holds the maximum: a min- (max-) reduction of
+    # the positions, with the others replaced by a value that never wins.
+    never = -1 if last else shape[axis]
+    kept = [shape[i] for i in range(rank) if i != axis]
+    init = e.filled(kept, i64, never)
+
+    def position(b: Body, args):
+        is_largest = compare(b, b.widen(args[0]), args[1], "oeq", "eq")
+        index = b.add(arith.IndexCastOp(b.add(linalg.IndexOp(axis)), i64))
+        candidate = b.add(arith.SelectOp(is_largest, index, b.constant(never, i64)))
+        return [(maximum if last else minimum)(b, candidate, args[2])]
+
+    reduced = _reduced_map(rank, [axis])
+    positions = e.generic(
+        [(x, AffineMap.identity(rank)), (largest, reduced)],
+        kept,
+        i64,
+        reduced,
+        [REDUCTION if i == axis else PARALLEL for i in range(rank)],
+        position,
+        init,
+    )
+    return keep_dims(e, positions, out_type(op).get_shape())
+
+
+@lowers(graph.CumSumOp)
+def lower_cumsum(e: Emitter, op: graph.CumSumOp) -> SSAValue:
+    """A triangular reduction: y[.., i, ..] = sum over j of x[.., j, ..] where j is
+    before i (inclusive or not, from the start or the end)."""
+    x = op.input
+    shape = shape_of(x)
+    rank = len(shape)
+    axis = op.axis.value.data % rank
+    element_type = element_type_of(x)
+    accumulator = compute_type(element_type)
+    exclusive, reverse = bool(op.exclusive.value.data), bool(op.reverse.value.data)
+    predicate = {
+        (False, False): "ule",
+        (True, False): "ult",
+        (False, True): "uge",
+        (True, True): "ugt",
+    }
+    source = AffineMap(
+        rank + 1, 0, tuple(AffineExpr.dimension(rank if i == axis else i) for i in range(rank))
+    )
+    init = e.filled(shape, accumulator, 0)
+
+    def running_sum(b: Body, args):
+        j, i = b.add(linalg.IndexOp(rank)), b.add(linalg.IndexOp(axis))
+        counts = b.add(arith.CmpiOp(j, i, predicate[(exclusive, reverse)]))
+        value = b.convert(args[0], accumulator)
+        return [add(b, b.add(arith.SelectOp(counts, value, const_like(b, 0, value))), args[1])]
+
+    total = e.generic(
+        [(x, source)],
+        shape,
+        accumulator,
+        AffineMap(rank + 1, 0, tuple(dims(*range(rank)))),
+        [PARALLEL] * rank + [REDUCTION],
+        running_sum,
+        init,
+    )
+    return to_element_type(e, total, element_type)
+
+
+@lowers(graph.GlobalAvgPoolOp, graph.GlobalMaxPoolOp)
+def lower_global_pool(e: Emitter, op: graph.GlobalPoolOp) -> SSAValue:
+    rank = len(shape_of(op.input))
+    axes = op.spatial_axes(rank, op.layout.data)
+    kind = "max" if isinstance(op, graph.GlobalMaxPoolOp) else "sum"
+    total = reduce(e, op.input, axes, kind)
+    return _finish_reduction(e, op, total, axes, isinstance(op, graph.GlobalAvgPoolOp))
+
+
+@lowers(graph.MaxPoolOp, graph.AvgPoolOp)
+def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
+    layout = op.layout.data
+    x = transpose(e, op.input, (0, 3, 1, 2)) if layout == "NHWC" else op.input
+    element_type = element_type_of(x)
+    accumulator = compute_type(element_type)
+    kernel, strides, pads, dilations = op.window(op.properties)
+    n, c, h, w = shape_of(x)
+    (oh, ow), ends = window_geometry(
+        (h, w), kernel, strides, dilations, pads, op.ceil_mode.value.data
+    )
+    is_max = isinstance(op, graph.MaxPoolOp)
+    fill = lowest_value(to_numpy_dtype(element_type)) if is_max else 0
+    padded = pad_constant(e, x, [0, 0, *pads[:2]], [0, 0, *ends], fill)
+    d = [AffineExpr.dimension(i) for i in range(6)]
+    window = AffineMap(
+        6,
+        0,
+        (
+            d[0],
+            d[1],
+            d[2] * strides[0] + d[4] * dilations[0],
+            d[3] * strides[1] + d[5] * dilations[1],
+        ),
+    )
+    identity = lowest_value(to_numpy_dtype(accumulator)) if is_max else 0
+    init = e.filled([n, c, oh, ow], accumulator, identity)
+    combine = maximum if is_max else add
+    # The window's shape enters as an operand, as in upstream's linalg.pooling_* ops, so
+    # that every loop's size is read off an operand (the maps stay invertible).
+    kernel_shape = e.empty(kernel, element_type)
+    pooled = e.generic(
+        [(padded, window), (kernel_shape, AffineMap(6, 0, (d[4], d[5])))],
+        [n, c, oh, ow],
+        accumulator,
+        AffineMap(6, 0, tuple(d[:4])),
+        [PARALLEL] * 4 + [REDUCTION] * 2,
+        lambda b, args: [combine(b, b.convert(args[0], accumulator), args[2])],
+        init,
+    )
+    operands = [pooled]
+    if not is_max:
+        operands.append(e.dense_constant(_avg_pool_counts(op, (h, w), ends, (oh, ow), accumulator)))
+
+    def finish(b: Body, args):
+        y = args[0] if is_max else div(b, args[0], args[1])
+        return [b.convert(y, element_type)]
+
+    y = e.elementwise(operands, [n, c, oh, ow], element_type, finish)
+    return transpose(e, y, (0, 2, 3, 1)) if layout == "NHWC" else y
+
+
+def _avg_pool_counts(op: graph.AvgPoolOp, spatial, ends, out, accumulator) -> np.ndarray:
+    """The divisor of each output element: how many of its window's elements count."""
+    kernel, strides, pads, dilations = op.window(op.properties)
+    h, w = spatial
+    if op.count_include_pad.value.data:
+        inside = np.ones((h + pads[0] + pads[2], w + pads[1] + pads[3]))
+        mask = np.pad(inside, ((0, ends[0] - pads[2]), (0, ends[1] - pads[3])))
+    else:
+        mask = np.pad(np.ones((h, w)), ((pads[0], ends[0]), (pads[1], ends[1])))
+    counts = np.zeros(out)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            rows = i * dilations[0] + strides[0] * np.arange(out[0])
+            cols = j * dilations[1] + strides[1] * np.arange(out[1])
+            counts += mask[np.ix_(rows, cols)]
+    return counts.astype(to_numpy_dtype(accumulator))
+
+
+@lowers(graph.SoftmaxOp, graph.LogSoftmaxOp)
+def lower_softmax(e: Emitter, op: graph.SoftmaxFamilyOp) -> SSAValue:
+    x = op.input
+    shape = shape_of(x)
+    rank = len(shape)
+    axis = op.axis.value.data % rank
+    element_type = element_type_of(x)
+    reduced = _reduced_map(rank, [axis])
+    largest = reduce(e, x, [axis], "max")
+    accumulator = element_type_of(largest)
+
+    def shifted(b: Body, args):
+        return [sub(b, b.widen(args[0]), args[1])]
+
+    shifted_x = e.elementwise([x, largest], shape, accumulator, shifted, [None, reduced])
+    exponentials = e.elementwise(
+        [shifted_x], shape, accumulator, lambda b, args: [b.add(math.ExpOp(args[0]))]
+    )
+    total = reduce(e, exponentials, [axis], "sum")
+    if isinstance(op, graph.LogSoftmaxOp):
+        operands = [shifted_x, total]
+
+        def normalize(b: Body, args):
+            return [b.convert(sub(b, args[0], b.add(math.LogOp(args[1]))), element_type)]
+    else:
+        operands = [exponentials, total]
+
+        def normalize(b: Body, args):
+            return [b.convert(div(b, args[0], args[1]), element_type)]
+
+    return e.elementwise(operands, shape, element_type, normalize, [None, reduced])
+
+
+@lowers(graph.LayerNormOp)
+def lower_layer_norm(e: Emitter, op: graph.LayerNormOp) -> SSAValue:
+    x = op.input
+    shape = shape_of(x)
+    rank = len(shape)
+    axes = list(range(op.axis.value.data % rank, rank))
+    count = pymath.prod(shape[a] for a in axes)
+    element_type = element_type_of(x)
+    reduced = _reduced_map(rank, axes)
+    total = reduce(e, x, axes, "sum")
+    accumulator = element_type_of(total)
+
+    def center(b: Body, args):
+        mean = div(b, args[1], const_like(b, count, args[1]))
+        return [sub(b, b.widen(args[0]), mean)]
+
+    centered = e.elementwise([x, total], shape, accumulator, center, [None, reduced])
+    squares = e.elementwise(
+        [centered], shape, accumulator, lambda b, args: [mul(b, args[0], args[0])]
+    )
+    square_total = reduce(e, squares, axes, "sum")
+    epsilon = _f(op.epsilon)
+    operands = [centered, square_total, op.scale] + ([] if op.bias is None else [op.bias])
+
+    def normalize(b: Body, args):
+        variance = div(b, args[1], const_like(b, count, args[1]))
+        deviation = b.add(math.SqrtOp(add(b, variance, const_like(b, epsilon, variance))))
+        y = mul(b, div(b, args[0], deviation), b.widen(args[2]))
+        if len(operands) == 4:
+            y = add(b, y, b.widen(args[3]))
+        return [b.convert(y, element_type)]
+
+    maps = [None, reduced] + [None] * (len(operands) - 2)
+    return e.elementwise(operands, shape, element_type, normalize, maps)
+
+
+# --------------------------------------------------------------------------- #
+# Shape manipulation
+# --------------------------------------------------------------------------- #
+
+
+@lowers(graph.TransposeOp)
+def lower_transpose(e: Emitter, op: graph.TransposeOp) -> SSAValue:
+    return transpose(e, op.input, list(op.perm.get_values()))
+
+
+@lowers(graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp)
+def lower_reshape(e: Emitter, op: GraphOp) -> SSAValue:
+    return e.reshape(op.input, out_type(op).get_shape())
+
+
+@lowers(graph.BroadcastToOp)
+def lower_broadcast_to(e: Emitter, op: graph.BroadcastToOp) -> SSAValue:
+    source, target = shape_of(op.input), out_type(op).get_shape()
+    added = len(target) - len(source)
+    element_type = element_type_of(op.input)
+    if tuple(target[added:]) == source:
+        init = e.empty(target, element_type)
+        return e.emit(linalg.BroadcastOp(op.input, init, i64_array(range(added))))
+    return e.elementwise([op.input], target, element_type, lambda b, args: [args[0]])
+
+
+@lowers(graph.ConcatOp)
+def lower_concat(e: Emitter, op: graph.ConcatOp) -> SSAValue:
+    result = out_type(op)
+    rank = result.get_num_dims()
+    axis = op.axis.value.data % rank
+    y = e.empty(result.get_shape(), result.get_element_type())
+    offset = 0
+    for value in op.inputs:
+        shape = shape_of(value)
+        offsets = [offset if i == axis else 0 for i in range(rank)]
+        y = e.emit(
+            tensor.InsertSliceOp.from_static_parameters(value, y, offsets, list(shape), [1] * rank)
+        )
+        offset += shape[axis]
+    return y
+
+
+@lowers(graph.SliceOp)
+def lower_slice(e: Emitter, op: graph.SliceOp) -> SSAValue:
+    shape = shape_of(op.input)
+    result = out_type(op)
+    slices = op.slices(shape, op.properties)
+    ranges = [range(*s.indices(d)) for s, d in zip(slices, shape)]
+    if all(r.step > 0 for r in ranges):
+        offsets = [r.start if len(r) else 0 for r in ranges]
+        return e.emit(
+            tensor.ExtractSliceOp(
+                op.input, offsets, list(result.get_shape()), [r.step for r in ranges], result
+            )
+        )
+    rank = len(shape)
+    slice_map = AffineMap(
+        rank,
+        0,
+        tuple(AffineExpr.dimension(i) * r.step + r.start for i, r in enumerate(ranges)),
+    )
+    return e.elementwise(
+        [op.input],
+        result.get_shape(),
+        result.get_element_type(),
+        lambda b, args: [args[0]],
+        [slice_map],
+    )
+
+
+@lowers(graph.PadOp)
+def lower_pad(e: Emitter, op: graph.PadOp) -> SSAValue:
+    x = op.input
+    shape = shape_of(x)
+    rank = len(shape)
+    pads = ints_of(op.properties, "pads")
+    low, high = pads[:rank], pads[rank:]
+    if any(p < 0 for p in pads):
+        # Negative pads crop first; what stays is padded with the positive ones.
+        begins = [max(-p, 0) for p in low]
+        sizes = [d - begins[i] - max(-high[i], 0) for i, d in enumerate(shape)]
+        cropped = TensorType(element_type_of(x), sizes)
+        x = e.emit(tensor.ExtractSliceOp(x, begins, sizes, [1] * rank, cropped))
+        shape = tuple(sizes)
+        low, high = [max(p, 0) for p in low], [max(p, 0) for p in high]
+    mode = op.mode.data
+    if mode == "constant" or not rank:
+        value = np.asarray(op.value.value.data).astype(to_numpy_dtype(element_type_of(x)))
+        return pad_constant(e, x, low, high, value.item())
+    result = out_type(op)
+
+    def gather_padded(b: Body, args):
+        indices = []
+        for i, size in enumerate(shape):
+            position = b.add(linalg.IndexOp(i))
+            source = b.add(arith.SubiOp(position, b.constant(low[i], IndexType())))
+            last = b.constant(size - 1, IndexType())
+            zero = b.constant(0, IndexType())
+            if mode == "edge":
+                source = b.add(arith.MinSIOp(b.add(arith.MaxSIOp(source, zero)), last))
+            else:
+                # Reflection without the edge: last - |last - |i||.
+                folded = b.add(arith.MaxSIOp(source, b.add(arith.SubiOp(zero, source))))
+                distance = b.add(arith.SubiOp(last, folded))
+                distance = b.add(arith.MaxSIOp(distance, b.add(arith.SubiOp(zero, distance))))
+                source = b.add(arith.SubiOp(last, distance))
+            indices.append(source)
+        return [b.add(tensor.ExtractOp(x, indices, element_type_of(x)))]
+
+    rank_map = AffineMap.identity(rank)
+    return e.generic(
+        [],
+        result.get_shape(),
+        result.get_element_type(),
+        rank_map,
+        [PARALLEL] * rank,
+        gather_padded,
+    )
+
+
+@lowers(graph.GatherOp)
+def lower_gather(e: Emitter, op: graph.GatherOp) -> SSAValue:
+    data_shape = shape_of(op.data)
+    axis = op.axis.value.data % len(data_shape)
+    index_rank = len(shape_of(op.indices))
+    result = out_type(op)
+    rank = result.get_num_dims()
+    index_map = AffineMap(rank, 0, tuple(dims(*range(axis, axis + index_rank))))
+
+    def take(b: Body, args):
+        index = b.add(arith.IndexCastOp(args[0], IndexType()))
+        size = b.constant(data_shape[axis], IndexType())
+        zero = b.constant(0, IndexType())
+        negative = b.add(arith.CmpiOp(index, zero, "slt"))
+        index = b.add(arith.SelectOp(negative, b.add(arith.AddiOp(index, size)), index))
+        positions = [b.add(linalg.IndexOp(i)) for i in range(axis)]
+        positions.append(index)
+        positions += [b.add(linalg.IndexOp(i)) for i in range(axis + index_rank, rank)]
+        return [b.add(tensor.ExtractOp(op.data, positions, element_type_of(op.data)))]
+
+    return e.generic(
+        [(op.indices, index_map)],
+        result.get_shape(),
+        result.get_element_type(),
+        AffineMap.identity(rank),
+        [PARALLEL] * rank,
+        take,
+    )
+
+
+# --------------------------------------------------------------------------- #
+# The pass
+# --------------------------------------------------------------------------- #
+
+
+class LowerGraphOp(RewritePattern):
+    """Replaces one graph op by its structured form (see `LOWERINGS`)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, GraphOp):
+            return
+        e = Emitter(rewriter, op)
+        lowering = LOWERINGS.get(type(op))
+        if lowering is None:
+            raise e.fail(f"cannot lower '{op.name}' yet")
+        check_signless(e, op)
+        rewriter.replace_op(op, [], [lowering(e, op)])
+
+
+@dataclass(frozen=True)
+class GraphToTilePass(ModulePass):
+    """Lower every `graph` op to `linalg`/`tensor`/`arith`/`math` on tensors.
+
+    Shapes must be static (the graph dialect's verifier already insists); an op
+    without a lowering is reported at its location.
+    """
+
+    name = "graph-to-tile"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(LowerGraphOp(), apply_recursively=False).rewrite_module(op)
+
+
+__all__ = ["LOWERINGS", "GraphToTilePass"]

@@ -1,0 +1,126 @@
+// RUN: ziggurat-opt %s --split-input-file -p graph-to-tile | filecheck %s
+
+// graph-to-tile on representative ops: named linalg ops where upstream has them,
+// linalg.generic with arith/math bodies otherwise, tensor ops for reshapes.
+
+// A 2-D f32 matmul is linalg.matmul accumulating into a zero-filled init.
+// CHECK-LABEL: func.func @matmul(
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[EMPTY:.*]] = tensor.empty() : tensor<100x77xf32>
+// CHECK-NEXT:    %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<100x77xf32>) -> tensor<100x77xf32>
+// CHECK-NEXT:    %[[MM:.*]] = linalg.matmul ins(%a, %b : tensor<100x300xf32>, tensor<300x77xf32>) outs(%[[INIT]] : tensor<100x77xf32>) -> tensor<100x77xf32>
+// CHECK-NEXT:    func.return %[[MM]] : tensor<100x77xf32>
+// CHECK-NOT:     graph.
+func.func @matmul(%a: tensor<100x300xf32>, %b: tensor<300x77xf32>) -> tensor<100x77xf32> {
+  %y = graph.matmul %a, %b : (tensor<100x300xf32>, tensor<300x77xf32>) -> tensor<100x77xf32>
+  func.return %y : tensor<100x77xf32>
+}
+
+// -----
+
+// relu is a parallel generic whose body is arith.maximumf with zero.
+// CHECK-LABEL: func.func @relu(
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>)
+// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[M:.*]] = arith.maximumf %{{.*}}, %[[Z]] : f32
+// CHECK-NEXT:      linalg.yield %[[M]] : f32
+func.func @relu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = graph.relu %x : tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// f16 arithmetic runs in f32, as the graph dialect's reference semantics.
+// CHECK-LABEL: func.func @relu_f16(
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:           arith.maximumf
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+func.func @relu_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %y = graph.relu %x : tensor<4xf16>
+  func.return %y : tensor<4xf16>
+}
+
+// -----
+
+// Broadcasting is in the indexing maps: the [3] operand reads d1, a size-1 dim reads 0.
+// CHECK-LABEL: func.func @add_broadcast(
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+// CHECK:           arith.addf
+func.func @add_broadcast(%a: tensor<2x1xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %y = graph.add %a, %b : (tensor<2x1xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// A reduction is a generic with a reduction iterator into a filled init; keepdims is
+// an expand_shape of the reduced tensor.
+// CHECK-LABEL: func.func @reduce_sum(
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[SUM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<2x4xf32>)
+// CHECK:           arith.addf
+// CHECK:         tensor.expand_shape %[[SUM]] {{\[\[}}0 : i64], [1 : i64, 2 : i64]] output_shape [2, 1, 4] : tensor<2x4xf32> into tensor<2x1x4xf32>
+func.func @reduce_sum(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
+  %y = graph.reduce_sum %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  func.return %y : tensor<2x1x4xf32>
+}
+
+// -----
+
+// Reshapes that regroup dimensions are collapse_shape / expand_shape; others are
+// tensor.reshape with a shape constant.
+// CHECK-LABEL: func.func @reshapes(
+// CHECK:         %{{.*}} = tensor.collapse_shape %x {{\[\[}}0 : i64, 1 : i64], [2 : i64]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK:         %{{.*}} = tensor.expand_shape %x {{\[\[}}0 : i64], [1 : i64], [2 : i64, 3 : i64]] output_shape [2, 3, 2, 2] : tensor<2x3x4xf32> into tensor<2x3x2x2xf32>
+// CHECK:         %[[SHAPE:.*]] = arith.constant dense<[4, 6]> : tensor<2xi64>
+// CHECK-NEXT:    %{{.*}} = tensor.reshape %x(%[[SHAPE]]) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<4x6xf32>
+func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3x2x2xf32>, tensor<4x6xf32>) {
+  %a = graph.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %b = graph.reshape %x : tensor<2x3x4xf32> -> tensor<2x3x2x2xf32>
+  %c = graph.reshape %x : tensor<2x3x4xf32> -> tensor<4x6xf32>
+  func.return %a, %b, %c : tensor<6x4xf32>, tensor<2x3x2x2xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// conv2d (NCHW, one group) is tensor.pad + linalg.conv_2d_nchw_fchw; the bias a generic.
+// CHECK-LABEL: func.func @conv(
+// CHECK:         %[[P:.*]] = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%[[P]], %w : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>)
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
+  %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  func.return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// concat inserts each operand into an empty tensor; slice is extract_slice with strides.
+// CHECK-LABEL: func.func @concat_slice(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x8xf32>
+// CHECK-NEXT:    %[[C0:.*]] = tensor.insert_slice %a into %[[E]][0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x8xf32>
+// CHECK-NEXT:    %[[C1:.*]] = tensor.insert_slice %b into %[[C0]][0, 3] [2, 5] [1, 1] : tensor<2x5xf32> into tensor<2x8xf32>
+// CHECK-NEXT:    tensor.extract_slice %[[C1]][0, 1] [2, 4] [1, 2] : tensor<2x8xf32> to tensor<2x4xf32>
+func.func @concat_slice(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x4xf32> {
+  %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  %s = graph.slice %c {starts = array<i64: 1>, ends = array<i64: 8>, axes = array<i64: 1>, steps = array<i64: 2>} : tensor<2x8xf32> -> tensor<2x4xf32>
+  func.return %s : tensor<2x4xf32>
+}
+
+// -----
+
+// softmax: a max reduction, the shifted exponentials, a sum reduction, a division.
+// CHECK-LABEL: func.func @softmax(
+// CHECK:         iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.maximumf
+// CHECK:           arith.subf
+// CHECK:           math.exp
+// CHECK:         iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.addf
+// CHECK:           arith.divf
+// CHECK-NOT:     graph.
+func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %y = graph.softmax %x : tensor<4x10xf32>
+  func.return %y : tensor<4x10xf32>
+}
