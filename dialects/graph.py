@@ -21,7 +21,13 @@ frontends can treat the dialect uniformly:
 
 Attributes are stored as properties and printed in the attribute dictionary,
 e.g. `graph.conv2d %x, %w {strides = array<i64: 2, 2>} : (...) -> ...`; a
-property equal to its default (the ONNX default) is not printed.
+property equal to its default (the ONNX default) is not printed. The syntax is
+`graph.op %a, %b {attrs} : (type_a, type_b) -> result_type` for ops with
+several operands (optional and variadic ones included),
+`graph.op %x {attrs} : type -> result_type` for ops with one, and
+`graph.op %x {attrs} : type` for ops that keep their operand's type.
+`Op.build_inferred(operands, properties)` builds any op but the
+`ResultTypedOp`s, filling in the default properties (`Op.with_defaults`).
 
 Conventions shared by the spatial ops (conv2d and the pools):
 
@@ -30,9 +36,6 @@ Conventions shared by the spatial ops (conv2d and the pools):
   so a layout change transposes input and weights with the same permutation.
 * `pads = array<i64: top, left, bottom, right>`, which is also ONNX's order for
   two spatial dimensions ([x1_begin, x2_begin, x1_end, x2_end]).
-* The syntax is `graph.op %operands {attrs} : (operand types) -> result type`
-  for ops with several operands and `graph.op %x {attrs} : type -> type` for
-  ops with one; ops that keep their operand's type print it once.
 """
 
 from __future__ import annotations
