@@ -1,5 +1,5 @@
-"""The tensor level on numpy: `linalg`, `tensor`, `math` and the `arith` ops xDSL's
-interpreter lacks, each as whole-array numpy code.
+"""The tensor level on numpy: `linalg` and `tensor` ops, and the `arith`/`math`
+bodies of `linalg.generic`, each as whole-array numpy code.
 
 `linalg.generic` is evaluated vectorized over its iteration space: each input
 is read through its indexing map with index grids (one `np.arange` per loop
@@ -15,7 +15,10 @@ xDSL's, whose interpreter is wrong whenever C > 1 or F > 1 (DESIGN §9).
 
 `TensorFunctions` joins the shared runner through `CORE_FUNCTIONS` in
 `ziggurat.backends.interpreter`, so `run_function` runs graph-level,
-tensor-level and mixed modules.
+tensor-level and mixed modules. `math` and the `arith` ops xDSL lacks (divf,
+extf, truncf, ...) run inside generic bodies only: graph-to-tile emits them
+nowhere else, and registering them for the whole runner would take them from
+plugins that provide them (the runner refuses a second implementation).
 """
 
 from __future__ import annotations
@@ -407,17 +410,9 @@ def _static_slices(op) -> tuple[slice, ...]:
     )
 
 
-def _scalar_impl(functions, interpreter: Interpreter, op: Operation, args: PythonValues):
-    result = apply_scalar(op, args)
-    if isinstance(op.results[0].type, TensorType):
-        return (result,)
-    # Scalars travel as Python numbers, as xDSL's own arith implementations expect.
-    return (result.item(),)
-
-
 @register_impls
-class TensorFunctionsBase(InterpreterFunctions):
-    """linalg, tensor and the tensor-level math/arith ops (see the module docstring)."""
+class TensorFunctions(InterpreterFunctions):
+    """linalg and tensor ops; math and arith inside generic bodies (see the module docstring)."""
 
     @impl(linalg.GenericOp)
     def run_generic(self, interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues):
@@ -510,30 +505,3 @@ class TensorFunctionsBase(InterpreterFunctions):
     @impl(tensor.ExtractOp)
     def run_extract(self, interpreter: Interpreter, op: tensor.ExtractOp, args: PythonValues):
         return (np.asarray(args[0])[tuple(args[1:])].item(),)
-
-
-def _scalar_ops_missing_from(implemented: set[type[Operation]]) -> list[type[Operation]]:
-    return [
-        op_type
-        for op_type in SCALAR_FUNCTIONS
-        if op_type not in implemented and op_type is not arith.ConstantOp
-    ]
-
-
-def _tensor_functions_class() -> type[InterpreterFunctions]:
-    from xdsl.interpreters.arith import ArithFunctions
-
-    # xDSL's arith implementations stay in charge of what they cover (registered
-    # for the graph level); the rest of the scalar ops run here, on scalars and tensors.
-    covered = {op_type for op_type, _ in ArithFunctions._impls()}  # pyright: ignore[reportPrivateUsage]
-    implementations = {
-        f"run_{op_type.name.replace('.', '_')}": impl(op_type)(_scalar_impl)
-        for op_type in _scalar_ops_missing_from(covered)
-    }
-    functions = type("TensorFunctions", (TensorFunctionsBase,), implementations)
-    functions.__doc__ = TensorFunctionsBase.__doc__
-    functions.__module__ = __name__
-    return register_impls(functions)
-
-
-TensorFunctions = _tensor_functions_class()
