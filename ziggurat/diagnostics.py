@@ -56,6 +56,7 @@ from typing import NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    AnyFloat,
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
@@ -65,7 +66,8 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.irdl.dominance import DominanceInfo
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.mlir_lexer import MLIRTokenKind
@@ -251,8 +253,30 @@ class _LineIndex:
         return index + 1 + self.line_offset, position - self.starts[index] + 1
 
 
+class _HexTensorLiteralElement(Parser._TensorLiteralElement):
+    """A hexadecimal element of a dense literal: for a float element type, its bit pattern.
+
+    xDSL prints NaN and infinities in dense literals as hex (`dense<0x7FC00000>`),
+    as MLIR does, but 0.74 reads the hex back as the integer 2143289344
+    (xDSL issue #3370). MLIR reads it as the element type's bits.
+    """
+
+    def to_type(self, parser, type):  # pyright: ignore[reportIncompatibleMethodOverride]
+        if not isinstance(type, AnyFloat):
+            return super().to_type(parser, type)
+        assert isinstance(self.value, int)
+        width = type.bitwidth
+        if self.value >= 1 << width:
+            parser.raise_error(
+                f"hexadecimal float literal {self.span.text} does not fit the {width} bits of {type}",
+                self.span,
+            )
+        return next(type.iter_unpack(self.value.to_bytes(type.compile_time_size, "little")))
+
+
 class _LocatingParser(Parser):
-    """xDSL's parser, giving each op without an explicit `loc(...)` its source position."""
+    """xDSL's parser, giving each op without an explicit `loc(...)` its source position
+    (and reading hexadecimal float elements of dense literals as bit patterns)."""
 
     def __init__(self, ctx: Context, text: str, filename: str, lines: _LineIndex):
         super().__init__(ctx, text, filename)
@@ -266,6 +290,13 @@ class _LocatingParser(Parser):
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(self._filename_attr, IntAttr(line), IntAttr(col))
         return op
+
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        token = self._current_token
+        if token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X"):
+            self._consume_token(MLIRTokenKind.INTEGER_LIT)
+            return _HexTensorLiteralElement(False, int(token.text, 16), token.span)
+        return super()._parse_tensor_literal_element()
 
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         if operand.operand_name not in self.ssa_values:
@@ -323,14 +354,20 @@ def parse_source(
     parser = _LocatingParser(ctx, text, filename, lines)
     try:
         if allow_implicit_module and parser._current_token.kind == MLIRTokenKind.EOF:
-            return ModuleOp([])
-        return parser.parse_module(allow_implicit_module)
+            module = ModuleOp([])
+        else:
+            module = parser.parse_module(allow_implicit_module)
     except ParseError as e:
         raise DiagnosticError(_parse_error_diagnostic(e, filename, lines)) from None
     except VerifyException as e:
         # Attribute and op builders verify their parameters while the parser runs.
         span = parser._current_token.span
         raise DiagnosticError(_span_diagnostic(str(e), span.start, filename, lines)) from None
+    if isinstance(module.location, UnknownLoc):
+        # An implicit module starts where the text does, so that an error about
+        # the module as a whole ("no function to run") still names the file.
+        module.location = FileLineColLoc(StringAttr(filename), IntAttr(line_offset + 1), IntAttr(1))
+    return module
 
 
 def _span_diagnostic(message: str, position: int, filename: str, lines: _LineIndex, severity: str = "error"):
@@ -355,14 +392,68 @@ def _parse_error_diagnostic(e: ParseError, filename: str, lines: _LineIndex) -> 
 def verify_module(module: Operation) -> None:
     """Verify every op of `module`; `DiagnosticError` with one diagnostic per failing op, at that op."""
     diagnostics: list[Diagnostic] = []
+    dominance = _Dominance()
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
         except DiagnosticException as e:
             diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {exception_message(e)}"))
+            continue
+        for index, operand in enumerate(op.operands):
+            if not dominance.dominates_use(operand, op):
+                diagnostic = diagnostic_at(op, "error", f"'{op.name}' op operand #{index} does not dominate this use")
+                if isinstance(operand, OpResult):
+                    diagnostic.notes.append(note_at(operand.op, "operand defined here"))
+                diagnostics.append(diagnostic)
+                break
     if diagnostics:
         raise DiagnosticError(diagnostics)
+
+
+class _Dominance:
+    """MLIR's SSA dominance rule, which xDSL's verifier does not check.
+
+    A value must be defined before its use: earlier in the same block, or in a
+    block that dominates the use's block, or in an enclosing region. Without
+    this check a swapped pair of lines verifies, and fails later wherever the
+    value is read (the interpreter, a pass). The body of a `builtin.module` is
+    a graph region, where order does not matter.
+    """
+
+    def __init__(self):
+        self._positions: dict[Block, dict[Operation, int]] = {}
+        self._regions: dict[Region, DominanceInfo] = {}
+
+    def dominates_use(self, value: SSAValue, user: Operation) -> bool:
+        if isinstance(value, OpResult):
+            definer: Operation | None = value.op
+            block = definer.parent_block()
+        elif isinstance(value, BlockArgument):
+            definer, block = None, value.block
+        else:
+            return True
+        if block is None or block.parent is None or isinstance(block.parent_op(), ModuleOp):
+            return True
+        # The user, or its ancestor, that sits in the defining region.
+        ancestor: Operation | None = user
+        while ancestor is not None and (ancestor.parent_block() is None or ancestor.parent_block().parent is not block.parent):
+            ancestor = ancestor.parent_op()
+        if ancestor is None:
+            return False
+        use_block = ancestor.parent_block()
+        assert use_block is not None
+        if use_block is not block:
+            region = block.parent
+            if region not in self._regions:
+                self._regions[region] = DominanceInfo(region)
+            return self._regions[region].dominates(block, use_block)
+        if definer is None:
+            return True
+        positions = self._positions.get(block)
+        if positions is None:
+            positions = self._positions[block] = {op: i for i, op in enumerate(block.ops)}
+        return positions[definer] < positions[ancestor]
 
 
 def _verify_regions_not_empty(op: Operation) -> None:
