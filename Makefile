@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: install demo test lit pytest docs clean
+.PHONY: install demo test lit pytest fuzz docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ pytest: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(JOBS) test/unit
 
 test: lit pytest
+
+# The long fuzz campaign (10,000 cases; `make test` runs a sample): summary table at the end,
+# failing inputs in test/fuzz/failures/.
+fuzz: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" PYTHONPATH=test $(BIN)/python -m fuzz --jobs $(JOBS)
 
 # Dialect and pass references generated from the code (docs/reference/, not committed).
 docs: $(STAMP)
