@@ -1,4 +1,6 @@
 // RUN: ziggurat-opt %s --split-input-file -p graph-to-tile | filecheck %s
+// The output is IR that parses back (upstream dialects only).
+// RUN: ziggurat-opt %s --split-input-file -p graph-to-tile | ziggurat-opt --split-input-file | filecheck %s
 
 // graph-to-tile on representative ops: named linalg ops where upstream has them,
 // linalg.generic with arith/math bodies otherwise, tensor ops for reshapes.
