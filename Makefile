@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: install demo test lit pytest fuzz docs clean
+.PHONY: install demo test lit pytest fuzz docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,12 @@ test: lit pytest
 # failing inputs in test/fuzz/failures/.
 fuzz: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" PYTHONPATH=test $(BIN)/python -m fuzz --jobs $(JOBS)
+
+# Timing-model validation (not part of `make test`): results in benchmarks/results/.
+bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	$(BIN)/python benchmarks/scalesim_validation.py
+	$(BIN)/python benchmarks/roofline_validation.py
 
 # Dialect and pass references generated from the code (docs/reference/, not committed).
 docs: $(STAMP)
