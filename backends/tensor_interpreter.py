@@ -6,7 +6,8 @@ is read through its indexing map with index grids (one `np.arange` per loop
 dimension, shaped to broadcast), the body's scalar ops are applied to whole
 arrays (`SCALAR_FUNCTIONS`), and a reduction body `acc' = combine(f(ins), acc)`
 becomes one numpy reduction of `f(ins)` over the reduction dimensions,
-combined with the init. Arrays stay as small as broadcasting allows until the
+combined with the init; a sum of products (matmul, conv as generics) is one
+`np.einsum` of the two factors, so their product is never materialized. Arrays stay as small as broadcasting allows until the
 result is written. A body whose reduction is not of that form is reported at
 the generic.
 
@@ -335,6 +336,15 @@ def run_generic(
         else {}
     )
     combiners = {combiner for combiner, _ in reductions.values()}
+    # A sum of products (matmul, conv) is one einsum of the two factors, so the
+    # product over the whole iteration space is never materialized.
+    contractions = {
+        contribution.owner
+        for combiner, contribution in reductions.values()
+        if isinstance(combiner, (arith.AddfOp, arith.AddiOp))
+        and isinstance(contribution.owner, (arith.MulfOp, arith.MuliOp))
+        and contribution.has_one_use()
+    }
 
     def value_of(operand: SSAValue) -> np.ndarray:
         if operand in values:
@@ -343,7 +353,7 @@ def run_generic(
         return np.asarray(interpreter.get_values((operand,))[0])
 
     for body_op in block.ops:
-        if body_op is block.last_op or body_op in combiners:
+        if body_op is block.last_op or body_op in combiners or body_op in contractions:
             continue
         if reduction_dims and any(o in outputs for o in body_op.operands):
             raise error_at(op, f"'{body_op.name}' reads the accumulator of a reduction")
@@ -366,8 +376,21 @@ def run_generic(
         if index in reductions:
             combiner, contribution = reductions[index]
             with np.errstate(all="ignore"):
-                spread = np.broadcast_to(value_of(contribution), full_shape)
-                reduced = _COMBINERS[type(combiner)].reduce(spread, axis=reduction_dims)
+                if contribution.owner in contractions:
+                    lhs, rhs = (value_of(o) for o in contribution.owner.operands)
+                    every = list(range(rank))
+                    reduced = np.einsum(
+                        np.broadcast_to(lhs, np.broadcast_shapes(lhs.shape, (1,) * rank)),
+                        every,
+                        np.broadcast_to(rhs, np.broadcast_shapes(rhs.shape, (1,) * rank)),
+                        every,
+                        parallel,
+                        optimize=True,
+                    )
+                    reduced = np.broadcast_to(reduced, [full_shape[d] for d in parallel])
+                else:
+                    spread = np.broadcast_to(value_of(contribution), full_shape)
+                    reduced = _COMBINERS[type(combiner)].reduce(spread, axis=reduction_dims)
                 accumulator = np.squeeze(values[outputs[index]], axis=reduction_dims)
                 value = _COMBINERS[type(combiner)](accumulator, reduced)
         else:

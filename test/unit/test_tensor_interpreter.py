@@ -205,3 +205,25 @@ def test_an_op_without_implementation_is_named():
     }"""
     with pytest.raises(DiagnosticError, match="no interpreter implementation for 'tensor.splat'"):
         run(text, np.array(1.0, np.float32))
+
+
+def test_a_generic_contraction_runs_as_one_einsum():
+    # 256 x 384 x 512: the product over the iteration space would be 50M elements;
+    # the sum of products runs as an einsum of the two factors instead.
+    a, b = randn(256, 512), randn(512, 384)
+    text = """
+    func.func @main(%a: tensor<256x512xf32>, %b: tensor<512x384xf32>, %init: tensor<256x384xf32>) -> tensor<256x384xf32> {
+      %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
+                                            affine_map<(m, n, k) -> (m, n)>],
+                           iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%a, %b : tensor<256x512xf32>, tensor<512x384xf32>) outs(%init : tensor<256x384xf32>) {
+      ^bb0(%x: f32, %w: f32, %acc: f32):
+        %p = arith.mulf %x, %w : f32
+        %s = arith.addf %acc, %p : f32
+        linalg.yield %s : f32
+      } -> tensor<256x384xf32>
+      func.return %y : tensor<256x384xf32>
+    }"""
+    init = randn(256, 384)
+    (y,) = run(text, a, b, init)
+    np.testing.assert_allclose(y, init + a @ b, rtol=1e-4, atol=1e-3)
