@@ -30,7 +30,8 @@ MLIR does instead:
   and exits 1; any other exception is an internal error ("internal error,
   please report: ...", exit 2; traceback only with `ZIGGURAT_DEBUG=1`), except
   xDSL's own `ParseError`/`DiagnosticException`, which state a problem with
-  the input (exit 1). Context for an internal error (e.g. which pass crashed)
+  the input, and `MemoryError`, an input too large for the machine (exit 1).
+  Context for an internal error (e.g. which pass crashed)
   is attached to the exception with `exc.add_note("in pass cse")`.
 * `write_atomically` writes an output file so that a failed run leaves no
   partial file and an existing one untouched.
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import math
 import os
 import re
 import sys
@@ -274,15 +276,45 @@ class _HexTensorLiteralElement(Parser._TensorLiteralElement):
         return next(type.iter_unpack(self.value.to_bytes(type.compile_time_size, "little")))
 
 
+MAX_SPLAT_ELEMENTS = 1 << 24
+"""The most elements a splat `dense<v> : tensor<...>` may have.
+
+xDSL expands a splat into every element's bytes while parsing (about 90
+bytes per element at the peak: 3 s and 1.4 GB for this many): a few
+characters must not exhaust the machine's memory.
+"""
+
+
 class _LocatingParser(Parser):
     """xDSL's parser, giving each op without an explicit `loc(...)` its source position
-    (and reading hexadecimal float elements of dense literals as bit patterns)."""
+    (and reading hexadecimal float elements of dense literals as bit patterns,
+    refusing splats too large to expand)."""
 
     def __init__(self, ctx: Context, text: str, filename: str, lines: _LineIndex):
         super().__init__(ctx, text, filename)
         self._lines = lines
         self._filename_attr = StringAttr(filename)
         self._first_uses: dict[str, Span] = {}
+        self._literal_is_splat = False
+
+    def _parse_tensor_literal(self):
+        # Nested literals return first, so the outermost one sets the flag last.
+        values, shape = super()._parse_tensor_literal()
+        self._literal_is_splat = not shape
+        return values, shape
+
+    def _parse_dense_literal_type(self):
+        start = self._current_token.span.start
+        dense_type = super()._parse_dense_literal_type()
+        elements = math.prod(dense_type.get_shape())
+        if self._literal_is_splat and elements > MAX_SPLAT_ELEMENTS:
+            self.raise_error(
+                f"splat dense literal of {dense_type} has {elements} elements, more than the "
+                f"{MAX_SPLAT_ELEMENTS} the parser can expand",
+                Span(start, self._current_token.span.start, self.lexer.input),
+            )
+        self._literal_is_splat = False
+        return dense_type
 
     def parse_operation(self) -> Operation:
         line, col = self._lines.line_col(self._current_token.span.start)
@@ -500,6 +532,16 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+    except MemoryError as e:
+        # The input asked for more than the machine has (a huge tensor): a limit, not a bug.
+        context = "; ".join(getattr(e, "__notes__", []))
+        detail = f": {e}" if str(e) else ""
+        print(
+            f"error: out of memory{detail}{f' ({context})' if context else ''}; "
+            "the input needs more memory than this machine has",
+            file=sys.stderr,
+        )
+        sys.exit(1)
     except Exception as e:
         if debug_enabled():
             traceback.print_exc()

@@ -21,6 +21,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from .compile import check_compile_case, compile_cases
 from .ir_mutation import check_ir_case, ir_cases
 from .machines import check_machine_case, machine_cases
 from .outcome import FAILURE_KINDS, Outcome
@@ -43,6 +44,7 @@ CATEGORIES: dict[str, Category] = {
     "shapes": Category(shape_cases(), check_shape_case, ".mlir"),
     "machine": Category(machine_cases(), check_machine_case, ".toml"),
     "pipeline": Category(pipeline_cases(), check_pipeline_case, ".mlir"),
+    "compile": Category(compile_cases(), check_compile_case, ".onnx.hex"),
 }
 
 

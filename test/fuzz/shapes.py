@@ -226,33 +226,41 @@ def reference_results(case: ShapeCase, inputs: list[np.ndarray]) -> list[np.ndar
     return onnx_results(case, inputs)
 
 
-def onnx_results(case: ShapeCase, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
-    """The op's results on onnxruntime, or None if onnxruntime cannot run it."""
-    import onnxruntime
+def onnx_model(case: ShapeCase, output_shape: tuple[int, ...] | None = None):
+    """The op as a one-node ONNX model with inputs x0, x1, ... and output y (of unknown shape if not given)."""
     from onnx import TensorProto, helper
 
     element = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}[case.dtype]
-    names = [f"x{i}" for i in range(len(inputs))]
+    names = [f"x{i}" for i in range(len(case.input_shapes))]
     initializers = []
     node_inputs = list(names)
     if case.onnx_axes is not None:
         initializers.append(helper.make_tensor("axes", TensorProto.INT64, [len(case.onnx_axes)], case.onnx_axes))
         node_inputs.append("axes")
-    node = helper.make_node(case.onnx_op, node_inputs, ["y"], **case.onnx_attributes)
+    node = helper.make_node(case.onnx_op, node_inputs, ["y"], name=f"{case.op}_node", **case.onnx_attributes)
     graph = helper.make_graph(
         [node],
         "case",
-        [helper.make_tensor_value_info(n, element, list(a.shape)) for n, a in zip(names, inputs)],
-        [helper.make_tensor_value_info("y", element, None)],
+        [helper.make_tensor_value_info(n, element, list(s)) for n, s in zip(names, case.input_shapes)],
+        [helper.make_tensor_value_info("y", element, None if output_shape is None else list(output_shape))],
         initializer=initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
     model.ir_version = 8
+    return model
+
+
+def onnx_results(case: ShapeCase, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
+    """The op's results on onnxruntime, or None if onnxruntime cannot run it."""
+    import onnxruntime
+
     try:
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 4
-        session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        return list(session.run(None, dict(zip(names, inputs))))
+        session = onnxruntime.InferenceSession(
+            onnx_model(case).SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+        return list(session.run(None, {f"x{i}": array for i, array in enumerate(inputs)}))
     except Exception:  # noqa: BLE001 - onnxruntime refusing a case only means there is no reference
         return None
 

@@ -33,7 +33,7 @@ from ziggurat.context import default_context  # noqa: E402
 from ziggurat.diagnostics import DiagnosticError, parse_source, verify_module  # noqa: E402
 from ziggurat.dtypes import tensor_type_of  # noqa: E402
 
-SAMPLE = {"ir": 50, "shapes": 60, "machine": 50, "pipeline": 40}
+SAMPLE = {"ir": 45, "shapes": 50, "machine": 45, "pipeline": 35, "compile": 25}
 """Cases per category in `make test`: 200 in all."""
 
 
@@ -168,3 +168,21 @@ def test_use_before_definition_is_located():
 def test_empty_module_has_the_file_location():
     module = parse_source(default_context(), "// only a comment\n", "empty.mlir", line_offset=4)
     assert (module.location.filename.data, module.location.line.data) == ("empty.mlir", 5)
+
+
+def test_huge_splat_is_refused_before_it_is_expanded():
+    text = "%c = arith.constant dense<0.0> : tensor<65536x65536xf32>"
+    with pytest.raises(DiagnosticError, match=r"h.mlir:1:34: error: splat dense literal of tensor<65536x65536xf32> has"):
+        parse_source(default_context(), text, "h.mlir")
+
+
+def test_out_of_memory_is_a_diagnostic_not_an_internal_error(capsys):
+    from ziggurat.diagnostics import run_main
+
+    def allocates():
+        raise MemoryError("Unable to allocate 74.5 GiB for an array")
+
+    with pytest.raises(SystemExit) as exit:
+        run_main(allocates)
+    assert exit.value.code == 1
+    assert capsys.readouterr().err.startswith("error: out of memory: Unable to allocate 74.5 GiB")
