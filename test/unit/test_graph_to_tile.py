@@ -7,6 +7,10 @@ harness, and checks that no graph op is left.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -398,3 +402,26 @@ def test_integer_pow_is_refused():
     module = function_of(graph.PowOp, [t(3, element_type=i32), t(3, element_type=i32)], {}, None)
     with pytest.raises(DiagnosticError, match="cannot lower integer 'graph.pow'"):
         apply_pipeline(module, "graph-to-tile")
+
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_example_cnn_lowers_with_the_same_numerics():
+    text = (EXAMPLES_DIR / "graph" / "small_cnn.mlir").read_text()
+    assert_lowered(check_pass_preserves_numerics(text, "graph-to-tile"))
+
+
+@pytest.mark.parametrize(
+    "script", ["mlp", "resnet_block", "mobilenet_block", "transformer_encoder"]
+)
+def test_the_example_onnx_models_lower_with_the_same_numerics(script, tmp_path):
+    model, ir = tmp_path / f"{script}.onnx", tmp_path / f"{script}.mlir"
+    bin_dir = Path(sys.executable).parent
+    subprocess.run(
+        [sys.executable, str(EXAMPLES_DIR / "models" / f"{script}.py"), str(model)], check=True
+    )
+    subprocess.run(
+        [str(bin_dir / "ziggurat-compile"), str(model), "--opt", "-o", str(ir)], check=True
+    )
+    assert_lowered(check_pass_preserves_numerics(ir.read_text(), "graph-to-tile"))
