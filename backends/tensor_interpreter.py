@@ -136,6 +136,12 @@ def _from_unsigned(op, args):
     return _as_unsigned(args[0]).astype(numpy_dtype(op.results[0].type))
 
 
+def _to_unsigned(op, args):
+    """float -> unsigned integer, as the signless integer holding its bits."""
+    signless = numpy_dtype(op.results[0].type)
+    return np.asarray(args[0]).astype(signless.str.replace("i", "u")).view(signless)
+
+
 def _binary(function) -> ScalarFunction:
     return lambda op, args: function(args[0], args[1])
 
@@ -175,6 +181,7 @@ SCALAR_FUNCTIONS: dict[type[Operation], ScalarFunction] = {
     arith.UIToFPOp: _from_unsigned,
     # C's conversion: toward zero (numpy's astype), as ONNX's Cast in onnxruntime.
     arith.FPToSIOp: _astype,
+    arith.FPToUIOp: _to_unsigned,
     arith.ExtSIOp: _astype,
     arith.ExtUIOp: _from_unsigned,
     arith.TruncIOp: _astype,
@@ -472,6 +479,13 @@ class TensorFunctions(InterpreterFunctions):
         windows = sliding_windows(x, w.shape[2:], strides, dilations, out)
         y = np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True)
         return (_result_array(op, init + y),)
+
+    @impl(arith.BitcastOp)
+    def run_bitcast(self, interpreter: Interpreter, op: arith.BitcastOp, args: PythonValues):
+        # graph-to-tile reinterprets unsigned tensors as signless ones and back.
+        if not isinstance(op.result.type, TensorType):
+            raise error_at(op, "arith.bitcast of scalars is not supported")
+        return (np.asarray(args[0]).view(numpy_dtype(op.result.type)),)
 
     @impl(tensor.EmptyOp)
     def run_empty(self, interpreter: Interpreter, op: tensor.EmptyOp, args: PythonValues):

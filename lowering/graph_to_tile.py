@@ -48,8 +48,9 @@ are the ones a tiled implementation must carry an accumulator across):
 Arithmetic runs in the graph dialect's compute types (f32 for f16/bf16/fp8,
 i32 for narrow integers), so the lowered program computes what the graph
 interpreter does. Ops the pass cannot lower yet are reported at the op with
-a diagnostic ("graph-to-tile: cannot lower ..."): unsigned integer tensors
-(arith is signless) and integer pow.
+a diagnostic ("graph-to-tile: cannot lower ..."): integer pow, and unsigned
+integer tensors outside cast, quantize and dequantize (arith is signless: those
+three bitcast them to signless tensors and convert with extui/uitofp/fptoui).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ from ziggurat.lowering.graph_to_tile_builders import (
     reassociation,
     scalar_attr,
     shape_of,
+    signless,
 )
 
 from ziggurat.dtypes import is_float, to_numpy_dtype
@@ -421,11 +423,8 @@ def lower_cast(e: Emitter, op: graph.CastOp) -> SSAValue:
     result = out_type(op)
     target = result.get_element_type()
     target_dtype = to_numpy_dtype(target)
-    saturate = (
-        target_dtype.itemsize == 1
-        and target_dtype.kind == "V"
-        and is_float(element_type_of(op.input))
-    )
+    source_type = element_type_of(op.input)
+    saturate = target_dtype.itemsize == 1 and target_dtype.kind == "V" and is_float(source_type)
 
     def cast(b: Body, args):
         x = args[0]
@@ -433,9 +432,17 @@ def lower_cast(e: Emitter, op: graph.CastOp) -> SSAValue:
             # ONNX's saturating cast to fp8: clip to the largest finite value first.
             largest = float(ml_dtypes.finfo(target_dtype).max)
             x = clamp(b, b.widen(x), -largest, largest)
-        return [b.convert(x, target)]
+        converted = b.convert(
+            x,
+            signless(target),
+            unsigned_source=not is_signless(source_type),
+            unsigned_target=not is_signless(target),
+        )
+        return [converted]
 
-    return e.elementwise([op.input], result.get_shape(), target, cast)
+    x = e.bitcast(op.input, signless(source_type))
+    y = e.elementwise([x], result.get_shape(), signless(target), cast)
+    return e.bitcast(y, target)
 
 
 def _channel_map(op: graph.QuantizationOp, parameter: SSAValue) -> AffineMap:
@@ -452,36 +459,41 @@ def _channel_map(op: graph.QuantizationOp, parameter: SSAValue) -> AffineMap:
 def lower_quantize(e: Emitter, op: graph.QuantizeOp) -> SSAValue:
     result = out_type(op)
     target = result.get_element_type()
+    unsigned = not is_signless(target)
     info = np.iinfo(to_numpy_dtype(target))
 
     def quantize(b: Body, args):
         x, scale = b.widen(args[0]), b.widen(args[1])
-        zero_point = b.convert(args[2], x.type)
+        zero_point = b.convert(args[2], x.type, unsigned_source=unsigned)
         scaled = b.add(math.RoundEvenOp(div(b, x, scale)))
         shifted = clamp(b, add(b, scaled, zero_point), float(info.min), float(info.max))
-        return [b.convert(shifted, target)]
+        return [b.convert(shifted, signless(target), unsigned_target=unsigned)]
 
+    zero_point = e.bitcast(op.zero_point, signless(target))
     maps = [None, _channel_map(op, op.scale), _channel_map(op, op.zero_point)]
-    return e.elementwise(
-        [op.input, op.scale, op.zero_point], result.get_shape(), target, quantize, maps
+    y = e.elementwise(
+        [op.input, op.scale, zero_point], result.get_shape(), signless(target), quantize, maps
     )
+    return e.bitcast(y, target)
 
 
 @lowers(graph.DequantizeOp)
 def lower_dequantize(e: Emitter, op: graph.DequantizeOp) -> SSAValue:
     result = out_type(op)
     target = result.get_element_type()
+    quantized = element_type_of(op.input)
+    unsigned = not is_signless(quantized)
 
     def dequantize(b: Body, args):
         scale = b.widen(args[1])
-        x = b.convert(args[0], IntegerType(64))
-        difference = sub(b, x, b.convert(args[2], IntegerType(64)))
-        return [b.convert(mul(b, b.convert(difference, scale.type), scale), target)]
+        x = b.convert(args[0], IntegerType(64), unsigned_source=unsigned)
+        zero_point = b.convert(args[2], IntegerType(64), unsigned_source=unsigned)
+        return [b.convert(mul(b, b.convert(sub(b, x, zero_point), scale.type), scale), target)]
 
+    x = e.bitcast(op.input, signless(quantized))
+    zero_point = e.bitcast(op.zero_point, signless(quantized))
     maps = [None, _channel_map(op, op.scale), _channel_map(op, op.zero_point)]
-    return e.elementwise(
-        [op.input, op.scale, op.zero_point], result.get_shape(), target, dequantize, maps
-    )
+    return e.elementwise([x, op.scale, zero_point], result.get_shape(), target, dequantize, maps)
 
 
 # --------------------------------------------------------------------------- #
@@ -1126,6 +1138,11 @@ def lower_gather(e: Emitter, op: graph.GatherOp) -> SSAValue:
 # --------------------------------------------------------------------------- #
 
 
+# Ops whose lowering reads unsigned integers as the signless bits arith takes
+# (`arith.bitcast` of the tensor, zero-extending conversions in the body).
+SIGN_AWARE = (graph.CastOp, graph.QuantizeOp, graph.DequantizeOp)
+
+
 class LowerGraphOp(RewritePattern):
     """Replaces one graph op by its structured form (see `LOWERINGS`)."""
 
@@ -1136,7 +1153,8 @@ class LowerGraphOp(RewritePattern):
         lowering = LOWERINGS.get(type(op))
         if lowering is None:
             raise e.fail(f"cannot lower '{op.name}' yet")
-        check_signless(e, op)
+        if not isinstance(op, SIGN_AWARE):
+            check_signless(e, op)
         rewriter.replace_op(op, [], [lowering(e, op)])
 
 

@@ -74,8 +74,18 @@ class Body:
     def constant(self, value: float | int, value_type: Attribute) -> SSAValue:
         return self.add(arith.ConstantOp(scalar_attr(value, value_type)))
 
-    def convert(self, value: SSAValue, target: Attribute) -> SSAValue:
-        """`value` as `target`, by the conversion ONNX's Cast (and numpy's astype) makes."""
+    def convert(
+        self,
+        value: SSAValue,
+        target: Attribute,
+        *,
+        unsigned_source: bool = False,
+        unsigned_target: bool = False,
+    ) -> SSAValue:
+        """`value` as `target`, by the conversion ONNX's Cast (and numpy's astype) makes.
+
+        Integers are signless; `unsigned_source` / `unsigned_target` say that their
+        bits hold an unsigned number (a `ui8` tensor bitcast to `i8`)."""
         source = value.type
         if source == target:
             return value
@@ -84,17 +94,16 @@ class Body:
             if is_float(source):
                 return self.add(arith.CmpfOp(value, zero, "une"))
             return self.add(arith.CmpiOp(value, zero, "ne"))
+        zero_extend = unsigned_source or source == IntegerType(1)
         if is_float(source) and is_float(target):
             wider = to_numpy_dtype(target).itemsize > to_numpy_dtype(source).itemsize
             return self.add((arith.ExtFOp if wider else arith.TruncFOp)(value, target))
         if is_float(target):
-            from_bool = source == IntegerType(1)
-            return self.add((arith.UIToFPOp if from_bool else arith.SIToFPOp)(value, target))
+            return self.add((arith.UIToFPOp if zero_extend else arith.SIToFPOp)(value, target))
         if is_float(source):
-            return self.add(arith.FPToSIOp(value, target))
+            return self.add((arith.FPToUIOp if unsigned_target else arith.FPToSIOp)(value, target))
         if target.width.data > source.width.data:
-            from_bool = source == IntegerType(1)
-            return self.add((arith.ExtUIOp if from_bool else arith.ExtSIOp)(value, target))
+            return self.add((arith.ExtUIOp if zero_extend else arith.ExtSIOp)(value, target))
         return self.add(arith.TruncIOp(value, target))
 
     def widen(self, value: SSAValue) -> SSAValue:
@@ -122,6 +131,12 @@ class Emitter:
         return error_at(self.root, f"graph-to-tile: {message}")
 
     # ---- tensors ----
+
+    def bitcast(self, value: SSAValue, element_type: Attribute) -> SSAValue:
+        """`value`'s bits as a tensor of `element_type` (e.g. ui8 <-> i8); no-op if it is one."""
+        if value.type.get_element_type() == element_type:
+            return value
+        return self.emit(arith.BitcastOp(value, TensorType(element_type, shape_of(value))))
 
     def empty(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
         return self.emit(tensor.EmptyOp([], TensorType(element_type, shape)))
@@ -288,6 +303,13 @@ def element_count(shape: Sequence[int]) -> int:
 
 def i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
+
+
+def signless(element_type: Attribute) -> Attribute:
+    """The signless integer type of the same width (other types unchanged)."""
+    if isinstance(element_type, IntegerType):
+        return IntegerType(element_type.width.data)
+    return element_type
 
 
 def is_signless(element_type: Attribute) -> bool:

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     TensorType,
     f32,
@@ -33,6 +34,7 @@ from ziggurat.diagnostics import DiagnosticError
 f16 = Float16Type()
 i8 = IntegerType(8)
 i1 = IntegerType(1)
+ui8 = IntegerType(8, Signedness.UNSIGNED)
 
 
 def t(*shape, element_type=f32) -> TensorType:
@@ -234,12 +236,19 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
         ([X], {}, t(2, 3, 4, element_type=i32)),
         ([t(5, element_type=i8)], {}, t(5, element_type=f16)),
         ([X], {}, t(2, 3, 4, element_type=i1)),
+        ([t(5, element_type=ui8)], {}, t(5, element_type=f32)),
+        ([t(5, element_type=ui8)], {}, t(5, element_type=i32)),
+        ([t(5, element_type=i32)], {}, t(5, element_type=ui8)),
     ],
     graph.QuantizeOp: [
         ([X, t(), t(element_type=i8)], {}, None),
         ([t(2, 3), t(3), t(3, element_type=i8)], {"axis": i64_attr(1)}, None),
+        ([X, t(), t(element_type=ui8)], {}, None),
     ],
-    graph.DequantizeOp: [([t(2, 3, element_type=i8), t(1), t(1, element_type=i8)], {}, None)],
+    graph.DequantizeOp: [
+        ([t(2, 3, element_type=i8), t(1), t(1, element_type=i8)], {}, None),
+        ([t(2, 3, element_type=ui8), t(3), t(3, element_type=ui8)], {"axis": i64_attr(1)}, None),
+    ],
 }
 
 # Ops the pass refuses, with the reason (strict: a lowering makes these tests fail).
