@@ -14,7 +14,9 @@ An `InterpreterFunctions` subclass (decorated with `@register_impls`) holds the
 
 1. ziggurat's own sets, listed in `CORE_FUNCTIONS` (one line per level, loaded
    lazily): func/call/return and builtin casts from xDSL, arith (with dense
-   tensor constants) and every `graph` op (`ziggurat.backends.graph_interpreter`);
+   tensor constants) and every `graph` op (`ziggurat.backends.graph_interpreter`),
+   linalg and tensor ops with generic bodies in arith/math
+   (`ziggurat.backends.tensor_interpreter`);
 2. plugins: each entry point of the group `ziggurat.interpreter`, e.g. in a
    plugin's pyproject.toml
    `[project.entry-points."ziggurat.interpreter"] mydialect = "mypkg.interp:MyFunctions"`;
