@@ -10,7 +10,8 @@ pipe waited on has been set; it then occupies the pipe for its cost:
   (`DmaEngine.shared_bandwidth`, e.g. "gm": its bandwidth / active cores);
 * MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`; on a systolic
   array (a matrix unit with `dataflow`, `rows` R and `cols` C) the array's
-  folds instead, as SCALE-Sim counts them (`systolic_cycles`);
+  folds instead, as SCALE-Sim counts them (`systolic_cycles`; checked against
+  SCALE-Sim in benchmarks/scalesim_validation.py, see docs/timing-validation.md);
 * vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
   unit's transcendental cost for exp, rsqrt and div.
 
