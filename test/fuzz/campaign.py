@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from .compile import check_compile_case, compile_cases
-from .ir_mutation import check_ir_case, ir_cases
+from .ir_mutation import check_ir_case, check_ir_case_cli, ir_cases
 from .machines import check_machine_case, machine_cases
 from .outcome import FAILURE_KINDS, Outcome
 from .pipelines import check_pipeline_case, pipeline_cases
@@ -37,10 +37,12 @@ class Category:
     check: Callable[[Any, Path], dict[str, Outcome]]
     suffix: str
     """Of the saved failing input."""
+    cli: Callable[[Any, Path], dict[str, Outcome]] | None = None
+    """The same check through the console scripts, for a sample of the cases."""
 
 
 CATEGORIES: dict[str, Category] = {
-    "ir": Category(ir_cases(), check_ir_case, ".mlir"),
+    "ir": Category(ir_cases(), check_ir_case, ".mlir", cli=check_ir_case_cli),
     "shapes": Category(shape_cases(), check_shape_case, ".mlir"),
     "machine": Category(machine_cases(), check_machine_case, ".toml"),
     "pipeline": Category(pipeline_cases(), check_pipeline_case, ".mlir"),
@@ -73,8 +75,9 @@ class Tally:
 
 
 def run_category(
-    name: str, count: int, seed_value: int = 0, save_failures: bool = False, stop_on_failure: bool = False
+    name: str, count: int, seed_value: int = 0, save_failures: bool = False, cli_every: int = 0
 ) -> Tally:
+    """Run `count` cases of a category; every `cli_every`-th one (if not 0) through the console scripts too."""
     category = CATEGORIES[name]
     tally = Tally()
     start = time.perf_counter()
@@ -89,11 +92,12 @@ def run_category(
     )
     @given(category.strategy)
     def one_case(case):
-        if stop_on_failure and tally.failures:
-            return
         tally.cases += 1
+        check = category.check
+        if category.cli is not None and cli_every and tally.cases % cli_every == 0:
+            check = category.cli
         with tempfile.TemporaryDirectory(prefix="ziggurat-fuzz-") as workdir:
-            outcomes = category.check(case, Path(workdir))
+            outcomes = check(case, Path(workdir))
         for tool, outcome in outcomes.items():
             tally.outcomes[outcome.kind] += 1
             if outcome.kind in FAILURE_KINDS:

@@ -5,7 +5,8 @@ mutations (delete, duplicate or swap lines, flip a character, change a number
 in a shape or attribute, change an element type, truncate, drop a closing
 `}`/`>`/`)`), and runs `ziggurat-opt` on it (sometimes with a graph pipeline)
 and `ziggurat-run` on one of its functions. Both must succeed or report a
-located `file:line:col: error:`.
+located `file:line:col: error:`. `check_ir_case_cli` runs a case through
+the console scripts too, which must end the same way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from .outcome import IR_LOCATION, Outcome, run_in_process
+from .outcome import IR_LOCATION, Outcome, run_in_process, run_subprocess
 from .seeds import SPLIT_MARKER, function_names, ir_seeds
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
@@ -117,3 +118,17 @@ def check_ir_case(case: IrCase, workdir: Path) -> dict[str, Outcome]:
         "ziggurat-opt": run_in_process(ziggurat_opt.main, opt_argv(case, path), IR_LOCATION),
         "ziggurat-run": run_in_process(ziggurat_run.main, run_argv(case, path), IR_LOCATION),
     }
+
+
+def check_ir_case_cli(case: IrCase, workdir: Path) -> dict[str, Outcome]:
+    """`check_ir_case` through the console scripts: each must end as its in-process run did."""
+    in_process = check_ir_case(case, workdir)
+    path = workdir / "input.mlir"
+    outcomes: dict[str, Outcome] = {}
+    for tool, argv in (("ziggurat-opt", opt_argv(case, path)), ("ziggurat-run", run_argv(case, path))):
+        cli = run_subprocess([tool, *argv], IR_LOCATION)
+        if cli.ok and cli.kind != in_process[tool].kind:
+            cli.detail = f"the console script ended in {cli.kind}, the in-process run in {in_process[tool].kind}"
+            cli.kind = "mismatch"
+        outcomes[f"{tool} (console script)"] = cli
+    return in_process | outcomes
