@@ -102,8 +102,10 @@ def sum_kernel(stream: Stream, machine: Machine, tiles: int) -> str:
             lines.append(f'  npu.wait_flag "{pipes[j + 1]}" -> "{engine}", {slot}')
             source, source_type = (f"%X[{t}, 0]", tensor) if j == 0 else (f"%{src}[{slot}, 0]", local[src])
             lines += [
-                f'  npu.dma "{engine}" {source} -> %{dst}[{slot}, 0] {{shape = array<i64: {elements}>}} : '
-                f"{source_type} -> {local[dst]}",
+                (
+                    f'  npu.dma "{engine}" {source} -> %{dst}[{slot}, 0] {{shape = array<i64: {elements}>}} : '
+                    f"{source_type} -> {local[dst]}"
+                ),
                 f'  npu.set_flag "{engine}" -> "{pipes[j + 1]}", {slot}',
             ]
             if j > 0:
@@ -125,7 +127,11 @@ def sum_kernel(stream: Stream, machine: Machine, tiles: int) -> str:
 
 def long_gemm(preset: str, k: int) -> str:
     """The preset's example double-buffered GEMM with its K (512) stretched to `k`."""
-    path = EXAMPLES / "gemm_double_buffered.mlir" if preset == "davinci" else EXAMPLES / preset / "gemm_double_buffered.mlir"
+    path = (
+        EXAMPLES / "gemm_double_buffered.mlir"
+        if preset == "davinci"
+        else EXAMPLES / preset / "gemm_double_buffered.mlir"
+    )
     (m, n), dtype = GEMMS[preset]
     element = "i8" if dtype == np.int8 else "f16"
     text = path.read_text()
@@ -184,7 +190,9 @@ def measure(preset: str) -> list[Row]:
 
 
 def format_table(rows: list[Row]) -> str:
-    lines = [f"{'preset':<11} {'kernel':<20} {'bound by':<14} {'bound':>10} {'cycles':>10} {'achieved':>8} {'wall s':>7}"]
+    lines = [
+        f"{'preset':<11} {'kernel':<20} {'bound by':<14} {'bound':>10} {'cycles':>10} {'achieved':>8} {'wall s':>7}"
+    ]
     for r in rows:
         lines.append(
             f"{r.preset:<11} {r.kernel:<20} {r.bound_by:<14} {r.bound_cycles:>10,.0f} {r.cycles:>10,.0f} "

@@ -162,8 +162,16 @@ def gemm_kernel(layer: Layer, tiles: tuple[int, int, int]) -> str:
     """
     m, n, k = layer.m, layer.n, layer.k
     tm, tn, tk = tiles
-    a_type, b_type, c_type = (f'memref<{m}x{k}xi8, "dram">', f'memref<{k}x{n}xi8, "dram">', f'memref<{m}x{n}xi32, "dram">')
-    ta, tb, tc = (f'memref<{tm}x{tk}xi8, "ifmap">', f'memref<{tk}x{tn}xi8, "filter">', f'memref<{tm}x{tn}xi32, "ofmap">')
+    a_type, b_type, c_type = (
+        f'memref<{m}x{k}xi8, "dram">',
+        f'memref<{k}x{n}xi8, "dram">',
+        f'memref<{m}x{n}xi32, "dram">',
+    )
+    ta, tb, tc = (
+        f'memref<{tm}x{tk}xi8, "ifmap">',
+        f'memref<{tk}x{tn}xi8, "filter">',
+        f'memref<{tm}x{tn}xi32, "ofmap">',
+    )
     lines = [
         f"func.func @main(%A: {a_type}, %B: {b_type}, %C: {c_type}) {{",
         f"  %a = npu.buffer offset 0 : {ta}",
@@ -177,8 +185,10 @@ def gemm_kernel(layer: Layer, tiles: tuple[int, int, int]) -> str:
                     f'  npu.dma "load" %A[{i}, {kk}] -> %a[0, 0] {{shape = array<i64: {rows}, {depth}>}} : {a_type} -> {ta}',
                     f'  npu.dma "load" %B[{kk}, {j}] -> %b[0, 0] {{shape = array<i64: {depth}, {cols}>}} : {b_type} -> {tb}',
                     "  npu.barrier",
-                    f"  npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {{m = {rows} : i64, n = {cols} : i64, k = {depth} : i64"
-                    f"{', accumulate' if kk else ''}}} : {ta}, {tb} -> {tc}",
+                    (
+                        f"  npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {{m = {rows} : i64, n = {cols} : i64, k = {depth} : i64"
+                        f"{', accumulate' if kk else ''}}} : {ta}, {tb} -> {tc}"
+                    ),
                     "  npu.barrier",
                 ]
             lines += [
@@ -267,10 +277,11 @@ def measure(layer: Layer, machine: Machine) -> Row:
 
 
 def format_table(rows: list[Row]) -> str:
-    lines = [
+    header = (
         f"{'layer':<14} {'M':>5} {'N':>5} {'K':>5} {'df':>3} {'ours from':<12} {'ours':>9} {'SCALE-Sim':>9} "
         f"{'ratio':>7} {'ours s':>7} {'S-Sim s':>8} {'faster':>7}"
-    ]
+    )
+    lines = [header]
     for r in rows:
         lines.append(
             f"{r.layer:<14} {r.m:>5} {r.n:>5} {r.k:>5} {r.dataflow:>3} {r.source:<12} {r.ours:>9,.0f} "
