@@ -5,7 +5,9 @@ transpose, concat, conv2d, pools) with shapes made of size-1 dimensions,
 primes and, where the op allows it, zero; builds the function with
 `build_inferred` (so the IR text is xDSL's own printing), runs it with
 `ziggurat-run --inputs --outputs` and compares the results with the same
-op as a one-node ONNX model on onnxruntime. A shape the op rejects is a
+op as a one-node ONNX model on onnxruntime. Small cases run a second time
+with the inputs as constants that `graph-fold-constants` folds (the result
+is a printed constant, read back by `ziggurat-run`). A shape the op rejects is a
 diagnostic and is fine; so is one onnxruntime cannot run (nothing to
 compare with).
 """
@@ -13,6 +15,7 @@ compare with).
 from __future__ import annotations
 
 import functools
+import io
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,16 +173,19 @@ def _op_class(op: str):
     return next(o for o in Graph.operations if o.name == f"graph.{op}")
 
 
-def ir_text(case: ShapeCase) -> str | None:
-    """`@main` applying the op to its arguments, as xDSL prints it; None if the op rejects the case."""
+def ir_text(case: ShapeCase, constants: list[np.ndarray] | None = None) -> str | None:
+    """`@main` applying the op to its arguments, as xDSL prints it; None if the op rejects the case.
+
+    With `constants`, the operands are `graph.constant`s of those arrays and
+    `@main` takes no arguments.
+    """
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import ModuleOp, TensorType
+    from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType
     from xdsl.printer import Printer
     from xdsl.utils.exceptions import VerifyException
 
+    from ziggurat.dialects.graph import ConstantOp
     from ziggurat.dtypes import from_numpy_dtype
-
-    import io
 
     element = from_numpy_dtype(np.dtype(case.dtype))
     arg_types = [TensorType(element, shape) for shape in case.input_shapes]
@@ -188,9 +194,18 @@ def ir_text(case: ShapeCase) -> str | None:
         probe = _op_class(case.op).infer_result_types(arg_types, _defaults(case.op) | properties)
     except VerifyException:
         return None
-    function = func.FuncOp("main", (arg_types, probe))
+    function = func.FuncOp("main", ([] if constants is not None else arg_types, probe))
     block = function.body.block
-    op = _op_class(case.op).build_inferred(list(block.args), properties)
+    operands = list(block.args)
+    if constants is not None:
+        # Not ConstantOp.from_array: it turns a 0-d array into tensor<1x...> (see test_fuzz.py).
+        constant_ops = [
+            ConstantOp(DenseIntOrFPElementsAttr(t, BytesAttr(np.ascontiguousarray(a).tobytes())))
+            for a, t in zip(constants, arg_types)
+        ]
+        block.add_ops(constant_ops)
+        operands = [c.output for c in constant_ops]
+    op = _op_class(case.op).build_inferred(operands, properties)
     block.add_ops([op, func.ReturnOp(*op.results)])
     stream = io.StringIO()
     Printer(stream=stream).print_op(ModuleOp([function]))
@@ -265,20 +280,38 @@ def onnx_results(case: ShapeCase, inputs: list[np.ndarray]) -> list[np.ndarray] 
         return None
 
 
-def check_shape_case(case: ShapeCase, workdir: Path) -> dict[str, Outcome]:
-    from ziggurat.tools import ziggurat_run
+FOLDED_MAX_ELEMENTS = 4096
+"""Inputs up to this size are also folded as constants (larger ones print slowly)."""
 
-    source, inputs_path, outputs_path = workdir / "input.mlir", workdir / "inputs.npz", workdir / "outputs.npz"
-    source.write_text(case.text)
+
+def check_shape_case(case: ShapeCase, workdir: Path) -> dict[str, Outcome]:
+    """Run the op on arguments; small cases also as constants folded by graph-fold-constants, then run."""
+    from ziggurat.tools import ziggurat_opt, ziggurat_run
+
     inputs = inputs_for(case)
+    expected = reference_results(case, inputs)
+    source, inputs_path = workdir / "input.mlir", workdir / "inputs.npz"
+    source.write_text(case.text)
     np.savez(inputs_path, *inputs)
-    outcome = run_in_process(
-        ziggurat_run.main, [str(source), "--inputs", str(inputs_path), "--outputs", str(outputs_path)], IR_LOCATION
-    )
-    if outcome.kind == "success" and (expected := reference_results(case, inputs)) is not None:
-        with np.load(outputs_path) as archive:
+    outcomes = {"ziggurat-run": _run_and_compare(ziggurat_run.main, source, ["--inputs", str(inputs_path)], expected)}
+    if sum(array.size for array in inputs) <= FOLDED_MAX_ELEMENTS:
+        constants, folded = workdir / "constants.mlir", workdir / "folded.mlir"
+        constants.write_text(ir_text(case, inputs) or "")
+        # The folded constant goes through printing and parsing: NaN, infinities and signed zeros must survive.
+        fold = run_in_process(ziggurat_opt.main, [str(constants), "-p", "graph-fold-constants", "-o", str(folded)])
+        outcomes["ziggurat-opt -p graph-fold-constants"] = fold
+        if fold.kind == "success":
+            outcomes["ziggurat-run (folded)"] = _run_and_compare(ziggurat_run.main, folded, [], expected)
+    return outcomes
+
+
+def _run_and_compare(main, source: Path, arguments: list[str], expected: list[np.ndarray] | None) -> Outcome:
+    outputs = source.with_suffix(".npz")
+    outcome = run_in_process(main, [str(source), *arguments, "--outputs", str(outputs)], IR_LOCATION)
+    if outcome.kind == "success" and expected is not None:
+        with np.load(outputs) as archive:
             actual = [archive[f"result{i}"] for i in range(len(archive.files))]
         for index, (want, got) in enumerate(zip(expected, actual)):
             if (difference := mismatch(want, got)) is not None:
                 outcome.kind, outcome.detail = "mismatch", f"result #{index} against the reference: {difference}"
-    return {"ziggurat-run": outcome}
+    return outcome

@@ -176,3 +176,20 @@ def test_out_of_memory_is_a_diagnostic_not_an_internal_error(capsys):
         run_main(allocates)
     assert exit.value.code == 1
     assert capsys.readouterr().err.startswith("error: out of memory: Unable to allocate 74.5 GiB")
+
+
+# --------------------------------------------------------------------------- #
+# Bugs the fuzzer found in files other engineers own: strict xfails that flip when fixed
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="dialects/graph.py: ConstantOp.from_array calls np.ascontiguousarray, which makes a 0-d array 1-d, "
+    "so a scalar constant gets type tensor<1xf32>; use np.asarray(array, order='C') (keeps the shape)",
+)
+def test_constant_from_a_0d_array_is_a_0d_tensor():
+    from ziggurat.dialects.graph import ConstantOp
+
+    constant = ConstantOp.from_array(np.array(1.5, dtype=np.float32))
+    assert constant.output.type.get_shape() == ()
