@@ -18,7 +18,7 @@ from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.backends.report import build_report
 from ziggurat.backends.timing import systolic_cycles
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.diagnostics import DiagnosticError, parse_source
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
 PRESETS = ("davinci", "systolic", "tensorcore")
@@ -80,6 +80,21 @@ def test_double_buffering_raises_matrix_unit_utilization(gemm_reports, preset):
     in_bytes = np.dtype(GEMMS[preset][1]).itemsize
     assert single["bytes_read"][gm] == double["bytes_read"][gm] == (m * k + k * n) * in_bytes
     assert single["bytes_written"][gm] == double["bytes_written"][gm] == m * n * 4
+
+
+@pytest.mark.parametrize("preset, wait", [("systolic", '"load" -> "array", 1'), ("tensorcore", '"ldmatrix" -> "mma", 1')])
+def test_without_the_pong_wait_the_double_buffered_gemm_reports_a_hazard(preset, wait):
+    path = example(preset, "gemm_double_buffered.mlir")
+    lines = path.read_text().split("\n")
+    line = lines.index(f"      npu.wait_flag {wait}")
+    del lines[line]
+    module = parse_source(default_context(), "\n".join(lines), str(path))
+    with pytest.raises(DiagnosticError) as info:
+        run_npu(module, None, list(gemm_inputs(preset)))
+    message = info.value.format()
+    # reported at the pong mma (which moved up into the wait's line), reading what a DMA may still be writing
+    assert message.startswith(f"{path}:{line + 1}:7: error: npu.mma on pipe '{load_machine(preset).matrix.pipe}' reads")
+    assert "may still be writing" in message and "note: the earlier access on pipe" in message
 
 
 def test_the_systolic_gemm_costs_the_folds_of_its_array(gemm_reports):
