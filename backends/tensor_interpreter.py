@@ -11,6 +11,8 @@ combined with the init; a sum of products (matmul, conv as generics) is one
 result is written. A body whose reduction is not of that form is reported at
 the generic.
 
+`tile.bitcast` (see `ziggurat.dialects.tile`) is a numpy view.
+
 `linalg.conv_2d_nchw_fchw` is ours (sliding windows and an einsum), not
 xDSL's, whose interpreter is wrong whenever C > 1 or F > 1 (DESIGN §9).
 
@@ -48,6 +50,7 @@ from xdsl.ir.affine import (
     AffineExpr,
     AffineMap,
 )
+from ziggurat.dialects import tile
 from ziggurat.dialects.graph import erf, sliding_windows
 
 from ziggurat.diagnostics import error_at
@@ -480,11 +483,8 @@ class TensorFunctions(InterpreterFunctions):
         y = np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True)
         return (_result_array(op, init + y),)
 
-    @impl(arith.BitcastOp)
-    def run_bitcast(self, interpreter: Interpreter, op: arith.BitcastOp, args: PythonValues):
-        # graph-to-tile reinterprets unsigned tensors as signless ones and back.
-        if not isinstance(op.result.type, TensorType):
-            raise error_at(op, "arith.bitcast of scalars is not supported")
+    @impl(tile.BitcastOp)
+    def run_bitcast(self, interpreter: Interpreter, op: tile.BitcastOp, args: PythonValues):
         return (np.asarray(args[0]).view(numpy_dtype(op.result.type)),)
 
     @impl(tensor.EmptyOp)

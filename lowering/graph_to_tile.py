@@ -50,7 +50,8 @@ i32 for narrow integers), so the lowered program computes what the graph
 interpreter does. Ops the pass cannot lower yet are reported at the op with
 a diagnostic ("graph-to-tile: cannot lower ..."): integer pow, and unsigned
 integer tensors outside cast, quantize and dequantize (arith is signless: those
-three bitcast them to signless tensors and convert with extui/uitofp/fptoui).
+three reinterpret them as signless tensors with `tile.bitcast`, MLIR's
+tensor.bitcast, and convert with extui/uitofp/fptoui).
 """
 
 from __future__ import annotations
@@ -1139,7 +1140,7 @@ def lower_gather(e: Emitter, op: graph.GatherOp) -> SSAValue:
 
 
 # Ops whose lowering reads unsigned integers as the signless bits arith takes
-# (`arith.bitcast` of the tensor, zero-extending conversions in the body).
+# (`tile.bitcast` of the tensor, zero-extending conversions in the body).
 SIGN_AWARE = (graph.CastOp, graph.QuantizeOp, graph.DequantizeOp)
 
 

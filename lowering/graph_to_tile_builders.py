@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
+from ziggurat.dialects import tile
 from ziggurat.dialects.graph import compute_dtype
 
 from ziggurat.diagnostics import error_at
@@ -136,7 +137,7 @@ class Emitter:
         """`value`'s bits as a tensor of `element_type` (e.g. ui8 <-> i8); no-op if it is one."""
         if value.type.get_element_type() == element_type:
             return value
-        return self.emit(arith.BitcastOp(value, TensorType(element_type, shape_of(value))))
+        return self.emit(tile.BitcastOp(value, TensorType(element_type, shape_of(value))))
 
     def empty(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
         return self.emit(tensor.EmptyOp([], TensorType(element_type, shape)))

@@ -23,9 +23,16 @@ def _npu_dialect() -> Dialect:
     return Npu
 
 
+def _tile_dialect() -> Dialect:
+    from ziggurat.dialects.tile import Tile
+
+    return Tile
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph_dialect,
     "npu": _npu_dialect,
+    "tile": _tile_dialect,
 }
 
 

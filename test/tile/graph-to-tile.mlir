@@ -126,3 +126,19 @@ func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %y = graph.softmax %x : tensor<4x10xf32>
   func.return %y : tensor<4x10xf32>
 }
+
+// -----
+
+// Unsigned tensors enter arith as their signless bits (tile.bitcast, MLIR's
+// tensor.bitcast) and convert with zero extension.
+// CHECK-LABEL: func.func @dequantize_ui8(
+// CHECK:         %[[X:.*]] = tile.bitcast %x : tensor<4xui8> to tensor<4xi8>
+// CHECK:         %[[Z:.*]] = tile.bitcast %z : tensor<ui8> to tensor<i8>
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], %s, %[[Z]] : tensor<4xi8>, tensor<f32>, tensor<i8>)
+// CHECK:           arith.extui %{{.*}} : i8 to i64
+// CHECK:           arith.extui %{{.*}} : i8 to i64
+// CHECK:           arith.sitofp %{{.*}} : i64 to f32
+func.func @dequantize_ui8(%x: tensor<4xui8>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<4xf32> {
+  %y = graph.dequantize %x, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
