@@ -7,7 +7,7 @@ xDSL's `cse`, `dce` and `canonicalize`, with random option values (odd ones
 included: 0, 1, negative). `ziggurat-opt` must succeed or report a
 diagnostic; when it succeeds, its printed output must parse, verify, and
 compute what the input computed, function by function, on the same random
-inputs. Comparing after printing and parsing again is deliberate: a value
+inputs and on inputs with NaN, infinities and signed zeros. Comparing after printing and parsing again is deliberate: a value
 that survives the passes but not the text (NaN, -0.0) is a wrong answer for
 `ziggurat-opt | ziggurat-run`.
 """
@@ -15,6 +15,7 @@ that survives the passes but not the text (NaN, -0.0) is a wrong answer for
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,11 +79,29 @@ def _results(text: str, filename: str) -> dict[str, list[np.ndarray]] | None:
             if not functions:
                 return None
             return {
-                f.sym_name.data: run_function(module, random_inputs(f, seed=1), f.sym_name.data)
+                f"@{f.sym_name.data} on {kind} inputs": run_function(module, inputs, f.sym_name.data)
                 for f in functions
+                for kind, inputs in (("random", random_inputs(f, seed=1)), ("special", special_inputs(f)))
             }
     except DiagnosticError:
         return None
+
+
+SPECIAL_VALUES = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0)
+
+
+def special_inputs(function) -> list[np.ndarray]:
+    """Random inputs with an eighth of each float array replaced by NaN, infinities, signed zeros and ones:
+    the values where algebraic simplifications (x * 0 -> 0, x + 0 -> x) go wrong."""
+    from ziggurat.backends.interpreter import random_inputs
+
+    rng = np.random.default_rng(2)
+    inputs = random_inputs(function, seed=2)
+    for array in inputs:
+        if array.dtype.kind == "f" or array.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+            chosen = rng.random(array.shape) < 0.125
+            array[chosen] = rng.choice(SPECIAL_VALUES, size=int(chosen.sum())).astype(array.dtype)
+    return inputs
 
 
 @st.composite
@@ -116,8 +135,9 @@ def tolerance(dtype: np.dtype) -> tuple[float, float]:
     return 1e-4, 1e-5
 
 
-def mismatch(expected: np.ndarray, actual: np.ndarray) -> str | None:
-    """How `actual` differs from `expected`, or None if it is the same up to `tolerance`."""
+def mismatch(expected: np.ndarray, actual: np.ndarray, signed_zeros: bool = False) -> str | None:
+    """How `actual` differs from `expected`, or None if it is the same up to `tolerance`
+    (and, with `signed_zeros`, has the same sign wherever both are zero: 1 / x tells them apart)."""
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
         return f"{actual.dtype}{list(actual.shape)} instead of {expected.dtype}{list(expected.shape)}"
     rtol, atol = tolerance(expected.dtype)
@@ -125,8 +145,12 @@ def mismatch(expected: np.ndarray, actual: np.ndarray) -> str | None:
     if not np.array_equal(np.isnan(wide_expected), np.isnan(wide_actual)):
         return "NaN at other positions"
     if not np.allclose(wide_actual, wide_expected, rtol=rtol, atol=atol, equal_nan=True):
-        worst = np.nanmax(np.abs(wide_actual - wide_expected)) if wide_expected.size else 0.0
-        return f"values differ by up to {worst:g}"
+        finite = np.isfinite(wide_expected) & np.isfinite(wide_actual)
+        worst = np.max(np.abs(wide_actual - wide_expected)[finite], initial=0.0)
+        return f"values differ (by up to {worst:g} where both are finite)"
+    zeros = (wide_expected == 0) & (wide_actual == 0)
+    if signed_zeros and not np.array_equal(np.signbit(wide_expected[zeros]), np.signbit(wide_actual[zeros])):
+        return "a zero has the other sign"
     return None
 
 
@@ -148,7 +172,7 @@ def check_pipeline_case(case: PipelineCase, workdir: Path) -> dict[str, Outcome]
                     if name not in actual:
                         continue  # dce may erase a private function
                     for index, (before, after) in enumerate(zip(results, actual[name])):
-                        if (difference := mismatch(before, after)) is not None:
+                        if (difference := mismatch(before, after, signed_zeros=True)) is not None:
                             outcome.kind = "mismatch"
-                            outcome.detail = f"@{name} result #{index}: {difference}"
+                            outcome.detail = f"{name}, result #{index}: {difference}"
     return {"ziggurat-opt": outcome}
