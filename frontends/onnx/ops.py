@@ -6,7 +6,8 @@ dialect has no op for an ONNX operator but existing ops express it exactly,
 the converter decomposes (Split is slices, Sum and Mean are chained adds,
 Selu is a scaled elu, Mish is x * tanh(softplus(x)), ReduceMin is a negated
 ReduceMax, LRN is pad + slices + adds + pow, InstanceNormalization is
-reductions and elementwise ops, DepthToSpace is reshape + transpose, Tile is
+reductions and elementwise ops (GroupNormalization and
+MeanVarianceNormalization too), DepthToSpace is reshape + transpose, Tile is
 concats, Conv and pools on 1-D sequences are their 2-D forms with a unit
 height, 3-D ones are 2-D ones over depth slices, ConvTranspose is a conv2d
 of the zero-spread input). Operators whose
@@ -543,22 +544,55 @@ def convert_layer_norm(ctx: NodeContext):
     return [ctx.emit(graph.LayerNormOp, [ctx.input(0), ctx.input(1), ctx.optional_input(2)], properties)]
 
 
+def normalize(ctx: NodeContext, x: SSAValue, axes: Sequence[int], epsilon: float) -> SSAValue:
+    """(x - mean) / sqrt(var + epsilon), the statistics over `axes` (kept as size-1 dimensions)."""
+    reduced = {"axes": int_array(axes)}
+    centered = ctx.emit(graph.SubOp, [x, ctx.emit(graph.ReduceMeanOp, [x], reduced)])
+    variance = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [centered, centered])], reduced)
+    shifted = ctx.emit(graph.AddOp, [variance, ctx.scalar_like(epsilon, x)])
+    return ctx.emit(graph.MulOp, [centered, ctx.emit(graph.RsqrtOp, [shifted])])
+
+
+def scale_and_shift(ctx: NodeContext, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    """x * scale + bias, the node's inputs 1 and 2 reshaped to `shape`."""
+    scaled = ctx.emit(graph.MulOp, [x, reshape(ctx, ctx.input(1), shape)])
+    return ctx.emit(graph.AddOp, [scaled, reshape(ctx, ctx.input(2), shape)])
+
+
 @converts("InstanceNormalization")
 def convert_instance_norm(ctx: NodeContext):
-    # (x - mean) / sqrt(var + eps) * scale + bias, statistics over the spatial axes of each (n, c).
-    x = ctx.input(0)
+    # Statistics over the spatial axes of each (n, c).
     rank = len(ctx.shape(0))
-    axes = {"axes": int_array(list(range(2, rank)))}
-    channel_shape = [ctx.shape(1)[0]] + [1] * (rank - 2)
-    mean = ctx.emit(graph.ReduceMeanOp, [x], axes)
-    centered = ctx.emit(graph.SubOp, [x, mean])
-    variance = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [centered, centered])], axes)
-    epsilon = ctx.scalar_like(ctx.attribute("epsilon", 1e-5), x)
-    normalized = ctx.emit(
-        graph.MulOp, [centered, ctx.emit(graph.RsqrtOp, [ctx.emit(graph.AddOp, [variance, epsilon])])]
-    )
-    scaled = ctx.emit(graph.MulOp, [normalized, reshape(ctx, ctx.input(1), channel_shape)])
-    return [ctx.emit(graph.AddOp, [scaled, reshape(ctx, ctx.input(2), channel_shape)])]
+    normalized = normalize(ctx, ctx.input(0), list(range(2, rank)), ctx.attribute("epsilon", 1e-5))
+    return [scale_and_shift(ctx, normalized, [ctx.shape(1)[0]] + [1] * (rank - 2))]
+
+
+@converts("GroupNormalization")
+def convert_group_norm(ctx: NodeContext):
+    # Statistics over each group of C / num_groups channels and the spatial axes; scale and bias
+    # are per group before opset 21, per channel from it.
+    shape = ctx.shape(0)
+    groups = ctx.attribute("num_groups")
+    n, channels = shape[:2]
+    if channels % groups:
+        raise ctx.error(f"{channels} channels do not split into {groups} groups")
+    grouped = reshape(ctx, ctx.input(0), [n, groups, math.prod(shape[1:]) // groups])
+    normalized = normalize(ctx, grouped, [2], ctx.attribute("epsilon", 1e-5))
+    if ctx.opset < 21:
+        return [reshape(ctx, scale_and_shift(ctx, normalized, [groups, 1]), shape)]
+    return [scale_and_shift(ctx, reshape(ctx, normalized, shape), [channels] + [1] * (len(shape) - 2))]
+
+
+@converts("MeanVarianceNormalization")
+def convert_mean_variance_norm(ctx: NodeContext):
+    # ONNX's function body: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9).
+    x = ctx.input(0)
+    reduced = {"axes": int_array(ctx.attribute("axes", [0, 2, 3]))}
+    mean = ctx.emit(graph.ReduceMeanOp, [x], reduced)
+    mean_of_squares = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [x, x])], reduced)
+    variance = ctx.emit(graph.SubOp, [mean_of_squares, ctx.emit(graph.MulOp, [mean, mean])])
+    deviation = ctx.emit(graph.AddOp, [ctx.emit(graph.SqrtOp, [variance]), ctx.scalar_like(1e-9, x)])
+    return [ctx.emit(graph.DivOp, [ctx.emit(graph.SubOp, [x, mean]), deviation])]
 
 
 @converts("LRN")
@@ -610,11 +644,13 @@ REDUCTIONS: dict[str, tuple[type[graph.GraphOp], int]] = {
     "ReduceSum": (graph.ReduceSumOp, 13),
     "ReduceMean": (graph.ReduceMeanOp, 18),
     "ReduceMax": (graph.ReduceMaxOp, 18),
-    # min(x) = -max(-x), and the L1/L2/sum-of-squares norms reduce an elementwise op's result.
+    # min(x) = -max(-x); the norms and log-sums reduce an elementwise op's result or take one of theirs.
     "ReduceMin": (graph.ReduceMaxOp, 18),
     "ReduceL1": (graph.ReduceSumOp, 18),
     "ReduceL2": (graph.ReduceSumOp, 18),
     "ReduceSumSquare": (graph.ReduceSumOp, 18),
+    "ReduceLogSum": (graph.ReduceSumOp, 18),
+    "ReduceLogSumExp": (graph.ReduceSumOp, 18),
 }
 
 
@@ -631,12 +667,22 @@ def convert_reduce(ctx: NodeContext):
         "ReduceL2": lambda: ctx.emit(graph.MulOp, [x, x]),
         "ReduceSumSquare": lambda: ctx.emit(graph.MulOp, [x, x]),
     }.get(ctx.node.op_type, lambda: x)()
-    properties = {"axes": int_array(axes) if axes else None, "keepdims": bool_attr(bool(ctx.attribute("keepdims", 1)))}
+    keepdims = bool(ctx.attribute("keepdims", 1))
+    properties = {"axes": int_array(axes) if axes else None, "keepdims": bool_attr(keepdims)}
+    if ctx.node.op_type == "ReduceLogSumExp":
+        # max + log(sum(exp(x - max))): no overflow, as onnxruntime computes it.
+        peak = ctx.emit(graph.ReduceMaxOp, [x], properties | {"keepdims": bool_attr(True)})
+        exponentials = ctx.emit(graph.ExpOp, [ctx.emit(graph.SubOp, [x, peak])])
+        total = ctx.emit(graph.ReduceSumOp, [exponentials], properties)
+        peak = peak if keepdims else reshape(ctx, peak, tensor_type(total).get_shape())
+        return [ctx.emit(graph.AddOp, [ctx.emit(graph.LogOp, [total]), peak])]
     result = ctx.emit(op_type, [reduced], properties)
     if ctx.node.op_type == "ReduceMin":
         return [ctx.emit(graph.NegOp, [result])]
     if ctx.node.op_type == "ReduceL2":
         return [ctx.emit(graph.SqrtOp, [result])]
+    if ctx.node.op_type == "ReduceLogSum":
+        return [ctx.emit(graph.LogOp, [result])]
     return [result]
 
 
