@@ -18,7 +18,7 @@ for variable in ("HOME", "PYTHONPATH", "VIRTUAL_ENV"):
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 
-for tool in ("ziggurat-opt", "ziggurat-run", "filecheck"):
+for tool in ("ziggurat-opt", "ziggurat-run", "ziggurat-compile", "filecheck"):
     if shutil.which(tool, path=config.environment["PATH"]) is None:
         lit_config.fatal(f"'{tool}' is not on PATH; run the tests with `make test`")
 
