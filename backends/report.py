@@ -10,8 +10,10 @@ bound: the fewest cycles the work could take on this core, the larger of
 
 * compute: the matrix units' multiply-accumulates at their peak rate for each
   dtype pair, spread over the cores that ran, and
-* global memory: the bytes moved to and from global memory at the bandwidth
-  those cores share (each core's share: all of it divided by the active cores);
+* global memory: the bytes read from and written to global memory at the
+  read and write bandwidths those cores share (each core's share: all of it
+  divided by the active cores), the slower of the two directions, since the
+  timing model streams reads and writes side by side;
 
 with the fraction of that bound the run achieved.
 """
@@ -28,9 +30,19 @@ def build_report(stats: TimingStats, machine: Machine) -> dict[str, Any]:
     """The report of one run as plain data (JSON-serializable)."""
     # the work of `stats.cores` cores, each with its own matrix unit and its share of global bandwidth
     compute = sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items()) / stats.cores
-    global_spaces = [name for name, space in machine.memories.items() if space.level == "global"]
-    traffic = sum(stats.bytes_read.get(n, 0) + stats.bytes_written.get(n, 0) for n in global_spaces)
-    memory = traffic / (machine.global_bandwidth() / max(1, stats.active_cores) * stats.cores)
+    share = max(1, stats.active_cores) / stats.cores  # each core that ran gets 1 / active_cores of the bandwidth
+    memory = max(
+        (
+            max(
+                stats.bytes_read.get(name, 0) / space.read_bytes_per_cycle,
+                stats.bytes_written.get(name, 0) / space.write_bytes_per_cycle,
+            )
+            * share
+            for name, space in machine.memories.items()
+            if space.level == "global"
+        ),
+        default=0.0,
+    )
     bound = max(compute, memory)
     report = stats.to_dict()
     report.update(

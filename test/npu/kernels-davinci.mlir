@@ -4,8 +4,8 @@
 
 // CHECK:      machine davinci: 1 core(s) run, 1 of 32 sharing global memory, 1 GHz
 // CHECK-NEXT: total {{ +}}4,654 cycles
-// 64 KiB through global memory; the vector unit's 4,032 cycles are what the run waits for.
-// CHECK-NEXT: roofline {{ +}}55 cycles  bound by global memory, 1.2% achieved
+// 32 KiB each way through global memory; the vector unit's 4,032 cycles are what the run waits for.
+// CHECK-NEXT: roofline {{ +}}27 cycles  bound by global memory, 0.6% achieved
 // CHECK:      mte2 {{ +}}306
 // CHECK:      mte3 {{ +}}306
 // CHECK:      cube {{ +}}0 {{ +}}0.0%

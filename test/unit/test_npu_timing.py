@@ -157,6 +157,10 @@ def test_report_roofline_and_text():
     assert stats.macs == {("i8", "i32"): 2 * 16 * 16 * 16}
     assert build_report(stats, TINY)["roofline"]["compute_cycles"] == 2 * 16 * 16 * 16 / 8192
 
+    # reads and writes stream side by side (mte2 and mte3 at once), so the slower direction binds
+    copy = build_report(run(INDEPENDENT, [np.zeros(1024, np.float32)]).stats, TINY)
+    assert copy["roofline"]["global_memory_cycles"] == 4096 / 64
+
     text = format_report(load)
     assert "machine tiny: 1 core(s) run, 1 of 4 sharing global memory, 1 GHz" in text
     assert "roofline" in text and "bound by global memory, 27.8% achieved" in text
