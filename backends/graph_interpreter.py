@@ -22,6 +22,9 @@ same runner; see `ziggurat.backends.interpreter` for the registry
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.interpreter import (
     Interpreter,
@@ -69,17 +72,12 @@ class ArithTensorFunctions(ArithFunctions):
         return ArithFunctions.run_constant(self, interpreter, op, args).values
 
 
-def _run_graph_op(
-    functions: InterpreterFunctions, interpreter: Interpreter, op: GraphOp, args: PythonValues
-) -> PythonValues:
-    try:
-        results = op.evaluate(*args)
-    except DiagnosticError:
-        raise
-    except Exception as error:  # evaluate is numpy code: whatever fails, fails at this op
-        raise error_at(
-            op, f"evaluating '{op.name}' failed: {type(error).__name__}: {error}"
-        ) from error
+def check_evaluated(op: GraphOp, results: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """`op.evaluate`'s `results`, checked against the op's result types.
+
+    A mismatch is a bug in the op's reference semantics, reported at the op by
+    every caller (the interpreter, constant folding) in the same words.
+    """
     if len(results) != len(op.results):
         raise error_at(
             op,
@@ -95,6 +93,22 @@ def _run_graph_op(
                 f"{array.dtype}, but its type is {result.type}; its reference semantics are wrong",
             )
     return tuple(results)
+
+
+def _run_graph_op(
+    functions: InterpreterFunctions, interpreter: Interpreter, op: GraphOp, args: PythonValues
+) -> PythonValues:
+    try:
+        # IEEE results (inf, NaN) are the op's semantics, as in onnxruntime: no numpy warnings.
+        with np.errstate(all="ignore"):
+            results = op.evaluate(*args)
+    except DiagnosticError:
+        raise
+    except Exception as error:  # evaluate is numpy code: whatever fails, fails at this op
+        raise error_at(
+            op, f"evaluating '{op.name}' failed: {type(error).__name__}: {error}"
+        ) from error
+    return check_evaluated(op, results)
 
 
 def _graph_functions_class() -> type[InterpreterFunctions]:

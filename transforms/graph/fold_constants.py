@@ -17,7 +17,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.traits import Pure
 
-from ziggurat.diagnostics import emit_warning, error_at
+from ziggurat.backends.graph_interpreter import check_evaluated
+from ziggurat.diagnostics import emit_warning
 from ziggurat.dialects.graph import GraphOp
 from ziggurat.transforms.graph.constants import (
     constant_array,
@@ -59,9 +60,8 @@ class FoldConstantOp(RewritePattern):
             return
         if any(element_count(v.type) > self.max_elements for v in (*op.operands, *op.results)):
             return
-        expected = [numpy_shape_and_dtype(result.type) for result in op.results]
         inputs = [constant_array(operand) for operand in op.operands]
-        if None in expected or any(array is None for array in inputs):
+        if any(numpy_shape_and_dtype(r.type) is None for r in op.results) or any(a is None for a in inputs):
             return
 
         try:
@@ -75,21 +75,10 @@ class FoldConstantOp(RewritePattern):
             )
             return
 
-        if len(results) != len(op.results):
-            raise error_at(
-                op,
-                f"'{op.name}' evaluated to {len(results)} arrays for its {len(op.results)} "
-                "results; its reference semantics are wrong",
-            )
-        constants = []
-        for index, (array, result, (shape, dtype)) in enumerate(zip(results, op.results, expected)):
-            if array.shape != shape or array.dtype != dtype:
-                raise error_at(
-                    op,
-                    f"'{op.name}' evaluated result #{index} to shape {list(array.shape)} and dtype "
-                    f"{array.dtype}, but its type is {result.type}; its reference semantics are wrong",
-                )
-            constants.append(constant_op_for(array, result.type))
+        constants = [
+            constant_op_for(array, result.type)
+            for array, result in zip(check_evaluated(op, results), op.results)
+        ]
         rewriter.replace(op, constants, [c.output for c in constants])
 
 
