@@ -79,14 +79,19 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import (
     ConstantLike,
     HasCanonicalizationPatternsTrait,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
     OpTrait,
     Pure,
 )
@@ -2266,6 +2271,101 @@ class DequantizeOp(QuantizationOp):
         y = difference.astype(wide_scale.dtype) * self.broadcast(x, wide_scale)
         return (y.astype(scale.dtype),)
 
+# --------------------------------------------------------------------------- #
+# Fusion groups
+# --------------------------------------------------------------------------- #
+
+
+@irdl_op_definition
+class FusedOp(GraphOp):
+    """A fusion group formed by `graph-fuse`: graph ops that run as one kernel.
+
+    `%r = graph.fused "conv2d_add_relu" (%x, %w, %b) {root = "graph.conv2d"} ({
+    ^bb0(%a : ..., %b : ..., %c : ...): ... graph.yield %v : ...}) : (...) -> ...`
+
+    The body is isolated from above: its block arguments are the group's
+    inputs (the operands, constants included) and `graph.yield` gives the
+    results, the members' values used outside the group. `group_name` joins
+    the members' op names; `root` names the anchor op kind (the member with
+    the highest `OpPatternKind`), the op a tiling pass tiles first. The group
+    itself fuses with nothing else (`OPAQUE`).
+    """
+
+    name = "graph.fused"
+    traits = traits_def(
+        Pure(), IsolatedFromAbove(), FusionPattern(OpPatternKind.OPAQUE), GraphCanonicalization()
+    )
+
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    group_name = prop_def(StringAttr)
+    root = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    assembly_format = (
+        "$group_name `(` $inputs `)` attr-dict `(` $body `)` `:` "
+        "functional-type($inputs, $outputs)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        raise VerifyException(
+            f"'{cls.name}' takes its result types from its body's 'graph.yield'; "
+            f"build it with {cls.__name__}.create(...)"
+        )
+
+    def verify_(self) -> None:
+        block = self.body.block
+        arg_types = [arg.type for arg in block.args]
+        operand_types = [operand.type for operand in self.inputs]
+        if arg_types != operand_types:
+            raise VerifyException(
+                f"the body's block argument types {arg_types} must be the operand types "
+                f"{operand_types}"
+            )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("the body must end with 'graph.yield'")
+        yielded = [value.type for value in terminator.values]
+        result_types = [result.type for result in self.outputs]
+        if yielded != result_types:
+            raise VerifyException(
+                f"'graph.yield' gives types {yielded}, but the results have types {result_types}"
+            )
+        for op in block.ops:
+            if op is not terminator and not isinstance(op, GraphOp):
+                raise VerifyException(
+                    f"the body may hold only graph ops, but holds '{op.name}'"
+                )
+
+    def evaluate(self, *inputs):
+        values: dict[SSAValue, np.ndarray] = dict(zip(self.body.block.args, inputs))
+        for op in self.body.block.ops:
+            if isinstance(op, YieldOp):
+                return tuple(values[value] for value in op.values)
+            results = op.evaluate(*(values[operand] for operand in op.operands))
+            values.update(zip(op.results, results))
+        raise VerifyException("the body must end with 'graph.yield'")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """`graph.yield %a, %b : tensor<...>, tensor<...>`: the results of a `graph.fused` body."""
+
+    name = "graph.yield"
+    traits = traits_def(IsTerminator(), HasParent(FusedOp), Pure())
+
+    values = var_operand_def(TensorType)
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[values])
+
+
+FUSION_OPS: tuple[type[Operation], ...] = (FusedOp, YieldOp)
+"""The ops `graph-fuse` creates: they hold other graph ops rather than compute on tensors."""
+
 
 Graph = Dialect(
     "graph",
@@ -2342,5 +2442,8 @@ Graph = Dialect(
         CastOp,
         QuantizeOp,
         DequantizeOp,
+        # fusion groups
+        FusedOp,
+        YieldOp,
     ],
 )

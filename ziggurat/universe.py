@@ -48,6 +48,18 @@ def _graph_canonicalize() -> type[ModulePass]:
     return GraphCanonicalizePass
 
 
+def _graph_fuse() -> type[ModulePass]:
+    from ziggurat.transforms.graph.fuse import GraphFusePass
+
+    return GraphFusePass
+
+
+def _graph_unfuse() -> type[ModulePass]:
+    from ziggurat.transforms.graph.fuse import GraphUnfusePass
+
+    return GraphUnfusePass
+
+
 def _graph_to_tile() -> type[ModulePass]:
     from ziggurat.lowering.graph_to_tile import GraphToTilePass
 
@@ -57,6 +69,8 @@ def _graph_to_tile() -> type[ModulePass]:
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-constants": _graph_fold_constants,
+    "graph-fuse": _graph_fuse,
+    "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
 }
 
