@@ -48,6 +48,12 @@ def _graph_canonicalize() -> type[ModulePass]:
     return GraphCanonicalizePass
 
 
+def _graph_fold_batch_norm() -> type[ModulePass]:
+    from ziggurat.transforms.graph.fold_batch_norm import GraphFoldBatchNormPass
+
+    return GraphFoldBatchNormPass
+
+
 def _graph_fuse() -> type[ModulePass]:
     from ziggurat.transforms.graph.fuse import GraphFusePass
 
@@ -68,6 +74,7 @@ def _graph_to_tile() -> type[ModulePass]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
+    "graph-fold-batch-norm": _graph_fold_batch_norm,
     "graph-fold-constants": _graph_fold_constants,
     "graph-fuse": _graph_fuse,
     "graph-unfuse": _graph_unfuse,

@@ -1,15 +1,16 @@
-"""graph-fuse and graph-unfuse: the groups keep what the function computes, and the
-graph.fused op verifies its body."""
+"""graph-fuse, graph-unfuse and graph-fold-batch-norm: each keeps what the function
+computes; the graph.fused op verifies its body."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source, verify_module
-from ziggurat.dialects.graph import FusedOp
+from ziggurat.dialects.graph import BatchNormOp, FusedOp
 from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
 
 FUSE_TESTS = Path(__file__).parent.parent / "graph" / "fuse.mlir"
@@ -57,3 +58,43 @@ def test_yield_types_must_match_results():
     module = parse_source(default_context(), text, "bad.mlir")
     with pytest.raises(DiagnosticError, match="'graph.yield' gives types"):
         verify_module(module)
+
+
+# --------------------------------------------------------------------------- #
+# graph-fold-batch-norm
+# --------------------------------------------------------------------------- #
+
+FOLD_BN_TESTS = Path(__file__).parent.parent / "graph" / "fold-batch-norm.mlir"
+
+
+@pytest.mark.parametrize("function", functions_of(FOLD_BN_TESTS.read_text()))
+def test_fold_batch_norm_preserves_numerics(function: str):
+    report = check_pass_preserves_numerics(
+        FOLD_BN_TESTS.read_text(), "graph-fold-batch-norm", function=function
+    )
+    assert report.ok, str(report)
+
+
+def test_fold_batch_norm_on_random_statistics():
+    rng = np.random.default_rng(0)
+
+    def const(shape):
+        values = ", ".join(f"{v:.6f}" for v in rng.uniform(0.5, 2.0, size=int(np.prod(shape))))
+        return f"dense<[{values}]>"
+
+    text = f"""
+    func.func @main(%x: tensor<2x3x6x6xf32>) -> tensor<2x4x3x3xf32> {{
+      %w = graph.constant dense<0.5> : tensor<4x3x3x3xf32>
+      %cb = graph.constant {const([4])} : tensor<4xf32>
+      %s = graph.constant {const([4])} : tensor<4xf32>
+      %b = graph.constant {const([4])} : tensor<4xf32>
+      %m = graph.constant {const([4])} : tensor<4xf32>
+      %v = graph.constant {const([4])} : tensor<4xf32>
+      %c = graph.conv2d %x, %w, %cb {{strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}} : (tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
+      %y = graph.batch_norm %c, %s, %b, %m, %v : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
+      func.return %y : tensor<2x4x3x3xf32>
+    }}
+    """
+    report = check_pass_preserves_numerics(text, "graph-fold-batch-norm,dce")
+    assert report.ok, str(report)
+    assert not any(isinstance(op, BatchNormOp) for op in report.transformed.walk())

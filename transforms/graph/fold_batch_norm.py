@@ -1,0 +1,147 @@
+"""`graph-fold-batch-norm`: fold inference batch norms into the convolution or GEMM before them.
+
+An inference `graph.batch_norm` is the per-channel affine map `y * f + s` with
+`f = scale / sqrt(variance + epsilon)` and `s = bias - mean * f`, channel the
+axis 1 of its input. When its input is the only use of
+
+* a `graph.conv2d` with `layout = "NCHW"` (output channels on axis 1): the
+  weights' output-channel axis (O, the first in both OIHW and OHWI) is scaled
+  by `f` and the bias becomes `conv_bias * f + s` (a bias is created if the
+  conv had none). An NHWC conv has its channels last, not on the axis the
+  batch norm normalizes, so it is left alone;
+* a `graph.gemm` (output `(M, N)`, N on axis 1): `op(b)`'s columns are scaled
+  by `f` and `c` becomes `beta * c * f + s` with `beta = 1` (created if absent);
+* a 2-D `graph.matmul`: it becomes a `graph.gemm` with the scaled rhs and `c = s`,
+
+and the weights, the existing bias/`c` and the four statistics are all
+constants, the conv/GEMM is rebuilt with new constants (computed in float64,
+stored in the original element type) and the batch norm disappears. Anything
+else is left unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from ziggurat.dialects.graph import (
+    BatchNormOp,
+    Conv2dOp,
+    GemmOp,
+    MatMulOp,
+    bool_attr,
+    f32_attr,
+    layout_of,
+)
+from ziggurat.dtypes import tensor_type_of, to_numpy_dtype
+from ziggurat.transforms.graph.constants import constant_array, constant_op_for
+
+
+def affine_of(bn: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
+    """The batch norm's per-channel factor and shift in float64, or None if a statistic is not constant."""
+    stats = [constant_array(v) for v in (bn.scale, bn.bias, bn.mean, bn.variance)]
+    if any(s is None for s in stats):
+        return None
+    scale, bias, mean, variance = (s.astype(np.float64) for s in stats)
+    factor = scale / np.sqrt(variance + float(bn.epsilon.value.data))
+    return factor, bias - mean * factor
+
+
+def constant_like(array: np.ndarray, like: TensorType, rewriter: PatternRewriter):
+    """A new `graph.constant` holding `array` in `like`'s element type, inserted before the rewritten op."""
+    value = array.astype(to_numpy_dtype(like.get_element_type()))
+    op = constant_op_for(value, tensor_type_of(value))
+    rewriter.insert_op(op)
+    return op.output
+
+
+@dataclass(frozen=True)
+class FoldBatchNorm(RewritePattern):
+    """`batch_norm(conv2d | gemm | matmul)` with constant parameters -> the producer with folded constants."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, bn: BatchNormOp, rewriter: PatternRewriter, /):
+        producer = bn.input.owner
+        if not isinstance(producer, Conv2dOp | GemmOp | MatMulOp) or not bn.input.has_one_use():
+            return
+        affine = affine_of(bn)
+        if affine is None:
+            return
+        factor, shift = affine
+        if isinstance(producer, Conv2dOp):
+            new = self.fold_conv(producer, factor, shift, rewriter)
+        elif isinstance(producer, GemmOp):
+            new = self.fold_gemm(producer, factor, shift, rewriter)
+        else:
+            new = self.fold_matmul(producer, factor, shift, rewriter)
+        if new is None:
+            return
+        rewriter.replace(bn, new)
+        rewriter.erase(producer)
+
+    def fold_conv(self, conv: Conv2dOp, factor, shift, rewriter):
+        if layout_of(conv.properties) != "NCHW":
+            return None
+        weight = constant_array(conv.weight)
+        bias = constant_array(conv.bias) if conv.bias is not None else np.zeros_like(shift)
+        if weight is None or bias is None:
+            return None
+        weight_type = conv.weight.type
+        new_weight = weight.astype(np.float64) * factor.reshape(-1, *(1,) * (weight.ndim - 1))
+        new_bias = bias.astype(np.float64) * factor + shift
+        operands = [
+            conv.input,
+            constant_like(new_weight, weight_type, rewriter),
+            constant_like(new_bias, weight_type, rewriter),
+        ]
+        return Conv2dOp.build_inferred(operands, dict(conv.properties))
+
+    def fold_gemm(self, gemm: GemmOp, factor, shift, rewriter):
+        b = constant_array(gemm.b)
+        c = constant_array(gemm.c) if gemm.c is not None else np.zeros(())
+        if b is None or c is None:
+            return None
+        trans_b = bool(gemm.trans_b.value.data)
+        # op(b) is (K, N): scale its columns, i.e. b's rows when it is stored transposed.
+        new_b = b.astype(np.float64) * (factor[:, None] if trans_b else factor[None, :])
+        beta = float(gemm.beta.value.data)
+        new_c = beta * c.astype(np.float64) * factor + shift
+        properties = dict(gemm.properties) | {"beta": f32_attr(1.0)}
+        operands = [
+            gemm.a,
+            constant_like(new_b, gemm.b.type, rewriter),
+            constant_like(new_c, gemm.b.type, rewriter),
+        ]
+        return GemmOp.build_inferred(operands, properties)
+
+    def fold_matmul(self, matmul: MatMulOp, factor, shift, rewriter):
+        rhs = constant_array(matmul.rhs)
+        if rhs is None or rhs.ndim != 2 or matmul.lhs.type.get_num_dims() != 2:
+            return None
+        new_rhs = rhs.astype(np.float64) * factor[None, :]
+        operands = [
+            matmul.lhs,
+            constant_like(new_rhs, matmul.rhs.type, rewriter),
+            constant_like(shift, matmul.rhs.type, rewriter),
+        ]
+        return GemmOp.build_inferred(operands, {"trans_b": bool_attr(False)})
+
+
+@dataclass(frozen=True)
+class GraphFoldBatchNormPass(ModulePass):
+    """Fold inference `graph.batch_norm`s into the conv2d/gemm/matmul that feeds them (see the module docstring)."""
+
+    name = "graph-fold-batch-norm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FoldBatchNorm()).rewrite_module(op)
