@@ -10,6 +10,7 @@ which tool failed, how, and with which arguments.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from collections import Counter
@@ -113,7 +114,8 @@ def run_category(
 
 def save_failure(failure: Failure, suffix: str, index: int) -> Path:
     FAILURES_DIR.mkdir(exist_ok=True)
-    path = FAILURES_DIR / f"{failure.category}-{failure.tool}-{failure.outcome.kind}-{index}{suffix}"
+    tool = re.sub(r"[^\w.-]+", "_", failure.tool).strip("_")
+    path = FAILURES_DIR / f"{failure.category}-{tool}-{failure.outcome.kind}-{index}{suffix}"
     comment = "#" if suffix == ".toml" else "//"
     header = [
         f"{failure.tool}: {failure.outcome.kind} {failure.outcome.detail}".rstrip(),

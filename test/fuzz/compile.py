@@ -17,10 +17,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from .outcome import Outcome, run_in_process
-from .shapes import ShapeCase, _case, inputs_for, onnx_model, onnx_results
+from .shapes import REDUCE, ShapeCase, _case, inputs_for, onnx_model, onnx_results
 
 CHECK_FAILED = "check failed"
 """What `ziggurat-compile --check` prints when the numbers differ."""
@@ -45,6 +46,9 @@ class CompileCase:
 @st.composite
 def compile_cases(draw) -> CompileCase:
     case = draw(_case())
+    # onnxruntime computes a reduction over an empty axis with the wrong shape (see
+    # shapes.reference_results), so --check would blame ziggurat for onnxruntime's answer.
+    assume(not (case.op in REDUCE and any(0 in shape for shape in case.input_shapes)))
     # onnx.checker wants the output's shape: onnxruntime's result has it.
     results = onnx_results(case, inputs_for(case))
     model = onnx_model(case, None if results is None else results[0].shape).SerializeToString()
