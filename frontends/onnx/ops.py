@@ -12,7 +12,9 @@ concats, Conv and pools on 1-D sequences are their 2-D forms with a unit
 height, 3-D ones are 2-D ones over depth slices, ConvTranspose is a conv2d
 of the zero-spread input). Operators whose
 attributes moved to inputs across opsets (Slice, Pad, Clip, Split, Squeeze,
-Unsqueeze, the reductions' axes) accept both forms.
+Unsqueeze, the reductions' axes) accept both forms. GreaterOrEqual and
+LessOrEqual are `where(equal, equal, greater/less)`, which keeps NaN
+unordered (not(less) would call NaN >= x true).
 
 `MISSING_GRAPH_OPS` names the graph op that unsupported operators are waiting
 for, so the importer's error can say why.
@@ -40,14 +42,7 @@ CONVERTERS: dict[str, Converter] = {}
 MISSING_GRAPH_OPS: dict[str, str] = {
     "Resize": "graph.resize",
     "Upsample": "graph.resize",
-    "Equal": "graph.equal",
-    "Greater": "graph.greater",
-    "Less": "graph.less",
-    "Not": "graph.not",
-    "ArgMax": "graph.arg_max",
     "TopK": "graph.top_k",
-    "ReduceProd": "graph.reduce_prod",
-    "CumSum": "graph.cumsum",
     "MaxRoiPool": "graph.roi_pool",
 }
 
@@ -221,6 +216,26 @@ def convert_prelu(ctx: NodeContext):
 @converts("Where")
 def convert_where(ctx: NodeContext):
     return [ctx.emit(graph.WhereOp, [ctx.input(0), ctx.input(1), ctx.input(2)])]
+
+
+COMPARISONS: dict[str, type[graph.GraphOp]] = {"Equal": graph.EqualOp, "Greater": graph.GreaterOp, "Less": graph.LessOp}
+ORDERED_OR_EQUAL: dict[str, type[graph.GraphOp]] = {"GreaterOrEqual": graph.GreaterOp, "LessOrEqual": graph.LessOp}
+
+
+@converts(*COMPARISONS, *ORDERED_OR_EQUAL)
+def convert_comparison(ctx: NodeContext):
+    lhs = ctx.input(0)
+    rhs = legacy_broadcast(ctx, lhs, ctx.input(1))
+    if ctx.node.op_type in COMPARISONS:
+        return [ctx.emit(COMPARISONS[ctx.node.op_type], [lhs, rhs])]
+    equal = ctx.emit(graph.EqualOp, [lhs, rhs])
+    ordered = ctx.emit(ORDERED_OR_EQUAL[ctx.node.op_type], [lhs, rhs])
+    return [ctx.emit(graph.WhereOp, [equal, equal, ordered])]
+
+
+@converts("Not")
+def convert_not(ctx: NodeContext):
+    return [ctx.emit(graph.NotOp, [ctx.input(0)])]
 
 
 @converts("Identity", "Dropout")
@@ -644,6 +659,7 @@ REDUCTIONS: dict[str, tuple[type[graph.GraphOp], int]] = {
     "ReduceSum": (graph.ReduceSumOp, 13),
     "ReduceMean": (graph.ReduceMeanOp, 18),
     "ReduceMax": (graph.ReduceMaxOp, 18),
+    "ReduceProd": (graph.ReduceProdOp, 18),
     # min(x) = -max(-x); the norms and log-sums reduce an elementwise op's result or take one of theirs.
     "ReduceMin": (graph.ReduceMaxOp, 18),
     "ReduceL1": (graph.ReduceSumOp, 18),
@@ -684,6 +700,29 @@ def convert_reduce(ctx: NodeContext):
     if ctx.node.op_type == "ReduceLogSum":
         return [ctx.emit(graph.LogOp, [result])]
     return [result]
+
+
+@converts("ArgMax")
+def convert_arg_max(ctx: NodeContext):
+    properties = {
+        "axis": i64_attr(ctx.attribute("axis", 0)),
+        "keepdims": bool_attr(bool(ctx.attribute("keepdims", 1))),
+        "select_last_index": bool_attr(bool(ctx.attribute("select_last_index", 0))),
+    }
+    return [ctx.emit(graph.ArgMaxOp, [ctx.input(0)], properties)]
+
+
+@converts("CumSum")
+def convert_cumsum(ctx: NodeContext):
+    axis = ctx.constant(1, "the axis").reshape(-1)
+    if axis.size != 1:
+        raise ctx.error(f"the axis must be a single integer, got {axis.size} values")
+    properties = {
+        "axis": i64_attr(int(axis[0])),
+        "exclusive": bool_attr(bool(ctx.attribute("exclusive", 0))),
+        "reverse": bool_attr(bool(ctx.attribute("reverse", 0))),
+    }
+    return [ctx.emit(graph.CumSumOp, [ctx.input(0)], properties)]
 
 
 # --------------------------------------------------------------------------- #

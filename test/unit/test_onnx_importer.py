@@ -244,6 +244,26 @@ CASES = [
     Case("DepthToSpace-DCR", "DepthToSpace", {"x": rand(1, 8, 2, 3)}, {"blocksize": 2}),
     Case("DepthToSpace-CRD", "DepthToSpace", {"x": rand(1, 8, 2, 3)}, {"blocksize": 2, "mode": "CRD"}),
     Case("SpaceToDepth", "SpaceToDepth", {"x": rand(1, 2, 4, 6)}, {"blocksize": 2}),
+    # comparisons (NaN and ties included: a >= b must stay false where either is NaN)
+    *[Case(op, op, {"a": const([[0.5, np.nan, 1.0], [2.0, -1.0, 1.0]], np.float32), "b": const([1.0, np.nan, -1.0], np.float32)},
+           opset=opset, output_type=TensorProto.BOOL)
+      for op, opset in [("Equal", 11), ("Greater", 9), ("Less", 9), ("GreaterOrEqual", 12), ("LessOrEqual", 12)]],
+    Case("Equal-int64", "Equal", {"a": const([[1, 2], [3, 4]]), "b": const([[1], [4]])}, output_type=TensorProto.BOOL),
+    Case("Less-opset6-broadcast-axis", "Less", {"a": rand(2, 3, 4), "b": rand(3)}, {"broadcast": 1, "axis": 1}, opset=6,
+         output_type=TensorProto.BOOL, reference=lambda a, b: [a < b.reshape(3, 1)]),
+    Case("Not", "Not", {"x": const([[True, False], [False, False]], np.bool_)}, output_type=TensorProto.BOOL),
+    # reductions with an index or a running result
+    Case("ReduceProd-opset13-axes-attribute", "ReduceProd", {"x": rand(2, 3, 4, low=0.5, high=1.5)}, {"axes": [1], "keepdims": 0}, opset=13),
+    Case("ReduceProd-opset18-axes-input", "ReduceProd", {"x": rand(2, 3, 4, low=0.5, high=1.5)}, constants={"axes": const([0, -1])}, opset=18),
+    Case("ReduceProd-opset18-all-axes", "ReduceProd", {"x": rand(2, 3, low=0.5, high=1.5)}, opset=18),
+    Case("ArgMax", "ArgMax", {"x": rand(3, 4, 5)}, {"axis": 1}, output_type=TensorProto.INT64),
+    Case("ArgMax-negative-axis-no-keepdims", "ArgMax", {"x": rand(3, 4, 5)}, {"axis": -1, "keepdims": 0}, output_type=TensorProto.INT64),
+    *[Case(f"ArgMax-ties-select-last-{last}", "ArgMax", {"x": const([[1, 3, 3, 0], [2, 2, 2, 2]], np.int32)},
+           {"axis": 1, "select_last_index": last}, opset=12, output_type=TensorProto.INT64) for last in (0, 1)],
+    *[Case(f"CumSum-exclusive-{exclusive}-reverse-{reverse}", "CumSum", {"x": rand(3, 4)}, {"exclusive": exclusive, "reverse": reverse},
+           constants={"axis": const(1)}, opset=14) for exclusive in (0, 1) for reverse in (0, 1)],
+    Case("CumSum-int32-negative-axis", "CumSum", {"x": const(np.arange(12).reshape(3, 4), np.int32)}, constants={"axis": const(-2, np.int32)},
+         opset=11, output_type=TensorProto.INT32),
     # quantization (per-tensor and per-channel)
     Case("QuantizeLinear-opset13", "QuantizeLinear", {"x": rand(2, 3, 4)}, opset=13,
          constants={"s": const(0.02, np.float32), "z": const(3, np.int8)}, output_type=TensorProto.INT8),
@@ -402,21 +422,21 @@ def test_parse_input_shape_rejects(text):
 
 def test_unsupported_operators_are_all_listed_with_their_nodes():
     nodes = [
-        helper.make_node("Equal", ["x", "x"], ["a"], name="eq1"),
+        helper.make_node("TopK", ["x", "k"], ["a", "i"], name="top1"),
         helper.make_node("Cast", ["a"], ["b"], name="cast", to=TensorProto.FLOAT),
         helper.make_node("Foo", ["b"], ["c"], name="n7", domain="com.example"),
         helper.make_node("Resize", ["c", "", "scales"], ["y"]),
     ]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8])
-    initializers = [numpy_helper.from_array(const([1, 1, 2, 2], np.float32), "scales")]
+    initializers = [numpy_helper.from_array(const([1, 1, 2, 2], np.float32), "scales"), numpy_helper.from_array(const([2]), "k")]
     graph_proto = helper.make_graph(nodes, "unsupported", [x], [y], initializers)
     model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
     with pytest.raises(DiagnosticError) as error:
         import_model(model)
     text = error_text(error)
-    assert "error: unsupported ONNX operators: Equal (node 'eq1'), com.example.Foo (node 'n7'), Resize (node #3)" in text
-    assert "note: Equal needs graph.equal" in text
+    assert "error: unsupported ONNX operators: TopK (node 'top1'), com.example.Foo (node 'n7'), Resize (node #3)" in text
+    assert "note: TopK needs graph.top_k" in text
     assert "note: Resize needs graph.resize" in text
 
 
