@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from ziggurat.backends.interpreter import find_function, random_inputs, run_func
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, run_main, verify_module, write_atomically
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
+from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.tools.ziggurat_run import summarize
 
 GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
@@ -159,34 +159,23 @@ def optimize(ctx: Context, module: ModuleOp) -> None:
     verify_module(module)
 
 
-def load_inputs(path: Path, names: Sequence[str]) -> list[np.ndarray]:
+def load_inputs(path: Path, names: Sequence[str], function: func.FuncOp) -> list[np.ndarray]:
     """The arrays of an .npz in input order, each found under its ONNX name, argN or arr_N."""
-
-    def error(message: str) -> DiagnosticError:
-        return DiagnosticError(Diagnostic("error", message, file=str(path)))
-
-    try:
-        with path.open("rb") as stream:
-            if not zipfile.is_zipfile(stream):
-                raise error("not an .npz archive (a zip of .npy arrays, as numpy.savez writes)")
-            stream.seek(0)
-            with np.load(stream, allow_pickle=False) as archive:
-                arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as failure:
-        raise error(f"cannot read the inputs: {failure}") from None
+    arrays = read_npz(path)
     ordered, used = [], set()
-    for index, name in enumerate(names):
-        found = [key for key in dict.fromkeys([name, f"arg{index}", f"arr_{index}"]) if key in arrays]
+    for index, (name, arg_type) in enumerate(zip(names, function.function_type.inputs.data, strict=True)):
+        found = [key for key in candidate_keys(name, index) if key in arrays]
         if len(found) != 1:
             problem = "no array" if not found else f"several arrays ({', '.join(found)})"
-            raise error(
+            raise npz_error(
+                path,
                 f"{problem} for input '{name}' (looked for '{name}', arg{index}, arr_{index}; the archive has "
-                f"{', '.join(sorted(arrays)) or 'no arrays'})"
+                f"{', '.join(sorted(arrays)) or 'no arrays'})",
             )
         used.add(found[0])
-        ordered.append(arrays[found[0]])
+        ordered.append(restore_element_type(arrays[found[0]], arg_type))
     if unused := sorted(set(arrays) - used):
-        raise error(f"the model has no input called {', '.join(unused)} (inputs: {', '.join(names) or 'none'})")
+        raise npz_error(path, f"the model has no input called {', '.join(unused)} (inputs: {', '.join(names) or 'none'})")
     return ordered
 
 
@@ -244,12 +233,6 @@ def compare(names: Sequence[str], ours: Sequence[np.ndarray], reference: Sequenc
     return passed
 
 
-def _save_npz(arrays: dict[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
 def _write(path: Path, data: str | bytes, what: str) -> None:
     try:
         write_atomically(path, data)
@@ -295,11 +278,11 @@ def compile_model(args: argparse.Namespace) -> int:
     initializers = {tensor.name for tensor in model.graph.initializer}
     input_names = [value.name for value in model.graph.input if value.name not in initializers]
     output_names = [value.name for value in model.graph.output]
-    inputs = load_inputs(args.inputs, input_names) if args.inputs else random_inputs(function, args.seed)
+    inputs = load_inputs(args.inputs, input_names, function) if args.inputs else random_inputs(function, args.seed)
     with stage("running on the graph interpreter"):
         results = run_function(module, inputs, "main")
     if args.outputs is not None:
-        _write(args.outputs, _save_npz(dict(zip(output_names, results))), "outputs")
+        _write(args.outputs, npz_bytes(dict(zip(output_names, results))), "outputs")
 
     if not args.check:
         if args.outputs is None:

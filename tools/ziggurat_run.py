@@ -42,13 +42,11 @@ reached) is a diagnostic and exit code 1.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import signal
 import sys
 import threading
 import time
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -75,7 +73,7 @@ from ziggurat.diagnostics import (
     verify_module,
     write_atomically,
 )
-from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
 
 if TYPE_CHECKING:
     from ziggurat.backends.machine import Machine
@@ -243,24 +241,14 @@ def load_inputs(path: Path, function: func.FuncOp, every_argument: bool) -> dict
     """
 
     def error(message: str) -> DiagnosticError:
-        return DiagnosticError(Diagnostic("error", message, file=str(path)))
+        return npz_error(path, message)
 
-    try:
-        with path.open("rb") as stream:
-            # np.load takes anything that is neither zip nor .npy for a pickle; say what is expected.
-            if not zipfile.is_zipfile(stream):
-                raise error("not an .npz archive (a zip of .npy arrays, as numpy.savez writes)")
-            stream.seek(0)
-            with np.load(stream, allow_pickle=False) as archive:
-                arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as failure:
-        raise error(f"cannot read the inputs: {failure}") from None
-
+    arrays = read_npz(path)
     names = argument_names(function)
     ordered: dict[str, np.ndarray] = {}
     used: set[str] = set()
     for index, name in enumerate(names):
-        candidates = list(dict.fromkeys([name, f"arg{index}", f"arr_{index}"]))
+        candidates = candidate_keys(name, index)
         found = [key for key in candidates if key in arrays]
         if not found:
             if not every_argument:
@@ -276,27 +264,14 @@ def load_inputs(path: Path, function: func.FuncOp, every_argument: bool) -> dict
                 f"{', '.join(found)}"
             )
         used.add(found[0])
-        ordered[name] = _restore_narrow_float(arrays[found[0]], function, index)
+        arg_type = function.function_type.inputs.data[index]
+        ordered[name] = restore_element_type(arrays[found[0]], arg_type)
     if unused := sorted(set(arrays) - used):
         raise error(
             f"no argument of @{function.sym_name.data} is called {', '.join(unused)} "
             f"(arguments: {', '.join(names) or 'none'})"
         )
     return ordered
-
-
-def _restore_narrow_float(array: np.ndarray, function: func.FuncOp, index: int) -> np.ndarray:
-    # .npy has no descriptor for ml_dtypes' bf16/fp8: they are saved as raw bytes (`|V2`, `|V1`).
-    arg_type = function.function_type.inputs.data[index]
-    if array.dtype.kind != "V":
-        return array
-    shaped = isinstance(arg_type, TensorType | MemRefType)
-    element_type = arg_type.get_element_type() if shaped else arg_type
-    try:
-        dtype = to_numpy_dtype(element_type)
-    except ValueError:
-        return array  # the interpreter rejects the argument's type, at the function
-    return array.view(dtype) if array.dtype.itemsize == dtype.itemsize else array
 
 
 def random_memref_inputs(function: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
@@ -335,10 +310,9 @@ def summarize(name: str, value_type: object, array: np.ndarray) -> str:
 def show_outputs(args: argparse.Namespace, outputs: Mapping[str, tuple[object, np.ndarray]]) -> None:
     """Save `outputs` (name -> (type, array)) to --outputs, print them with --print, else summarize."""
     if args.outputs is not None:
-        buffer = io.BytesIO()
-        np.savez(buffer, **{name: array for name, (_, array) in outputs.items()})
+        data = npz_bytes({name: array for name, (_, array) in outputs.items()})
         try:
-            write_atomically(args.outputs, buffer.getvalue())
+            write_atomically(args.outputs, data)
         except OSError as error:
             raise cannot_write(args.outputs, "outputs", error) from None
     for name, (value_type, array) in outputs.items():
