@@ -58,6 +58,7 @@ from ziggurat.diagnostics import (
     verify_module,
     write_atomically,
 )
+from ziggurat.lowering.pipelines import expand_pipeline
 
 SPLIT_MARKER = "// -----"
 
@@ -163,6 +164,11 @@ class ZigguratOptMain(xDSLOptMain):
         )
         arg_parser.add_argument("--list-passes", action="store_true", help="list the passes and their options")
         arg_parser.add_argument("--list-dialects", action="store_true", help="list the dialects and their op counts")
+        arg_parser.add_argument(
+            "--print-pipeline",
+            action="store_true",
+            help="print the -p list with named pipelines (e.g. graph-opt) expanded, and exit",
+        )
         arg_parser.add_argument("--debug", action="store_true", help="print a traceback for internal errors")
 
     # ---- the pass pipeline ----
@@ -173,6 +179,7 @@ class ZigguratOptMain(xDSLOptMain):
         self.pipeline = PassPipeline(self._parse_passes(self.args.passes), self._between_passes)
 
     def _parse_passes(self, spec: str) -> tuple[ModulePass, ...]:
+        spec = expand_pipeline(spec)
         try:
             specs = list(parse_pipeline(spec))
         except ArgSpecParseError as e:
@@ -253,6 +260,9 @@ class ZigguratOptMain(xDSLOptMain):
             return 0
         if self.args.list_dialects:
             self.list_dialects()
+            return 0
+        if self.args.print_pipeline:
+            print(expand_pipeline(self.args.passes))
             return 0
 
         text = self._read_input()

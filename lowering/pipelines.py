@@ -1,0 +1,92 @@
+"""Named pipelines: one name in a `-p` list standing for a sequence of passes.
+
+`PIPELINES` maps a pipeline name to its expander, a function from the options
+given in the `-p` text (`graph-opt{layout=NHWC}` gives `{"layout": ("NHWC",)}`,
+as xDSL's `ArgSpec` parses them) to the plain `-p` text the name stands for.
+`expand_pipeline` replaces every named pipeline of a `-p` list by its
+expansion, recursively, so a pipeline may name another; `ziggurat-opt` expands
+before it builds the passes, so `--print-between-passes` shows each pass, and
+`--print-pipeline` prints the expansion. Plugins add theirs with
+`register_pipeline`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
+
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+
+PipelineOptions = Mapping[str, tuple[object, ...]]
+PipelineExpander = Callable[[PipelineOptions], str]
+
+
+def check_options(pipeline: str, options: PipelineOptions, known: Mapping[str, str]) -> None:
+    """Reject an option that `known` (option name -> help) does not list, or one given no single value."""
+    for name, values in options.items():
+        if name not in known:
+            listed = ", ".join(f"{k} ({v})" for k, v in known.items()) or "none"
+            raise DiagnosticError(
+                Diagnostic("error", f"pipeline '{pipeline}' has no option '{name}' (options: {listed})")
+            )
+        if len(values) != 1:
+            raise DiagnosticError(
+                Diagnostic("error", f"option '{name}' of pipeline '{pipeline}' takes one value")
+            )
+
+
+GRAPH_LAYOUTS = ("NCHW", "NHWC")
+
+
+def graph_opt(options: PipelineOptions) -> str:
+    """Graph-level optimization: fold constants, simplify, fold batch norms into the
+    convs/GEMMs before them (after folding, so their parameters are constants), drop
+    what became dead or duplicate, then group ops for fusion last, as the groups hide
+    their members from the passes before.
+
+    Option `layout=NHWC` also converts the spatial ops with `graph-layout` before the
+    clean-up, whose canonicalization cancels the transposes it leaves."""
+    check_options("graph-opt", options, {"layout": "NCHW (default: unchanged) or NHWC"})
+    passes = ["graph-fold-constants", "graph-canonicalize", "graph-fold-batch-norm"]
+    layout = str(options.get("layout", ("NCHW",))[0])
+    if layout not in GRAPH_LAYOUTS:
+        raise DiagnosticError(
+            Diagnostic("error", f"graph-opt: layout must be one of {', '.join(GRAPH_LAYOUTS)}, got '{layout}'")
+        )
+    if layout != "NCHW":
+        passes += [f"graph-layout{{layout={layout}}}", "graph-canonicalize"]
+    return ",".join([*passes, "cse", "dce", "graph-fuse"])
+
+
+PIPELINES: dict[str, PipelineExpander] = {
+    "graph-opt": graph_opt,
+}
+
+
+def register_pipeline(name: str, expander: PipelineExpander) -> None:
+    """Make `name` a pipeline of `-p` lists, expanded by `expander` (see the module docstring)."""
+    if name in PIPELINES:
+        raise ValueError(f"pipeline '{name}' is already registered")
+    PIPELINES[name] = expander
+
+
+def expand_pipeline(spec: str, _expanding: tuple[str, ...] = ()) -> str:
+    """`spec` (a `-p` list) with every named pipeline replaced by the passes it stands for."""
+    try:
+        arg_specs = list(parse_pipeline(spec))
+    except ArgSpecParseError:
+        # Malformed text: the pass-pipeline parser of the caller reports it with a caret.
+        return spec
+    return ",".join(_expand_one(arg_spec, _expanding) for arg_spec in arg_specs)
+
+
+def _expand_one(arg_spec: ArgSpec, expanding: tuple[str, ...]) -> str:
+    expander = PIPELINES.get(arg_spec.name)
+    if expander is None:
+        return str(arg_spec)
+    if arg_spec.name in expanding:
+        cycle = " -> ".join((*expanding, arg_spec.name))
+        raise DiagnosticError(Diagnostic("error", f"pipeline expands into itself: {cycle}"))
+    return expand_pipeline(expander(arg_spec.parameters), (*expanding, arg_spec.name))
