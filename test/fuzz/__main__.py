@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=10_000, help="cases in all (default: 10000)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default: 0)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
-    parser.add_argument("--cli-every", type=int, default=50, metavar="N",
-                        help="run every N-th IR case through the console scripts as well (default: 50; 0: never)")
+    parser.add_argument("--cli-every", type=int, default=200, metavar="N",
+                        help="run every N-th IR case through the console scripts as well (default: 200; 0: never)")
     args = parser.parse_args(argv)
     names = args.categories or list(CATEGORIES)
     shares = [args.cases // len(names) + (i < args.cases % len(names)) for i in range(len(names))]
