@@ -46,8 +46,9 @@ def graph_opt(options: PipelineOptions) -> str:
     what became dead or duplicate, then group ops for fusion last, as the groups hide
     their members from the passes before.
 
-    Option `layout=NHWC` also converts the spatial ops with `graph-layout` before the
-    clean-up, whose canonicalization cancels the transposes it leaves."""
+    Option `layout=NHWC` also converts the spatial ops with `graph-layout` (which
+    cancels the transposes it can) after the batch norms are folded, as a batch
+    norm stays NCHW."""
     check_options("graph-opt", options, {"layout": "NCHW (default: unchanged) or NHWC"})
     passes = ["graph-fold-constants", "graph-canonicalize", "graph-fold-batch-norm"]
     layout = str(options.get("layout", ("NCHW",))[0])
@@ -56,7 +57,7 @@ def graph_opt(options: PipelineOptions) -> str:
             Diagnostic("error", f"graph-opt: layout must be one of {', '.join(GRAPH_LAYOUTS)}, got '{layout}'")
         )
     if layout != "NCHW":
-        passes += [f"graph-layout{{layout={layout}}}", "graph-canonicalize"]
+        passes.append(f"graph-layout{{layout={layout}}}")
     return ",".join([*passes, "cse", "dce", "graph-fuse"])
 
 

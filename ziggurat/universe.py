@@ -66,6 +66,12 @@ def _graph_unfuse() -> type[ModulePass]:
     return GraphUnfusePass
 
 
+def _graph_layout() -> type[ModulePass]:
+    from ziggurat.transforms.graph.layout import GraphLayoutPass
+
+    return GraphLayoutPass
+
+
 def _graph_to_tile() -> type[ModulePass]:
     from ziggurat.lowering.graph_to_tile import GraphToTilePass
 
@@ -77,6 +83,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-fold-batch-norm": _graph_fold_batch_norm,
     "graph-fold-constants": _graph_fold_constants,
     "graph-fuse": _graph_fuse,
+    "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
 }

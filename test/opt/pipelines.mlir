@@ -2,9 +2,11 @@
 // RUN: ziggurat-opt -p 'cse,graph-opt,graph-unfuse' --print-pipeline | filecheck %s --check-prefix=NESTED
 // RUN: ziggurat-opt %s -p graph-opt --print-between-passes | filecheck %s --check-prefix=BETWEEN
 // RUN: ziggurat-opt %s -p graph-opt | filecheck %s
+// RUN: ziggurat-opt -p 'graph-opt{layout=NHWC}' --print-pipeline | filecheck %s --check-prefix=NHWC
 // RUN: not ziggurat-opt -p 'graph-opt{fast=true}' --print-pipeline 2>&1 | filecheck %s --check-prefix=BAD-OPTION
 
 // PIPELINE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse
+// NHWC: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-layout{layout="NHWC"},cse,dce,graph-fuse
 // NESTED: cse,graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse,graph-unfuse
 
 // BETWEEN:      IR after graph-fold-constants:

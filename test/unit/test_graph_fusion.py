@@ -1,4 +1,4 @@
-"""graph-fuse, graph-unfuse and graph-fold-batch-norm: each keeps what the function
+"""graph-fuse, graph-unfuse, graph-fold-batch-norm and graph-layout: each keeps what the function
 computes; the graph.fused op verifies its body."""
 
 from __future__ import annotations
@@ -98,3 +98,24 @@ def test_fold_batch_norm_on_random_statistics():
     report = check_pass_preserves_numerics(text, "graph-fold-batch-norm,dce")
     assert report.ok, str(report)
     assert not any(isinstance(op, BatchNormOp) for op in report.transformed.walk())
+
+
+# --------------------------------------------------------------------------- #
+# graph-layout
+# --------------------------------------------------------------------------- #
+
+LAYOUT_TESTS = Path(__file__).parent.parent / "graph" / "layout.mlir"
+
+
+@pytest.mark.parametrize("function", functions_of(LAYOUT_TESTS.read_text()))
+@pytest.mark.parametrize("pipeline", ["graph-layout{layout=NHWC}", "graph-layout{layout=NHWC},graph-layout{layout=NCHW}"])
+def test_layout_preserves_numerics(function: str, pipeline: str):
+    report = check_pass_preserves_numerics(LAYOUT_TESTS.read_text(), pipeline, function=function)
+    assert report.ok, str(report)
+
+
+def test_layout_round_trip_leaves_no_transposes():
+    module = parse_source(default_context(), LAYOUT_TESTS.read_text(), "layout.mlir")
+    apply_pipeline(module, "graph-layout{layout=NHWC},graph-layout{layout=NCHW}")
+    function = next(op for op in module.body.block.ops if op.sym_name.data == "conv_relu_conv")
+    assert not any(op.name == "graph.transpose" for op in function.walk())

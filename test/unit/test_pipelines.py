@@ -60,3 +60,12 @@ def test_graph_opt_preserves_numerics(path: str, function: str):
         (GRAPH_TESTS / path).read_text(), expand_pipeline("graph-opt"), function=function
     )
     assert report.ok, str(report)
+
+
+def test_graph_opt_nhwc_preserves_numerics():
+    text = (GRAPH_TESTS / "layout.mlir").read_text()
+    spec = expand_pipeline("graph-opt{layout=NHWC}")
+    assert 'graph-fold-batch-norm,graph-layout{layout="NHWC"},cse' in spec
+    for function in ("conv_relu_conv", "pool_add_mul", "residual"):
+        report = check_pass_preserves_numerics(text, spec, function=function)
+        assert report.ok, str(report)
