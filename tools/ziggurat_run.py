@@ -77,6 +77,7 @@ from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore
 
 if TYPE_CHECKING:
     from ziggurat.backends.machine import Machine
+    from ziggurat.backends.timing import Timeline
 
 SUMMARY_VALUES = 8
 """How many leading elements the summary of a result shows."""
@@ -332,104 +333,21 @@ def cannot_write(path: Path, what: str, error: OSError) -> DiagnosticError:
 # --------------------------------------------------------------------------- #
 
 
-class _Stopped(BaseException):
-    """Raised from the timer signal to end a run at a limit.
+class ProgressLine:
+    """A transient line on stderr, when it is a terminal, saying how far a long run is."""
 
-    Not an `Exception`: interpreters that report any failure of an op at that op
-    (`except Exception`) must let it through.
-    """
-
-    def __init__(self, message: str, op: Operation | None):
-        super().__init__(message)
-        self.message = message
-        self.op = op
-
-
-class Watchdog:
-    """Checks a run every `TICK_SECONDS` from a timer signal: stops it at --timeout or
-    --max-cycles, and shows its progress on stderr when that is a terminal.
-
-    The run is observed where the signal interrupts it: the innermost frame with an
-    `op` local is the op it was at, and the first local of type `clock_type` (the npu
-    interpreter's `Timeline`: run_npu offers no callback to follow a run) has its cycle.
-    Signals reach only the main thread: elsewhere progress is off and limits are an error.
-    """
-
-    def __init__(
-        self,
-        what: str,
-        timeout: float | None,
-        max_cycles: int | None,
-        clock_type: type | None,
-    ):
+    def __init__(self, what: str):
         self.what = what
-        self.timeout = timeout
-        self.max_cycles = max_cycles
-        self.clock_type = clock_type
-        self.progress = sys.stderr.isatty()
+        self.enabled = sys.stderr.isatty()
         self.display: Any = None
         self.task: Any = None
-        self.started = 0.0
-        self.ticking = False
-        self.in_tick = False
+        self.shown_at = 0.0
 
-    def __enter__(self) -> Watchdog:
-        limited = self.timeout is not None or self.max_cycles is not None
-        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-            if limited:
-                raise DiagnosticError(
-                    Diagnostic(
-                        "error",
-                        "--timeout and --max-cycles need POSIX interval timers, in the main thread",
-                    )
-                )
-            self.progress = False
-        if limited or self.progress:
-            self.started = time.monotonic()
-            self.previous = signal.signal(signal.SIGALRM, self._tick)
-            signal.setitimer(signal.ITIMER_REAL, TICK_SECONDS, TICK_SECONDS)
-            self.ticking = True
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.ticking:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-            self.ticking = False
-        if self.display is not None:
-            self.display.stop()
-            self.display = None
-
-    def _tick(self, signum: int, frame: FrameType | None) -> None:
-        if self.in_tick:  # a slow refresh must not let the next tick run inside this one
+    def show(self, elapsed: float, detail: str = "") -> None:
+        """Refresh the line (at most every TICK_SECONDS) once the run has lasted PROGRESS_AFTER_SECONDS."""
+        if not self.enabled or elapsed < PROGRESS_AFTER_SECONDS or elapsed - self.shown_at < TICK_SECONDS:
             return
-        self.in_tick = True
-        try:
-            op, timeline = self._interrupted_at(frame)
-            cycles = None if timeline is None else max(timeline.now, *timeline.free.values())
-            elapsed = time.monotonic() - self.started
-            at_cycle = "" if cycles is None else f" at cycle {cycles:,.0f}"
-            if self.timeout is not None and elapsed > self.timeout:
-                raise _Stopped(f"the run exceeded --timeout {self.timeout:g} s: stopped{at_cycle}", op)
-            if self.max_cycles is not None and cycles is not None and cycles > self.max_cycles:
-                raise _Stopped(f"the run exceeded --max-cycles {self.max_cycles}: stopped{at_cycle}", op)
-            if self.progress and elapsed >= PROGRESS_AFTER_SECONDS:
-                self._show(elapsed, cycles, timeline)
-        finally:
-            self.in_tick = False
-
-    def _interrupted_at(self, frame: FrameType | None) -> tuple[Operation | None, Any]:
-        op = timeline = None
-        while frame is not None and (op is None or (timeline is None and self.clock_type)):
-            local = frame.f_locals
-            if op is None and isinstance(local.get("op"), Operation):
-                op = local["op"]
-            if timeline is None and self.clock_type is not None:
-                timeline = next((v for v in local.values() if isinstance(v, self.clock_type)), None)
-            frame = frame.f_back
-        return op, timeline
-
-    def _show(self, elapsed: float, cycles: float | None, timeline: Any) -> None:
+        self.shown_at = elapsed
         if self.display is None:
             from rich.console import Console
             from rich.progress import Progress, SpinnerColumn, TextColumn
@@ -444,22 +362,97 @@ class Watchdog:
             )
             self.display.start()
             self.task = self.display.add_task(self.what)
-        description = f"{self.what}  {elapsed:.0f} s"
-        if cycles is not None:
-            description += f"  core {timeline.core}, cycle {cycles:,.0f}"
-            if self.max_cycles is not None:
-                description += f" of at most {self.max_cycles:,}"
-        self.display.update(self.task, description=description)
+        self.display.update(self.task, description=f"{self.what}  {elapsed:.0f} s{detail}")
         self.display.refresh()
 
+    def close(self) -> None:
+        if self.display is not None:
+            self.display.stop()
+            self.display = None
 
-def watched(run: Callable[[], Any], where: Operation, watchdog: Watchdog) -> Any:
-    """`run()` under `watchdog`; a limit it reaches is an error at the op the run was at."""
+
+class _Stopped(BaseException):
+    """Raised from the timer signal to end a reference run at --timeout.
+
+    Not an `Exception`: interpreters that report any failure of an op at that op
+    (`except Exception`) must let it through.
+    """
+
+    def __init__(self, message: str, op: Operation | None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+
+def run_reference_watched(run: Callable[[], Any], where: Operation, what: str, timeout: float | None) -> Any:
+    """`run()` stopped at `timeout` seconds, with progress on a terminal.
+
+    The reference interpreter has no hook into its run, so a timer signal checks it
+    every TICK_SECONDS; the innermost frame with an `op` local is the op it was at,
+    where a stop is reported (else at `where`). Signals reach only the main thread:
+    elsewhere progress is off and --timeout is an error.
+    """
+    progress = ProgressLine(what)
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        if timeout is not None:
+            raise DiagnosticError(Diagnostic("error", "--timeout needs POSIX interval timers, in the main thread"))
+        progress.enabled = False
+    if timeout is None and not progress.enabled:
+        return run()
+    started = time.monotonic()
+    in_tick = False
+
+    def tick(signum: int, frame: FrameType | None) -> None:
+        nonlocal in_tick
+        if in_tick:  # a slow refresh must not let the next tick run inside this one
+            return
+        in_tick = True
+        try:
+            elapsed = time.monotonic() - started
+            if timeout is not None and elapsed > timeout:
+                raise _Stopped(f"the run exceeded --timeout {timeout:g} s", _op_at(frame))
+            progress.show(elapsed)
+        finally:
+            in_tick = False
+
+    previous = signal.signal(signal.SIGALRM, tick)
+    signal.setitimer(signal.ITIMER_REAL, TICK_SECONDS, TICK_SECONDS)
     try:
-        with watchdog:
-            return run()
+        return run()
     except _Stopped as stopped:
         raise error_at(stopped.op or where, stopped.message) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        progress.close()
+
+
+def _op_at(frame: FrameType | None) -> Operation | None:
+    while frame is not None:
+        if isinstance(op := frame.f_locals.get("op"), Operation):
+            return op
+        frame = frame.f_back
+    return None
+
+
+class NpuWatch:
+    """run_npu's `watch`: stops the run at --timeout, at the op it reached, and shows its
+    core and cycle on a terminal (--max-cycles is run_npu's own `max_cycles`)."""
+
+    def __init__(self, what: str, timeout: float | None, max_cycles: int | None):
+        self.timeout = timeout
+        self.max_cycles = max_cycles
+        self.progress = ProgressLine(what)
+        self.started = time.monotonic()
+
+    def __call__(self, timeline: Timeline, op: Operation) -> None:
+        elapsed = time.monotonic() - self.started
+        if self.timeout is not None and elapsed > self.timeout:
+            raise error_at(
+                op, f"the run exceeded --timeout {self.timeout:g} s: stopped at cycle {timeline.cycles:,.0f}"
+            )
+        limit = "" if self.max_cycles is None else f" of at most {self.max_cycles:,}"
+        self.progress.show(elapsed, f"  core {timeline.core}, cycle {timeline.cycles:,.0f}{limit}")
 
 
 # --------------------------------------------------------------------------- #
@@ -499,8 +492,9 @@ def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.Fun
         else random_inputs(function, args.seed)
     )
     name = function.sym_name.data
-    watchdog = Watchdog(f"running @{name}", args.timeout, None, None)
-    results = watched(lambda: run_function(module, inputs, name), function, watchdog)
+    results = run_reference_watched(
+        lambda: run_function(module, inputs, name), function, f"running @{name}", args.timeout
+    )
     result_types = function.function_type.outputs.data
     show_outputs(
         args,
@@ -536,7 +530,6 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     """Run `function` on the machine model; the memref arguments it writes are the outputs."""
     from ziggurat.backends.npu_interpreter import run_npu
     from ziggurat.backends.report import build_report, format_report
-    from ziggurat.backends.timing import Timeline
     from ziggurat.backends.trace import write_trace
 
     machine = resolve_machine(module, args.machine)
@@ -546,16 +539,13 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
         else random_memref_inputs(function, args.seed)
     )
     name = function.sym_name.data
-    watchdog = Watchdog(f"running @{name} on {machine.name}", args.timeout, args.max_cycles, Timeline)
-    result = watched(
-        lambda: run_npu(module, machine, given, name, cores=args.cores or 1), function, watchdog
-    )
-    if args.max_cycles is not None and result.stats.total_cycles > args.max_cycles:
-        raise error_at(
-            function,
-            f"the run exceeded --max-cycles {args.max_cycles}: it took "
-            f"{result.stats.total_cycles:,.0f} cycles",
+    watch = NpuWatch(f"running @{name} on {machine.name}", args.timeout, args.max_cycles)
+    try:
+        result = run_npu(
+            module, machine, given, name, cores=args.cores or 1, max_cycles=args.max_cycles, watch=watch
         )
+    finally:
+        watch.progress.close()
 
     if args.trace is not None:
         try:

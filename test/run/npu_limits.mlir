@@ -6,11 +6,11 @@
 // RUN: not ziggurat-run %s --function short --max-cycles 10 --report text 2>&1 | filecheck %s --check-prefix=AT-END
 // RUN: ziggurat-run %examples/npu/gemm_single_buffered.mlir --max-cycles 100000 --timeout 600 --report text | filecheck %s --check-prefix=WITHIN
 
-// CYCLES:      npu_limits.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the run exceeded --max-cycles 2000: stopped at cycle {{[0-9,]+}}
+// CYCLES:      npu_limits.mlir:[[# @LINE + 16]]:7: error: the run passed its limit of 2,000 cycles: stopped at cycle {{[0-9,]+}} on core 0
 // CYCLES-NOT:  Traceback
-// TIMEOUT:     npu_limits.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the run exceeded --timeout 0.3 s: stopped at cycle {{[0-9,]+}}
+// TIMEOUT:     npu_limits.mlir:[[# @LINE + 14]]:7: error: the run exceeded --timeout 0.3 s: stopped at cycle {{[0-9,]+}}
 // TIMEOUT-NOT: Traceback
-// AT-END:      npu_limits.mlir:[[# @LINE + 17]]:3: error: the run exceeded --max-cycles 10: it took {{[0-9,]+}} cycles
+// AT-END:      npu_limits.mlir:[[# @LINE + 17]]:3: error: the run passed its limit of 10 cycles: stopped at cycle {{[0-9,]+}} on core 0
 // AT-END-NEXT: func.func @short
 // AT-END-NOT:  machine davinci
 // WITHIN:      total {{ +[0-9,]+}} cycles

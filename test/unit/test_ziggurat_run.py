@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -390,6 +391,19 @@ def test_long_runs_show_progress_on_a_terminal(tmp_path: Path):
     piped = ziggurat_run(kernel, "--timeout", "0.5")
     assert piped.stderr.startswith(f"{kernel}:")
     assert "running @main" not in piped.stderr
+
+
+def test_graph_level_timeout_stops_at_the_op_it_reached(tmp_path: Path):
+    # Each 1500x1500 matmul takes ~0.2 s: the 0.5 s limit falls inside one of them, not before the first.
+    square = "tensor<1500x1500xf32>"
+    chain = "".join(
+        f"  %{i} = graph.matmul {'%x' if i == 0 else f'%{i - 1}'}, %x : ({square}, {square}) -> {square}\n"
+        for i in range(8)
+    )
+    program = tmp_path / "slow.mlir"
+    program.write_text(f"func.func @main(%x: {square}) -> {square} {{\n{chain}  func.return %7 : {square}\n}}\n")
+    stderr = failure(ziggurat_run(program, "--timeout", "0.5"))
+    assert re.match(rf"{re.escape(str(program))}:[2-9]:3: error: the run exceeded --timeout 0.5 s\n  %[0-7] = graph.matmul", stderr), stderr
 
 
 def test_graph_level_runs_without_loading_the_machine_model(program: Path):
