@@ -28,8 +28,9 @@ function body:
    * `INJECTIVE` `n`, phase 1 only (so that convolutions finish first): fused
      up to `p` if every op on the paths, `p` included, is at most `INJECTIVE`.
    * `REDUCE` `n` absorbs producers (rule 2) but is fused into no consumer.
-   The pattern of a group is the max of its members', and a check of an op
-   on a path uses its group's pattern. TVM's phase 2 (injective ops into
+   The pattern of a group is the max of its members'; a check of an op on a
+   path uses its group's pattern, while the rule applied to `n` follows n's
+   own pattern unless n roots a group (TVM reads the same records). TVM's phase 2 (injective ops into
    tuples) has no counterpart: the dialect has no tuple ops.
 4. Each group of two or more ops becomes one `graph.fused` op named after its
    members in order (e.g. "conv2d_add_relu"), with `root` the member of the
@@ -224,11 +225,13 @@ class Fuser:
 
     def run(self, phase: int) -> None:
         for node in self.nodes:
-            group = self.groups[node.index].find_root()
+            # As in TVM, the node's own group record: its pattern is the node's
+            # unless the node is a group's root, whose pattern covers the group.
+            group = self.groups[node.index]
             sink = node.ipdom
             if group.pattern == OpPatternKind.OPAQUE or sink is None:
                 continue
-            if group is self.groups[sink.index].find_root():
+            if group.find_root() is self.groups[sink.index].find_root():
                 continue
             if group.pattern == OpPatternKind.OUT_ELEMWISE_FUSABLE:
                 if phase == 0 and node.path_pattern == OpPatternKind.ELEMWISE and self.check_path(
