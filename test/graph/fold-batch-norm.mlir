@@ -91,3 +91,18 @@ func.func @nhwc_conv(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x3x3xf32> {
   %b = graph.batch_norm %c, %one, %one, %one, %one : (tensor<1x3x3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
   func.return %b : tensor<1x3x3x3xf32>
 }
+
+// matmul + constant add + batch norm: one gemm whose c is addend * f + s = s + f * (2 - s), f ~ sqrt(s).
+// CHECK-LABEL: func.func @matmul_add_bn
+// CHECK:         %[[C:.*]] = graph.constant dense<[1.99999499, 2.000000e+00, 1.26795208, 4.99999032e-06, -1.70819724]> : tensor<5xf32>
+// CHECK-NEXT:    graph.gemm %a, %{{.*}}, %[[C]] : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
+// CHECK-NOT:     graph.batch_norm
+func.func @matmul_add_bn(%a: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  %w = graph.constant dense<0.25> : tensor<4x5xf32>
+  %c = graph.constant dense<2.0> : tensor<5xf32>
+  %s = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %m = graph.matmul %a, %w : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %p = graph.add %c, %m : (tensor<5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  %b = graph.batch_norm %p, %s, %s, %s, %s : (tensor<3x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
+  func.return %b : tensor<3x5xf32>
+}

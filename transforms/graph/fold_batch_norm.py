@@ -11,7 +11,9 @@ axis 1 of its input. When its input is the only use of
   batch norm normalizes, so it is left alone;
 * a `graph.gemm` (output `(M, N)`, N on axis 1): `op(b)`'s columns are scaled
   by `f` and `c` becomes `beta * c * f + s` with `beta = 1` (created if absent);
-* a 2-D `graph.matmul`: it becomes a `graph.gemm` with the scaled rhs and `c = s`,
+* a 2-D `graph.matmul` with a constant rhs, alone or followed by a
+  `graph.add` of a constant (used only by that add): it becomes a `graph.gemm`
+  with the scaled rhs and `c = s` (or `c = added * f + s`),
 
 and the weights, the existing bias/`c` and the four statistics are all
 constants, the conv/GEMM is rebuilt with new constants (computed in float64,
@@ -35,6 +37,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from ziggurat.dialects.graph import (
+    AddOp,
     BatchNormOp,
     Conv2dOp,
     GemmOp,
@@ -67,27 +70,36 @@ def constant_like(array: np.ndarray, like: TensorType, rewriter: PatternRewriter
 
 @dataclass(frozen=True)
 class FoldBatchNorm(RewritePattern):
-    """`batch_norm(conv2d | gemm | matmul)` with constant parameters -> the producer with folded constants."""
+    """`batch_norm(conv2d | gemm | matmul [+ constant])` with constant parameters -> the producer with folded constants."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, bn: BatchNormOp, rewriter: PatternRewriter, /):
         producer = bn.input.owner
-        if not isinstance(producer, Conv2dOp | GemmOp | MatMulOp) or not bn.input.has_one_use():
+        if not isinstance(producer, Conv2dOp | GemmOp | MatMulOp | AddOp) or not bn.input.has_one_use():
             return
         affine = affine_of(bn)
         if affine is None:
             return
         factor, shift = affine
+        erased = [producer]
         if isinstance(producer, Conv2dOp):
             new = self.fold_conv(producer, factor, shift, rewriter)
         elif isinstance(producer, GemmOp):
             new = self.fold_gemm(producer, factor, shift, rewriter)
+        elif isinstance(producer, MatMulOp):
+            new = self.fold_matmul(producer, np.zeros(()), factor, shift, rewriter)
         else:
-            new = self.fold_matmul(producer, factor, shift, rewriter)
+            found = self.matmul_and_addend(producer)
+            if found is None:
+                return
+            matmul, addend = found
+            new = self.fold_matmul(matmul, addend, factor, shift, rewriter)
+            erased.append(matmul)
         if new is None:
             return
         rewriter.replace(bn, new)
-        rewriter.erase(producer)
+        for op in erased:
+            rewriter.erase(op)
 
     def fold_conv(self, conv: Conv2dOp, factor, shift, rewriter):
         if layout_of(conv.properties) != "NCHW":
@@ -124,15 +136,31 @@ class FoldBatchNorm(RewritePattern):
         ]
         return GemmOp.build_inferred(operands, properties)
 
-    def fold_matmul(self, matmul: MatMulOp, factor, shift, rewriter):
+    @staticmethod
+    def matmul_and_addend(add: AddOp) -> tuple[MatMulOp, np.ndarray] | None:
+        """The single-use matmul operand of `add` and the constant it is added to, if that is the shape of `add`."""
+        for matmul_value, addend in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+            constant = constant_array(addend)
+            if (
+                isinstance(matmul_value.owner, MatMulOp)
+                and matmul_value.has_one_use()
+                and constant is not None
+                # an addend that broadcasts the product to a larger shape is not a bias
+                and matmul_value.type == add.output.type
+            ):
+                return matmul_value.owner, constant
+        return None
+
+    def fold_matmul(self, matmul: MatMulOp, addend: np.ndarray, factor, shift, rewriter):
         rhs = constant_array(matmul.rhs)
         if rhs is None or rhs.ndim != 2 or matmul.lhs.type.get_num_dims() != 2:
             return None
         new_rhs = rhs.astype(np.float64) * factor[None, :]
+        new_c = addend.astype(np.float64) * factor + shift
         operands = [
             matmul.lhs,
             constant_like(new_rhs, matmul.rhs.type, rewriter),
-            constant_like(shift, matmul.rhs.type, rewriter),
+            constant_like(new_c, matmul.rhs.type, rewriter),
         ]
         return GemmOp.build_inferred(operands, {"trans_b": bool_attr(False)})
 
