@@ -61,7 +61,7 @@ def _graph_fuse() -> type[ModulePass]:
 
 
 def _graph_unfuse() -> type[ModulePass]:
-    from ziggurat.transforms.graph.fuse import GraphUnfusePass
+    from ziggurat.transforms.graph.unfuse import GraphUnfusePass
 
     return GraphUnfusePass
 

@@ -1,4 +1,4 @@
-"""`graph-fuse` and `graph-unfuse`: TVM-style operator fusion of graph ops into `graph.fused` groups.
+"""`graph-fuse`: TVM-style operator fusion of graph ops into `graph.fused` groups.
 
 `graph-fuse` follows TVM's FuseOps (relay/transforms/fuse_ops.cc) on each
 function body:
@@ -39,7 +39,7 @@ function body:
 Option `max-ops` (TVM's `max_fuse_depth`, default 256): a fusion that would
 give a group more ops than this is not made.
 
-`graph-unfuse` inlines every `graph.fused` body back in place of the group.
+`graph-unfuse` (transforms/graph/unfuse.py) is the inverse.
 """
 
 from __future__ import annotations
@@ -53,13 +53,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint
 
 from ziggurat.dialects.graph import (
     ConstantOp,
@@ -363,27 +356,3 @@ class GraphFusePass(ModulePass):
             if isinstance(function, func.FuncOp):
                 for block in function.body.blocks:
                     fuse_block(block, self.max_ops)
-
-
-class InlineFusedOp(RewritePattern):
-    """Replace a `graph.fused` by its body's ops and its results by what it yields."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter, /):
-        body = op.body.clone().block
-        terminator = body.last_op
-        assert isinstance(terminator, YieldOp)  # the verifier guarantees it
-        values = list(terminator.values)
-        rewriter.erase(terminator)
-        rewriter.inline_block(body, InsertPoint.before(op), op.inputs)
-        rewriter.replace(op, [], values)
-
-
-@dataclass(frozen=True)
-class GraphUnfusePass(ModulePass):
-    """Inline every `graph.fused` group back into its function: the inverse of `graph-fuse`."""
-
-    name = "graph-unfuse"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(InlineFusedOp()).rewrite_module(op)
