@@ -29,6 +29,7 @@ from ziggurat.backends.interpreter import find_function, random_inputs, run_func
 
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_source, verify_module
+from ziggurat.lowering.pipelines import expand_pipeline
 
 # (rtol, atol) per dtype: a few ulps of accumulated rounding where the two
 # programs may sum in different orders.
@@ -131,11 +132,11 @@ def compare_outputs(
 
 
 def apply_pipeline(module: ModuleOp, pipeline: str | Sequence[ModulePass]) -> None:
-    """Apply a `-p`-style pipeline (e.g. "graph-to-tile,cse") or pass instances to
-    `module` in place."""
+    """Apply a `-p`-style pipeline (e.g. "graph-to-tile,cse", or a named pipeline such
+    as "graph-opt") or pass instances to `module` in place."""
     if isinstance(pipeline, str):
         try:
-            passes = PassPipeline.parse_spec(multiverse().all_passes, pipeline)
+            passes = PassPipeline.parse_spec(multiverse().all_passes, expand_pipeline(pipeline))
         except Exception as error:  # unknown pass or bad options: the caller's input
             raise DiagnosticError(
                 Diagnostic("error", f"invalid pipeline '{pipeline}': {error}")

@@ -69,3 +69,19 @@ def test_graph_opt_nhwc_preserves_numerics():
     for function in ("conv_relu_conv", "pool_add_mul", "residual"):
         report = check_pass_preserves_numerics(text, spec, function=function)
         assert report.ok, str(report)
+
+
+def test_differential_harness_takes_named_pipelines():
+    from ziggurat.lowering.differential import check_pass_preserves_numerics
+
+    text = """
+    func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+      %zero = graph.constant dense<0.0> : tensor<2x3xf32>
+      %y = graph.add %x, %zero : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      %r = graph.relu %y : tensor<2x3xf32>
+      func.return %r : tensor<2x3xf32>
+    }
+    """
+    report = check_pass_preserves_numerics(text, "graph-opt")
+    assert report.ok
+    assert not any(op.name == "graph.add" for op in report.transformed.walk())
