@@ -604,7 +604,7 @@ class ConstantOp(GraphOp):
 
     @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
         return ConstantOp(
             DenseIntOrFPElementsAttr(tensor_type_of(array), BytesAttr(array.tobytes()))
         )

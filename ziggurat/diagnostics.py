@@ -519,6 +519,13 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
     """Run a console script's `main`; user errors exit 1 with diagnostics, internal errors exit 2."""
     try:
         code = main()
+        # Output still buffered would meet a closed stdout at exit, where it cannot be handled.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other command-line tools do. Python
+        # flushes stdout again at exit; point it at devnull so that flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)  # 128 + SIGPIPE, the status of a tool that SIGPIPE ended
     except DiagnosticError as e:
         print(e.format(), file=sys.stderr)
         sys.exit(1)

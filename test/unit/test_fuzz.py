@@ -183,11 +183,6 @@ def test_out_of_memory_is_a_diagnostic_not_an_internal_error(capsys):
 # --------------------------------------------------------------------------- #
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dialects/graph.py: ConstantOp.from_array calls np.ascontiguousarray, which makes a 0-d array 1-d, "
-    "so a scalar constant gets type tensor<1xf32>; use np.asarray(array, order='C') (keeps the shape)",
-)
 def test_constant_from_a_0d_array_is_a_0d_tensor():
     from ziggurat.dialects.graph import ConstantOp
 
