@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from .outcome import IR_LOCATION, Outcome, run_in_process, run_subprocess
-from .seeds import SPLIT_MARKER, function_names, ir_seeds
+from .seeds import SPLIT_MARKER, function_names, ir_seeds, mutated
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 ELEMENT_TYPE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i32|i64|ui8|f8E4M3FN|f8E5M2|index)\b")
@@ -81,11 +81,7 @@ def _mutate(draw, text: str) -> tuple[str, str]:
 
 @st.composite
 def ir_cases(draw) -> IrCase:
-    seed, text = draw(st.sampled_from(ir_seeds()))
-    mutations: list[str] = []
-    for _ in range(draw(st.integers(1, 3))):
-        text, mutation = draw(_mutate(text))
-        mutations.append(mutation)
+    seed, mutations, text = mutated(draw, ir_seeds(), _mutate)
     names = function_names(text)
     function = draw(st.sampled_from([None, *names])) if names else None
     return IrCase(seed, mutations, text, draw(st.sampled_from(OPT_PIPELINES)), function)

@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from .outcome import IR_LOCATION, Outcome, run_in_process
-from .seeds import ROOT, machine_seeds
+from .seeds import ROOT, machine_seeds, mutated
 
 NPU_EXAMPLE = ROOT / "examples" / "npu" / "gemm_single_buffered.mlir"
 NPU_EXAMPLE_MACHINE = "davinci"
@@ -91,11 +91,7 @@ def _mutate(draw, text: str) -> tuple[str, str]:
 
 @st.composite
 def machine_cases(draw) -> MachineCase:
-    seed, text = draw(st.sampled_from(machine_seeds()))
-    mutations: list[str] = []
-    for _ in range(draw(st.integers(1, 3))):
-        text, mutation = draw(_mutate(text))
-        mutations.append(mutation)
+    seed, mutations, text = mutated(draw, machine_seeds(), _mutate)
     return MachineCase(seed, mutations, text)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
+
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
 IR_SEED_DIRS = ("test/graph", "test/run", "examples/graph", "test/npu")
@@ -31,3 +34,16 @@ def machine_seeds() -> tuple[tuple[str, str], ...]:
 
 def function_names(text: str) -> list[str]:
     return FUNCTION_NAME.findall(text)
+
+
+def mutated(
+    draw: Callable, seeds: tuple[tuple[str, str], ...], mutate: Callable[[str], st.SearchStrategy]
+) -> tuple[str, list[str], str]:
+    """A seed drawn from `seeds` with one to three of `mutate`'s mutations: (seed name,
+    the mutations in words, the mutated text)."""
+    seed, text = draw(st.sampled_from(seeds))
+    mutations: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        text, mutation = draw(mutate(text))
+        mutations.append(mutation)
+    return seed, mutations, text
