@@ -35,6 +35,8 @@ implementation fails at that op's location.
 from __future__ import annotations
 
 import functools
+import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -250,6 +252,11 @@ def check_inputs(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np
     return checked
 
 
+MAX_RANDOM_INPUT_BYTES = int(os.environ.get("ZIGGURAT_MAX_INPUT_BYTES", 2 << 30))
+"""Largest random input made for one argument: beyond it a run fails at once with a message
+rather than by exhausting memory (random floats are drawn in float64, twice the size)."""
+
+
 def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
     """Reproducible inputs for every argument: standard normal floats, small integers."""
     rng = np.random.default_rng(seed)
@@ -258,6 +265,13 @@ def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
     for index, arg_type in enumerate(function.function_type.inputs.data):
         what = f"argument #{index} '{names[index]}' of @{function.sym_name.data}"
         shape, dtype = value_shape_and_dtype(arg_type, what, function)
+        size = math.prod(shape) * dtype.itemsize
+        if size > MAX_RANDOM_INPUT_BYTES:
+            raise error_at(
+                function,
+                f"{what} ({arg_type}) needs {size:,} bytes of random input, over the limit of "
+                f"{MAX_RANDOM_INPUT_BYTES:,} (give inputs, or set ZIGGURAT_MAX_INPUT_BYTES)",
+            )
         if dtype == np.bool_:
             array = rng.integers(0, 2, size=shape).astype(np.bool_)
         elif dtype.kind in "iu":

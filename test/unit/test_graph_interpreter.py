@@ -750,3 +750,20 @@ def test_plugins_join_through_the_entry_point_group(monkeypatch):
         assert float(root) == 2.5
     finally:
         runner._plugin_registrations.cache_clear()
+
+
+def test_random_inputs_past_the_size_limit_fail_at_once():
+    from ziggurat.backends.interpreter import MAX_RANDOM_INPUT_BYTES, find_function, random_inputs
+    from ziggurat.context import default_context
+    from ziggurat.diagnostics import DiagnosticError, parse_source
+
+    side = int((MAX_RANDOM_INPUT_BYTES // 4) ** 0.5) + 1
+    text = (
+        f"func.func @main(%x: tensor<{side}x{side}xf32>) -> tensor<{side}x{side}xf32> {{\n"
+        f"  func.return %x : tensor<{side}x{side}xf32>\n}}\n"
+    )
+    module = parse_source(default_context(), text, "big.mlir")
+    with pytest.raises(DiagnosticError) as caught:
+        random_inputs(find_function(module, None))
+    message = str(caught.value)
+    assert "big.mlir:1:1" in message and "over the limit of" in message and "ZIGGURAT_MAX_INPUT_BYTES" in message
