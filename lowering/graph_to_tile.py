@@ -1156,7 +1156,7 @@ class LowerGraphOp(RewritePattern):
             raise e.fail(f"cannot lower '{op.name}' yet")
         if not isinstance(op, SIGN_AWARE):
             check_signless(e, op)
-        rewriter.replace_op(op, [], [lowering(e, op)])
+        rewriter.replace(op, [], [lowering(e, op)])
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ class Emitter:
     root: Operation
 
     def emit(self, op: Operation) -> SSAValue:
-        self.rewriter.insert_op(op, InsertPoint.before(self.root))
+        self.rewriter.insert(op, InsertPoint.before(self.root))
         return op.results[0]
 
     def fail(self, message: str):

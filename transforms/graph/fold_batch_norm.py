@@ -64,7 +64,7 @@ def constant_like(array: np.ndarray, like: TensorType, rewriter: PatternRewriter
     """A new `graph.constant` holding `array` in `like`'s element type, inserted before the rewritten op."""
     value = array.astype(to_numpy_dtype(like.get_element_type()))
     op = constant_op_for(value, tensor_type_of(value))
-    rewriter.insert_op(op)
+    rewriter.insert(op)
     return op.output
 
 

@@ -57,7 +57,7 @@ TO_TARGET = {"NHWC": (0, 2, 3, 1), "NCHW": (0, 3, 1, 2)}
 
 def transpose(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
     op = TransposeOp.build_inferred([value], {"perm": int_array(list(perm))})
-    rewriter.insert_op(op)
+    rewriter.insert(op)
     return op.output
 
 
@@ -68,7 +68,7 @@ def permuted(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
         return transpose(value, perm, rewriter)
     result_type = TransposeOp.infer_result_types([value.type], {"perm": int_array(list(perm))})[0]
     op = constant_op_for(np.transpose(array, perm), result_type)
-    rewriter.insert_op(op)
+    rewriter.insert(op)
     return op.output
 
 
@@ -91,7 +91,7 @@ class ConvertSpatialOp(RewritePattern):
             operands += [op.bias] if op.bias is not None else []
         properties = dict(op.properties) | {"layout": StringAttr(self.layout)}
         converted = type(op).build_inferred(operands, properties)
-        rewriter.insert_op(converted)
+        rewriter.insert(converted)
         back = TransposeOp.build_inferred([converted.results[0]], {"perm": int_array(list(TO_TARGET[current]))})
         rewriter.replace(op, back)
 
@@ -110,7 +110,7 @@ class SinkTransposeThroughElementwise(RewritePattern):
         if not isinstance(inner, TransposeOp) or not inner.output.has_one_use():
             return
         moved = type(op).build_inferred([inner.input], dict(op.properties))
-        rewriter.insert_op(moved)
+        rewriter.insert(moved)
         rewriter.replace(op, TransposeOp.build_inferred([moved.results[0]], {"perm": inner.perm}))
 
 
@@ -139,7 +139,7 @@ class SinkTransposeThroughBroadcast(RewritePattern):
             else:
                 return
         moved = type(op).build_inferred(operands, dict(op.properties))
-        rewriter.insert_op(moved)
+        rewriter.insert(moved)
         rewriter.replace(op, TransposeOp.build_inferred([moved.results[0]], {"perm": int_array(perm)}))
 
 
