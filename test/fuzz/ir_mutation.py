@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from .outcome import IR_LOCATION, Outcome, run_in_process, run_subprocess
-from .seeds import SPLIT_MARKER, function_names, ir_seeds, mutated
+from .seeds import SPLIT_MARKER, function_names, ir_seeds, mutated, text_mutation
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 ELEMENT_TYPE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i32|i64|ui8|f8E4M3FN|f8E5M2|index)\b")
@@ -42,27 +42,12 @@ class IrCase:
 
 @st.composite
 def _mutate(draw, text: str) -> tuple[str, str]:
-    lines = text.split("\n")
     kind = draw(
         st.sampled_from(
             ("delete-line", "duplicate-line", "swap-lines", "flip-char", "number", "number", "type",
              "truncate", "drop-closer")
         )
     )
-    if kind in ("delete-line", "duplicate-line", "swap-lines"):
-        i = draw(st.integers(0, len(lines) - 1))
-        if kind == "delete-line":
-            del lines[i]
-        elif kind == "duplicate-line":
-            lines.insert(i, lines[i])
-        else:
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        return "\n".join(lines), f"{kind} {i + 1}"
-    if kind == "flip-char" and text:
-        i = draw(st.integers(0, len(text) - 1))
-        c = draw(st.sampled_from(SYNTAX_CHARACTERS))
-        return text[:i] + c + text[i + 1 :], f"flip-char {i} to {c!r}"
     if kind == "number" and (numbers := list(NUMBER.finditer(text))):
         match = numbers[draw(st.integers(0, len(numbers) - 1))]
         old = int(match[0])
@@ -75,8 +60,7 @@ def _mutate(draw, text: str) -> tuple[str, str]:
     if kind == "drop-closer" and (closers := [m.start() for m in re.finditer(r"[}>)\]]", text)]):
         i = closers[draw(st.integers(0, len(closers) - 1))]
         return text[:i] + text[i + 1 :], f"drop {text[i]!r} at {i}"
-    i = draw(st.integers(0, len(text)))
-    return text[:i], f"truncate at {i}"
+    return text_mutation(draw, text, kind, SYNTAX_CHARACTERS)
 
 
 @st.composite

@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from .outcome import IR_LOCATION, Outcome, run_in_process
-from .seeds import ROOT, machine_seeds, mutated
+from .seeds import ROOT, machine_seeds, mutated, text_mutation
 
 NPU_EXAMPLE = ROOT / "examples" / "npu" / "gemm_single_buffered.mlir"
 NPU_EXAMPLE_MACHINE = "davinci"
@@ -47,7 +47,6 @@ class MachineCase:
 
 @st.composite
 def _mutate(draw, text: str) -> tuple[str, str]:
-    lines = text.split("\n")
     kind = draw(
         st.sampled_from(
             ("value", "value", "value", "key", "delete-line", "duplicate-line", "swap-lines", "header",
@@ -64,16 +63,6 @@ def _mutate(draw, text: str) -> tuple[str, str]:
         key = match[2]
         new = draw(st.sampled_from((key[:-1] or "x", key + "s", key.upper(), key.replace("_", "-"), "bogus")))
         return text[: match.start(2)] + new + text[match.end(2) :], f"key {key} to {new}"
-    if kind in ("delete-line", "duplicate-line", "swap-lines"):
-        i = draw(st.integers(0, len(lines) - 1))
-        if kind == "delete-line":
-            del lines[i]
-        elif kind == "duplicate-line":
-            lines.insert(i, lines[i])
-        else:
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        return "\n".join(lines), f"{kind} {i + 1}"
     if kind == "header" and (headers := list(HEADER.finditer(text))):
         match = headers[draw(st.integers(0, len(headers) - 1))]
         new = draw(st.sampled_from(("bogus", match[1] + ".x", match[1].split(".")[0], "memory", "dma.", "memory.gm")))
@@ -81,12 +70,7 @@ def _mutate(draw, text: str) -> tuple[str, str]:
     if kind == "extends":
         base = draw(st.sampled_from(("davinci", "systolic", "nonexistent", "input.toml", "./input.toml", "/")))
         return f'extends = "{base}"\n' + text, f"extends {base}"
-    if kind == "flip-char" and text:
-        i = draw(st.integers(0, len(text) - 1))
-        c = draw(st.sampled_from("[]=\".#\n0-xK ,{}"))
-        return text[:i] + c + text[i + 1 :], f"flip-char {i} to {c!r}"
-    i = draw(st.integers(0, len(text)))
-    return text[:i], f"truncate at {i}"
+    return text_mutation(draw, text, kind, "[]=\".#\n0-xK ,{}")
 
 
 @st.composite

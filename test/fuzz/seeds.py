@@ -47,3 +47,29 @@ def mutated(
         text, mutation = draw(mutate(text))
         mutations.append(mutation)
     return seed, mutations, text
+
+
+LINE_MUTATIONS = ("delete-line", "duplicate-line", "swap-lines")
+
+
+def text_mutation(draw: Callable, text: str, kind: str, flip_characters: str) -> tuple[str, str]:
+    """The mutations of any text format: a line deleted, duplicated or swapped
+    (`LINE_MUTATIONS`), a character replaced by one of `flip_characters` (`flip-char`),
+    and otherwise a truncation. Returns (mutated text, the mutation in words)."""
+    if kind in LINE_MUTATIONS:
+        lines = text.split("\n")
+        i = draw(st.integers(0, len(lines) - 1))
+        if kind == "delete-line":
+            del lines[i]
+        elif kind == "duplicate-line":
+            lines.insert(i, lines[i])
+        else:
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        return "\n".join(lines), f"{kind} {i + 1}"
+    if kind == "flip-char" and text:
+        i = draw(st.integers(0, len(text) - 1))
+        c = draw(st.sampled_from(flip_characters))
+        return text[:i] + c + text[i + 1 :], f"flip-char {i} to {c!r}"
+    i = draw(st.integers(0, len(text)))
+    return text[:i], f"truncate at {i}"
