@@ -32,14 +32,15 @@ def element_count(value_type: Attribute) -> int:
     return 1
 
 
-def numpy_shape_and_dtype(value_type: Attribute) -> tuple[tuple[int, ...], np.dtype] | None:
-    """The shape and dtype of the array holding a static tensor of `value_type`, or None if numpy cannot hold it."""
+def is_array_type(value_type: Attribute) -> bool:
+    """Whether a value of `value_type` is a tensor that a numpy array can hold."""
     if not isinstance(value_type, TensorType):
-        return None
+        return False
     try:
-        return tuple(value_type.get_shape()), to_numpy_dtype(value_type.get_element_type())
+        to_numpy_dtype(value_type.get_element_type())
     except ValueError:
-        return None
+        return False
+    return True
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:

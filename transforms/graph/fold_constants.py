@@ -25,7 +25,7 @@ from ziggurat.transforms.graph.constants import (
     constant_op_for,
     dense_attr_of,
     element_count,
-    numpy_shape_and_dtype,
+    is_array_type,
 )
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
@@ -61,7 +61,7 @@ class FoldConstantOp(RewritePattern):
         if any(element_count(v.type) > self.max_elements for v in (*op.operands, *op.results)):
             return
         inputs = [constant_array(operand) for operand in op.operands]
-        if any(numpy_shape_and_dtype(r.type) is None for r in op.results) or any(a is None for a in inputs):
+        if not all(is_array_type(r.type) for r in op.results) or any(a is None for a in inputs):
             return
 
         try:
