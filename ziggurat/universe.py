@@ -23,6 +23,12 @@ def _npu_dialect() -> Dialect:
     return Npu
 
 
+def _loop_dialect() -> Dialect:
+    from ziggurat.dialects.loop import Loop
+
+    return Loop
+
+
 def _tile_dialect() -> Dialect:
     from ziggurat.dialects.tile import Tile
 
@@ -31,6 +37,7 @@ def _tile_dialect() -> Dialect:
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph_dialect,
+    "loop": _loop_dialect,
     "npu": _npu_dialect,
     "tile": _tile_dialect,
 }
