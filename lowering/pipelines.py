@@ -12,11 +12,14 @@ before it builds the passes, so `--print-between-passes` shows each pass, and
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
 
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
+from ziggurat.backends.machine import list_presets, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
 
 PipelineOptions = Mapping[str, tuple[object, ...]]
@@ -61,8 +64,54 @@ def graph_opt(options: PipelineOptions) -> str:
     return ",".join([*passes, "cse", "dce", "graph-fuse"])
 
 
+def machine_option(pipeline: str, options: PipelineOptions) -> str:
+    """The `machine` option of `pipeline`: required, a preset name or a machine TOML file
+    that loads (so an unknown machine is reported once, before any pass runs)."""
+    check_options(pipeline, options, {"machine": "a preset such as davinci, or a machine TOML file"})
+    if "machine" not in options:
+        raise DiagnosticError(
+            Diagnostic("error", f"pipeline '{pipeline}' needs a machine: {pipeline}{{machine=NAME}} "
+                       f"(presets: {', '.join(list_presets())})")
+        )
+    machine = str(options["machine"][0])
+    load_machine(machine)
+    return machine
+
+
+LOWER_TO_NPU_PASSES = (
+    "graph-fuse", "graph-to-tile", "tile-and-fuse{M}", "tile-decompose-conv", "tile-vectorize{M}",
+    "canonicalize", "tile-to-loop{M}", "promote-to-memory-space{M}", "hoist-copies", "double-buffer",
+    "loop-to-npu{M}", "npu-insert-sync{M}", "npu-plan-memory{M}",
+)
+"""The passes of `lower-to-npu`, as docs/lowering.md lists them; `{M}` takes the machine."""
+
+
+def lower_to_npu(options: PipelineOptions) -> str:
+    """Graph level to npu instructions for one machine (docs/lowering.md, level by level):
+    fuse, lower to linalg on tensors, tile and fuse each group, make contractions matmul-like
+    and elementwise ops one vector instruction each, bufferize into loops, place the buffers in
+    the machine's memory spaces with overlapped copies, then select instructions, add the flags
+    between pipes and give each buffer its address."""
+    machine = machine_option("lower-to-npu", options)
+    spec = f"{{machine={_quoted(machine)}}}"
+    return ",".join(name.replace("{M}", spec) for name in LOWER_TO_NPU_PASSES)
+
+
+def compile_pipeline(options: PipelineOptions) -> str:
+    """Everything, graph level to npu: `graph-opt`, then `lower-to-npu` for the machine."""
+    machine = machine_option("compile", options)
+    return f"graph-opt,lower-to-npu{{machine={_quoted(machine)}}}"
+
+
+def _quoted(machine: str) -> str:
+    # A path holds characters the -p syntax reserves; a preset name reads better bare.
+    return machine if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", machine) else json.dumps(machine)
+
+
 PIPELINES: dict[str, PipelineExpander] = {
     "graph-opt": graph_opt,
+    "lower-to-npu": lower_to_npu,
+    "compile": compile_pipeline,
 }
 
 

@@ -176,7 +176,9 @@ class ZigguratOptMain(xDSLOptMain):
     def setup_pipeline(self):
         if self.args.debug:
             os.environ["ZIGGURAT_DEBUG"] = "1"
-        self.pipeline = PassPipeline(self._parse_passes(self.args.passes), self._between_passes)
+        # --print-pipeline only expands names, so it works before every pass of a pipeline exists.
+        passes = () if self.args.print_pipeline else self._parse_passes(self.args.passes)
+        self.pipeline = PassPipeline(passes, self._between_passes)
 
     def _parse_passes(self, spec: str) -> tuple[ModulePass, ...]:
         spec = expand_pipeline(spec)

@@ -1,0 +1,18 @@
+// The named pipelines of docs/lowering.md, expanded by --print-pipeline (which
+// needs no input and no pass to exist yet), and their option errors.
+// RUN: ziggurat-opt -p 'lower-to-npu{machine=davinci}' --print-pipeline | filecheck %s --check-prefix=LOWER
+// RUN: ziggurat-opt -p 'compile{machine=systolic}' --print-pipeline | filecheck %s --check-prefix=COMPILE
+// RUN: ziggurat-opt -p 'lower-to-npu{machine="%S/../../backends/presets/tensorcore.toml"}' --print-pipeline | filecheck %s --check-prefix=PATH
+// RUN: not ziggurat-opt -p 'lower-to-npu{machine=davincy}' --print-pipeline 2>&1 | filecheck %s --check-prefix=UNKNOWN
+// RUN: not ziggurat-opt -p 'compile' --print-pipeline 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not ziggurat-opt -p 'lower-to-npu{machine=davinci cores=2}' --print-pipeline 2>&1 | filecheck %s --check-prefix=OPTION
+
+// LOWER: graph-fuse,graph-to-tile,tile-and-fuse{machine="davinci"},tile-decompose-conv,tile-vectorize{machine="davinci"},canonicalize,tile-to-loop{machine="davinci"},promote-to-memory-space{machine="davinci"},hoist-copies,double-buffer,loop-to-npu{machine="davinci"},npu-insert-sync{machine="davinci"},npu-plan-memory{machine="davinci"}{{$}}
+
+// COMPILE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse,graph-fuse,graph-to-tile,tile-and-fuse{machine="systolic"},tile-decompose-conv,tile-vectorize{machine="systolic"},canonicalize,tile-to-loop{machine="systolic"},promote-to-memory-space{machine="systolic"},hoist-copies,double-buffer,loop-to-npu{machine="systolic"},npu-insert-sync{machine="systolic"},npu-plan-memory{machine="systolic"}{{$}}
+
+// PATH: tile-and-fuse{machine="{{.*}}/backends/presets/tensorcore.toml"}
+
+// UNKNOWN: error: unknown machine 'davincy': neither a preset (davinci, systolic, tensorcore) nor a TOML file; did you mean 'davinci'?
+// MISSING: error: pipeline 'compile' needs a machine: compile{machine=NAME} (presets: davinci, systolic, tensorcore)
+// OPTION: error: pipeline 'lower-to-npu' has no option 'cores' (options: machine
