@@ -33,15 +33,29 @@ and the 256x256x512 example GEMMs in well under a second. Timing and the
 ordering hazards are in `ziggurat.backends.timing`. Every failure -- an index outside its buffer, a
 misaligned address, a hazard, a race between cores, a deadlock, an op this
 machine has no instruction for -- is a `DiagnosticError` at the op's location.
+
+Instructions from outside
+-------------------------
+A plugin's hardware dialect runs here too: subclass `npu.NpuOperation` for its
+ops (so they verify against the machine and mark the module as npu-level) and
+register an implementation per op with `register_instruction(OpClass, run)`,
+or from a package's entry point group `ziggurat.npu_instructions` naming a
+dict `{OpClass: run}`. `run(ctx, op)` gets an `InstructionContext`: index
+values (`ctx.index`), checked views of buffer windows with the access each
+makes (`ctx.window`), and `ctx.issue(op, pipe, cycles, reads, writes)`, which
+queues the instruction on a pipe of the timing model, so a plugin's
+instructions get the same hazard checks, flags, trace and report as ours.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
@@ -78,6 +92,29 @@ class NpuRunResult:
     """Each core's statistics (`stats` is their combination)."""
 
 
+InstructionImplementation = Callable[["InstructionContext", Operation], None]
+"""Runs one instruction: its numerics on the views `ctx.window` gives, its cost with `ctx.issue`."""
+
+INSTRUCTIONS_ENTRY_POINT_GROUP = "ziggurat.npu_instructions"
+_instructions: dict[type[Operation], InstructionImplementation] = {}
+
+
+def register_instruction(
+    op_type: type[Operation], implementation: InstructionImplementation, *, override: bool = False
+) -> None:
+    """Let the npu interpreter run `op_type` with `implementation` (see "Instructions from outside")."""
+    if op_type in _instructions and not override:
+        raise ValueError(f"an implementation of '{op_type.name}' is already registered")
+    _instructions[op_type] = implementation
+
+
+@functools.cache
+def _load_instruction_plugins() -> None:
+    for entry_point in entry_points(group=INSTRUCTIONS_ENTRY_POINT_GROUP):
+        for op_type, implementation in entry_point.load().items():
+            register_instruction(op_type, implementation)
+
+
 def run_npu(
     module: ModuleOp,
     machine: Machine | str | None = None,
@@ -104,6 +141,7 @@ def run_npu(
     (and at the end), a run past `max_cycles` stops with an error at the op it reached,
     and `watch(timeline, op)` is called (`timeline.core`, `timeline.cycles`; raise to stop).
     """
+    _load_instruction_plugins()
     machine = _resolve_machine(module, machine)
     if not 1 <= cores <= machine.cores:
         raise error_at(module, f"cannot run on {cores} cores: machine '{machine.name}' has {machine.cores}")
@@ -461,6 +499,8 @@ class _Executor:
                 env[op.results[0]] = _INTEGER_BINARY[type(op)](lhs, rhs)
             elif isinstance(op, npu.VectorOperation):
                 self._vector(op, env)
+            elif type(op) in _instructions:
+                _instructions[type(op)](InstructionContext(self, env), op)
             else:
                 raise error_at(
                     op, f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)"
@@ -662,6 +702,53 @@ class _Executor:
 
     def _barrier(self, op: npu.BarrierOp, env: dict[SSAValue, object]) -> None:
         self.timeline.barrier(op, None if op.pipe is None else op.pipe.data)
+
+
+class InstructionContext:
+    """What a registered instruction implementation sees of the core running it."""
+
+    def __init__(self, executor: _Executor, env: dict[SSAValue, object]):
+        self._executor = executor
+        self._env = env
+
+    @property
+    def machine(self) -> Machine:
+        return self._executor.machine
+
+    def index(self, value: SSAValue | int) -> int:
+        """The current value of an index operand (or the static index itself)."""
+        return value if isinstance(value, int) else self._env[value]
+
+    def window(
+        self,
+        op: Operation,
+        buffer: SSAValue,
+        indices: Sequence[SSAValue | int],
+        shape: Sequence[int],
+        strides: Sequence[int] | None = None,
+        what: str = "operand",
+    ) -> tuple[np.ndarray, Access]:
+        """A writable view of `shape` at `indices` of `buffer` (strided as the buffer, or by
+        `strides`), checked for bounds and alignment, and the access to pass to `issue`."""
+        if strides is None:
+            strides = npu.row_major_strides(buffer.type.get_shape())[-len(shape) :]
+        window = _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile=False)
+        return self._executor._window(op, self._env, window)
+
+    def issue(
+        self,
+        op: Operation,
+        pipe: str,
+        cycles: float,
+        reads: Sequence[Access] = (),
+        writes: Sequence[Access] = (),
+        flops: int = 0,
+    ) -> None:
+        """Queue `op` on `pipe` for `cycles`: it waits for its pipe and flags, and its accesses
+        are checked against the other pipes' for hazards."""
+        if pipe not in self._executor.timeline.pipes:
+            raise error_at(op, f"machine '{self.machine.name}' has no pipe '{pipe}'")
+        self._executor.timeline.issue(op, pipe, cycles, reads, writes, flops)
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
