@@ -14,18 +14,37 @@ overridable with `rtol`/`atol`). Integer and boolean outputs must match exactly.
 Failures of the pipeline or of either run are `DiagnosticError`s located at the
 op, as from the tools; a mismatch is not an exception but a report that says
 which output differs, where and by how much.
+
+Every level runs on its own interpreter (`run_at_level`): graph and tensor IR on
+the shared interpreter, loop IR (memref arguments, the `%resultN` ones being the
+outputs) on `ziggurat.backends.loop_interpreter`, npu IR on `run_npu` for the
+`machine` given. The inputs are the arguments that are not `%resultN`, so one
+set of inputs serves every level of a program.
+
+    report = check_pipeline_stages(text, "lower-to-npu{machine=davinci}", "davinci")
+    assert report.ok, report           # names the first pass that breaks or diverges
+
+runs the IR after each pass of the (expanded) pipeline, in memory, and compares
+it with the graph interpreter's results. Lowered stages sum and round in another
+order than the graph interpreter (f16 intermediates, tiled reductions), so their
+absolute tolerance grows with the output's magnitude (`stage_tolerance`).
 """
 
 from __future__ import annotations
 
+import re
+import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.passes import ModulePass, PassPipeline
-from ziggurat.backends.interpreter import find_function, random_inputs, run_function
+from ziggurat.backends.interpreter import argument_names, find_function, random_inputs, run_function
+from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
 
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_source, verify_module
@@ -101,11 +120,17 @@ class DifferentialReport:
 
 
 def compare_outputs(
-    before: list[np.ndarray], after: list[np.ndarray], rtol: float | None, atol: float | None
+    before: list[np.ndarray],
+    after: list[np.ndarray],
+    rtol: float | None,
+    atol: float | None,
+    *,
+    scale_atol: bool = False,
 ) -> list[OutputComparison]:
+    """Compare each output; with `scale_atol`, the default atol is `stage_tolerance`'s."""
     comparisons = []
     for index, (expected, actual) in enumerate(zip(before, after)):
-        default_rtol, default_atol = tolerance_for(expected.dtype)
+        default_rtol, default_atol = stage_tolerance(expected) if scale_atol else tolerance_for(expected.dtype)
         r = default_rtol if rtol is None else rtol
         a = default_atol if atol is None else atol
         comparison = OutputComparison(index, expected.dtype, expected.shape, r, a, 0.0, 0)
@@ -131,25 +156,111 @@ def compare_outputs(
     return comparisons
 
 
+def stage_tolerance(expected: np.ndarray) -> tuple[float, float]:
+    """(rtol, atol) for a lowered program's output: the dtype's rtol, and an atol of rtol times
+    the output's root mean square (at least the dtype's atol). A tiled reduction rounds its
+    partial sums, and an f16 vector unit each intermediate, so an element that cancels to
+    near zero carries an error of the size of the terms, not of itself; a wrong tile, index
+    or op is off by the whole magnitude and still fails."""
+    rtol, atol = tolerance_for(expected.dtype)
+    if rtol == 0.0 or expected.size == 0:
+        return rtol, atol
+    wide = expected.astype(np.float64)
+    rms = float(np.sqrt(np.mean(np.square(wide[np.isfinite(wide)])))) if np.isfinite(wide).any() else 0.0
+    return rtol, max(atol, rtol * rms)
+
+
+def build_passes(pipeline: str | Sequence[ModulePass]) -> tuple[ModulePass, ...]:
+    """The passes of a `-p`-style pipeline (named pipelines expanded), or the given instances."""
+    if not isinstance(pipeline, str):
+        return tuple(pipeline)
+    try:
+        return PassPipeline.parse_spec(multiverse().all_passes, expand_pipeline(pipeline)).passes
+    except DiagnosticError:
+        raise
+    except Exception as error:  # unknown pass or bad options: the caller's input
+        raise DiagnosticError(Diagnostic("error", f"invalid pipeline '{pipeline}': {error}")) from None
+
+
 def apply_pipeline(module: ModuleOp, pipeline: str | Sequence[ModulePass]) -> None:
     """Apply a `-p`-style pipeline (e.g. "graph-to-tile,cse", or a named pipeline such
     as "graph-opt") or pass instances to `module` in place."""
-    if isinstance(pipeline, str):
-        try:
-            passes = PassPipeline.parse_spec(multiverse().all_passes, expand_pipeline(pipeline))
-        except Exception as error:  # unknown pass or bad options: the caller's input
-            raise DiagnosticError(
-                Diagnostic("error", f"invalid pipeline '{pipeline}': {error}")
-            ) from None
-    else:
-        passes = PassPipeline(tuple(pipeline))
-    passes.apply(default_context(), module)
+    PassPipeline(build_passes(pipeline)).apply(default_context(), module)
 
 
 def pipeline_text(pipeline: str | Sequence[ModulePass]) -> str:
     if isinstance(pipeline, str):
         return pipeline
     return ",".join(str(p.pipeline_pass_spec()) for p in pipeline)
+
+
+# --------------------------------------------------------------------------- #
+# Levels: which interpreter runs a module, and its inputs and outputs
+# --------------------------------------------------------------------------- #
+
+_OUTPUT_ARGUMENT = re.compile(r"result\d+")
+
+
+def _is_output_argument(name: str, arg_type) -> bool:
+    """A `%resultN` memref: a result passed as an out-param (docs/lowering.md section 4)."""
+    return isinstance(arg_type, MemRefType) and _OUTPUT_ARGUMENT.fullmatch(name) is not None
+
+
+def input_names(function: func.FuncOp) -> list[str]:
+    """The arguments that take inputs: all but the `%resultN` out-params."""
+    types = function.function_type.inputs.data
+    return [name for name, t in zip(argument_names(function), types) if not _is_output_argument(name, t)]
+
+
+def level_of(module: ModuleOp, function: func.FuncOp) -> str:
+    """"npu" (instructions for `run_npu`), "loop" (memrefs), "tensor" or "graph"."""
+    if is_npu_program(module):
+        return "npu"
+    if any(isinstance(t, MemRefType) for t in function.function_type.inputs.data):
+        return "loop"
+    if any(op.name.startswith("graph.") for op in function.walk()):
+        return "graph"
+    return "tensor"
+
+
+def level_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
+    """`random_inputs` for the input arguments, the same arrays whatever the level: a memref
+    argument draws as the tensor of its shape would."""
+    names = argument_names(function)
+    tensor_types = [
+        TensorType(t.get_element_type(), t.get_shape()) if isinstance(t, MemRefType) else t
+        for name, t in zip(names, function.function_type.inputs.data)
+        if not _is_output_argument(name, t)
+    ]
+    return random_inputs(func.FuncOp.external(function.sym_name.data, tensor_types, []), seed)
+
+
+def run_at_level(
+    module: ModuleOp, inputs: Sequence[np.ndarray], function: str | None = None, machine: str | None = None
+) -> list[np.ndarray]:
+    """Run `function` of `module` on the interpreter of its level; the results, or at the loop
+    and npu levels the final contents of the `%resultN` arguments."""
+    func_op = find_function(module, function)
+    name = func_op.sym_name.data
+    level = level_of(module, func_op)
+    if level == "npu":
+        given = dict(zip(input_names(func_op), inputs))
+        return run_npu(module, machine, given, name).outputs
+    if level == "loop":
+        from ziggurat.backends.loop_interpreter import run_loop_function
+
+        results = run_loop_function(module, list(inputs), name)
+        names = argument_names(func_op)
+        return [results[n] for n, t in zip(names, func_op.function_type.inputs.data) if _is_output_argument(n, t)]
+    return run_function(module, inputs, name)
+
+
+def why_not_runnable(module: ModuleOp, level: str) -> str | None:
+    """Why IR of `level` cannot run yet, or None: npu code runs once every local buffer
+    has an address (`npu-plan-memory`)."""
+    if level == "npu" and any(isinstance(op, memref.AllocOp) for op in module.walk()):
+        return "memref.alloc left: local buffers get their addresses in npu-plan-memory"
+    return None
 
 
 def check_pass_preserves_numerics(
@@ -160,24 +271,146 @@ def check_pass_preserves_numerics(
     rtol: float | None = None,
     atol: float | None = None,
     function: str | None = None,
+    machine: str | None = None,
 ) -> DifferentialReport:
     """Run `function` of `module` before and after `pipeline` (a `-p` string or pass
-    instances) on the same random inputs and compare the outputs."""
+    instances) on the same random inputs, each on the interpreter of its level (npu code
+    on `machine`), and compare the outputs."""
+    module = _load(module)
+    func_op = find_function(module, function)
+    name = func_op.sym_name.data
+    inputs = level_inputs(func_op, seed)
+    before = run_at_level(module, inputs, name, machine)
+    transformed = module.clone()
+    apply_pipeline(transformed, pipeline)
+    verify_module(transformed)
+    after = run_at_level(transformed, inputs, name, machine)
+    report = DifferentialReport(
+        pipeline_text(pipeline), name, seed, before=before, after=after, transformed=transformed
+    )
+    lowered = level_of(transformed, find_function(transformed, name)) != level_of(module, func_op)
+    report.outputs = compare_outputs(before, after, rtol, atol, scale_atol=lowered)
+    return report
+
+
+def _load(module: str | ModuleOp) -> ModuleOp:
     if isinstance(module, str):
         module = parse_source(default_context(), module, "<differential>")
     else:
         module = module.clone()
     verify_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- #
+# Every stage of a pipeline
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class StageReport:
+    """The IR after one pass: its level, and how it compares with the reference."""
+
+    pass_name: str
+    level: str
+    seconds: float = 0.0
+    outputs: list[OutputComparison] = field(default_factory=list)
+    not_run: str | None = None
+    """Why this stage's IR was not run (it cannot run before a later pass)."""
+    error: str | None = None
+    """The pass, the verifier or the run failed: its diagnostic."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(o.ok for o in self.outputs)
+
+    def __str__(self) -> str:
+        head = f"{self.pass_name} ({self.level}, {self.seconds:.1f} s)"
+        if self.error is not None:
+            return f"{head}: FAILED\n      " + self.error.replace("\n", "\n      ")
+        if self.not_run is not None:
+            return f"{head}: not run ({self.not_run})"
+        return "\n".join([f"{head}: {'ok' if self.ok else 'DIVERGES'}", *(f"      {o}" for o in self.outputs)])
+
+
+@dataclass
+class PipelineReport:
+    pipeline: str
+    machine: str | None
+    function: str
+    seed: int
+    stages: list[StageReport] = field(default_factory=list)
+    expected: list[np.ndarray] = field(default_factory=list, repr=False)
+    module: ModuleOp | None = field(default=None, repr=False)
+    """The IR after the last pass that ran."""
+
+    @property
+    def first_failure(self) -> StageReport | None:
+        """The first stage that failed or diverged."""
+        return next((stage for stage in self.stages if not stage.ok), None)
+
+    @property
+    def ok(self) -> bool:
+        """Every stage that ran agrees with the reference, and the last one ran."""
+        return self.first_failure is None and bool(self.stages) and self.stages[-1].not_run is None
+
+    def __str__(self) -> str:
+        failure = self.first_failure
+        if failure is not None:
+            verdict = f"first fails at '{failure.pass_name}'"
+        elif self.ok:
+            verdict = "every stage agrees"
+        else:
+            verdict = "the final IR was not run"
+        machine = f" on {self.machine}" if self.machine else ""
+        lines = [f"'{self.pipeline}'{machine}, @{self.function} (seed {self.seed}): {verdict}"]
+        lines += [f"  {stage}" for stage in self.stages]
+        return "\n".join(lines)
+
+
+def check_pipeline_stages(
+    module: str | ModuleOp,
+    pipeline: str | Sequence[ModulePass],
+    machine: str | None = None,
+    *,
+    seed: int = 0,
+    rtol: float | None = None,
+    atol: float | None = None,
+    function: str | None = None,
+) -> PipelineReport:
+    """Apply the passes of `pipeline` one at a time to (a copy of) `module`, run the IR after
+    each on the interpreter of its level (npu code on `machine`) and compare it with the
+    results of the original; stop at the first pass, verification or run that fails."""
+    module = _load(module)
     func_op = find_function(module, function)
     name = func_op.sym_name.data
-    inputs = random_inputs(func_op, seed)
-    before = run_function(module, inputs, name)
-    transformed = module.clone()
-    apply_pipeline(transformed, pipeline)
-    verify_module(transformed)
-    after = run_function(transformed, inputs, name)
-    report = DifferentialReport(
-        pipeline_text(pipeline), name, seed, before=before, after=after, transformed=transformed
-    )
-    report.outputs = compare_outputs(before, after, rtol, atol)
+    inputs = level_inputs(func_op, seed)
+    expected = run_at_level(module, inputs, name, machine)
+    report = PipelineReport(pipeline_text(pipeline), machine, name, seed, expected=expected, module=module)
+    ctx = default_context()
+    for one_pass in build_passes(pipeline):
+        stage = _run_stage(ctx, module, one_pass, inputs, name, machine, expected, rtol, atol)
+        report.stages.append(stage)
+        if stage.error is not None:
+            break
     return report
+
+
+def _run_stage(ctx, module, one_pass, inputs, name, machine, expected, rtol, atol) -> StageReport:
+    stage = StageReport(str(one_pass.pipeline_pass_spec()), "?")
+    start = time.perf_counter()
+    try:
+        one_pass.apply(ctx, module)
+        verify_module(module)
+        stage.level = level_of(module, find_function(module, name))
+        stage.not_run = why_not_runnable(module, stage.level)
+        if stage.not_run is None:
+            actual = run_at_level(module, inputs, name, machine)
+            stage.outputs = compare_outputs(expected, actual, rtol, atol, scale_atol=True)
+    except DiagnosticError as error:
+        stage.error = error.format()
+    except Exception as error:  # a pass's bug: where it happened, for its owner
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        stage.error = f"internal error: {type(error).__name__}: {error} ({frame.filename}:{frame.lineno})"
+    stage.seconds = time.perf_counter() - start
+    return stage
