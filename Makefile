@@ -41,10 +41,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/scalesim_validation.py
 	$(BIN)/python benchmarks/roofline_validation.py
 
-# Dialect and pass references generated from the code (docs/reference/, not committed).
+# The documentation site (mkdocs, into site/): the dialect, pass and tool references are
+# generated from the code into docs/reference/ first (neither is committed).
 docs: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[docs]'
 	$(BIN)/python -m ziggurat.tools.gen_docs docs/reference
+	$(BIN)/mkdocs build --quiet
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site docs/reference
 	find . -name Output -type d -prune -exec rm -rf {} +

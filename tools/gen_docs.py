@@ -1,4 +1,4 @@
-"""Reference pages generated from the code: one Markdown page per dialect and one for all passes.
+"""Reference pages generated from the code: one Markdown page per dialect, one for all passes, one for the tools.
 
 `make docs` runs `python -m ziggurat.tools.gen_docs docs/reference`; the pages are build
 output (not committed), so they cannot drift from the op and pass definitions.
@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from xdsl.ir import Data, Dialect, Operation
@@ -158,6 +161,29 @@ def passes_page(universe: Universe) -> str:
     return "\n".join(lines)
 
 
+TOOLS = {
+    "ziggurat-opt": "ziggurat.tools.ziggurat_opt",
+    "ziggurat-run": "ziggurat.tools.ziggurat_run",
+    "ziggurat-compile": "ziggurat.tools.ziggurat_compile",
+    "python -m ziggurat.backends.machine": "ziggurat.backends.machine",
+}
+
+
+def tools_page() -> str:
+    """Each tool's `--help`, as the tool itself prints it."""
+    lines = ["# Tools", "", "Generated from each tool's `--help`.", ""]
+    for tool, module in TOOLS.items():
+        usage = subprocess.run(
+            [sys.executable, "-m", module, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "COLUMNS": "100"},
+        ).stdout
+        lines += [f"## `{tool}`", "", "```", usage.rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
 def generate(out_dir: Path) -> list[Path]:
     """Write the reference pages of ziggurat's dialects and passes into `out_dir`."""
     from ziggurat.universe import DIALECTS, ZIGGURAT_UNIVERSE
@@ -170,6 +196,9 @@ def generate(out_dir: Path) -> list[Path]:
         written.append(path)
     path = out_dir / "passes.md"
     write_atomically(path, passes_page(ZIGGURAT_UNIVERSE))
+    written.append(path)
+    path = out_dir / "tools.md"
+    write_atomically(path, tools_page())
     written.append(path)
     return written
 

@@ -18,3 +18,12 @@ def test_constraints_read_like_types():
     op_def = TransposeOp.get_irdl_definition()
     assert describe_constraint(op_def.properties["perm"].constr) == "array<i64>"
     assert describe_constraint(op_def.operands[0][1].constr) == "tensor"
+
+
+def test_tools_page_has_every_tool_and_its_flags(tmp_path):
+    pages = {path.name: path.read_text() for path in generate(tmp_path)}
+    tools = pages["tools.md"]
+    for tool in ("ziggurat-opt", "ziggurat-run", "ziggurat-compile"):
+        assert f"## `{tool}`" in tools
+    for flag in ("--verify-diagnostics", "--machine", "--report", "--check"):
+        assert flag in tools
