@@ -85,6 +85,12 @@ def _graph_to_tile() -> type[ModulePass]:
     return GraphToTilePass
 
 
+def _tile_decompose_conv() -> type[ModulePass]:
+    from ziggurat.transforms.tile.decompose_conv import TileDecomposeConvPass
+
+    return TileDecomposeConvPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -93,6 +99,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "tile-decompose-conv": _tile_decompose_conv,
 }
 
 ZIGGURAT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
