@@ -86,12 +86,19 @@ def _tensor_functions() -> InterpreterFunctions:
     return TensorFunctions()
 
 
+def _scf_functions() -> InterpreterFunctions:
+    from xdsl.interpreters.scf import ScfFunctions
+
+    return ScfFunctions()
+
+
 CORE_FUNCTIONS: dict[str, InterpreterFunctionsFactory] = {
     "func": _func_functions,
     "builtin": _builtin_functions,
     "arith": _arith_functions,
     "graph": _graph_functions,
     "tensor": _tensor_functions,
+    "scf": _scf_functions,
 }
 """ziggurat's own implementations, by the dialect they cover."""
 
