@@ -91,6 +91,12 @@ def _tile_decompose_conv() -> type[ModulePass]:
     return TileDecomposeConvPass
 
 
+def _npu_plan_memory() -> type[ModulePass]:
+    from ziggurat.transforms.npu.plan_memory import NpuPlanMemoryPass
+
+    return NpuPlanMemoryPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -99,6 +105,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "npu-plan-memory": _npu_plan_memory,
     "tile-decompose-conv": _tile_decompose_conv,
 }
 

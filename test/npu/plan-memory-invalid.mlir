@@ -1,0 +1,45 @@
+// npu-plan-memory refuses what it cannot place, at the alloc.
+// RUN: ziggurat-opt %s --split-input-file --verify-diagnostics -p 'npu-plan-memory{machine=davinci}'
+
+func.func @too_big(%X: memref<64x64xf32, "gm">) {
+  %x = memref.alloc() : memref<64x64xf32, "l0a">
+  // expected-error@+1 {{buffer %y of 16384 bytes does not fit in 'l0a' (capacity 65536 bytes on machine 'davinci'): live with it are %x (16384 bytes at [49152, 65536)), %z (49152 bytes at [0, 49152)); 81920 bytes in all}}
+  %y = memref.alloc() : memref<64x64xf32, "l0a">
+  %z = memref.alloc() : memref<192x64xf32, "l0a">
+  npu.dma "mte1" %x[0, 0] -> %y[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf32, "l0a"> -> memref<64x64xf32, "l0a">
+  npu.dma "mte1" %y[0, 0] -> %z[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf32, "l0a"> -> memref<192x64xf32, "l0a">
+  npu.dma "mte1" %x[0, 0] -> %z[64, 0] {shape = array<i64: 64, 64>} : memref<64x64xf32, "l0a"> -> memref<192x64xf32, "l0a">
+  func.return
+}
+
+// -----
+
+func.func @alone() {
+  // expected-error@+1 {{buffer %big of 2097152 bytes does not fit in 'l1' (capacity 1048576 bytes on machine 'davinci'): live with it are nothing else; 2097152 bytes in all}}
+  %big = memref.alloc() : memref<1024x1024xf16, "l1">
+  func.return
+}
+
+// -----
+
+func.func @unplaced() {
+  // expected-error@+1 {{cannot plan memref<16xf16>: it has no memory space (run promote-to-memory-space first)}}
+  %a = memref.alloc() : memref<16xf16>
+  func.return
+}
+
+// -----
+
+func.func @unknown_space() {
+  // expected-error@+1 {{cannot plan memref<16xf16, "smem">: machine 'davinci' has no memory space 'smem' (it has gm, l1, l0a, l0b, l0c, ub)}}
+  %a = memref.alloc() : memref<16xf16, "smem">
+  func.return
+}
+
+// -----
+
+func.func @dynamic(%n: index) {
+  // expected-error@+1 {{cannot plan memref<?xf16, "ub">: a buffer has a static shape and the row-major layout}}
+  %a = memref.alloc(%n) : memref<?xf16, "ub">
+  func.return
+}

@@ -1,0 +1,22 @@
+"""Passes within the npu level: `npu-plan-memory` (static buffer offsets) and `npu-insert-sync` (flags)."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects.npu import MACHINE_ATTR
+
+
+def pass_machine(module: ModuleOp, option: str | None, pass_name: str) -> Machine:
+    """The machine a pass targets: its `machine` option, else the module's `npu.machine`."""
+    name = option
+    if name is None:
+        attribute = module.attributes.get(MACHINE_ATTR)
+        name = attribute.data if isinstance(attribute, StringAttr) else None
+    if name is None:
+        raise error_at(
+            module, f'{pass_name} needs a machine: {pass_name}{{machine=NAME}} or {MACHINE_ATTR} = "NAME" on the module'
+        )
+    return load_machine(name)

@@ -1,0 +1,220 @@
+"""`npu-plan-memory{machine=NAME}`: give every `memref.alloc` a static offset in its memory space.
+
+Each alloc in a space of the machine becomes an `npu.buffer` at a byte offset
+aligned as the space requires (`alignment` in the machine file). Two buffers
+share bytes only when their live ranges do not overlap: a buffer lives from its
+first use to its last in program order, and a use inside a loop that the alloc
+is outside of keeps it alive for the whole loop (the next iteration comes back
+to it). Offsets are chosen greedily, largest buffer first, each at the lowest
+aligned offset clear of the buffers already placed that live at the same time
+(the greedy-by-size planner of TFLite's arena allocator). A buffer that does not
+fit is an error at its alloc naming it, its size, the space, its capacity and
+what else is live then.
+
+Run it before `npu-insert-sync`, which then sees the bytes that buffers share
+and orders their accesses. On a function that already has flags or barriers
+(hand-written sync, or sync inserted first) space is not reused, since nothing
+would order the accesses that the sharing creates.
+
+    %a = memref.alloc() : memref<64x64xf16, "ub">        %a = npu.buffer offset 0 : memref<64x64xf16, "ub">
+    %b = memref.alloc() : memref<64x64xf16, "ub">   ->   %b = npu.buffer offset 8192 : memref<64x64xf16, "ub">
+    ... uses of %a, then of %b ...                        (offset 0 too if %a is dead when %b is first used)
+
+Option `reuse=false` gives every buffer bytes of its own (for debugging a suspected reuse bug).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from ziggurat.backends.machine import Machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects import npu
+from ziggurat.transforms.npu import pass_machine
+
+_LOOPS = (scf.ForOp, scf.WhileOp)
+_SYNC_OPS = (npu.SetFlagOp, npu.WaitFlagOp, npu.BarrierOp)
+
+
+@dataclass
+class _Buffer:
+    """A buffer to place: its op (alloc, or an npu.buffer already placed), space, size and live range."""
+
+    op: Operation
+    space: str
+    size: int
+    start: int
+    end: int
+    """Live range: program positions [start, end], both included (end < start: never used)."""
+    offset: int | None = None
+    conflicts: list[_Buffer] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        hint = self.op.results[0].name_hint
+        return f"%{hint}" if hint else f"the buffer of type {self.op.results[0].type}"
+
+    def lives_with(self, other: _Buffer) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+    def describe(self) -> str:
+        where = "" if self.offset is None else f" at [{self.offset}, {self.offset + self.size})"
+        return f"{self.name} ({self.size} bytes{where})"
+
+
+class _Positions:
+    """Program order of a function's ops: each op's position and the last position inside it."""
+
+    def __init__(self, function: func.FuncOp):
+        self.first: dict[Operation, int] = {}
+        self.last: dict[Operation, int] = {}
+        self._number(function)
+
+    def _number(self, op: Operation) -> None:
+        self.first[op] = len(self.first)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    self._number(inner)
+        self.last[op] = len(self.first) - 1
+
+    def live_range(self, alloc: Operation) -> tuple[int, int]:
+        """From the first use to the last, a use inside a loop the alloc is outside of covering the loop."""
+        start, end = len(self.first), -1
+        for user in _users(alloc.results[0]):
+            low, high = self.first[user], self.first[user]
+            parent = user.parent_op()
+            while parent is not None and not parent.is_ancestor(alloc):
+                if isinstance(parent, _LOOPS):
+                    low, high = self.first[parent], self.last[parent]
+                parent = parent.parent_op()
+            start, end = min(start, low), max(end, high)
+        return start, end
+
+
+def _users(value: SSAValue) -> Iterator[Operation]:
+    """The ops that use `value`, directly or through views of it (subviews, casts) and loop-carried copies."""
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, memref.DeallocOp):
+            continue
+        yield user
+        for result in user.results:
+            if isinstance(result.type, MemRefType):
+                yield from _users(result)
+
+
+def _space_of_alloc(alloc: memref.AllocOp, machine: Machine) -> str:
+    memref_type = alloc.memref.type
+    space = memref_type.memory_space
+    if not isinstance(space, StringAttr):
+        raise error_at(
+            alloc,
+            f"cannot plan {memref_type}: it has no memory space (run promote-to-memory-space first)",
+        )
+    if space.data not in machine.memories:
+        raise error_at(
+            alloc,
+            f"cannot plan {memref_type}: machine '{machine.name}' has no memory space '{space.data}' "
+            f"(it has {', '.join(machine.memories)})",
+        )
+    if any(dim < 0 for dim in memref_type.get_shape()) or not isinstance(memref_type.layout, NoneAttr):
+        raise error_at(alloc, f"cannot plan {memref_type}: a buffer has a static shape and the row-major layout")
+    return space.data
+
+
+def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
+    positions = _Positions(function)
+    everywhere = (0, len(positions.first))
+    buffers = []
+    for op in function.walk():
+        if isinstance(op, memref.AllocOp):
+            space = _space_of_alloc(op, machine)
+            start, end = positions.live_range(op)
+            buffers.append(_Buffer(op, space, npu.type_bytes(op.memref.type), start, end))
+        elif isinstance(op, npu.BufferOp):  # placed already: its bytes are taken for the whole function
+            size = npu.type_bytes(op.result.type)
+            buffers.append(_Buffer(op, npu.space_of(op.result), size, *everywhere, offset=op.byte_offset))
+    return buffers
+
+
+def _place(buffer: _Buffer, alignment: int) -> int:
+    """The lowest aligned offset where `buffer` overlaps none of the placed buffers it lives with."""
+    placed = sorted((b for b in buffer.conflicts if b.offset is not None), key=lambda b: b.offset)
+    offset = 0
+    for other in placed:
+        if offset + buffer.size <= other.offset:
+            break
+        offset = max(offset, -(-(other.offset + other.size) // alignment) * alignment)
+    return offset
+
+
+def _check_fits(buffer: _Buffer, machine: Machine) -> None:
+    capacity = machine.memories[buffer.space].capacity
+    if buffer.offset + buffer.size <= capacity:
+        return
+    live = [b for b in buffer.conflicts if b.offset is not None]
+    others = ", ".join(b.describe() for b in live) or "nothing else"
+    total = buffer.size + sum(b.size for b in live)
+    raise error_at(
+        buffer.op,
+        f"buffer {buffer.name} of {buffer.size} bytes does not fit in '{buffer.space}' (capacity {capacity} bytes "
+        f"on machine '{machine.name}'): live with it are {others}; {total} bytes in all",
+    )
+
+
+def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
+    """Replace the allocs of `function` by `npu.buffer`s at planned offsets."""
+    buffers = _collect(function, machine)
+    reuse = reuse and not any(isinstance(op, _SYNC_OPS) for op in function.walk())
+    for buffer in buffers:
+        buffer.conflicts = [
+            other
+            for other in buffers
+            if other is not buffer and other.space == buffer.space and (not reuse or buffer.lives_with(other))
+        ]
+    for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
+        if buffer.offset is None:
+            buffer.offset = _place(buffer, machine.memories[buffer.space].alignment)
+            _check_fits(buffer, machine)
+    for buffer in buffers:
+        if isinstance(buffer.op, memref.AllocOp):
+            _replace_alloc(buffer.op, buffer.offset)
+
+
+def _replace_alloc(alloc: memref.AllocOp, offset: int) -> None:
+    for use in list(alloc.memref.uses):
+        if isinstance(use.operation, memref.DeallocOp):
+            Rewriter.erase_op(use.operation)
+    placed = npu.BufferOp(alloc.memref.type, offset)
+    placed.result.name_hint = alloc.memref.name_hint
+    Rewriter.replace_op(alloc, placed)
+
+
+@dataclass(frozen=True)
+class NpuPlanMemoryPass(ModulePass):
+    """Turn each `memref.alloc` into an `npu.buffer` at a static, aligned offset, sharing space between
+    buffers that are never live at once; error at a buffer that does not fit its space.
+
+    Options: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`),
+    `reuse` (default true; false gives every buffer its own bytes).
+    """
+
+    name = "npu-plan-memory"
+
+    machine: str | None = None
+    reuse: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        machine = pass_machine(op, self.machine, self.name)
+        for function in op.walk():
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                plan_function(function, machine, self.reuse)
