@@ -97,6 +97,12 @@ def _npu_plan_memory() -> type[ModulePass]:
     return NpuPlanMemoryPass
 
 
+def _loop_to_npu() -> type[ModulePass]:
+    from ziggurat.lowering.loop_to_npu import LoopToNpuPass
+
+    return LoopToNpuPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -105,6 +111,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "loop-to-npu": _loop_to_npu,
     "npu-plan-memory": _npu_plan_memory,
     "tile-decompose-conv": _tile_decompose_conv,
 }

@@ -1,0 +1,142 @@
+"""`loop-to-npu{machine=NAME}`: the loop level (docs/lowering.md, section 5) to npu instructions (section 6).
+
+* `loop.copy_async` / `loop.copy` -> `npu.dma` on the engine serving the (source
+  space, destination space) pair, subviews folded into indices and strides, pad
+  and cast carried, split into `scf.for` loops past the engine's `max_dims`
+  (`loop_to_npu_dma.py`); `loop.wait` is dropped: `npu-insert-sync` orders
+  the pipes from the dependences.
+* matmul-like contractions on the matrix unit's spaces -> `npu.mma`, batch dims
+  as loops; a zero `linalg.fill` of the accumulator is dropped and the first
+  `npu.mma` after it overwrites instead of accumulating (under `scf.if` on the
+  first iteration of the loops in between) (`loop_to_npu_matrix.py`).
+* single-op elementwise, reduction and fill generics in a vector space ->
+  `npu.vec.*` with repeat/mask/stride from the machine's lanes; copy-like
+  generics (identity, transpose) -> `npu.dma` (`loop_to_npu_vector.py`).
+* `memref.alloc` stays (`npu-plan-memory` places it); `memref.subview`s are
+  folded away.
+
+What no unit of the machine can do is an error at the op, naming the machine
+and what it lacks.
+
+    %t = loop.copy_async %sub -> %a1 : memref<64x64xf16, strided<[512, 1], offset: ?>, "gm"> -> memref<64x64xf16, "l1">
+    loop.wait %t : !loop.token
+    linalg.matmul ins(%a0, %b0 : memref<64x64xf16, "l0a">, memref<64x64xf16, "l0b">) outs(%c : memref<64x64xf32, "l0c">)
+    // becomes
+    npu.dma "mte2" %A[%i, 0] -> %a1[0, 0] {shape = array<i64: 64, 64>} : memref<256x512xf16, "gm"> -> memref<64x64xf16, "l1">
+    npu.mma %a0[0, 0], %b0[0, 0] -> %c[0, 0] {m = 64 : i64, n = 64 : i64, k = 64 : i64, accumulate} : ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import linalg, memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.lowering.loop_to_npu_dma import emit_dma
+from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
+from ziggurat.lowering.loop_to_npu_vector import lower_vector_op
+from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
+
+
+def emitter_before(op: Operation, rewriter: PatternRewriter) -> Emitter:
+    return Emitter(rewriter, InsertPoint.before(op))
+
+
+@dataclass
+class LowerCopy(RewritePattern):
+    """`loop.copy_async` / `loop.copy` -> `npu.dma`; the waits on the copy's token go with it."""
+
+    machine: Machine
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not isinstance(op, CopyAsyncOp | CopyOp):
+            return
+        src, dst = view_of(op.source, op), view_of(op.destination, op)
+        pad_value = None if op.pad_value is None else op.pad_value.value.data
+        emit_dma(emitter_before(op, rewriter), op, self.machine, src, dst, op.padding(), pad_value)
+        if isinstance(op, CopyAsyncOp):
+            for use in list(op.token.uses):
+                rewriter.erase(use.operation)
+        rewriter.erase(op)
+
+
+class DropWait(RewritePattern):
+    """`loop.wait` -> nothing: the flags between pipes come from the dependences (npu-insert-sync)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: WaitOp, rewriter: PatternRewriter, /):
+        rewriter.erase(op)
+
+
+@dataclass
+class LowerContraction(RewritePattern):
+    """A matmul-like contraction -> `npu.mma` (see `loop_to_npu_matrix.py`); remembers the fills it absorbed."""
+
+    machine: Machine
+    absorbed_fills: set[Operation] = field(default_factory=set)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if isinstance(op, linalg.LinalgStructuredOperation) and is_contraction(op):
+            fill = lower_contraction(emitter_before(op, rewriter), op, self.machine)
+            if fill is not None:
+                self.absorbed_fills.add(fill)
+            rewriter.erase(op)
+
+
+@dataclass
+class LowerVectorOp(RewritePattern):
+    """An elementwise, reduction, fill or copy-like linalg op -> `npu.vec.*` or `npu.dma`."""
+
+    machine: Machine
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if isinstance(op, linalg.LinalgStructuredOperation):
+            lower_vector_op(emitter_before(op, rewriter), op, self.machine)
+            rewriter.erase(op)
+
+
+class EraseDeadView(RewritePattern):
+    """A `memref.subview` nothing reads any more (its uses became npu indices)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.SubviewOp, rewriter: PatternRewriter, /):
+        if not op.result.uses:
+            rewriter.erase(op)
+
+
+@dataclass(frozen=True)
+class LoopToNpuPass(ModulePass):
+    """Select npu instructions for the loop level on `machine` (a preset name or a machine TOML file)."""
+
+    name = "loop-to-npu"
+
+    machine: str = "davinci"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        machine = load_machine(self.machine)
+        contractions = LowerContraction(machine)
+        # Contractions first: they look back for the zero fill of their accumulator.
+        PatternRewriteWalker(contractions, apply_recursively=False).rewrite_module(op)
+        for fill in contractions.absorbed_fills:
+            fill.detach()
+            fill.erase()
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([LowerCopy(machine), DropWait(), LowerVectorOp(machine)]),
+            apply_recursively=False,
+        ).rewrite_module(op)
+        PatternRewriteWalker(EraseDeadView(), walk_reverse=True).rewrite_module(op)

@@ -1,0 +1,339 @@
+"""Vector-unit selection for `loop-to-npu`: single-op linalg ops in a vector space -> `npu.vec.*`.
+
+The op's loop dimensions are laid over each operand's view (a dimension an
+operand lacks is a broadcast: stride 0), unit dimensions dropped and
+dimensions every operand walks contiguously merged. The innermost merged
+dimension is the block (the lanes; `mask` when it is shorter than the unit's
+width), the one before it the repetitions (`repeat`, with each operand's
+`stride`), and the rest `scf.for` loops; a block longer than the lanes is
+`repeat` blocks back to back plus a masked tail.
+
+    linalg.generic {maximumf(x, 0.0)} ins(%x : memref<64x64xf16, "ub">) outs(%y : memref<64x64xf16, "ub">)
+    // becomes (128 f16 lanes on davinci, the 64x64 tile is 32 whole blocks)
+    npu.vec.relu %x[0, 0] -> %y[0, 0] {repeat = 32 : i64} : ...
+
+A source broadcast along the block (`x[r, c] - m[r]`) is first spread into a
+buffer with `npu.vec.broadcast`; a scalar constant becomes `adds`/`muls`/`relu`
+where one fits and a `dup`-filled buffer otherwise. A reduction over the
+innermost dimension reduces each row into a buffer (`npu.vec.reduce`, a tree
+of two when a row is longer than the lanes) and combines it into the output.
+`linalg.fill` is `npu.vec.dup`; copy-like ops (identity, transpose) are DMAs,
+or `npu.vec.cast` inside one vector space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, func, linalg, math, memref
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr
+from xdsl.rewriter import InsertPoint
+
+from ziggurat.backends.machine import Machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects import npu
+from ziggurat.lowering.loop_to_npu_dma import emit_dma
+from ziggurat.lowering.loop_to_npu_views import (
+    Dim,
+    Emitter,
+    Linear,
+    View,
+    group_extent,
+    loop_over,
+    merged_groups,
+    squeezed,
+    view_of,
+)
+
+_BINARY: dict[type[Operation], type[npu.VectorOperation]] = {
+    arith.AddfOp: npu.VecAddOp, arith.AddiOp: npu.VecAddOp,
+    arith.SubfOp: npu.VecSubOp, arith.SubiOp: npu.VecSubOp,
+    arith.MulfOp: npu.VecMulOp, arith.MuliOp: npu.VecMulOp,
+    arith.DivfOp: npu.VecDivOp,
+    arith.MaximumfOp: npu.VecMaxOp, arith.MaxnumfOp: npu.VecMaxOp, arith.MaxSIOp: npu.VecMaxOp,
+    arith.MinimumfOp: npu.VecMinOp, arith.MinnumfOp: npu.VecMinOp, arith.MinSIOp: npu.VecMinOp,
+}  # fmt: skip
+_UNARY: dict[type[Operation], type[npu.VectorOperation]] = {
+    math.ExpOp: npu.VecExpOp, math.RsqrtOp: npu.VecRsqrtOp,
+    arith.ExtFOp: npu.VecCastOp, arith.TruncFOp: npu.VecCastOp, arith.SIToFPOp: npu.VecCastOp,
+    arith.FPToSIOp: npu.VecCastOp, arith.ExtSIOp: npu.VecCastOp, arith.TruncIOp: npu.VecCastOp,
+}  # fmt: skip
+_REDUCTIONS: dict[type[Operation], tuple[str, type[npu.VectorOperation]]] = {
+    arith.AddfOp: ("sum", npu.VecAddOp), arith.AddiOp: ("sum", npu.VecAddOp),
+    arith.MaximumfOp: ("max", npu.VecMaxOp), arith.MaxnumfOp: ("max", npu.VecMaxOp), arith.MaxSIOp: ("max", npu.VecMaxOp),
+}  # fmt: skip
+
+
+def lower_vector_op(emitter: Emitter, op: linalg.LinalgStructuredOperation, machine: Machine) -> None:
+    """Emit the instructions of a fill, copy-like, elementwise or reduction linalg op on `machine`."""
+    views = [view_of(v, op) for v in op.operands if isinstance(v.type, MemRefType)]
+    if isinstance(op, linalg.FillOp):
+        _require_vector(op, machine, npu.VecDupOp, views)
+        emit_vector(emitter, op, machine, npu.VecDupOp, [], views[-1], scalar=_scalar_attr(op.inputs[0], op))
+        return
+    body = [o for o in op.body.block.ops if not isinstance(o, linalg.YieldOp)]
+    loops = _loop_views(op, views)
+    if len(body) == 0:
+        _lower_copy_like(emitter, op, machine, loops)
+    elif any(str(it.data) == "reduction" for it in op.get_iterator_types()):
+        _lower_reduction(emitter, op, machine, body, loops)
+    elif len(body) == 1:
+        _lower_elementwise(emitter, op, machine, body[0], loops)
+    else:
+        raise error_at(
+            op, f"{op.name}: loop-to-npu maps one body op to one vector instruction, got "
+            f"{', '.join(o.name for o in body)} (run tile-vectorize first)"
+        )
+
+
+def _loop_views(op: linalg.LinalgStructuredOperation, views: list[View]) -> list[View]:
+    """Each memref operand's view with one dimension per loop of `op` (Dim(None, size) where it broadcasts)."""
+    maps = [m.data for m in op.get_indexing_maps()][-len(views):]
+    sizes = [1] * maps[0].num_dims
+    for view, affine_map in zip(views, maps):
+        for result, expr in enumerate(affine_map.results):
+            if not isinstance(expr, AffineDimExpr):
+                raise error_at(op, f"{op.name}: loop-to-npu needs projected-permutation maps, got {affine_map}")
+            sizes[expr.position] = view.shape[result]
+    loops = []
+    for view, affine_map in zip(views, maps):
+        dims = [Dim(None, size) for size in sizes]
+        for result, expr in enumerate(affine_map.results):
+            dims[expr.position] = view.dims[result]
+        loops.append(view.with_dims(dims))
+    return loops
+
+
+def _require_vector(op: Operation, machine: Machine, kind: type[npu.VectorOperation], views: Sequence[View]) -> None:
+    unit = machine.vector
+    name = kind.name.removeprefix("npu.vec.")
+    if name not in unit.ops:
+        raise error_at(op, f"{op.name}: the vector unit '{unit.name}' of machine '{machine.name}' has no '{name}'")
+    for index, view in enumerate(views):
+        if view.space not in unit.spaces:
+            raise error_at(
+                op, f"{op.name}: operand #{index} is in '{view.space}'; the vector unit '{unit.name}' of machine "
+                f"'{machine.name}' works in {', '.join(unit.spaces)} (run promote-to-memory-space first)"
+            )
+
+
+def _scalar_attr(value: SSAValue, op: Operation) -> FloatAttr:
+    constant = _constant(value)
+    if constant is None:
+        raise error_at(op, f"{op.name}: loop-to-npu needs a constant scalar operand")
+    return FloatAttr(constant, 64)
+
+
+def _constant(value: SSAValue) -> float | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr | IntegerAttr):
+        return float(owner.value.value.data)
+    return None
+
+
+# -- copies ------------------------------------------------------------- #
+
+
+def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, loops: list[View]) -> None:
+    """A body that yields an input: a DMA between the views, or a same-space vector cast."""
+    yielded = op.body.block.last_op.operands[0]
+    if not isinstance(yielded, BlockArgument) or yielded.index >= len(loops) - 1:
+        raise error_at(op, f"{op.name}: loop-to-npu cannot select an instruction for a body yielding {yielded}")
+    src, dst = loops[yielded.index], loops[-1]
+    if machine.dma_for(src.space, dst.space) is None and src.space in machine.vector.spaces:
+        _require_vector(op, machine, npu.VecCastOp, [src, dst])
+        emit_vector(emitter, op, machine, npu.VecCastOp, [src], dst)
+    else:
+        emit_dma(emitter, op, machine, src, dst)
+
+
+# -- elementwise -------------------------------------------------------- #
+
+
+def _lower_elementwise(emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, loops: list[View]):
+    sources: list[View | float] = []
+    for operand in body_op.operands:
+        if isinstance(operand, BlockArgument):
+            sources.append(loops[operand.index])
+        elif (constant := _constant(operand)) is not None:
+            sources.append(constant)
+        else:
+            raise error_at(op, f"{op.name}: loop-to-npu cannot read the body value {operand} into a vector instruction")
+    dst = loops[-1]
+    kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
+    buffers = [s for s in sources if isinstance(s, View)]
+    _require_vector(op, machine, kind, [*buffers, dst])
+    emit_vector(emitter, op, machine, kind, buffers, dst, **props)
+
+
+def _instruction(
+    op: Operation, emitter: Emitter, machine: Machine, body_op: Operation, sources: list, dst: View
+) -> tuple[type[npu.VectorOperation], list, dict[str, Attribute]]:
+    """The vector instruction computing `body_op`, its buffer sources, and its scalar property."""
+    kind = type(body_op)
+    constants = [s for s in sources if not isinstance(s, View)]
+    if kind in _UNARY and not constants:
+        return _UNARY[kind], sources, {}
+    if isinstance(body_op, arith.SelectOp) and not constants:
+        return npu.VecSelectOp, sources, {}
+    if kind not in _BINARY:
+        raise error_at(
+            op, f"{op.name}: machine '{machine.name}' has no vector instruction for {body_op.name}"
+        )
+    if not constants:
+        return _BINARY[kind], sources, {}
+    if len(constants) == 2:
+        raise error_at(op, f"{op.name}: both operands of {body_op.name} are constants (run canonicalize first)")
+    constant = constants[0]
+    x = next(s for s in sources if isinstance(s, View))
+    scalar_first = not isinstance(sources[0], View)
+    target = _BINARY[kind]
+    if target is npu.VecAddOp or target is npu.VecSubOp and not scalar_first:
+        return npu.VecAddsOp, [x], {"scalar": FloatAttr(constant if target is npu.VecAddOp else -constant, 64)}
+    if target is npu.VecMulOp or target is npu.VecDivOp and not scalar_first and constant != 0:
+        return npu.VecMulsOp, [x], {"scalar": FloatAttr(constant if target is npu.VecMulOp else 1 / constant, 64)}
+    if target is npu.VecMaxOp and constant == 0 and "relu" in machine.vector.ops:
+        return npu.VecReluOp, [x], {}
+    spread = _temporary(emitter, dst.space, dst.shape, dst.base_type.get_element_type())
+    emit_vector(emitter, op, machine, npu.VecDupOp, [], spread, scalar=FloatAttr(constant, 64))
+    return target, [spread if not isinstance(s, View) else s for s in sources], {}
+
+
+def _temporary(emitter: Emitter, space: str, shape: Sequence[int], element_type: Attribute) -> View:
+    """A new buffer in `space`, allocated at the top of the function (npu-plan-memory places it)."""
+    function = _enclosing_function(emitter.point)
+    alloc = memref.AllocOp([], [], MemRefType(element_type, list(shape), memory_space=StringAttr(space)))
+    emitter.rewriter.insert(alloc, InsertPoint.at_start(function.body.block))
+    return view_of(alloc.memref, alloc)
+
+
+def _enclosing_function(point: InsertPoint) -> func.FuncOp:
+    op = point.block.parent_op()
+    while not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    return op
+
+
+# -- reductions --------------------------------------------------------- #
+
+
+def _lower_reduction(emitter: Emitter, op: Operation, machine: Machine, body: list[Operation], loops: list[View]):
+    """out[r] (+|max)= reduce(x[r, :]) over the innermost loop dimension: reduce into a buffer, then combine."""
+    reduced = [d for d, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
+    if len(body) != 1 or type(body[0]) not in _REDUCTIONS or len(loops) != 2:
+        raise error_at(op, f"{op.name}: machine '{machine.name}' has no vector reduction for this body")
+    if reduced != [len(loops[0].dims) - 1]:
+        raise error_at(
+            op, f"{op.name}: the vector unit of machine '{machine.name}' reduces the innermost dimension only "
+            f"(loop dims {reduced} are reductions)"
+        )
+    combiner, combine = _REDUCTIONS[type(body[0])]
+    src, dst = loops
+    _require_vector(op, machine, npu.VecReduceOp, [src, dst])
+    _require_vector(op, machine, combine, [dst])
+    out = dst.with_dims(dst.dims[:-1])
+    partial = _temporary(emitter, dst.space, out.shape, dst.base_type.get_element_type())
+    partial_loops = partial.with_dims([*partial.dims, dst.dims[-1]])
+    width = src.dims[-1].size
+    lanes = machine.vector.lanes(max(_element_bytes(src), _element_bytes(dst)))
+    props = {"combiner": StringAttr(combiner)}
+    if width <= lanes:
+        emit_vector(emitter, op, machine, npu.VecReduceOp, [src], partial_loops, single=1, **props)
+    elif width % lanes == 0 and width // lanes <= lanes:
+        blocks = _temporary(emitter, dst.space, [width // lanes], dst.base_type.get_element_type())
+        parallel = [d for d, dim in enumerate(src.dims[:-1]) if dim.size > 1]
+        inner, (row, slot) = loop_over(emitter, [src, partial_loops], parallel)
+        _insert(inner, npu.VecReduceOp, [row], blocks, repeat=width // lanes, **props)
+        _insert(inner, npu.VecReduceOp, [blocks], slot, mask=width // lanes, **props)
+    else:
+        raise error_at(
+            op, f"{op.name}: rows of {width} elements are neither at most nor a multiple of the {lanes} lanes "
+            f"of the vector unit of machine '{machine.name}'"
+        )
+    emit_vector(emitter, op, machine, combine, [out, partial], out)
+
+
+def _element_bytes(view: View) -> int:
+    return npu.element_bytes(view.base_type.get_element_type())
+
+
+# -- instruction emission ------------------------------------------------ #
+
+
+def emit_vector(
+    emitter: Emitter,
+    op: Operation,
+    machine: Machine,
+    kind: type[npu.VectorOperation],
+    sources: list[View],
+    dst: View,
+    single: int | None = None,
+    **props: Attribute,
+) -> None:
+    """`kind` over views sharing one (loop) shape; operand `single` takes one element per repetition."""
+    if single is None:
+        sources = [_spread(emitter, op, machine, s, dst) if _broadcasts_in_block(s, dst) else s for s in sources]
+    views = squeezed([*sources, dst])
+    lanes = machine.vector.lanes(max(_element_bytes(v) for v in views))
+    groups = merged_groups(views)
+    if not groups:
+        _insert(emitter, kind, views[:-1], views[-1], mask=1 if lanes > 1 else None, **props)
+        return
+    width, inner = group_extent(views, groups[-1])
+    for index, stride in enumerate(inner):
+        if index != single and stride != 1:
+            raise error_at(
+                op, f"{op.name}: operand #{index} is not contiguous in its innermost dimension "
+                f"(stride {stride}); the vector unit reads blocks of adjacent elements"
+            )
+    if width <= lanes:
+        rows, row_strides = group_extent(views, groups[-2]) if len(groups) > 1 else (1, None)
+        loops = [d for group in groups[:-2] for d in group]
+        inner_emitter, views = loop_over(emitter, views, loops)
+        _insert(
+            inner_emitter, kind, views[:-1], views[-1], repeat=rows if rows > 1 else None,
+            mask=width if width < lanes else None, stride=row_strides if rows > 1 else None, **props,
+        )
+        return
+    loops = [d for group in groups[:-1] for d in group]
+    inner_emitter, views = loop_over(emitter, views, loops)
+    full, tail = divmod(width, lanes)
+    strides = None if single is None else [0 if i == single else lanes for i in range(len(views))]
+    _insert(inner_emitter, kind, views[:-1], views[-1], repeat=full if full > 1 else None, stride=strides, **props)
+    if tail:
+        views = _shift_flat(views, groups[-1], full * lanes)
+        _insert(inner_emitter, kind, views[:-1], views[-1], mask=tail, **props)
+
+
+def _insert(emitter: Emitter, kind: type[npu.VectorOperation], sources: Sequence[View], dst: View, **props) -> None:
+    options = {key: props.pop(key) for key in ("repeat", "mask", "stride") if key in props}
+    emitter.insert(
+        kind.from_buffers(
+            [(s.base, emitter.indices(s)) for s in sources], (dst.base, emitter.indices(dst)), **options, **props
+        )
+    )
+
+
+def _shift_flat(views: list[View], group: list[int], elements: int) -> list[View]:
+    """The views moved `elements` along a merged (row-major contiguous) group of dimensions."""
+    for dim in reversed(group):
+        size = views[0].dims[dim].size
+        elements, remainder = divmod(elements, size)
+        views = [v.shifted(v.dims[dim], Linear(remainder)) for v in views]
+    return views
+
+
+def _broadcasts_in_block(source: View, dst: View) -> bool:
+    """Whether `source` repeats one element along the innermost non-unit dimension of `dst`."""
+    dims = [d for d, dim in enumerate(dst.dims) if dim.size > 1]
+    return bool(dims) and source.element_strides()[dims[-1]] == 0
+
+
+def _spread(emitter: Emitter, op: Operation, machine: Machine, source: View, dst: View) -> View:
+    """`source` broadcast into a new buffer shaped like `dst`, with `npu.vec.broadcast`."""
+    spread = _temporary(emitter, dst.space, dst.shape, source.base_type.get_element_type())
+    _require_vector(op, machine, npu.VecBroadcastOp, [source, spread])
+    emit_vector(emitter, op, machine, npu.VecBroadcastOp, [source], spread, single=0)
+    return spread

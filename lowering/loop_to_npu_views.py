@@ -1,0 +1,252 @@
+"""Views for `loop-to-npu`: memref.subview chains folded into a base buffer, per-dim offsets and steps.
+
+npu instructions address a buffer (a function argument or a local
+`memref.alloc` with the row-major layout) at per-dimension indices, with
+element strides for the window. At the loop level the same data is named by
+chains of `memref.subview`; `view_of` follows a chain back to its buffer and
+keeps, for each dimension of the buffer, the offset of the view (a linear
+combination of index values, so loop induction variables stay symbolic), and
+for each dimension of the view, the buffer dimension it walks and its step:
+
+    %s = memref.subview %a[%i, 8] [16, 32] [1, 2] : memref<64x128xf16> to memref<16x32xf16, strided<[128, 2], ...>>
+    view_of(%s) = View(base=%a, offsets=[%i, 8], dims=[Dim(0, 16, 1), Dim(1, 32, 2)])
+
+`Emitter` materializes offsets as `arith` index ops and builds `scf.for`
+nests at the point where an instruction goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects.npu import row_major_strides
+
+
+@dataclass(frozen=True)
+class Linear:
+    """An index value: `constant + sum(coefficient * value)` over index SSA values."""
+
+    constant: int = 0
+    terms: tuple[tuple[SSAValue, int], ...] = ()
+
+    @staticmethod
+    def of(value: int | SSAValue) -> Linear:
+        return Linear(value) if isinstance(value, int) else Linear(0, ((value, 1),))
+
+    def __add__(self, other: Linear) -> Linear:
+        coefficients: dict[SSAValue, int] = dict(self.terms)
+        for value, coefficient in other.terms:
+            coefficients[value] = coefficients.get(value, 0) + coefficient
+        return Linear(self.constant + other.constant, tuple((v, c) for v, c in coefficients.items() if c))
+
+    def scaled(self, factor: int) -> Linear:
+        if factor == 0:
+            return Linear()
+        return Linear(self.constant * factor, tuple((v, c * factor) for v, c in self.terms))
+
+    @property
+    def static(self) -> int | None:
+        return None if self.terms else self.constant
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A view dimension: it walks `base_dim` of the buffer (None: a broadcast) `size` times by `step`."""
+
+    base_dim: int | None
+    size: int
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class View:
+    """A strided window of `base`: the element at view index j is at buffer index `offsets + sum(j_d * step_d)`."""
+
+    base: SSAValue
+    offsets: tuple[Linear, ...]
+    dims: tuple[Dim, ...]
+
+    @property
+    def base_type(self) -> MemRefType:
+        return self.base.type
+
+    @property
+    def space(self) -> str:
+        space = self.base_type.memory_space
+        return space.data if isinstance(space, StringAttr) else ""
+
+    @property
+    def shape(self) -> list[int]:
+        return [d.size for d in self.dims]
+
+    def element_strides(self) -> list[int]:
+        """Elements between neighbours along each view dimension (0 for a broadcast)."""
+        base = row_major_strides(self.base_type.get_shape())
+        return [0 if d.base_dim is None else d.step * base[d.base_dim] for d in self.dims]
+
+    def shifted(self, dim: Dim, by: Linear) -> View:
+        """The view moved by `by` steps of `dim` (a dimension of this view)."""
+        if dim.base_dim is None:
+            return self
+        offsets = list(self.offsets)
+        offsets[dim.base_dim] = offsets[dim.base_dim] + by.scaled(dim.step)
+        return replace(self, offsets=tuple(offsets))
+
+    def with_dims(self, dims: Sequence[Dim]) -> View:
+        return replace(self, dims=tuple(dims))
+
+
+def _is_buffer(value: SSAValue) -> bool:
+    value_type = value.type
+    return isinstance(value_type, MemRefType) and isinstance(value_type.layout, NoneAttr)
+
+
+def view_of(value: SSAValue, user: Operation) -> View:
+    """The view `value` names, followed through `memref.subview` to its row-major buffer."""
+    owner = value.owner
+    if isinstance(owner, memref.SubviewOp):
+        return _subview(view_of(owner.source, user), owner)
+    value_type = value.type
+    if not _is_buffer(value):
+        raise error_at(user, f"loop-to-npu cannot follow the view {value_type} back to a row-major buffer")
+    shape = value_type.get_shape()
+    if any(size == DYNAMIC_INDEX for size in shape):
+        raise error_at(user, f"loop-to-npu needs static shapes, got {value_type}")
+    return View(value, tuple(Linear() for _ in shape), tuple(Dim(d, size) for d, size in enumerate(shape)))
+
+
+def _mixed(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Linear]:
+    values = iter(dynamic)
+    return [Linear.of(next(values)) if s == DYNAMIC_INDEX else Linear(s) for s in static]
+
+
+def _subview(parent: View, op: memref.SubviewOp) -> View:
+    offsets = _mixed(op.static_offsets.get_values(), op.offsets)
+    sizes = op.static_sizes.get_values()
+    strides = op.static_strides.get_values()
+    if DYNAMIC_INDEX in sizes or DYNAMIC_INDEX in strides:
+        raise error_at(op, "loop-to-npu needs static subview sizes and strides")
+    kept = _kept_dims(sizes, op.result.type.get_shape())
+    view = parent
+    for dim, offset in zip(parent.dims, offsets):
+        view = view.shifted(dim, offset)
+    dims = [
+        Dim(p.base_dim, size, p.step * stride)
+        for i, (p, size, stride) in enumerate(zip(parent.dims, sizes, strides))
+        if i in kept
+    ]
+    return view.with_dims(dims)
+
+
+def _kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> set[int]:
+    """The subview dimensions its (possibly rank-reduced) result keeps; the dropped ones are unit dims."""
+    to_drop = len(sizes) - len(result_shape)
+    kept: set[int] = set()
+    for dim, size in enumerate(sizes):
+        if size == 1 and to_drop > 0:
+            to_drop -= 1
+        else:
+            kept.add(dim)
+    return kept
+
+
+@dataclass
+class Emitter:
+    """Inserts index arithmetic, loops and instructions at one point of the IR."""
+
+    rewriter: PatternRewriter
+    point: InsertPoint
+    _constants: dict[int, SSAValue] = field(default_factory=dict)
+
+    def insert(self, op: Operation) -> Operation:
+        self.rewriter.insert(op, self.point)
+        return op
+
+    def constant(self, value: int) -> SSAValue:
+        if value not in self._constants:
+            self._constants[value] = self.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).results[0]
+        return self._constants[value]
+
+    def index(self, value: Linear) -> int | SSAValue:
+        """`value` as an npu index: an int when static, else arith ops computing it."""
+        if value.static is not None:
+            return value.static
+        result: SSAValue | None = None
+        for term, coefficient in value.terms:
+            product = term if coefficient == 1 else self.insert(arith.MuliOp(term, self.constant(coefficient))).result
+            result = product if result is None else self.insert(arith.AddiOp(result, product)).result
+        if value.constant:
+            result = self.insert(arith.AddiOp(result, self.constant(value.constant))).result
+        return result
+
+    def indices(self, view: View) -> list[int | SSAValue]:
+        return [self.index(offset) for offset in view.offsets]
+
+    def loop(self, extent: int, step: int = 1) -> tuple[Emitter, SSAValue]:
+        """An `scf.for` from 0 to `extent`; an emitter inside its body and its induction variable."""
+        body = Block(arg_types=[IndexType()])
+        body.add_op(scf.YieldOp())
+        self.insert(scf.ForOp(self.constant(0), self.constant(extent), self.constant(step), [], body))
+        return Emitter(self.rewriter, InsertPoint.before(body.last_op)), body.args[0]
+
+    def branch(self, condition: SSAValue) -> tuple[Emitter, Emitter]:
+        """An `scf.if` on `condition`; emitters inside its then and else blocks."""
+        then_block, else_block = Block([scf.YieldOp()]), Block([scf.YieldOp()])
+        self.insert(scf.IfOp(condition, [], [then_block], [else_block]))
+        return (
+            Emitter(self.rewriter, InsertPoint.before(then_block.last_op)),
+            Emitter(self.rewriter, InsertPoint.before(else_block.last_op)),
+        )
+
+
+def squeezed(views: Sequence[View], keep: Sequence[bool] | None = None) -> list[View]:
+    """The views (sharing one shape) without their unit dimensions, except those `keep` marks."""
+    drop = [size == 1 and not (keep and keep[d]) for d, size in enumerate(views[0].shape)]
+    return [v.with_dims([dim for dim, gone in zip(v.dims, drop) if not gone]) for v in views]
+
+
+def merged_groups(views: Sequence[View], fixed: Sequence[bool] | None = None) -> list[list[int]]:
+    """Runs of adjacent dimensions that every view walks contiguously (row-major), outermost first.
+
+    A group's elements are evenly spaced in every view, so an instruction can walk
+    it as one dimension. Dimensions `fixed` marks (e.g. padded ones) stay alone.
+    """
+    strides = [v.element_strides() for v in views]
+    shape = views[0].shape
+    groups: list[list[int]] = []
+    for dim in range(len(shape)):
+        joins = (
+            groups
+            and not (fixed and (fixed[dim] or fixed[groups[-1][-1]]))
+            and all(s[dim - 1] == s[dim] * shape[dim] for s in strides)
+        )
+        if joins:
+            groups[-1].append(dim)
+        else:
+            groups.append([dim])
+    return groups
+
+
+def group_extent(views: Sequence[View], group: Sequence[int]) -> tuple[int, list[int]]:
+    """The size of a merged group and each view's element stride along it."""
+    size = 1
+    for dim in group:
+        size *= views[0].dims[dim].size
+    return size, [v.element_strides()[group[-1]] for v in views]
+
+
+def loop_over(emitter: Emitter, views: Sequence[View], dims: Sequence[int]) -> tuple[Emitter, list[View]]:
+    """Loops over `dims` of the views (outermost first); the emitter inside and the views at the loops' indices."""
+    views = list(views)
+    for dim in dims:
+        emitter, iv = emitter.loop(views[0].dims[dim].size)
+        views = [v.shifted(v.dims[dim], Linear.of(iv)) for v in views]
+    return emitter, views
