@@ -3,6 +3,10 @@ stage of lower-to-npu on the right interpreter and compares it with the graph in
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,8 +19,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ziggurat.backends.interpreter import find_function
-from ziggurat.context import default_context
+from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.frontends.onnx import import_loaded_model
 from ziggurat.lowering.differential import (
     build_passes,
     check_pipeline_stages,
@@ -63,8 +68,9 @@ def test_bad_machine_options_are_reported(spec: str, message: str):
 # The differential harness across levels
 # --------------------------------------------------------------------------- #
 
-NPU_EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
-MODELS = Path(__file__).parents[2] / "examples" / "models"
+EXAMPLES = Path(__file__).parents[2] / "examples"
+NPU_EXAMPLES = EXAMPLES / "npu"
+MODELS = EXAMPLES / "models"
 
 
 def test_npu_code_runs_with_its_result_arguments_as_outputs():
@@ -125,3 +131,117 @@ def test_stage_tolerance_grows_with_the_outputs_magnitude():
     assert stage_tolerance(small) == (1e-2, 1e-3)
     assert stage_tolerance(large) == pytest.approx((1e-2, 1.0))
     assert stage_tolerance(np.arange(4, dtype=np.int32)) == (0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- #
+# The differential suite: kernels through every stage of lower-to-npu
+# --------------------------------------------------------------------------- #
+
+BN = """  %scale = graph.constant dense<1.5> : tensor<16xf16>
+  %shift = graph.constant dense<0.25> : tensor<16xf16>
+  %mean = graph.constant dense<0.1> : tensor<16xf16>
+  %var = graph.constant dense<2.0> : tensor<16xf16>"""
+
+KERNEL_TEXTS = {
+    "matmul_ragged": """
+func.func @main(%a: tensor<100x300xf16>, %b: tensor<300x77xf16>) -> tensor<100x77xf16> {
+  %c = graph.matmul %a, %b : (tensor<100x300xf16>, tensor<300x77xf16>) -> tensor<100x77xf16>
+  func.return %c : tensor<100x77xf16>
+}""",
+    "conv3x3": """
+func.func @main(%x: tensor<1x16x14x14xf16>, %w: tensor<32x16x3x3xf16>, %b: tensor<32xf16>) -> tensor<1x32x14x14xf16> {
+  %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x14x14xf16>, tensor<32x16x3x3xf16>, tensor<32xf16>) -> tensor<1x32x14x14xf16>
+  func.return %y : tensor<1x32x14x14xf16>
+}""",
+    "conv1x1": """
+func.func @main(%x: tensor<1x32x14x14xf16>, %w: tensor<16x32x1x1xf16>) -> tensor<1x16x14x14xf16> {
+  %y = graph.conv2d %x, %w : (tensor<1x32x14x14xf16>, tensor<16x32x1x1xf16>) -> tensor<1x16x14x14xf16>
+  func.return %y : tensor<1x16x14x14xf16>
+}""",
+    "conv_depthwise": """
+func.func @main(%x: tensor<1x16x14x14xf16>, %w: tensor<16x1x3x3xf16>) -> tensor<1x16x14x14xf16> {
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x14x14xf16>, tensor<16x1x3x3xf16>) -> tensor<1x16x14x14xf16>
+  func.return %y : tensor<1x16x14x14xf16>
+}""",
+    "conv_strided": """
+func.func @main(%x: tensor<1x16x15x15xf16>, %w: tensor<32x16x3x3xf16>) -> tensor<1x32x8x8xf16> {
+  %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x15x15xf16>, tensor<32x16x3x3xf16>) -> tensor<1x32x8x8xf16>
+  func.return %y : tensor<1x32x8x8xf16>
+}""",
+    "conv_bn_relu_add": f"""
+func.func @main(%x: tensor<1x16x14x14xf16>, %w: tensor<16x16x3x3xf16>) -> tensor<1x16x14x14xf16> {{
+{BN}
+  %c = graph.conv2d %x, %w {{pads = array<i64: 1, 1, 1, 1>}} : (tensor<1x16x14x14xf16>, tensor<16x16x3x3xf16>) -> tensor<1x16x14x14xf16>
+  %n = graph.batch_norm %c, %scale, %shift, %mean, %var : (tensor<1x16x14x14xf16>, tensor<16xf16>, tensor<16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x16x14x14xf16>
+  %r = graph.relu %n : tensor<1x16x14x14xf16>
+  %y = graph.add %r, %x : (tensor<1x16x14x14xf16>, tensor<1x16x14x14xf16>) -> tensor<1x16x14x14xf16>
+  func.return %y : tensor<1x16x14x14xf16>
+}}""",
+    "softmax": """
+func.func @main(%x: tensor<32x100xf16>) -> tensor<32x100xf16> {
+  %y = graph.softmax %x : tensor<32x100xf16>
+  func.return %y : tensor<32x100xf16>
+}""",
+    "layer_norm": """
+func.func @main(%x: tensor<64x96xf32>, %g: tensor<96xf32>, %b: tensor<96xf32>) -> tensor<64x96xf32> {
+  %y = graph.layer_norm %x, %g, %b : (tensor<64x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<64x96xf32>
+  func.return %y : tensor<64x96xf32>
+}""",
+    "attention": """
+func.func @main(%q: tensor<64x32xf16>, %k: tensor<64x32xf16>, %v: tensor<64x32xf16>) -> tensor<64x32xf16> {
+  %kt = graph.transpose %k {perm = array<i64: 1, 0>} : tensor<64x32xf16> -> tensor<32x64xf16>
+  %s = graph.matmul %q, %kt : (tensor<64x32xf16>, tensor<32x64xf16>) -> tensor<64x64xf16>
+  %scale = graph.constant dense<0.176777> : tensor<f16>
+  %t = graph.mul %s, %scale : (tensor<64x64xf16>, tensor<f16>) -> tensor<64x64xf16>
+  %p = graph.softmax %t : tensor<64x64xf16>
+  %o = graph.matmul %p, %v : (tensor<64x64xf16>, tensor<64x32xf16>) -> tensor<64x32xf16>
+  func.return %o : tensor<64x32xf16>
+}""",
+}
+
+
+def _model_kernel(script: str) -> Callable[[], ModuleOp]:
+    """The graph IR of an examples/models generator, imported in process."""
+
+    def build() -> ModuleOp:
+        sys.path.insert(0, str(MODELS))  # the generators import their _common
+        try:
+            spec = importlib.util.spec_from_file_location(script, MODELS / f"{script}.py")
+            generator = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(generator)
+        finally:
+            sys.path.remove(str(MODELS))
+        return import_loaded_model(generator.build(), None, f"{script}.py")
+
+    return build
+
+
+KERNELS: dict[str, Callable[[], str | ModuleOp]] = {
+    **{name: (lambda text=text: text) for name, text in KERNEL_TEXTS.items()},
+    "mlp": _model_kernel("mlp"),
+    "resnet_block": lambda: (EXAMPLES / "resnet_block.mlir").read_text(),
+}
+
+SLOW_KERNELS = {"resnet_block"}
+"""Kernels whose run through every stage takes long: only with ZIGGURAT_RUN_SLOW=1."""
+
+RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
+
+
+def _kernel_cases():
+    for name in KERNELS:
+        marks = []
+        if name in SLOW_KERNELS:
+            marks = [pytest.mark.slow, pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1")]
+        for machine in MACHINES:
+            yield pytest.param(name, machine, marks=marks, id=f"{name}-{machine}")
+
+
+@pytest.mark.parametrize(("kernel", "machine"), _kernel_cases())
+def test_every_stage_of_lower_to_npu_keeps_the_numerics(kernel: str, machine: str):
+    missing = [p.split("{")[0] for p in LOWER_TO_NPU_PASSES if p.split("{")[0] not in multiverse().all_passes]
+    if missing:  # TODO(H7, before 13:10): drop once every pass has landed
+        pytest.skip(f"not registered yet: {', '.join(missing)}")
+    report = check_pipeline_stages(KERNELS[kernel](), f"lower-to-npu{{machine={machine}}}", machine)
+    assert report.ok, str(report)
+    assert report.stages[-1].level == "npu"
