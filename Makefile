@@ -12,9 +12,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml setup.py test/plugin/pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml setup.py test/plugin/pyproject.toml examples/plugins/gemmini/pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	$(BIN)/python -m pip install -q -e test/plugin
+	$(BIN)/python -m pip install -q -e examples/plugins/gemmini
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,7 +24,7 @@ demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
 
 lit: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv -j $(JOBS) test
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv -j $(JOBS) test examples/plugins/gemmini/test
 
 pytest: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(JOBS) test/unit

@@ -1,0 +1,228 @@
+"""The `gemm` dialect: the command set of a Gemmini-style accelerator.
+
+Four commands, each queued on one of the machine's pipes:
+
+    gemm.load %dram[%i, 0] -> %spad[0, 0] {rows = 16, cols = 64} : memref<..., "dram"> -> memref<..., "spad">
+    gemm.compute %spad[0, 0], %spad[0, 64] -> %acc[0, 0] {m = 16, n = 16, k = 64, accumulate} : ...
+    gemm.alu "relu" %acc[0, 0] {rows = 16, cols = 16} : memref<..., "acc">
+    gemm.store %acc[0, 0] -> %dram[%i, 0] {rows = 16, cols = 16} : memref<..., "acc"> -> memref<..., "dram">
+
+`load` (mvin) and `store` (mvout) move a rows x cols tile between main memory and
+the scratchpad or accumulator, casting when the element types differ; `compute`
+multiplies an m x k tile by a k x n tile of the scratchpad into the accumulator
+(overwriting it, or adding with `accumulate`); `alu` applies an activation to an
+accumulator tile in place. Ordering between the queues (Gemmini's and VTA's
+dependence tokens) is the machine's flags: `npu.set_flag "load" -> "ex", 0`.
+
+The ops subclass `npu.NpuOperation`, so they are verified against the machine
+(`npu.machine` on the module, or the tool's `--machine`) and ziggurat-run runs a
+module holding them on the machine model (see `instructions.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, I64, IndexType, IntegerAttr, MemRefType, StringAttr, UnitAttr, i64
+from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    var_operand_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.dialects import npu
+from ziggurat.dialects.npu import space_of
+
+_INDEX_LIST = "custom<DynamicIndexList>"
+
+
+def _indices(values: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, list[SSAValue]]:
+    static = [value if isinstance(value, int) else DYNAMIC_INDEX for value in values]
+    return DenseArrayBase.from_list(i64, static), [v for v in values if not isinstance(v, int)]
+
+
+class GemmOperation(npu.NpuOperation):
+    """A command of the accelerator; `pipe(machine)` is the queue it goes to."""
+
+    def pipe(self, machine) -> str:
+        raise NotImplementedError
+
+
+class TransferOperation(GemmOperation):
+    src = operand_def(MemRefType)
+    src_indices = var_operand_def(IndexType)
+    static_src_indices = prop_def(DenseArrayBase.constr(i64))
+    dst = operand_def(MemRefType)
+    dst_indices = var_operand_def(IndexType)
+    static_dst_indices = prop_def(DenseArrayBase.constr(i64))
+    rows = prop_def(IntegerAttr[I64])
+    cols = prop_def(IntegerAttr[I64])
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        f"$src `` {_INDEX_LIST}($src_indices, $static_src_indices) `->` "
+        f"$dst `` {_INDEX_LIST}($dst_indices, $static_dst_indices) attr-dict `:` type($src) `->` type($dst)"
+    )
+
+    ENGINE: ClassVar[str] = ""
+
+    def __init__(self, src, src_indices, dst, dst_indices, rows: int, cols: int):
+        static_src, dynamic_src = _indices(src_indices)
+        static_dst, dynamic_dst = _indices(dst_indices)
+        super().__init__(
+            operands=[src, dynamic_src, dst, dynamic_dst],
+            properties={
+                "static_src_indices": static_src,
+                "static_dst_indices": static_dst,
+                "rows": IntegerAttr(rows, i64),
+                "cols": IntegerAttr(cols, i64),
+            },
+        )
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        return self.rows.value.data, self.cols.value.data
+
+    def pipe(self, machine) -> str:
+        return machine.dmas[self.ENGINE].pipe
+
+    def verify_structure(self) -> None:
+        for key in ("src", "dst"):
+            buffer = getattr(self, key)
+            if buffer.type.get_num_dims() != 2:
+                raise VerifyException(f"{self.name} {key} must be a 2-d buffer, got {buffer.type}")
+            if len(getattr(self, f"static_{key}_indices").get_values()) != 2:
+                raise VerifyException(f"{self.name} {key} needs 2 indices")
+
+    def verify_machine(self, machine) -> None:
+        """The rule: the machine's engine of this command serves the (src, dst) space pair."""
+        engine = machine.dmas.get(self.ENGINE)
+        pair = (space_of(self.src), space_of(self.dst))
+        if engine is None or pair not in engine.paths:
+            raise VerifyException(f"{self.name} cannot move {pair[0]} -> {pair[1]} on machine '{machine.name}'")
+
+
+@irdl_op_definition
+class LoadOp(TransferOperation):
+    """mvin: a tile from main memory into the scratchpad or the accumulator."""
+
+    name = "gemm.load"
+    ENGINE: ClassVar[str] = "load"
+
+
+@irdl_op_definition
+class StoreOp(TransferOperation):
+    """mvout: a tile from the accumulator (or scratchpad) back to main memory."""
+
+    name = "gemm.store"
+    ENGINE: ClassVar[str] = "store"
+
+
+@irdl_op_definition
+class ComputeOp(GemmOperation):
+    """C[m, n] (+)= A[m, k] @ B[k, n] on the systolic array."""
+
+    name = "gemm.compute"
+
+    a = operand_def(MemRefType)
+    a_indices = var_operand_def(IndexType)
+    static_a_indices = prop_def(DenseArrayBase.constr(i64))
+    b = operand_def(MemRefType)
+    b_indices = var_operand_def(IndexType)
+    static_b_indices = prop_def(DenseArrayBase.constr(i64))
+    c = operand_def(MemRefType)
+    c_indices = var_operand_def(IndexType)
+    static_c_indices = prop_def(DenseArrayBase.constr(i64))
+    m = prop_def(IntegerAttr[I64])
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    accumulate = opt_prop_def(UnitAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        f"$a `` {_INDEX_LIST}($a_indices, $static_a_indices) `,` "
+        f"$b `` {_INDEX_LIST}($b_indices, $static_b_indices) `->` "
+        f"$c `` {_INDEX_LIST}($c_indices, $static_c_indices) attr-dict `:` type($a) `,` type($b) `->` type($c)"
+    )
+
+    def __init__(self, a, a_indices, b, b_indices, c, c_indices, m: int, n: int, k: int, accumulate: bool):
+        operands: list = []
+        properties: dict[str, Attribute] = {key: IntegerAttr(v, i64) for key, v in (("m", m), ("n", n), ("k", k))}
+        for key, buffer, indices in (("a", a, a_indices), ("b", b, b_indices), ("c", c, c_indices)):
+            static, dynamic = _indices(indices)
+            operands += [buffer, dynamic]
+            properties[f"static_{key}_indices"] = static
+        if accumulate:
+            properties["accumulate"] = UnitAttr()
+        super().__init__(operands=operands, properties=properties)
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return self.m.value.data, self.n.value.data, self.k.value.data
+
+    def pipe(self, machine) -> str:
+        return machine.matrix.pipe
+
+    def verify_machine(self, machine) -> None:
+        """The rule: A and B in the array's input space, C in its accumulator space."""
+        unit = machine.matrix
+        for key, space in zip("abc", (unit.a_space, unit.b_space, unit.c_space)):
+            if space_of(getattr(self, key)) != space:
+                raise VerifyException(f"gemm.compute operand {key.upper()} must be in '{space}'")
+
+
+@irdl_op_definition
+class AluOp(GemmOperation):
+    """An activation on an accumulator tile, in place."""
+
+    name = "gemm.alu"
+
+    FUNCTIONS: ClassVar[tuple[str, ...]] = ("relu",)
+
+    function = prop_def(StringAttr)
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    static_indices = prop_def(DenseArrayBase.constr(i64))
+    rows = prop_def(IntegerAttr[I64])
+    cols = prop_def(IntegerAttr[I64])
+
+    irdl_options = (ParsePropInAttrDict(),)
+    custom_directives = (DynamicIndexList,)
+    assembly_format = f"$function $buffer `` {_INDEX_LIST}($indices, $static_indices) attr-dict `:` type($buffer)"
+
+    def __init__(self, function: str, buffer, indices, rows: int, cols: int):
+        static, dynamic = _indices(indices)
+        super().__init__(
+            operands=[buffer, dynamic],
+            properties={
+                "function": StringAttr(function),
+                "static_indices": static,
+                "rows": IntegerAttr(rows, i64),
+                "cols": IntegerAttr(cols, i64),
+            },
+        )
+
+    def pipe(self, machine) -> str:
+        return machine.vector.pipe
+
+    def verify_structure(self) -> None:
+        if self.function.data not in self.FUNCTIONS:
+            raise VerifyException(f"gemm.alu function must be one of {', '.join(self.FUNCTIONS)}, got '{self.function.data}'")
+
+    def verify_machine(self, machine) -> None:
+        """The rule: the ALU works on the spaces the machine's vector unit reaches."""
+        if space_of(self.buffer) not in machine.vector.spaces:
+            raise VerifyException(f"gemm.alu works in {', '.join(machine.vector.spaces)}, got '{space_of(self.buffer)}'")
+
+
+Gemm = Dialect("gemm", [LoadOp, StoreOp, ComputeOp, AluOp])
