@@ -19,6 +19,10 @@ Inputs come from `--inputs` (an .npz keyed by ONNX input name, argN or
 arr_N) or are random with a fixed `--seed`; `--outputs` saves ziggurat's
 results keyed by ONNX output name. Progress is shown on stderr when it is a
 terminal.
+
+Problems with the model or the command line are diagnostics (exit 1); a pass
+that crashes is an internal error naming the pass and the op (exit 2, the
+traceback under `--debug` or `ZIGGURAT_DEBUG=1`).
 """
 
 from __future__ import annotations
@@ -38,12 +42,19 @@ from rich.progress import Progress
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 
 from ziggurat.backends.interpreter import find_function, random_inputs, run_function
 from ziggurat.context import default_context, multiverse
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, run_main, verify_module, write_atomically
+from ziggurat.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    add_debug_option,
+    run_main,
+    running_pass,
+    verify_module,
+    write_atomically,
+)
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
 from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.tools.ziggurat_run import summarize
@@ -118,6 +129,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     running.add_argument(
         "--outputs", metavar="NPZ", type=Path, help="write ziggurat's results, keyed by ONNX output name"
     )
+    add_debug_option(parser)
     return parser
 
 
@@ -154,8 +166,9 @@ def counted_stage(message: str) -> Iterator[Callable[[int, int], None] | None]:
 def optimize(ctx: Context, module: ModuleOp) -> None:
     """The graph-level optimization pipeline, in process."""
     available = multiverse().all_passes
-    passes = tuple(available[name]()() for name in GRAPH_PIPELINE)
-    PassPipeline(passes).apply(ctx, module)
+    for name in GRAPH_PIPELINE:
+        with running_pass(name):
+            available[name]()().apply(ctx, module)
     verify_module(module)
 
 
@@ -298,8 +311,17 @@ def compile_model(args: argparse.Namespace) -> int:
     return 1
 
 
-def main() -> None:
-    run_main(lambda: compile_model(build_argument_parser().parse_args()))
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    try:
+        return build_argument_parser().parse_args(argv)
+    except SystemExit as exit:
+        # argparse exits 2 on a bad command line; ziggurat tools keep 2 for internal errors.
+        raise SystemExit(1 if exit.code == 2 else exit.code) from None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    run_main(lambda: compile_model(parse_arguments(argv)))
 
 
 if __name__ == "__main__":

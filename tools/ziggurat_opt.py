@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import re
 import sys
 import time
@@ -48,6 +47,7 @@ from ziggurat.context import multiverse
 from ziggurat.diagnostics import (
     Diagnostic,
     DiagnosticError,
+    add_debug_option,
     check_expected_diagnostics,
     collect_diagnostics,
     did_you_mean,
@@ -56,6 +56,7 @@ from ziggurat.diagnostics import (
     parse_source,
     run_main,
     verify_module,
+    while_running_pass,
     write_atomically,
 )
 from ziggurat.lowering.pipelines import expand_pipeline
@@ -169,13 +170,11 @@ class ZigguratOptMain(xDSLOptMain):
             action="store_true",
             help="print the -p list with named pipelines (e.g. graph-opt) expanded, and exit",
         )
-        arg_parser.add_argument("--debug", action="store_true", help="print a traceback for internal errors")
+        add_debug_option(arg_parser)
 
     # ---- the pass pipeline ----
 
     def setup_pipeline(self):
-        if self.args.debug:
-            os.environ["ZIGGURAT_DEBUG"] = "1"
         # --print-pipeline only expands names, so it works before every pass of a pipeline exists.
         passes = () if self.args.print_pipeline else self._parse_passes(self.args.passes)
         self.pipeline = PassPipeline(passes, self._between_passes)
@@ -251,7 +250,7 @@ class ZigguratOptMain(xDSLOptMain):
             raise DiagnosticError(Diagnostic("error", f"{exception_message(e)}{where}", self.get_input_name())) from None
         except Exception as e:
             if self._current_pass is not None:
-                e.add_note(f"in pass {self._current_pass.name}")
+                e.add_note(while_running_pass(self._current_pass.name, e))
             raise
 
     # ---- running ----

@@ -36,7 +36,8 @@ that goes on too long. On a terminal, a run that takes more than a second shows
 its progress on stderr. Every failure (unreadable file or npz, IR that does not
 parse or verify, inputs that do not match the signature, an unknown or invalid
 machine, an op the interpreter cannot run, a hazard between pipes, a limit
-reached) is a diagnostic and exit code 1.
+reached) is a diagnostic and exit code 1; a bug in ziggurat is an internal error,
+exit code 2, with its traceback under `--debug` (or `ZIGGURAT_DEBUG=1`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
     DiagnosticError,
+    add_debug_option,
     error_at,
     parse_source,
     run_main,
@@ -193,6 +195,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop a run that takes longer than this",
     )
+    add_debug_option(parser)
     return parser
 
 

@@ -31,8 +31,11 @@ MLIR does instead:
   please report: ...", exit 2; traceback only with `ZIGGURAT_DEBUG=1`), except
   xDSL's own `ParseError`/`DiagnosticException`, which state a problem with
   the input, and `MemoryError`, an input too large for the machine (exit 1).
-  Context for an internal error (e.g. which pass crashed)
-  is attached to the exception with `exc.add_note("in pass cse")`.
+  Context for an internal error is attached to the exception as a note
+  (`exc.add_note(...)`); `running_pass(name)` adds the crashed pass and the op
+  it was rewriting: "internal error, please report: KeyError: 'x' (while
+  running pass 'cse' on op 'graph.add' at in.mlir:3:8)". `add_debug_option`
+  gives a tool the `--debug` switch (the same as `ZIGGURAT_DEBUG=1`).
 * `write_atomically` writes an output file so that a failed run leaves no
   partial file and an existing one untouched.
 * `parse_expected_diagnostics` / `check_expected_diagnostics` implement
@@ -42,6 +45,7 @@ MLIR does instead:
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import difflib
 import math
@@ -515,6 +519,62 @@ def debug_enabled() -> bool:
     return os.environ.get("ZIGGURAT_DEBUG", "") not in ("", "0")
 
 
+class _EnableDebug(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        # Set while the command line is parsed, so that it holds for everything run_main runs after.
+        os.environ["ZIGGURAT_DEBUG"] = "1"
+        setattr(namespace, self.dest, True)
+
+
+def add_debug_option(parser: argparse.ArgumentParser) -> None:
+    """The `--debug` switch of every console script: tracebacks for internal errors, as `ZIGGURAT_DEBUG=1`."""
+    parser.add_argument(
+        "--debug",
+        action=_EnableDebug,
+        nargs=0,
+        default=False,
+        help="print the Python traceback of an internal error (the same as ZIGGURAT_DEBUG=1)",
+    )
+
+
+def while_running_pass(pass_name: str, e: BaseException) -> str:
+    """The note for an exception raised inside a pass: the pass, and the op it was rewriting when known."""
+    op = _op_being_rewritten(e)
+    if op is None:
+        return f"while running pass '{pass_name}'"
+    loc = op_location(op)
+    at = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if loc is not None else ""
+    return f"while running pass '{pass_name}' on op '{op.name}'{at}"
+
+
+def _op_being_rewritten(e: BaseException) -> Operation | None:
+    """The `op` of the innermost `match_and_rewrite` on the traceback, else the innermost `op` of any
+    frame (a pass's own walk). The module every pass's `apply` gets says nothing, so it does not count."""
+    frames = [frame for frame, _ in traceback.walk_tb(e.__traceback__)]
+    candidates = [
+        (frame.f_code.co_name, op)
+        for frame in reversed(frames)
+        if isinstance(op := frame.f_locals.get("op"), Operation) and not isinstance(op, ModuleOp)
+    ]
+    for function, op in candidates:
+        if function == "match_and_rewrite":
+            return op
+    return candidates[0][1] if candidates else None
+
+
+@contextmanager
+def running_pass(pass_name: str) -> Iterator[None]:
+    """Mark an unexpected exception raised inside as a crash of pass `pass_name` (see `while_running_pass`);
+    diagnostics go through untouched."""
+    try:
+        yield
+    except (DiagnosticError, DiagnosticException, ParseError):
+        raise
+    except Exception as e:
+        e.add_note(while_running_pass(pass_name, e))
+        raise
+
+
 def run_main(main: Callable[[], int | None]) -> NoReturn:
     """Run a console script's `main`; user errors exit 1 with diagnostics, internal errors exit 2."""
     try:
@@ -552,11 +612,13 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
     except Exception as e:
         if debug_enabled():
             traceback.print_exc()
-        context = "; ".join(getattr(e, "__notes__", []))
+        # One-line notes are context (the pass, the op); xDSL's pattern walker adds a dump of the
+        # whole module, which belongs in the --debug traceback only.
+        context = "; ".join(note for note in getattr(e, "__notes__", []) if "\n" not in note)
         suffix = f" ({context})" if context else ""
         print(f"internal error, please report: {type(e).__name__}: {e}{suffix}", file=sys.stderr)
         if not debug_enabled():
-            print("(set ZIGGURAT_DEBUG=1 for a traceback)", file=sys.stderr)
+            print("(run with --debug or ZIGGURAT_DEBUG=1 for a traceback)", file=sys.stderr)
         sys.exit(2)
     sys.exit(code or 0)
 

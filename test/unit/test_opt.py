@@ -153,7 +153,7 @@ def test_crash_in_a_pass_is_an_internal_error(valid, capsys, monkeypatch):
     monkeypatch.delenv("ZIGGURAT_DEBUG", raising=False)
     code, _, err = opt([valid, "-p", "cse,test-crash"], capsys)
     assert code == 2
-    assert "internal error, please report: ZeroDivisionError: division by zero (in pass test-crash)" in err
+    assert "internal error, please report: ZeroDivisionError: division by zero (while running pass 'test-crash')" in err
     assert "Traceback" not in err
 
 

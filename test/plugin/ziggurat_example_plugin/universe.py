@@ -17,7 +17,13 @@ def _double_to_add() -> type[ModulePass]:
     return ToyDoubleToAdd
 
 
+def _crash() -> type[ModulePass]:
+    from ziggurat_example_plugin.crash import ToyCrash
+
+    return ToyCrash
+
+
 TOY_UNIVERSE = Universe(
     all_dialects={"toy": _toy_dialect},
-    all_passes={"toy-double-to-add": _double_to_add},
+    all_passes={"toy-double-to-add": _double_to_add, "toy-crash": _crash},
 )
