@@ -20,7 +20,14 @@ are the ones a tiled implementation must carry an accumulator across):
 * conv2d: NCHW with one group in f32/f64: `tensor.pad` + `linalg.fill` +
   `linalg.conv_2d_nchw_fchw` (+ a bias generic); grouped, depthwise or narrow
   float: one generic contraction over (n, g, o, oh, ow | c, kh, kw) with window
-  maps, then a collapse of (g, o); NHWC: `linalg.transpose` around the NCHW form.
+  maps, unit dims left out (one group: (n, o, oh, ow | c, kh, kw); depthwise:
+  (n, g, oh, ow | kh, kw)), so only a grouped conv with several output channels
+  per group collapses (g, o) afterwards; NHWC: `linalg.transpose` around the NCHW
+  form.
+* graph.fused: its body inlined and lowered; every op a member lowers to carries
+  `tile.group = "<group name>_<k>"` (unique in the function), those of the member
+  named by `root` also `tile.root`. A graph op's `tile.sizes` attribute (and
+  any other `tile.*` attribute) is carried to every op it lowers to.
 * max_pool, avg_pool: `tensor.pad` (lowest value / 0) + a generic with window
   maps and two reduction iterators (the window's shape enters as an empty
   tensor operand, as in upstream's `linalg.pooling_*`); avg divides by a
@@ -63,19 +70,22 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, math, tensor
+from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerType,
     ModuleOp,
+    StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
@@ -633,6 +643,56 @@ def pad_constant(e: Emitter, value: SSAValue, low, high, fill) -> SSAValue:
     )
 
 
+def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumulator) -> SSAValue:
+    """A grouped convolution as one generic contraction over
+    (n, g, og, oh, ow | c, kh, kw), without the unit dims that need no loop: `g` for
+    one group, `og` and `c` of a grouped conv when they are 1 (depthwise), so that
+    the output is (n, o, oh, ow) and no reshape separates the conv from its
+    epilogue; only a grouped conv with several output channels per group keeps
+    (g, og) and collapses them."""
+    n, _, _, _ = shape_of(x)
+    o, cg, kh, kw = shape_of(w)
+    og = o // groups
+    extents = {"n": n, "g": groups, "og": og, "oh": out[0], "ow": out[1], "c": cg, "kh": kh, "kw": kw}
+    kept = [
+        name
+        for name in extents
+        if not (name == "g" and groups == 1)
+        and not (name == "og" and groups > 1 and og == 1)
+        and not (name == "c" and groups > 1 and cg == 1)
+    ]
+    d = {name: AffineExpr.dimension(i) for i, name in enumerate(kept)}
+
+    def index(outer: str, factor: int, inner: str) -> AffineExpr:
+        """`outer * factor + inner` with missing dims left out (0 if both are)."""
+        terms = [d[outer] * factor] if outer in d else []
+        terms += [d[inner]] if inner in d else []
+        return terms[0] + terms[1] if len(terms) == 2 else (terms or [AffineExpr.constant(0)])[0]
+
+    rank = len(kept)
+    x_map = AffineMap(
+        rank,
+        0,
+        (
+            d["n"],
+            index("g", cg, "c"),
+            d["oh"] * strides[0] + d["kh"] * dilations[0],
+            d["ow"] * strides[1] + d["kw"] * dilations[1],
+        ),
+    )
+    w_map = AffineMap(rank, 0, (index("g", og, "og"), index("", 1, "c"), d["kh"], d["kw"]))
+    parallel = [name for name in kept if name in ("n", "g", "og", "oh", "ow")]
+    y = contraction(
+        e,
+        (x, x_map),
+        (w, w_map),
+        [extents[name] for name in parallel],
+        [PARALLEL] * len(parallel) + [REDUCTION] * (rank - len(parallel)),
+        accumulator,
+    )
+    return e.reshape(y, [n, o, *out])
+
+
 @lowers(graph.Conv2dOp)
 def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
     layout = op.layout.data
@@ -659,29 +719,7 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
             )
         )
     else:
-        # (n, g, og, oh, ow | c, kh, kw): groups read their slice of input channels.
-        og = o // groups
-        d = [AffineExpr.dimension(i) for i in range(8)]
-        x_map = AffineMap(
-            8,
-            0,
-            (
-                d[0],
-                d[1] * cg + d[5],
-                d[3] * strides[0] + d[6] * dilations[0],
-                d[4] * strides[1] + d[7] * dilations[1],
-            ),
-        )
-        w_map = AffineMap(8, 0, (d[1] * og + d[2], d[5], d[6], d[7]))
-        y = contraction(
-            e,
-            (padded, x_map),
-            (w, w_map),
-            [n, groups, og, oh, ow],
-            [PARALLEL] * 5 + [REDUCTION] * 3,
-            accumulator,
-        )
-        y = e.reshape(y, [n, o, oh, ow])
+        y = _conv_contraction(e, padded, w, groups, strides, dilations, (oh, ow), accumulator)
     operands = [y] if op.bias is None else [y, op.bias]
     maps = [None] if op.bias is None else [None, AffineMap(4, 0, tuple(dims(1)))]
     if len(operands) > 1 or element_type_of(y) != element_type:
@@ -1144,6 +1182,34 @@ def lower_gather(e: Emitter, op: graph.GatherOp) -> SSAValue:
 SIGN_AWARE = (graph.CastOp, graph.QuantizeOp, graph.DequantizeOp)
 
 
+def inline_fused(fused: graph.FusedOp, group: str) -> None:
+    """Move the group's members in front of it, marked with `tile.group` (and the
+    root's with `tile.root`), and replace its results with the yielded values."""
+    block = fused.body.block
+    for arg, operand in zip(block.args, fused.inputs):
+        arg.replace_all_uses_with(operand)
+    members = [op for op in block.ops if not isinstance(op, graph.YieldOp)]
+    root = next((op for op in members if op.name == fused.root.data), None)
+    for op in members:
+        op.detach()
+        op.attributes["tile.group"] = StringAttr(group)
+        if op is root:
+            op.attributes["tile.root"] = UnitAttr()
+        Rewriter.insert_op(op, InsertPoint.before(fused))
+    for result, value in zip(fused.outputs, block.last_op.operands):
+        result.replace_all_uses_with(value)
+    Rewriter.erase_op(fused)
+
+
+def inline_groups(function: Operation) -> None:
+    """`inline_fused` for each group of `function`, its name made unique with `_<k>`."""
+    counts: dict[str, int] = {}
+    for fused in [op for op in function.walk() if isinstance(op, graph.FusedOp)]:
+        name = fused.group_name.data
+        inline_fused(fused, f"{name}_{counts.get(name, 0)}")
+        counts[name] = counts.get(name, 0) + 1
+
+
 class LowerGraphOp(RewritePattern):
     """Replaces one graph op by its structured form (see `LOWERINGS`)."""
 
@@ -1170,6 +1236,9 @@ class GraphToTilePass(ModulePass):
     name = "graph-to-tile"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if isinstance(function, func.FuncOp):
+                inline_groups(function)
         PatternRewriteWalker(LowerGraphOp(), apply_recursively=False).rewrite_module(op)
 
 

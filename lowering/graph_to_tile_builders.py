@@ -117,14 +117,22 @@ class Body:
 BodyFunction = Callable[[Body, tuple[SSAValue, ...]], Sequence[SSAValue]]
 
 
+def tile_attributes(op: Operation) -> dict[str, Attribute]:
+    """The `tile.*` discardable attributes of a graph op (`tile.group`, `tile.root`,
+    `tile.sizes`), which every op it lowers to carries."""
+    return {name: value for name, value in op.attributes.items() if name.startswith("tile.")}
+
+
 @dataclass
 class Emitter:
-    """Inserts tensor-level ops in front of the graph op `root`."""
+    """Inserts tensor-level ops in front of the graph op `root`, each with the root's
+    `tile.*` attributes."""
 
     rewriter: PatternRewriter
     root: Operation
 
     def emit(self, op: Operation) -> SSAValue:
+        op.attributes.update(tile_attributes(self.root))
         self.rewriter.insert(op, InsertPoint.before(self.root))
         return op.results[0]
 

@@ -142,3 +142,47 @@ func.func @dequantize_ui8(%x: tensor<4xui8>, %s: tensor<f32>, %z: tensor<ui8>) -
   %y = graph.dequantize %x, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+// A graph.fused group is inlined: every op its members lower to carries the group's
+// name made unique in the function (`_0`, `_1`), the root's ops also `tile.root`;
+// `tile.sizes` goes with the op it was on. An f16 conv with one group is a
+// contraction over (n, o, oh, ow | c, kh, kw): no unit group dim, no reshape.
+// CHECK-LABEL: func.func @fused(
+// CHECK:         tensor.pad %x
+// CHECK:         } {tile.sizes = array<i64: 1, 4, 4, 8, 3, 3, 3>, tile.group = "conv2d_relu_0", tile.root} : tensor<1x3x8x8xf16> to tensor<1x3x10x10xf16>
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, (d2 + d5), (d3 + d6))>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>]
+// CHECK-SAME:      attrs = {tile.sizes = array<i64: 1, 4, 4, 8, 3, 3, 3>, tile.group = "conv2d_relu_0", tile.root}
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {{.*}} attrs = {tile.group = "conv2d_relu_0"}
+// CHECK:           arith.maximumf
+// CHECK:         linalg.generic {{.*}} attrs = {tile.group = "conv2d_relu_1", tile.root}
+// CHECK:         linalg.generic {{.*}} attrs = {tile.group = "conv2d_relu_1"}
+// CHECK-NOT:     graph.
+func.func @fused(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>, %w2: tensor<4x4x1x1xf16>) -> tensor<1x4x8x8xf16> {
+  %g = graph.fused "conv2d_relu" (%x, %w) {root = "graph.conv2d"} ({
+  ^bb0(%a: tensor<1x3x8x8xf16>, %b: tensor<4x3x3x3xf16>):
+    %y = graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>, tile.sizes = array<i64: 1, 4, 4, 8, 3, 3, 3>} : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>) -> tensor<1x4x8x8xf16>
+    %r = graph.relu %y : tensor<1x4x8x8xf16>
+    graph.yield %r : tensor<1x4x8x8xf16>
+  }) : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>) -> tensor<1x4x8x8xf16>
+  %h = graph.fused "conv2d_relu" (%g, %w2) {root = "graph.conv2d"} ({
+  ^bb0(%a: tensor<1x4x8x8xf16>, %b: tensor<4x4x1x1xf16>):
+    %y = graph.conv2d %a, %b : (tensor<1x4x8x8xf16>, tensor<4x4x1x1xf16>) -> tensor<1x4x8x8xf16>
+    %r = graph.relu %y : tensor<1x4x8x8xf16>
+    graph.yield %r : tensor<1x4x8x8xf16>
+  }) : (tensor<1x4x8x8xf16>, tensor<4x4x1x1xf16>) -> tensor<1x4x8x8xf16>
+  func.return %h : tensor<1x4x8x8xf16>
+}
+
+// -----
+
+// Depthwise: (n, g, oh, ow | kh, kw); the unit og and c dims are left out.
+// CHECK-LABEL: func.func @depthwise(
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, (d2 + d4), (d3 + d5))>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, 0, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-NOT:     tensor.collapse_shape
+func.func @depthwise(%x: tensor<1x8x10x10xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x10x10xf32> {
+  %y = graph.conv2d %x, %w {groups = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x10x10xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x10x10xf32>
+  func.return %y : tensor<1x8x10x10xf32>
+}
