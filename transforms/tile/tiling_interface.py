@@ -368,7 +368,7 @@ class GenericTiling(TilingInterface):
             if index.dim.value.data in offsets:
                 moved = arith.AddiOp(index.result, offsets[index.dim.value.data])
                 Rewriter.insert_op(moved, InsertPoint.after(index))
-                index.result.replace_by_if(moved.result, lambda use: use.operation is not moved)
+                index.result.replace_uses_with_if(moved.result, lambda use: use.operation is not moved)
         return results
 
 
