@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	$(BIN)/python benchmarks/scalesim_validation.py
 	$(BIN)/python benchmarks/roofline_validation.py
+	$(BIN)/python benchmarks/lowering_quality.py
 
 # The documentation site (mkdocs, into site/): the dialect, pass and tool references are
 # generated from the code into docs/reference/ first (neither is committed).
