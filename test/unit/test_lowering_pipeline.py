@@ -25,6 +25,7 @@ from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.frontends.onnx import import_loaded_model
 from ziggurat.lowering.differential import (
     build_passes,
+    check_pass_preserves_numerics,
     check_pipeline_stages,
     input_names,
     level_inputs,
@@ -273,3 +274,13 @@ def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
     assert block["fused_bytes"] >= block["minimum_bytes"] and block["unfused_bytes"] >= block["fused_bytes"]
     text = doc.read_text()
     assert "old" not in text and "| lower-to-npu |" in text and text.endswith("after\n")
+
+
+def test_the_resnet_block_runs_lowered_on_davinci_as_on_the_graph_interpreter():
+    _skip_until_lower_to_npu_is_registered()
+    text = (EXAMPLES / "resnet_block.mlir").read_text()
+    report = check_pass_preserves_numerics(text, "lower-to-npu{machine=davinci}", machine="davinci", seed=4)
+    assert level_of(report.transformed, find_function(report.transformed)) == "npu"
+    (output,) = report.outputs
+    assert (output.dtype, output.rtol) == (np.float16, 1e-2)
+    assert report.ok, str(report)
