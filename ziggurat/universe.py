@@ -103,6 +103,12 @@ def _loop_to_npu() -> type[ModulePass]:
     return LoopToNpuPass
 
 
+def _tile_to_loop() -> type[ModulePass]:
+    from ziggurat.lowering.tile_to_loop import TileToLoopPass
+
+    return TileToLoopPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -111,6 +117,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "tile-to-loop": _tile_to_loop,
     "loop-to-npu": _loop_to_npu,
     "npu-plan-memory": _npu_plan_memory,
     "tile-decompose-conv": _tile_decompose_conv,

@@ -1,0 +1,546 @@
+"""`tile-to-loop{machine=M}`: bufferization, from tensors to memrefs (docs/lowering.md, section 4).
+
+Tensors become memrefs, in place where safe:
+
+* function arguments become memrefs in the machine's global space; each
+  result becomes one more argument `%result<i>` appended after the inputs
+  (destination-passing style) and the function returns nothing;
+* `tensor.empty` becomes `memref.alloc`, in the global space outside tile
+  loops and unplaced (no memory space) inside them, unless its value ends up
+  somewhere known, e.g. a `%result<i>` or the slice of a destination that an
+  `insert_slice` writes: then the op computes straight into that buffer;
+* `tensor.extract_slice` becomes `memref.subview` (a strided view);
+  `insert_slice` of a value computed into the slice it inserts is elided,
+  otherwise it is a `loop.copy` into the destination's subview;
+* `tensor.pad` becomes `loop.copy {pad, pad_value}` into a new buffer;
+* `collapse_shape`/`expand_shape` become memref views of a row-major buffer
+  (a strided source is copied to one first);
+* `scf.for` keeps its iter_args only for non-tensor values: a tensor iter_arg
+  is one buffer updated in place, its init copied in first only when the init
+  is read again later;
+* `linalg` ops take memref operands and have no results;
+* `tensor.extract` becomes `memref.load` (in generic bodies too);
+* constants: a splat tensor constant becomes an alloc filled by `linalg.fill`,
+  any other a read-only `memref.global` in the global space read with
+  `memref.get_global`.
+
+A linalg op writes its `outs` buffer in place when no one reads the `outs`
+tensor afterwards and it is not a function input, a constant, or a view of a
+tensor read elsewhere; otherwise into a fresh buffer, filled by a copy first
+(unless the `outs` is a `tensor.empty`, whose contents do not matter).
+
+    func.func @f(%a: tensor<64x32xf32>) -> tensor<64x32xf32> {
+      %e = tensor.empty() : tensor<64x32xf32>
+      %r = linalg.generic {relu} ins(%a : ...) outs(%e : ...) -> tensor<64x32xf32>
+      func.return %r : tensor<64x32xf32>
+    }
+    // becomes
+    func.func @f(%a: memref<64x32xf32, "gm">, %result0: memref<64x32xf32, "gm">) {
+      linalg.generic {relu} ins(%a : ...) outs(%result0 : ...)
+      func.return
+    }
+
+The machine is the `machine` option, else the module's `npu.machine`
+attribute; only its global memory space is used. Dynamic shapes are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, linalg, memref, scf, tensor
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    StridedLayoutAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.backends.machine import load_machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects import loop
+from ziggurat.dialects.npu import MACHINE_ATTR
+
+Dest = Callable[[Operation], SSAValue | None]
+"""Where a tensor value would best be computed: the buffer, made before the given op, or None
+when it cannot be made there (an index it needs is defined later)."""
+
+VIEW_OPS = (tensor.ExtractSliceOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp)
+
+
+# --------------------------------------------------------------------------- #
+# Types and IR helpers
+# --------------------------------------------------------------------------- #
+
+
+def _static_tensor(value: SSAValue, op: Operation) -> TensorType:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    if any(dim == DYNAMIC_INDEX for dim in value_type.get_shape()):
+        raise error_at(op, f"tile-to-loop needs static shapes; '{op.name}' has the dynamic type {value_type}")
+    return value_type
+
+
+def _memref(tensor_type: TensorType, space: str | None) -> MemRefType:
+    """The row-major memref holding a tensor of `tensor_type`, in `space` (None: unplaced)."""
+    memory_space = StringAttr(space) if space is not None else NoneAttr()
+    return MemRefType(tensor_type.get_element_type(), tensor_type.get_shape(), NoneAttr(), memory_space)
+
+
+def _strides_and_offset(memref_type: MemRefType) -> tuple[list[int | None], int | None]:
+    if isinstance(memref_type.layout, NoneAttr):
+        return list(memref_type.get_strides()), 0
+    assert isinstance(memref_type.layout, StridedLayoutAttr)
+    return list(memref_type.layout.get_strides()), memref_type.layout.get_offset()
+
+
+def _subview_type(source: MemRefType, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int]) -> MemRefType:
+    """The strided type of a subview of `source` (offsets DYNAMIC_INDEX where dynamic)."""
+    strides, offset = _strides_and_offset(source)
+    view_strides = [None if s is None else s * step for s, step in zip(strides, steps)]
+    for start, stride in zip(offsets, strides):
+        if offset is None or start == DYNAMIC_INDEX or stride is None:
+            offset = None
+        else:
+            offset += start * stride
+    layout = StridedLayoutAttr(
+        [NoneAttr() if s is None else IntAttr(s) for s in view_strides],
+        NoneAttr() if offset is None else IntAttr(offset),
+    )
+    return MemRefType(source.get_element_type(), sizes, layout, source.memory_space)
+
+
+def _dominates(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined before `op` in a block that holds `op` or one of its ancestors."""
+    defining_block = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
+    ancestor: Operation | None = op
+    while ancestor is not None and ancestor.parent_block() is not defining_block:
+        ancestor = ancestor.parent_op()
+    if ancestor is None:
+        return False
+    return isinstance(value, BlockArgument) or value.owner.is_before_in_block(ancestor)
+
+
+def _inside_loop(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _inits(op: Operation) -> Sequence[SSAValue]:
+    """The `outs` operands of a destination-style linalg op, one per result."""
+    if isinstance(op, linalg.BroadcastOp):
+        return [op.init]
+    assert isinstance(op, linalg.LinalgStructuredOperation)
+    return op.outputs
+
+
+def _is_linalg(op: Operation) -> bool:
+    return isinstance(op, linalg.LinalgStructuredOperation | linalg.BroadcastOp)
+
+
+def _same_slice(view: SSAValue, base: SSAValue, insert: tensor.InsertSliceOp) -> bool:
+    """Whether `view` is the subview of `base` that `insert` writes."""
+    owner = view.owner
+    return (
+        isinstance(owner, memref.SubviewOp)
+        and owner.source == base
+        and owner.static_offsets == insert.static_offsets
+        and owner.static_sizes == insert.static_sizes
+        and owner.static_strides == insert.static_strides
+        and tuple(owner.offsets) == tuple(insert.offsets)
+    )
+
+
+def _pad_value(op: tensor.PadOp) -> float:
+    yielded = op.region.block.last_op.operands[0]
+    constant = yielded.owner
+    if not isinstance(constant, arith.ConstantOp) or not isinstance(constant.value, FloatAttr | IntegerAttr):
+        raise error_at(op, "tile-to-loop bufferizes tensor.pad with a constant padding value only")
+    return float(constant.value.value.data)
+
+
+def global_space(module: ModuleOp, machine: str) -> str:
+    """The global memory space of the `machine` option, else of the module's `npu.machine`."""
+    if not machine:
+        attribute = module.attributes.get(MACHINE_ATTR)
+        if not isinstance(attribute, StringAttr):
+            raise error_at(module, f"tile-to-loop needs a machine: tile-to-loop{{machine=NAME}} or a module attribute {MACHINE_ATTR}")
+        machine = attribute.data
+    return load_machine(machine).global_memory().name
+
+
+# --------------------------------------------------------------------------- #
+# Destinations: where each tensor would best be computed (a backward walk)
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class _Bufferizer:
+    """Bufferizes one function: `buffers` maps each tensor value to the memref that holds it."""
+
+    space: str
+    module: ModuleOp
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    preferred: dict[SSAValue, Dest] = field(default_factory=dict)
+    dead: list[Operation] = field(default_factory=list)
+    loops: list[tuple[scf.ForOp, list[BlockArgument]]] = field(default_factory=list)
+    tensor_args: list[BlockArgument] = field(default_factory=list)
+
+    # -- destinations -------------------------------------------------------
+
+    def _prefer(self, value: SSAValue, dest: Dest) -> None:
+        if isinstance(value.type, TensorType) and value not in self.preferred:
+            self.preferred[value] = dest
+
+    def _propagate(self, block: Block) -> None:
+        """Walks `block` backwards and passes each value's destination on to the value it is computed in."""
+        for op in reversed(list(block.ops)):
+            if _is_linalg(op):
+                for result, init in zip(op.results, _inits(op)):
+                    if result in self.preferred and init.has_one_use():
+                        self._prefer(init, self.preferred[result])
+            elif isinstance(op, tensor.InsertSliceOp):
+                if op.result in self.preferred and op.dest.has_one_use():
+                    self._prefer(op.dest, self.preferred[op.result])
+                if op.source.has_one_use() and op.dest.has_one_use():
+                    self._prefer(op.source, self._slice_of(op))
+            elif isinstance(op, scf.ForOp):
+                self._propagate_loop(op)
+
+    def _propagate_loop(self, op: scf.ForOp) -> None:
+        yielded = op.body.block.last_op.operands
+        for result, init, arg, value in zip(op.results, op.iter_args, op.body.block.args[1:], yielded):
+            if not isinstance(result.type, TensorType):
+                continue
+            if result in self.preferred and init.has_one_use():
+                self._prefer(init, self.preferred[result])
+            if value is not arg:
+                self._prefer(value, self._same_as(arg))
+        self._propagate(op.body.block)
+
+    def _same_as(self, value: SSAValue) -> Dest:
+        return lambda at: self.buffers.get(value)
+
+    def _slice_of(self, insert: tensor.InsertSliceOp) -> Dest:
+        def make(at: Operation) -> SSAValue | None:
+            base = self.buffers.get(insert.dest)
+            if base is None or not all(_dominates(v, at) for v in (base, *insert.offsets)):
+                return None
+            return self._subview(base, insert, at)
+
+        return make
+
+    # -- buffers ------------------------------------------------------------
+
+    def _insert(self, op: Operation, at: Operation) -> SSAValue | None:
+        Rewriter.insert_op(op, InsertPoint.before(at))
+        return op.results[0] if op.results else None
+
+    def _copy(self, source: SSAValue, destination: SSAValue, at: Operation) -> None:
+        self._insert(loop.CopyOp(source, destination), at)
+
+    def _subview(self, base: SSAValue, slice_op: tensor.ExtractSliceOp | tensor.InsertSliceOp, at: Operation) -> SSAValue:
+        offsets = slice_op.static_offsets.get_values()
+        sizes = slice_op.static_sizes.get_values()
+        steps = slice_op.static_strides.get_values()
+        if DYNAMIC_INDEX in sizes or DYNAMIC_INDEX in steps:
+            raise error_at(slice_op, f"tile-to-loop needs static slice sizes and strides in '{slice_op.name}'")
+        result_type = _subview_type(base.type, offsets, sizes, steps)
+        view = memref.SubviewOp(base, slice_op.offsets, [], [], offsets, sizes, steps, result_type)
+        return self._insert(view, at)
+
+    def _place(self, value: SSAValue, at: Operation) -> SSAValue:
+        """A buffer for `value`: its preferred destination when that can be made here, else a new alloc."""
+        tensor_type = _static_tensor(value, at)
+        dest = self.preferred.get(value)
+        buffer = dest(at) if dest is not None else None
+        if buffer is not None and buffer.type.get_shape() == tensor_type.get_shape() and (
+            buffer.type.get_element_type() == tensor_type.get_element_type()
+        ):
+            return buffer
+        space = None if _inside_loop(at) else self.space
+        return self._insert(memref.AllocOp([], [], _memref(tensor_type, space)), at)
+
+    def _read_only(self, buffer: SSAValue) -> bool:
+        while isinstance(buffer.owner, memref.SubviewOp | memref.CollapseShapeOp | memref.ExpandShapeOp):
+            buffer = buffer.owner.operands[0]
+        return isinstance(buffer.owner, memref.GetGlobalOp) or (
+            isinstance(buffer, BlockArgument)
+            and isinstance(buffer.block.parent_op(), func.FuncOp)
+            and not (buffer.name_hint or "").startswith("result")
+        )
+
+    def _consumed(self, value: SSAValue) -> bool:
+        """Whether the buffer of `value` may be overwritten: no one reads `value` again, nor the
+        tensor it is a view of (except by inserting into it)."""
+        if not value.has_one_use() or self._read_only(self.buffers[value]):
+            return False
+        owner = value.owner
+        if not isinstance(owner, VIEW_OPS):
+            return True
+        others = [use.operation for use in owner.operands[0].uses if use.operation is not owner]
+        return all(isinstance(other, tensor.InsertSliceOp) for other in others) and self._consumed_source(owner)
+
+    def _consumed_source(self, view: Operation) -> bool:
+        source = view.operands[0]
+        return not self._read_only(self.buffers[source]) and (
+            not isinstance(source.owner, VIEW_OPS) or self._consumed_source(source.owner)
+        )
+
+    def _writable(self, init: SSAValue, result: SSAValue, op: Operation) -> SSAValue:
+        """The buffer `op` writes `result` into, given its `outs` tensor `init`."""
+        if self._consumed(init):
+            return self.buffers[init]
+        buffer = self._place(result, op)
+        if not isinstance(init.owner, tensor.EmptyOp):
+            self._copy(self.buffers[init], buffer, op)
+        return buffer
+
+    # -- ops ----------------------------------------------------------------
+
+    def run(self, function: func.FuncOp) -> None:
+        block = function.body.block
+        results = self._signature(function)
+        returned = block.last_op
+        assert isinstance(returned, func.ReturnOp)
+        for value, result in zip(returned.operands, results):
+            if not isinstance(value, BlockArgument):
+                self._prefer(value, lambda at, result=result: result)
+        self._propagate(block)
+        self._convert_block(block)
+        for value, result in zip(returned.operands, results):
+            if self.buffers[value] is not result:
+                self._copy(self.buffers[value], result, returned)
+        Rewriter.replace_op(returned, func.ReturnOp())
+        for op in reversed(self.dead):
+            Rewriter.erase_op(op)
+        for new_loop, args in self.loops:
+            for arg in args:
+                new_loop.body.block.erase_arg(arg)
+        for arg in self.tensor_args:
+            block.erase_arg(arg)
+        function.function_type = func.FunctionType.from_lists([a.type for a in block.args], [])
+
+    def _signature(self, function: func.FuncOp) -> list[BlockArgument]:
+        """Arguments to global memrefs, results to appended `%result<i>` arguments."""
+        block = function.body.block
+        for arg in block.args:
+            if isinstance(arg.type, TensorType):
+                memref_arg = block.insert_arg(_memref(_static_tensor(arg, function), self.space), arg.index)
+                memref_arg.name_hint = arg.name_hint
+                self.buffers[arg] = memref_arg
+                self.tensor_args.append(arg)  # dropped once its users are gone
+        results = []
+        for index, result_type in enumerate(function.function_type.outputs.data):
+            if not isinstance(result_type, TensorType):
+                raise error_at(function, f"tile-to-loop returns tensors only, got {result_type}")
+            arg = block.insert_arg(_memref(result_type, self.space), len(block.args))
+            arg.name_hint = f"result{index}"
+            results.append(arg)
+        return results
+
+    def _convert_block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self._convert(op)
+
+    def _convert(self, op: Operation) -> None:
+        handler = _HANDLERS.get(type(op))
+        if handler is None and _is_linalg(op):
+            handler = _Bufferizer._linalg
+        if handler is not None:
+            handler(self, op)
+            return
+        if isinstance(op, func.ReturnOp | scf.YieldOp):
+            return
+        if any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results)):
+            raise error_at(op, f"tile-to-loop cannot bufferize '{op.name}'")
+
+    def _empty(self, op: tensor.EmptyOp) -> None:
+        self.buffers[op.tensor] = self._place(op.tensor, op)
+        self.dead.append(op)
+
+    def _constant(self, op: arith.ConstantOp) -> None:
+        if not isinstance(op.result.type, TensorType):
+            return
+        value = op.value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        tensor_type = _static_tensor(op.result, op)
+        if value.is_splat():
+            buffer = self._place(op.result, op)
+            scalar = self._insert(arith.ConstantOp(value.get_attrs()[0]), op)
+            self._insert(linalg.FillOp((scalar,), (buffer,), ()), op)
+        else:
+            buffer = self._insert(memref.GetGlobalOp(self._global(value, tensor_type), _memref(tensor_type, self.space)), op)
+        self.buffers[op.result] = buffer
+        self.dead.append(op)
+
+    def _global(self, value: DenseIntOrFPElementsAttr, tensor_type: TensorType) -> str:
+        names = {o.sym_name.data for o in self.module.ops if isinstance(o, memref.GlobalOp)}
+        name = next(f"constant{i}" for i in range(len(names) + 1) if f"constant{i}" not in names)
+        declaration = memref.GlobalOp.get(
+            StringAttr(name), _memref(tensor_type, self.space), value, constant=UnitAttr()
+        )
+        self.module.body.block.insert_op_before(declaration, self.module.body.block.first_op)
+        return name
+
+    def _linalg(self, op: Operation) -> None:
+        inits = list(_inits(op))
+        outputs = [self._writable(init, result, op) for init, result in zip(inits, op.results)]
+        inputs = [self.buffers.get(v, v) for v in op.operands[: len(op.operands) - len(inits)]]
+        for region in op.regions:
+            self._convert_extracts(region.block)
+        new = type(op).create(
+            operands=[*inputs, *outputs],
+            result_types=[],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+            regions=[op.detach_region(region) for region in list(op.regions)],
+        )
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        for result, buffer in zip(op.results, outputs):
+            self.buffers[result] = buffer
+        self.dead.append(op)
+
+    def _convert_extracts(self, block: Block) -> None:
+        """`tensor.extract` of an outer tensor in a generic body reads its buffer."""
+        for body_op in list(block.ops):
+            if isinstance(body_op, tensor.ExtractOp):
+                self._extract(body_op)
+
+    def _extract(self, op: tensor.ExtractOp) -> None:
+        load = memref.LoadOp.get(self.buffers[op.tensor], op.indices)
+        Rewriter.replace_op(op, load)
+
+    def _extract_slice(self, op: tensor.ExtractSliceOp) -> None:
+        _static_tensor(op.result, op)
+        if op.result.type.get_num_dims() != op.source.type.get_num_dims():
+            raise error_at(op, "tile-to-loop does not bufferize rank-reducing extract_slice")
+        self.buffers[op.result] = self._subview(self.buffers[op.source], op, op)
+        self.dead.append(op)
+
+    def _insert_slice(self, op: tensor.InsertSliceOp) -> None:
+        _static_tensor(op.result, op)
+        source = self.buffers[op.source]
+        if self._consumed(op.dest):
+            target = self.buffers[op.dest]
+        else:
+            target = self._place(op.result, op)
+            self._copy(self.buffers[op.dest], target, op)
+        if not _same_slice(source, target, op):
+            self._copy(source, self._subview(target, op, op), op)
+        self.buffers[op.result] = target
+        self.dead.append(op)
+
+    def _pad(self, op: tensor.PadOp) -> None:
+        if op.low or op.high:
+            raise error_at(op, "tile-to-loop needs static padding in tensor.pad")
+        buffer = self._place(op.result, op)
+        pads = [p for pair in zip(op.static_low.get_values(), op.static_high.get_values()) for p in pair]
+        self._insert(loop.CopyOp(self.buffers[op.source], buffer, pad=pads, pad_value=_pad_value(op)), op)
+        self.buffers[op.result] = buffer
+        self.dead.append(op)
+
+    def _reshape(self, op: tensor.CollapseShapeOp | tensor.ExpandShapeOp) -> None:
+        result_type = _static_tensor(op.result, op)
+        source = self.buffers[op.src]
+        if not isinstance(source.type.layout, NoneAttr):
+            contiguous = self._insert(memref.AllocOp([], [], _memref(_static_tensor(op.src, op), self._space_at(op))), op)
+            self._copy(source, contiguous, op)
+            source = contiguous
+        view_type = MemRefType(result_type.get_element_type(), result_type.get_shape(), NoneAttr(), source.type.memory_space)
+        if isinstance(op, tensor.CollapseShapeOp):
+            view = memref.CollapseShapeOp.create(operands=[source], result_types=[view_type], properties={"reassociation": op.reassociation})
+        else:
+            view = memref.ExpandShapeOp.create(
+                operands=[source],
+                result_types=[view_type],
+                properties={"reassociation": op.reassociation, "static_output_shape": op.static_output_shape},
+            )
+        self.buffers[op.result] = self._insert(view, op)
+        self.dead.append(op)
+
+    def _space_at(self, op: Operation) -> str | None:
+        return None if _inside_loop(op) else self.space
+
+    def _for(self, op: scf.ForOp) -> None:
+        block = op.body.block
+        tensor_args = [arg for arg in block.args[1:] if isinstance(arg.type, TensorType)]
+        for init, arg, result in zip(op.iter_args, block.args[1:], op.results):
+            if isinstance(arg.type, TensorType):
+                self.buffers[arg] = self._writable(init, result, op)
+        self._convert_block(block)
+        yield_op = block.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        kept = []
+        for value, arg in zip(yield_op.operands, block.args[1:]):
+            if not isinstance(arg.type, TensorType):
+                kept.append(value)
+            elif self.buffers[value] is not self.buffers[arg]:
+                self._copy(self.buffers[value], self.buffers[arg], yield_op)
+        Rewriter.replace_op(yield_op, scf.YieldOp(*kept))
+        scalar_inits = [v for v in op.iter_args if not isinstance(v.type, TensorType)]
+        new = scf.ForOp(op.lb, op.ub, op.step, scalar_inits, op.detach_region(op.body))
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        scalar_results = iter(new.results)
+        for arg, result in zip(block.args[1:], op.results):
+            if isinstance(arg.type, TensorType):
+                self.buffers[result] = self.buffers[arg]
+            else:
+                result.replace_by(next(scalar_results))
+        self.loops.append((new, tensor_args))
+        self.dead.append(op)
+
+    def _tensor_extract(self, op: tensor.ExtractOp) -> None:
+        self._extract(op)
+
+
+_HANDLERS: dict[type[Operation], Callable[[_Bufferizer, Operation], None]] = {
+    tensor.EmptyOp: _Bufferizer._empty,
+    arith.ConstantOp: _Bufferizer._constant,
+    tensor.ExtractSliceOp: _Bufferizer._extract_slice,
+    tensor.InsertSliceOp: _Bufferizer._insert_slice,
+    tensor.PadOp: _Bufferizer._pad,
+    tensor.CollapseShapeOp: _Bufferizer._reshape,
+    tensor.ExpandShapeOp: _Bufferizer._reshape,
+    tensor.ExtractOp: _Bufferizer._tensor_extract,
+    scf.ForOp: _Bufferizer._for,
+}
+
+
+@dataclass(frozen=True)
+class TileToLoopPass(ModulePass):
+    """Bufferize every function of the module (see the module docstring)."""
+
+    name = "tile-to-loop"
+
+    machine: str = ""
+    """A preset name or machine TOML file; default: the module's `npu.machine` attribute."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        space = global_space(op, self.machine)
+        for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            _bufferize(function, space, op)
+
+
+def _bufferize(function: func.FuncOp, space: str, module: ModuleOp) -> None:
+    if not function.body.blocks:
+        raise error_at(function, "tile-to-loop bufferizes function definitions only, not declarations")
+    _Bufferizer(space, module).run(function)
