@@ -109,6 +109,24 @@ def _tile_to_loop() -> type[ModulePass]:
     return TileToLoopPass
 
 
+def _promote_to_memory_space() -> type[ModulePass]:
+    from ziggurat.transforms.loop.promote_to_memory_space import PromoteToMemorySpacePass
+
+    return PromoteToMemorySpacePass
+
+
+def _hoist_copies() -> type[ModulePass]:
+    from ziggurat.transforms.loop.hoist_copies import HoistCopiesPass
+
+    return HoistCopiesPass
+
+
+def _double_buffer() -> type[ModulePass]:
+    from ziggurat.transforms.loop.double_buffer import DoubleBufferPass
+
+    return DoubleBufferPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -117,6 +135,9 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "promote-to-memory-space": _promote_to_memory_space,
+    "hoist-copies": _hoist_copies,
+    "double-buffer": _double_buffer,
     "tile-to-loop": _tile_to_loop,
     "loop-to-npu": _loop_to_npu,
     "npu-plan-memory": _npu_plan_memory,

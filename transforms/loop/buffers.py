@@ -1,0 +1,171 @@
+"""Buffers at the loop level: memory spaces of memref types, views and their roots, reads and writes.
+
+Shared by `promote-to-memory-space`, `hoist-copies` and `double-buffer`. A
+memref's memory space is a plain string attribute (`memref<4x4xf16, "ub">`);
+one without a space is *unplaced* (docs/lowering.md, "Memory spaces").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+from xdsl.dialects import memref
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.builtin import (
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+)
+from xdsl.dialects.linalg import LinalgStructuredOperation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
+
+VIEW_OPS = (
+    memref.SubviewOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+    memref.ReinterpretCastOp,
+    memref.CastOp,
+)
+"""Ops whose memref result aliases their first operand."""
+
+
+def space_of(value: SSAValue) -> str | None:
+    """The memory space of a memref value, None when it is unplaced (or not a memref)."""
+    memref_type = value.type
+    if isinstance(memref_type, MemRefType) and isinstance(memref_type.memory_space, StringAttr):
+        return memref_type.memory_space.data
+    return None
+
+
+def in_space(memref_type: MemRefType, space: str) -> MemRefType:
+    """`memref_type` with its memory space replaced by `space`."""
+    return MemRefType(memref_type.element_type, memref_type.get_shape(), memref_type.layout, StringAttr(space))
+
+
+def contiguous(element_type: Attribute, shape: Sequence[int], space: str | None) -> MemRefType:
+    """A row-major memref type, the type of a local buffer."""
+    return MemRefType(element_type, shape, NoneAttr(), StringAttr(space) if space is not None else NoneAttr())
+
+
+def byte_size(memref_type: MemRefType) -> int:
+    bits = memref_type.element_type.bitwidth
+    return math.prod(memref_type.get_shape()) * ((bits + 7) // 8)
+
+
+def root_of(value: SSAValue) -> SSAValue:
+    """The buffer a view looks into: the alloc result or function argument under every view op."""
+    while isinstance(value.owner, VIEW_OPS):
+        value = value.owner.operands[0]
+    return value
+
+
+def views_of(value: SSAValue) -> Iterator[SSAValue]:
+    """Every view derived from `value` (transitively), `value` first."""
+    yield value
+    for use in list(value.uses):
+        if isinstance(use.operation, VIEW_OPS) and use.index == 0:
+            yield from views_of(use.operation.results[0])
+
+
+def users_through_views(value: SSAValue) -> Iterator[tuple[Operation, SSAValue]]:
+    """(user, the view it uses) for every non-view op that uses `value` or a view of it."""
+    for view in views_of(value):
+        for use in list(view.uses):
+            if not (isinstance(use.operation, VIEW_OPS) and use.index == 0):
+                yield use.operation, view
+
+
+def move_to_space(value: SSAValue, space: str) -> None:
+    """Retype `value` (a buffer) and all its views into `space`, keeping shapes and layouts."""
+    for view in list(views_of(value)):
+        assert isinstance(view.type, MemRefType)
+        Rewriter.replace_value_with_new_type(view, in_space(view.type, space))
+
+
+def valid_region(buffer: SSAValue, shape: Sequence[int]) -> memref.SubviewOp:
+    """A subview of the leading `shape` of a (padded, row-major) buffer, not inserted."""
+    assert isinstance(buffer.type, MemRefType)
+    return memref.SubviewOp.from_static_parameters(
+        buffer, buffer.type, [0] * len(shape), list(shape), [1] * len(shape)
+    )
+
+
+def written_buffers(op: Operation) -> list[SSAValue]:
+    """The memref values `op` writes (linalg outputs, copy destinations, stores)."""
+    if isinstance(op, LinalgStructuredOperation):
+        return [v for v in op.outputs if isinstance(v.type, MemRefType)]
+    if isinstance(op, CopyOp | CopyAsyncOp):
+        return [op.destination]
+    if isinstance(op, memref.StoreOp):
+        return [op.memref]
+    if isinstance(op, memref.CopyOp):
+        return [op.destination]
+    return []
+
+
+def read_buffers(op: Operation) -> list[SSAValue]:
+    """The memref values `op` reads."""
+    if isinstance(op, LinalgStructuredOperation):
+        return [v for v in op.operands if isinstance(v.type, MemRefType)]
+    if isinstance(op, CopyOp | CopyAsyncOp):
+        return [op.source]
+    if isinstance(op, memref.LoadOp):
+        return [op.memref]
+    if isinstance(op, memref.CopyOp):
+        return [op.source]
+    return []
+
+
+def alloc_at_top(func: FuncOp, memref_type: MemRefType) -> SSAValue:
+    """A new `memref.alloc` of `memref_type` after the allocs already at the top of `func`."""
+    alloc = memref.AllocOp([], [], memref_type)
+    Rewriter.insert_op(alloc, _after_leading_allocs(func.body.block))
+    return alloc.memref
+
+
+def hoist_allocs(func: FuncOp) -> None:
+    """Move every static `memref.alloc` of `func` to its top, in program order (they have no operands)."""
+    allocs = [op for op in func.walk() if isinstance(op, memref.AllocOp) and not op.operands]
+    block = func.body.block
+    point = InsertPoint.at_start(block)
+    for alloc in allocs:
+        alloc.detach()
+        Rewriter.insert_op(alloc, point)
+        point = InsertPoint.after(alloc)
+
+
+def _after_leading_allocs(block: Block) -> InsertPoint:
+    last = None
+    for op in block.ops:
+        if not (isinstance(op, memref.AllocOp) or _is_static_view_of_alloc(op)):
+            break
+        last = op
+    return InsertPoint.after(last) if last is not None else InsertPoint.at_start(block)
+
+
+def _is_static_view_of_alloc(op: Operation) -> bool:
+    return isinstance(op, memref.SubviewOp) and not op.offsets and isinstance(op.source.owner, memref.AllocOp)
+
+
+def strided_row_major(shape: Sequence[int]) -> list[int]:
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    return strides
+
+
+def slot_view_type(memref_type: MemRefType, slot: int) -> MemRefType:
+    """The type of slot `slot` of a `memref<N x shape>` buffer, as a rank-reduced subview."""
+    shape = list(memref_type.get_shape())
+    strides = strided_row_major(shape)
+    return MemRefType(
+        memref_type.element_type,
+        shape[1:],
+        StridedLayoutAttr(strides[1:], slot * strides[0]),
+        memref_type.memory_space,
+    )

@@ -1,0 +1,252 @@
+"""`double-buffer{depth=2, machine=NAME?}`: one buffer slot per stage for copies inside loops.
+
+docs/lowering.md, section 5. In an `scf.for` with static bounds and at least
+`depth` iterations, each local buffer that a copy in the loop fills (a
+`memref.alloc` whose uses are all inside the loop) becomes
+`memref<depth x ...>`, and the loop is unrolled by `depth`: the copy of stage
+`s` fills slot `s` (a rank-reduced `memref.subview` with a static slot index)
+while the compute of the other stage reads its own slot, so the copies of one
+iteration overlap the compute of the previous one once npu-insert-sync has
+placed the flags. Iterations left over (trip count not a multiple of `depth`)
+are peeled after the loop, on slots 0, 1, ... Loops are visited innermost
+first; a buffer gets its slots once. With `machine`, a buffer whose slots would
+make the allocs of its space exceed the space's capacity stays single.
+
+Before (trip count 4):
+
+    %l1 = memref.alloc() : memref<32x32xf16, "l1">
+    scf.for %k = %c0 to %c128 step %c32 {
+      %t = loop.copy_async %a -> %l1 : ...
+      loop.wait %t : !loop.token
+      linalg.generic ... ins(%l1, ...) ...
+    }
+
+After:
+
+    %l1 = memref.alloc() : memref<2x32x32xf16, "l1">
+    %s0 = memref.subview %l1[0, 0, 0] [1, 32, 32] [1, 1, 1] : ... to memref<32x32xf16, strided<[32, 1]>, "l1">
+    %s1 = memref.subview %l1[1, 0, 0] [1, 32, 32] [1, 1, 1] : ... to memref<32x32xf16, strided<[32, 1], offset: 1024>, "l1">
+    scf.for %k = %c0 to %c128 step %c64 {
+      %t = loop.copy_async %a -> %s0 : ...              // stage 0, iteration %k
+      ...
+      %k1 = arith.addi %k, %c32 : index
+      %t1 = loop.copy_async %a1 -> %s1 : ...            // stage 1, iteration %k + 32
+      ...
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
+from ziggurat.transforms.loop.buffers import byte_size, root_of, slot_view_type, space_of
+
+
+def constant_index(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def trip_count(loop: scf.ForOp) -> int | None:
+    bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
+    if None in bounds or bounds[2] <= 0:
+        return None
+    lb, ub, step = bounds
+    return max(0, -(-(ub - lb) // step))
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def retype_subview(view: memref.SubviewOp) -> None:
+    """Give a cloned subview the layout of its (possibly new, slotted) source."""
+    source_type = view.source.type
+    assert isinstance(source_type, MemRefType)
+    dynamic = {"offsets": iter(view.offsets), "sizes": iter(view.sizes), "strides": iter(view.strides)}
+    statics = {"offsets": view.static_offsets, "sizes": view.static_sizes, "strides": view.static_strides}
+    lists = {
+        kind: [next(dynamic[kind]) if v == DYNAMIC_INDEX else v for v in static.get_values()]
+        for kind, static in statics.items()
+    }
+    reduced = view.result.type.get_num_dims() < len(lists["sizes"])
+    new_type = memref.SubviewOp.infer_result_type(
+        source_type, lists["offsets"], lists["sizes"], lists["strides"], reduce_rank=reduced
+    )
+    if new_type != view.result.type:
+        Rewriter.replace_value_with_new_type(view.result, new_type)
+
+
+class _DoubleBuffer:
+    def __init__(self, depth: int, machine: Machine | None):
+        self.depth = depth
+        self.machine = machine
+        self.multi: set[SSAValue] = set()
+        """Allocs that already have their slots."""
+
+    def run(self, func: FuncOp) -> None:
+        for loop in [op for op in func.walk(region_first=True) if isinstance(op, scf.ForOp)]:
+            trips = trip_count(loop)
+            if trips is None or trips < self.depth:
+                continue
+            buffers = self.candidates(loop, func)
+            if buffers:
+                slots = {b: self.split(b) for b in buffers}
+                self.unroll(loop, trips, slots)
+
+    def candidates(self, loop: scf.ForOp, func: FuncOp) -> list[SSAValue]:
+        """Allocs filled by a copy in `loop`, used only inside it, that can take `depth` slots."""
+        found: list[SSAValue] = []
+        for op in loop.body.walk():
+            if not isinstance(op, CopyOp | CopyAsyncOp):
+                continue
+            buffer = root_of(op.destination)
+            if (
+                buffer in found
+                or buffer in self.multi
+                or not isinstance(buffer.owner, memref.AllocOp)
+                or buffer.owner.operands
+                or not all(loop.is_ancestor(use.operation) for use in buffer.uses)
+            ):
+                continue
+            if self.fits(buffer, func, found):
+                found.append(buffer)
+        return found
+
+    def fits(self, buffer: SSAValue, func: FuncOp, chosen: Sequence[SSAValue]) -> bool:
+        """Whether the allocs of the buffer's space still fit with `depth` slots for it (and `chosen`)."""
+        if self.machine is None or space_of(buffer) not in self.machine.memories:
+            return True
+        space = space_of(buffer)
+        total = 0
+        for op in func.walk():
+            if isinstance(op, memref.AllocOp) and space_of(op.memref) == space:
+                grows = op.memref is buffer or op.memref in chosen
+                total += byte_size(op.memref.type) * (self.depth if grows else 1)
+        return total <= self.machine.memories[space].capacity
+
+    def split(self, buffer: SSAValue) -> list[SSAValue]:
+        """Replace the alloc by one with `depth` slots; return the slot views (not yet used)."""
+        old = buffer.owner
+        assert isinstance(old, memref.AllocOp) and isinstance(buffer.type, MemRefType)
+        shape = list(buffer.type.get_shape())
+        slotted = MemRefType(buffer.type.element_type, [self.depth, *shape], memory_space=buffer.type.memory_space)
+        alloc = memref.AllocOp([], [], slotted)
+        Rewriter.insert_op(alloc, InsertPoint.before(old))
+        views = []
+        point = InsertPoint.after(old)
+        for slot in range(self.depth):
+            view = memref.SubviewOp.get(
+                alloc.memref, [slot] + [0] * len(shape), [1, *shape], [1] * (len(shape) + 1), slot_view_type(slotted, slot)
+            )
+            Rewriter.insert_op(view, point)
+            point = InsertPoint.after(view)
+            views.append(view.result)
+        self.multi.add(alloc.memref)
+        return views
+
+    def unroll(self, loop: scf.ForOp, trips: int, slots: dict[SSAValue, list[SSAValue]]) -> None:
+        """Unroll `loop` by `depth`, stage `s` on slot `s`; iterations past the last multiple of
+        `depth` are peeled after it, and a loop left with one iteration becomes straight-line code."""
+        lb, step = constant_index(loop.lb), constant_index(loop.step)
+        main = trips // self.depth * self.depth
+        results: Sequence[SSAValue] = loop.iter_args
+        point = InsertPoint.before(loop)
+        peeled = range(trips)
+        if main > self.depth:
+            new_loop = self.unrolled_loop(loop, lb + main * step, step, slots)
+            results, point, peeled = new_loop.results, InsertPoint.after(new_loop), range(main, trips)
+        for iteration in peeled:
+            iv = _index(lb + iteration * step)
+            Rewriter.insert_op(iv, point)
+            stage = (iteration - peeled.start) % self.depth
+            results, point = self.clone_body(loop, iv.result, results, stage, slots, InsertPoint.after(iv))
+        for old, new in zip(loop.results, results):
+            old.replace_all_uses_with(new)
+        Rewriter.erase_op(loop)
+        for buffer in slots:
+            Rewriter.erase_op(buffer.owner)
+
+    def unrolled_loop(self, loop: scf.ForOp, ub: int, step: int, slots: dict[SSAValue, list[SSAValue]]) -> scf.ForOp:
+        """The loop from `loop`'s lower bound to `ub` by `depth * step`, one cloned body per stage."""
+        new_step, new_ub = _index(step * self.depth), _index(ub)
+        body = loop.body.block
+        new_loop = scf.ForOp(loop.lb, new_ub, new_step, list(loop.iter_args), [Block(arg_types=body.arg_types)])
+        Rewriter.insert_op([new_step, new_ub, new_loop], InsertPoint.before(loop))
+        new_body = new_loop.body.block
+        carried: Sequence[SSAValue] = new_body.args[1:]
+        point = InsertPoint.at_end(new_body)
+        for stage in range(self.depth):
+            iv, point = self.iteration_index(new_body.args[0], stage * step, point)
+            carried, point = self.clone_body(loop, iv, carried, stage, slots, point)
+        Rewriter.insert_op(scf.YieldOp(*carried), point)
+        return new_loop
+
+    @staticmethod
+    def iteration_index(iv: SSAValue, offset: int, point: InsertPoint) -> tuple[SSAValue, InsertPoint]:
+        if offset == 0:
+            return iv, point
+        constant = _index(offset)
+        add = arith.AddiOp(iv, constant.result)
+        Rewriter.insert_op([constant, add], point)
+        return add.result, InsertPoint.after(add)
+
+    @staticmethod
+    def clone_body(
+        loop: scf.ForOp,
+        iv: SSAValue,
+        carried: Sequence[SSAValue],
+        stage: int,
+        slots: dict[SSAValue, list[SSAValue]],
+        point: InsertPoint,
+    ) -> tuple[Sequence[SSAValue], InsertPoint]:
+        """Clone one iteration of `loop` at `point` on slot `stage`; return its yielded values."""
+        body = loop.body.block
+        mapping: dict[SSAValue, SSAValue] = {body.args[0]: iv, **dict(zip(body.args[1:], carried))}
+        mapping.update({buffer: views[stage] for buffer, views in slots.items()})
+        yielded: Sequence[SSAValue] = ()
+        for op in body.ops:
+            if isinstance(op, scf.YieldOp):
+                yielded = [mapping.get(v, v) for v in op.operands]
+                continue
+            clone = op.clone(value_mapper=mapping)
+            Rewriter.insert_op(clone, point)
+            for nested in clone.walk():
+                if isinstance(nested, memref.SubviewOp):
+                    retype_subview(nested)
+            point = InsertPoint.after(clone)
+        return yielded, point
+
+
+@dataclass(frozen=True)
+class DoubleBufferPass(ModulePass):
+    """Give buffers filled by copies inside loops `depth` slots and unroll those loops by `depth`."""
+
+    name = "double-buffer"
+
+    depth: int = 2
+    """Slots per buffer (2: double buffering); the loop is unrolled by as much."""
+
+    machine: str | None = None
+    """With a machine, buffers whose slots would not fit their space are left single."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.depth < 1:
+            raise error_at(op, f"double-buffer needs depth >= 1, got {self.depth}")
+        machine = load_machine(self.machine) if self.machine else None
+        for func in [f for f in op.walk() if isinstance(f, FuncOp) and f.body.blocks]:
+            _DoubleBuffer(self.depth, machine).run(func)

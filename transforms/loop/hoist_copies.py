@@ -1,0 +1,133 @@
+"""`hoist-copies`: move copies whose source and destination do not change in a loop out of it.
+
+docs/lowering.md, section 5. A `loop.copy`, or a `loop.copy_async` with its
+`loop.wait`s, directly in an `scf.for` body is moved before the loop when
+
+* its source and destination views are loop-invariant: defined outside the loop,
+  or by side-effect-free ops (subviews, index arithmetic) of loop-invariant
+  values, which move with it;
+* nothing else in the loop writes the buffer under the source or the
+  destination (views of one buffer are assumed to overlap), and nothing in the
+  loop reads the destination before the copy.
+
+Loops are visited innermost first, until nothing moves, so a weight tile
+staged in the innermost loop of a nest climbs as far as it stays invariant.
+
+Before:
+
+    scf.for %j = %c0 to %c64 step %c32 {
+      %a = memref.subview %A[%i, 0] [32, 64] [1, 1] : ...
+      %t = loop.copy_async %a -> %l1a : ...
+      loop.wait %t : !loop.token
+      linalg.generic ... ins(%l1a, ...) ...
+    }
+
+After:
+
+    %a = memref.subview %A[%i, 0] [32, 64] [1, 1] : ...
+    %t = loop.copy_async %a -> %l1a : ...
+    loop.wait %t : !loop.token
+    scf.for %j = %c0 to %c64 step %c32 {
+      linalg.generic ... ins(%l1a, ...) ...
+    }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
+
+from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.transforms.loop.buffers import read_buffers, root_of, written_buffers
+
+
+def defined_inside(loop: Operation, value: SSAValue) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and (op is loop or loop.is_ancestor(op))
+
+
+def invariant_definitions(value: SSAValue, loop: scf.ForOp, definitions: list[Operation]) -> bool:
+    """Whether `value` is the same in every iteration of `loop`; appends (operands first)
+    the side-effect-free ops inside the loop that compute it."""
+    if not defined_inside(loop, value):
+        return True
+    owner = value.owner
+    if isinstance(owner, Block) or owner.regions or not is_side_effect_free(owner):
+        return False
+    if not all(invariant_definitions(operand, loop, definitions) for operand in owner.operands):
+        return False
+    if owner not in definitions:
+        definitions.append(owner)
+    return True
+
+
+def _body_ancestor(loop: scf.ForOp, op: Operation) -> Operation:
+    """The op directly in `loop`'s body that is or contains `op`."""
+    while op.parent_op() is not loop:
+        op = op.parent_op()
+    return op
+
+
+def _position(op: Operation) -> int:
+    return list(op.parent_block().ops).index(op)
+
+
+def hoistable(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp) -> list[Operation] | None:
+    """The ops computing the copy's views (to move with it), or None if it must stay in the loop."""
+    definitions: list[Operation] = []
+    if not all(invariant_definitions(v, loop, definitions) for v in (copy.source, copy.destination)):
+        return None
+    if isinstance(copy, CopyAsyncOp) and not all(isinstance(use.operation, WaitOp) for use in copy.token.uses):
+        return None
+    source, destination = root_of(copy.source), root_of(copy.destination)
+    position = _position(copy)
+    for op in loop.body.walk():
+        if op is copy:
+            continue
+        if any(root_of(v) in (source, destination) for v in written_buffers(op)):
+            return None
+        reads_destination = any(root_of(v) is destination for v in read_buffers(op))
+        if reads_destination and _position(_body_ancestor(loop, op)) < position:
+            return None
+    return definitions
+
+
+def hoist(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, definitions: list[Operation]) -> None:
+    moved = [*definitions, copy]
+    if isinstance(copy, CopyAsyncOp):
+        moved += [use.operation for use in copy.token.uses]
+    for op in moved:
+        op.detach()
+        Rewriter.insert_op(op, InsertPoint.before(loop))
+
+
+def hoist_once(module: ModuleOp) -> bool:
+    """Hoist every hoistable copy out of its loop, innermost loops first; whether anything moved."""
+    moved = False
+    loops = [op for op in module.walk(region_first=True) if isinstance(op, scf.ForOp)]
+    for loop in loops:
+        for copy in [op for op in loop.body.block.ops if isinstance(op, CopyOp | CopyAsyncOp)]:
+            definitions = hoistable(copy, loop)
+            if definitions is not None:
+                hoist(copy, loop, definitions)
+                moved = True
+    return moved
+
+
+@dataclass(frozen=True)
+class HoistCopiesPass(ModulePass):
+    """Move loop-invariant copies (and the views they copy) out of `scf.for` loops."""
+
+    name = "hoist-copies"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        while hoist_once(op):
+            pass

@@ -1,0 +1,391 @@
+"""`promote-to-memory-space{machine=NAME}`: give every compute op its operands in the spaces its unit reads.
+
+docs/lowering.md, section 5. A contraction (a `linalg.matmul`, or a generic
+with two inputs, a reduction and a multiplication) reads its lhs in the matrix
+unit's `a_space`, its rhs in `b_space` and accumulates in `c_space`; every
+other `linalg` op on memrefs (elementwise, reduction, fill) works in the vector
+unit's first space. An operand elsewhere is staged along the shortest chain of
+DMA paths (`memory_routes.route`) with `loop.copy_async` + `loop.wait` right
+before its use, one local buffer per hop; an output is copied back along the
+route to where it was. Contraction buffers are rounded up to multiples of the
+unit's M/N/K (the copy in pads with zeros at the first engine that pads; the
+accumulator is read back through a subview of its valid region).
+
+Unplaced allocs (tile-to-loop's intermediates) are placed: a contraction's
+accumulator in `c_space` (so an elementwise consumer in the same tile reads it
+with one copy c_space -> vector space, never through global memory), a buffer
+a vector op writes in the vector space, a buffer only copies fill next to its
+readers (one hop from the copy's source towards them), anything else in the
+global space. A cast-only generic from one space to another becomes a copy
+when the engine between them casts (`cast = true`). All allocs end up at the
+top of the function; there are no deallocs.
+
+Before (davinci), after tile-to-loop:
+
+    scf.for %i = ... {
+      %acc = memref.alloc() : memref<32x32xf32>
+      linalg.fill ins(%zero : f32) outs(%acc : memref<32x32xf32>)
+      scf.for %k = ... {
+        %a = memref.subview %A[%i, %k] [32, 32] [1, 1] : ... "gm"> to ... "gm">
+        linalg.generic {contraction} ins(%a, %b : ...) outs(%acc : memref<32x32xf32>)
+      }
+      ...
+    }
+
+After:
+
+    %acc = memref.alloc() : memref<32x32xf32, "l0c">
+    %l1a = memref.alloc() : memref<32x32xf16, "l1">
+    %l0a = memref.alloc() : memref<32x32xf16, "l0a">
+    ...
+    scf.for %i = ... {
+      linalg.fill ins(%zero : f32) outs(%acc : memref<32x32xf32, "l0c">)
+      scf.for %k = ... {
+        %a = memref.subview %A[%i, %k] [32, 32] [1, 1] : ...
+        %t0 = loop.copy_async %a -> %l1a : ... "gm"> -> memref<32x32xf16, "l1">
+        loop.wait %t0 : !loop.token
+        %t1 = loop.copy_async %l1a -> %l0a : memref<32x32xf16, "l1"> -> memref<32x32xf16, "l0a">
+        loop.wait %t1 : !loop.token
+        ...
+        linalg.generic {contraction} ins(%l0a, %l0b : ...) outs(%acc : memref<32x32xf32, "l0c">)
+      }
+    }
+
+Errors, at the op: a space the value cannot reach by DMA, a buffer larger than
+its space, a dynamic shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, linalg, memref
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.dtypes import is_float
+from ziggurat.transforms.tile.decompose_conv import is_contraction as is_contraction_generic
+from ziggurat.transforms.loop.buffers import (
+    alloc_at_top,
+    byte_size,
+    contiguous,
+    hoist_allocs,
+    move_to_space,
+    root_of,
+    space_of,
+    users_through_views,
+    valid_region,
+    written_buffers,
+)
+from ziggurat.transforms.loop.memory_routes import describe_paths, hops, route
+
+CAST_OPS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.SIToFPOp,
+    arith.FPToSIOp,
+)
+
+
+def is_contraction(op: Operation) -> bool:
+    """A matmul-like op: `linalg.matmul`, or a generic that yields `acc + x * y` (tile-decompose-conv's test)."""
+    return isinstance(op, linalg.MatmulOp) or is_contraction_generic(op)
+
+
+def is_cast_only(op: Operation) -> bool:
+    """A generic that only converts its one input's element type, element by element."""
+    if not isinstance(op, linalg.GenericOp) or len(op.inputs) != 1 or len(op.outputs) != 1:
+        return False
+    maps = [m.data for m in op.indexing_maps]
+    if any(m != AffineMap.identity(m.num_dims) for m in maps):
+        return False
+    body = list(op.body.block.ops)
+    return (
+        len(body) == 2
+        and isinstance(body[0], CAST_OPS)
+        and body[0].operands[0] == op.body.block.args[0]
+        and body[1].operands[0] == body[0].results[0]
+    )
+
+
+def static_shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, MemRefType)
+    return tuple(value.type.get_shape())
+
+
+def contraction_shapes(op: linalg.LinalgStructuredOperation, machine: Machine) -> list[tuple[int, ...]]:
+    """The lhs, rhs and accumulator shapes rounded up to the matrix unit's M, N, K multiples.
+
+    The innermost M, N and K dim (by position in the iteration domain) is rounded; an
+    operand whose map is not a projected permutation keeps its shape.
+    """
+    maps = [m.data for m in op.get_indexing_maps()]
+    operands = list(op.operands)
+    if not all(all(isinstance(r, AffineDimExpr) for r in m.results) for m in maps):
+        return [static_shape(v) for v in operands]
+    extents: dict[int, int] = {}
+    for value, indexing in zip(operands, maps):
+        for size, result in zip(static_shape(value), indexing.results):
+            extents[result.position] = size
+    dims = [{r.position for r in m.results} for m in maps]
+    lhs, rhs, acc = dims
+    in_type = str(op.inputs[0].type.element_type)
+    acc_type = str(op.outputs[0].type.element_type)
+    m, n, k = machine.matrix.shape_for(in_type, acc_type) or (machine.matrix.m, machine.matrix.n, machine.matrix.k)
+    for kind, multiple in ((lhs & acc) - rhs, m), ((rhs & acc) - lhs, n), ((lhs & rhs) - acc, k):
+        if kind:
+            dim = max(kind)
+            extents[dim] = -(-extents[dim] // multiple) * multiple
+    return [tuple(extents[r.position] for r in m.results) for m in maps]
+
+
+def _padding(shape: Sequence[int], padded: Sequence[int]) -> list[int]:
+    return [v for size, target in zip(shape, padded) for v in (0, target - size)]
+
+
+def _zero(element_type) -> arith.ConstantOp:
+    if is_float(element_type):
+        return arith.ConstantOp(FloatAttr(0.0, element_type))
+    return arith.ConstantOp(IntegerAttr(0, element_type))
+
+
+@dataclass
+class _Want:
+    """Where one operand of a compute op must be: the space, and its (padded) shape there."""
+
+    space: str
+    shape: tuple[int, ...]
+
+
+class _Promoter:
+    def __init__(self, machine: Machine, func: FuncOp):
+        self.machine = machine
+        self.func = func
+        self.vector_space = machine.vector.spaces[0]
+        self.full: dict[SSAValue, SSAValue] = {}
+        """Valid-region view of a padded accumulator -> the whole padded buffer."""
+
+    def run(self) -> None:
+        for op in self.func.walk():
+            for value in list(op.operands) + list(op.results):
+                if isinstance(value.type, MemRefType) and any(d < 0 for d in value.type.get_shape()):
+                    raise error_at(op, f"promote-to-memory-space needs static shapes, got {value.type}")
+        hoist_allocs(self.func)
+        compute = [
+            op
+            for op in self.func.walk()
+            if isinstance(op, linalg.LinalgStructuredOperation)
+            and any(isinstance(v.type, MemRefType) for v in op.operands)
+        ]
+        for op in compute:
+            if is_contraction(op):
+                self.place_accumulator(op)
+        compute = [op for op in compute if not self.fold_cast(op)]
+        self.place_unplaced(compute)
+        for op in compute:
+            self.stage(op)
+
+    # -- placement
+
+    def place_accumulator(self, op: linalg.LinalgStructuredOperation) -> None:
+        acc = op.outputs[0]
+        root = root_of(acc)
+        if space_of(root) is not None or not isinstance(root.owner, memref.AllocOp):
+            return
+        padded = contraction_shapes(op, self.machine)[2]
+        if root is not acc or padded == static_shape(root):
+            move_to_space(root, self.machine.matrix.c_space)
+            return
+        assert isinstance(root.type, MemRefType)
+        full = alloc_at_top(self.func, contiguous(root.type.element_type, padded, self.machine.matrix.c_space))
+        view = valid_region(full, static_shape(root))
+        Rewriter.insert_op(view, InsertPoint.after(full.owner))
+        root.replace_all_uses_with(view.result)
+        Rewriter.erase_op(root.owner)
+        self.full[view.result] = full
+
+    def fold_cast(self, op: Operation) -> bool:
+        """Replace a cast-only generic between two spaces by a copy, when the engine casts."""
+        if not is_cast_only(op):
+            return False
+        source, target = op.operands
+        source_space = space_of(source)
+        target_space = space_of(target) or self.vector_space
+        engine = self.machine.dma_for(source_space, target_space) if source_space else None
+        if engine is None or not engine.cast or source_space == target_space:
+            return False
+        if space_of(target) is None:
+            move_to_space(root_of(target), target_space)
+        copy = CopyAsyncOp(op.operands[0], op.operands[1])
+        Rewriter.replace_op(op, [copy, WaitOp(copy.token)], [])
+        return True
+
+    def place_unplaced(self, compute: list[Operation]) -> None:
+        allocs = [op.memref for op in self.func.walk() if isinstance(op, memref.AllocOp) and space_of(op.memref) is None]
+        for buffer in allocs:
+            move_to_space(buffer, self.space_for(buffer, compute))
+
+    def space_for(self, buffer: SSAValue, compute: list[Operation]) -> str:
+        users = list(users_through_views(buffer))
+        writers = [op for op, view in users if view in written_buffers(op)]
+        if any(op in compute for op in writers):
+            return self.vector_space
+        copies = [op for op in writers if isinstance(op, CopyOp | CopyAsyncOp) and space_of(op.source)]
+        readers = [(op, view) for op, view in users if op in compute]
+        if copies and readers:
+            op, view = readers[0]
+            want = self.wanted(op)[list(op.operands).index(view)]
+            chain = route(self.machine, space_of(copies[0].source), want.space)
+            if chain is not None:
+                return chain[min(1, len(chain) - 1)]
+        return self.machine.global_memory().name
+
+    # -- staging
+
+    def wanted(self, op: Operation) -> list[_Want | None]:
+        """Per operand of a compute op: where it must be and in what shape (None for scalars)."""
+        operands = list(op.operands)
+        if is_contraction(op):
+            unit = self.machine.matrix
+            shapes = contraction_shapes(op, self.machine)
+            return [_Want(s, shape) for s, shape in zip((unit.a_space, unit.b_space, unit.c_space), shapes)]
+        if isinstance(op, linalg.FillOp) and space_of(op.outputs[0]) == self.machine.matrix.c_space:
+            # The accumulator's zero fill stays in c_space: loop-to-npu makes it a non-accumulating mma.
+            full = self.full.get(op.outputs[0], op.outputs[0])
+            return [None] * len(op.inputs) + [_Want(self.machine.matrix.c_space, static_shape(full))]
+        return [
+            _Want(self.vector_space if space_of(v) not in self.machine.vector.spaces else space_of(v), static_shape(v))
+            if isinstance(v.type, MemRefType)
+            else None
+            for v in operands
+        ]
+
+    def stage(self, op: linalg.LinalgStructuredOperation) -> None:
+        staged: dict[SSAValue, SSAValue] = {}
+        after = InsertPoint.after(op)
+        outputs = set(range(len(op.inputs), len(op.operands)))
+        for index, (value, want) in enumerate(zip(list(op.operands), self.wanted(op))):
+            if want is None:
+                continue
+            full = self.full.get(value)
+            if full is not None and space_of(full) == want.space and static_shape(full) == want.shape:
+                op.operands[index] = full
+                continue
+            if space_of(value) == want.space and static_shape(value) == want.shape:
+                continue
+            if value not in staged:
+                is_output = index in outputs
+                reads = not is_output or is_contraction(op) or bool(op.body.block.args[index].uses)
+                staged[value], after = self.stage_operand(op, index, want, reads, is_output, after)
+            op.operands[index] = staged[value]
+
+    def stage_operand(
+        self, op: Operation, index: int, want: _Want, reads: bool, writes: bool, after: InsertPoint
+    ) -> tuple[SSAValue, InsertPoint]:
+        """Copy operand `index` in along its route (if the op reads it) and back out (if it writes it).
+
+        Returns the buffer the op uses and the point after the copies out.
+        """
+        value = op.operands[index]
+        shape = static_shape(value)
+        element_type = value.type.element_type
+        source = space_of(value) or self.machine.global_memory().name
+        what = f"operand #{index} of {op.name}"
+        chain = self.route(op, source, want.space, what)
+        steps = hops(self.machine, chain)
+        needs_pad = tuple(want.shape) != shape
+        pad_hop = next((h for h, (_, _, e) in enumerate(steps) if e.pad), None) if needs_pad else None
+        if not reads:
+            buffer = self.new_buffer(op, what, element_type, want.shape, want.space)
+            return buffer, self.copy_out(op, buffer, value, needs_pad, after, what)
+        current = value
+        for h, (_, space, engine) in enumerate(steps):
+            last = h == len(steps) - 1
+            padded_here = pad_hop is not None and h >= pad_hop or (last and needs_pad)
+            buffer = self.new_buffer(op, what, element_type, want.shape if padded_here else shape, space)
+            pad = _padding(shape, want.shape) if pad_hop == h else None
+            target = buffer
+            if last and needs_pad and pad_hop is None:
+                # No engine on the route pads: zero the buffer, then copy into its valid region.
+                zero = _zero(element_type)
+                Rewriter.insert_op([zero, linalg.FillOp([zero.result], [buffer], res=[])], InsertPoint.before(op))
+                view = valid_region(buffer, shape)
+                Rewriter.insert_op(view, InsertPoint.before(op))
+                target = view.result
+            self.copy(current, target, InsertPoint.before(op), pad)
+            current = buffer
+        if writes:
+            after = self.copy_out(op, buffer, value, needs_pad, after, what)
+        return buffer, after
+
+    def copy_out(
+        self, op: Operation, buffer: SSAValue, value: SSAValue, padded: bool, after: InsertPoint, what: str
+    ) -> InsertPoint:
+        shape = static_shape(value)
+        current = buffer
+        if padded:
+            view = valid_region(buffer, shape)
+            Rewriter.insert_op(view, after)
+            after = InsertPoint.after(view)
+            current = view.result
+        chain = self.route(op, space_of(buffer), space_of(value) or self.machine.global_memory().name, what)
+        for _, space, _ in hops(self.machine, chain)[:-1]:
+            hop = self.new_buffer(op, what, value.type.element_type, shape, space)
+            after = self.copy(current, hop, after)
+            current = hop
+        return self.copy(current, value, after)
+
+    def route(self, op: Operation, source: str, destination: str, what: str) -> tuple[str, ...]:
+        chain = route(self.machine, source, destination)
+        if chain is None:
+            raise error_at(
+                op,
+                f"no DMA route from '{source}' to '{destination}' on machine '{self.machine.name}' for {what} "
+                f"(paths: {describe_paths(self.machine)})",
+            )
+        return chain
+
+    def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
+        memref_type = contiguous(element_type, shape, space)
+        capacity = self.machine.memories[space].capacity
+        if byte_size(memref_type) > capacity:
+            raise error_at(
+                op,
+                f"the buffer for {what}, {memref_type} ({byte_size(memref_type)} bytes), does not fit "
+                f"'{space}' ({capacity} bytes) on machine '{self.machine.name}'",
+            )
+        return alloc_at_top(self.func, memref_type)
+
+    @staticmethod
+    def copy(source: SSAValue, destination: SSAValue, at: InsertPoint, pad: list[int] | None = None) -> InsertPoint:
+        copy = CopyAsyncOp(source, destination, pad=pad if pad and any(pad) else None)
+        wait = WaitOp(copy.token)
+        Rewriter.insert_op([copy, wait], at)
+        return InsertPoint.after(wait)
+
+
+@dataclass(frozen=True)
+class PromoteToMemorySpacePass(ModulePass):
+    """Place every buffer in a memory space of the machine and stage compute operands with DMA copies."""
+
+    name = "promote-to-memory-space"
+
+    machine: str
+    """A preset name (davinci, systolic, tensorcore) or a machine TOML file."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        machine = load_machine(self.machine)
+        for func in [f for f in op.walk() if isinstance(f, FuncOp) and f.body.blocks]:
+            _Promoter(machine, func).run()
