@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import linalg, memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, linalg, memref
+from xdsl.dialects.builtin import FloatAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -110,12 +110,13 @@ class LowerVectorOp(RewritePattern):
             rewriter.erase(op)
 
 
-class EraseDeadView(RewritePattern):
-    """A `memref.subview` nothing reads any more (its uses became npu indices)."""
+class EraseDeadValue(RewritePattern):
+    """A `memref.subview` or float `arith.constant` nothing reads any more (views became npu
+    indices, scalars instruction properties); the scalar unit computes on integers only."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: memref.SubviewOp, rewriter: PatternRewriter, /):
-        if not op.result.uses:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        dead = isinstance(op, memref.SubviewOp) or isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr)
+        if dead and not op.results[0].uses:
             rewriter.erase(op)
 
 
@@ -139,4 +140,4 @@ class LoopToNpuPass(ModulePass):
             GreedyRewritePatternApplier([LowerCopy(machine), DropWait(), LowerVectorOp(machine)]),
             apply_recursively=False,
         ).rewrite_module(op)
-        PatternRewriteWalker(EraseDeadView(), walk_reverse=True).rewrite_module(op)
+        PatternRewriteWalker(EraseDeadValue(), walk_reverse=True).rewrite_module(op)

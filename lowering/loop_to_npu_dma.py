@@ -1,9 +1,9 @@
 """DMA selection for `loop-to-npu`: a copy between two views becomes `npu.dma` on the engine serving the spaces.
 
-Unit dimensions are dropped and dimensions that both views walk contiguously
-are merged, so a 4-d copy of whole rows is one 2-d DMA; what still has more
-dimensions than the engine moves is split into `scf.for` loops of DMAs over
-the outer dimensions.
+Unit dimensions are dropped and, when the engine moves fewer dimensions than
+remain, dimensions that both views walk contiguously are merged (a 4-d copy
+of whole rows is one 2-d DMA); what still has more dimensions than the engine
+moves is split into `scf.for` loops of DMAs over the outer dimensions.
 
     loop.copy %s -> %t : memref<16x64xf16, strided<[512, 1], offset: ?>, "gm"> -> memref<16x64xf16, "l1">
     // becomes (with %s a subview of %A at [%i, 0])
@@ -62,7 +62,9 @@ def emit_dma(
     views = squeezed([src, dst], keep=padded)
     pad = [p for p, k in zip(pad, kept) if k]
     padded = [p for p, k in zip(padded, kept) if k]
-    groups = merged_groups(views, fixed=padded)
+    groups = [[dim] for dim in range(len(views[0].dims))]
+    if len(groups) > engine.max_dims:  # merge only when needed: unmerged windows read like their views
+        groups = merged_groups(views, fixed=padded)
     looped = max(0, len(groups) - engine.max_dims)
     loop_dims = [dim for group in groups[:looped] for dim in group]
     if any(padded[dim] for dim in loop_dims):

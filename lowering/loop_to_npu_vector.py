@@ -24,6 +24,7 @@ or `npu.vec.cast` inside one vector space.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.dialects import arith, func, linalg, math, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr
@@ -242,17 +243,34 @@ def _lower_reduction(emitter: Emitter, op: Operation, machine: Machine, body: li
     if width <= lanes:
         emit_vector(emitter, op, machine, npu.VecReduceOp, [src], partial_loops, single=1, **props)
     elif width % lanes == 0 and width // lanes <= lanes:
-        blocks = _temporary(emitter, dst.space, [width // lanes], dst.base_type.get_element_type())
-        parallel = [d for d, dim in enumerate(src.dims[:-1]) if dim.size > 1]
-        inner, (row, slot) = loop_over(emitter, [src, partial_loops], parallel)
-        _insert(inner, npu.VecReduceOp, [row], blocks, repeat=width // lanes, **props)
-        _insert(inner, npu.VecReduceOp, [blocks], slot, mask=width // lanes, **props)
+        _reduce_long_rows(emitter, src, partial, width // lanes, props)
     else:
         raise error_at(
             op, f"{op.name}: rows of {width} elements are neither at most nor a multiple of the {lanes} lanes "
             f"of the vector unit of machine '{machine.name}'"
         )
     emit_vector(emitter, op, machine, combine, [out, partial], out)
+
+
+def _reduce_long_rows(emitter: Emitter, src: View, partial: View, blocks: int, props: dict[str, Attribute]) -> None:
+    """Rows of `blocks` whole blocks: one partial per block, then each row's partials reduced into `partial`.
+
+    Both steps write from an aligned start (element 0 of a buffer, or a row of
+    partials); a row's single result at an arbitrary element would not be.
+    """
+    rows = src.shape[:-1]
+    count = blocks * prod(rows)
+    partials = _temporary(emitter, partial.space, [count], partial.base_type.get_element_type())
+    if len(merged_groups(squeezed([src]))) == 1:  # rows back to back: every block in one instruction
+        _insert(emitter, npu.VecReduceOp, [src], partials, repeat=count, **props)
+    else:
+        slots = partials.with_dims([Dim(0, size, prod(rows[d + 1 :]) * blocks) for d, size in enumerate(rows)])
+        inner, (row, slot) = loop_over(emitter, [src, slots], list(range(len(rows))))
+        _insert(inner, npu.VecReduceOp, [row], slot, repeat=blocks, **props)
+    stride = {"stride": [blocks, 1]} if count > blocks else {}
+    _insert(
+        emitter, npu.VecReduceOp, [partials], partial, repeat=count // blocks, mask=blocks, **stride, **props
+    )
 
 
 def _element_bytes(view: View) -> int:
@@ -332,8 +350,25 @@ def _broadcasts_in_block(source: View, dst: View) -> bool:
 
 
 def _spread(emitter: Emitter, op: Operation, machine: Machine, source: View, dst: View) -> View:
-    """`source` broadcast into a new buffer shaped like `dst`, with `npu.vec.broadcast`."""
-    spread = _temporary(emitter, dst.space, dst.shape, source.base_type.get_element_type())
+    """`source` broadcast into a new buffer shaped like `dst`, with `npu.vec.broadcast`.
+
+    Rows longer than the lanes are spread in two steps, first one block per row,
+    then that block along the row, so that every instruction reads from an
+    aligned start rather than from one element of `source` per row.
+    """
+    element_type = source.base_type.get_element_type()
+    spread = _temporary(emitter, dst.space, dst.shape, element_type)
     _require_vector(op, machine, npu.VecBroadcastOp, [source, spread])
+    inner = max(d for d, dim in enumerate(dst.dims) if dim.size > 1)
+    lanes = machine.vector.lanes(max(_element_bytes(source), _element_bytes(spread)))
+    if dst.dims[inner].size > lanes:
+        shape = dst.shape
+        shape[inner] = lanes
+        block = _temporary(emitter, dst.space, shape, element_type)
+        narrow = source.with_dims([Dim(None, lanes) if d == inner else dim for d, dim in enumerate(source.dims)])
+        emit_vector(emitter, op, machine, npu.VecBroadcastOp, [narrow], block, single=0)
+        source = block.with_dims([Dim(None, dim.size) if d == inner else b for d, (dim, b) in enumerate(zip(dst.dims, block.dims))])
+        emit_vector(emitter, op, machine, npu.VecCastOp, [source], spread, single=0)
+        return spread
     emit_vector(emitter, op, machine, npu.VecBroadcastOp, [source], spread, single=0)
     return spread
