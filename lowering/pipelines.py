@@ -7,7 +7,16 @@ as xDSL's `ArgSpec` parses them) to the plain `-p` text the name stands for.
 expansion, recursively, so a pipeline may name another; `ziggurat-opt` expands
 before it builds the passes, so `--print-between-passes` shows each pass, and
 `--print-pipeline` prints the expansion. Plugins add theirs with
-`register_pipeline`.
+`register_pipeline`, or from their package metadata through the entry point
+group `ziggurat.pipelines`, each entry point naming the pipeline and loading to
+its expander, e.g. in a plugin's pyproject.toml
+
+    [project.entry-points."ziggurat.pipelines"]
+    my-opt = "mypkg.pipelines:my_opt"
+
+They are loaded the first time a `-p` list is expanded; a name registered
+twice, or an entry point that does not load to a function, is an error that
+names the entry point.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
 
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
@@ -122,8 +132,35 @@ def register_pipeline(name: str, expander: PipelineExpander) -> None:
     PIPELINES[name] = expander
 
 
+ENTRY_POINT_GROUP = "ziggurat.pipelines"
+_entry_points_loaded = False
+
+
+def _load_entry_points() -> None:
+    """Register the pipelines of installed plugins (entry points in `ziggurat.pipelines`)."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point '{entry_point.name} = {entry_point.value}' in group '{ENTRY_POINT_GROUP}'"
+        try:
+            expander = entry_point.load()
+        except Exception as e:  # a broken plugin is the user's to fix, not an internal error
+            raise DiagnosticError(Diagnostic("error", f"cannot load {where}: {type(e).__name__}: {e}")) from e
+        if not callable(expander):
+            raise DiagnosticError(
+                Diagnostic("error", f"{where} must load to a pipeline expander function, got {type(expander).__name__}")
+            )
+        try:
+            register_pipeline(entry_point.name, expander)
+        except ValueError as e:
+            raise DiagnosticError(Diagnostic("error", f"{where}: {e}")) from None
+
+
 def expand_pipeline(spec: str, _expanding: tuple[str, ...] = ()) -> str:
     """`spec` (a `-p` list) with every named pipeline replaced by the passes it stands for."""
+    _load_entry_points()
     try:
         arg_specs = list(parse_pipeline(spec))
     except ArgSpecParseError:

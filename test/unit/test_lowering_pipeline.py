@@ -284,3 +284,34 @@ def test_the_resnet_block_runs_lowered_on_davinci_as_on_the_graph_interpreter():
     (output,) = report.outputs
     assert (output.dtype, output.rtol) == (np.float16, 1e-2)
     assert report.ok, str(report)
+
+
+def _with_entry_points(monkeypatch, *entries: tuple[str, str]) -> None:
+    from importlib.metadata import EntryPoint
+
+    from ziggurat.lowering import pipelines
+
+    group = pipelines.ENTRY_POINT_GROUP
+    found = [EntryPoint(name, value, group) for name, value in entries]
+    monkeypatch.setattr(pipelines, "PIPELINES", dict(pipelines.PIPELINES))
+    monkeypatch.setattr(pipelines, "_entry_points_loaded", False)
+    monkeypatch.setattr(pipelines, "entry_points", lambda group: found if group == pipelines.ENTRY_POINT_GROUP else [])
+
+
+def test_plugins_add_pipelines_through_entry_points(monkeypatch):
+    _with_entry_points(monkeypatch, ("my-opt", "ziggurat.lowering.pipelines:graph_opt"))
+    assert expand_pipeline("cse,my-opt{layout=NHWC}") == "cse," + expand_pipeline("graph-opt{layout=NHWC}")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (("graph-opt", "ziggurat.lowering.pipelines:graph_opt"), "'graph-opt = .*': pipeline 'graph-opt' is already registered"),
+        (("bad", "no_such_module:f"), "cannot load entry point 'bad = no_such_module:f'.*ModuleNotFoundError"),
+        (("odd", "ziggurat.lowering.pipelines:ENTRY_POINT_GROUP"), "must load to a pipeline expander function, got str"),
+    ],
+)
+def test_broken_pipeline_entry_points_are_reported(monkeypatch, entry, message):
+    _with_entry_points(monkeypatch, entry)
+    with pytest.raises(DiagnosticError, match=message):
+        expand_pipeline("cse")
