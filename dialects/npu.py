@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.dialects.builtin import (
@@ -224,8 +225,50 @@ def _split_indices(indices: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, l
     return _array(static), [i for i in indices if isinstance(i, SSAValue)]
 
 
+@dataclass(frozen=True)
+class BufferWindow:
+    """Elements `indices + strides . j` (j in `shape`) of a buffer that an instruction reads or writes.
+
+    `indices` index the buffer (MLIR's mixed form: ints and index values); `strides`
+    are in elements of the buffer, row-major as a flat array.
+    """
+
+    buffer: SSAValue
+    indices: tuple[SSAValue | int, ...]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    write: bool
+
+
+def _window(
+    buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape: Sequence[int],
+    strides: Sequence[int] | None, write: bool,
+) -> BufferWindow:  # fmt: skip
+    """A window; without `strides`, a tile strided as the buffer's innermost dimensions are."""
+    values = iter(dynamic)
+    indices = tuple(next(values) if index == DYNAMIC_INDEX else index for index in static.get_values())
+    if strides is None:
+        strides = row_major_strides(buffer.type.get_shape())[-len(shape) :]
+    return BufferWindow(buffer, indices, tuple(shape), tuple(strides), write)
+
+
 class NpuOperation(IRDLOperation):
-    """Base of the npu ops: machine rules run from the verifier when the module names a machine."""
+    """Base of the npu ops: machine rules run from the verifier when the module names a machine.
+
+    An instruction (an op that a pipe executes; plugins define their own) tells the
+    passes that schedule and synchronize it which pipe it issues on (`pipe`) and
+    which buffer windows it reads and writes (`buffer_windows`); ops that are not
+    instructions (buffers, flags, core ids) return None and no windows.
+    """
+
+    def pipe(self, machine: Machine) -> str | None:
+        """The pipe this instruction issues on; None for an op that is not an instruction."""
+        raise VerifyException(f"'{self.name}' does not declare its pipe (NpuOperation.pipe)")
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow] | None:
+        """The buffer windows the instruction reads and writes; None when it does not say
+        (passes then assume it may touch any buffer)."""
+        return None
 
     def verify_machine(self, machine: Machine) -> None:
         """Raise a VerifyException stating the machine rule this op breaks."""
@@ -317,6 +360,12 @@ class BufferOp(NpuOperation):
 
     assembly_format = "`offset` $offset attr-dict `:` type($result)"
     traits = traits_def(NoMemoryEffect())
+
+    def pipe(self, machine: Machine) -> None:
+        return None
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return []
 
     def __init__(self, memref_type: MemRefType, offset: int):
         super().__init__(result_types=[memref_type], properties={"offset": _int_prop(offset)})
@@ -445,6 +494,15 @@ class DmaOp(NpuOperation):
         buffer = self.src if side == "src" else self.dst
         rank = len(self.shape.get_values())
         return row_major_strides(buffer.type.get_shape())[-rank:]
+
+    def pipe(self, machine: Machine) -> str:
+        return machine.dmas[self.engine.data].pipe
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return [
+            _window(self.src, self.static_src_indices, self.src_indices, self.src_shape, self.window_strides("src"), False),
+            _window(self.dst, self.static_dst_indices, self.dst_indices, self.dst_shape, self.window_strides("dst"), True),
+        ]
 
     def verify_structure(self) -> None:
         src_type = _verify_indices(self.src, self.static_src_indices, self.src_indices, "npu.dma source")
@@ -583,6 +641,19 @@ class MmaOp(NpuOperation):
     def tiles(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
         m, n, k = self.mnk
         return (m, k), (k, n), (m, n)
+
+    def pipe(self, machine: Machine) -> str:
+        return machine.matrix.pipe
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        windows = [
+            _window(getattr(self, key), getattr(self, f"static_{key}_indices"), getattr(self, f"{key}_indices"),
+                    tile, None, key == "c")
+            for key, tile in zip("abc", self.tiles())
+        ]  # fmt: skip
+        if self.accumulate is not None:
+            windows.append(BufferWindow(windows[2].buffer, windows[2].indices, windows[2].shape, windows[2].strides, False))
+        return windows
 
     def verify_structure(self) -> None:
         m, n, k = self.mnk
@@ -733,6 +804,18 @@ class VectorOperation(NpuOperation):
         if self.stride is not None:
             return list(self.stride.get_values())
         return self.default_strides(self.lanes(machine))
+
+    def pipe(self, machine: Machine) -> str:
+        return machine.vector.pipe
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        """Each operand's `repeat` blocks of its active lanes, `stride` elements apart; the last one written."""
+        operands = self.buffers()
+        lengths, strides = self.block_lengths(self.active_lanes(machine)), self.strides(machine)
+        return [
+            _window(buffer, static, dynamic, (self.repeats, length), (stride, 1), index == len(operands) - 1)
+            for index, ((buffer, static, dynamic), length, stride) in enumerate(zip(operands, lengths, strides))
+        ]
 
     def verify_structure(self) -> None:
         operands = self.buffers()
@@ -1043,6 +1126,12 @@ class FlagOperation(NpuOperation):
     def event(self) -> int:
         return self.event_id.value.data
 
+    def pipe(self, machine: Machine) -> None:
+        return None
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return []
+
     def verify_structure(self) -> None:
         if self.src_pipe == self.dst_pipe:
             raise VerifyException(
@@ -1094,6 +1183,12 @@ class CoreIdOp(NpuOperation):
     assembly_format = "attr-dict"
     traits = traits_def(Pure())
 
+    def pipe(self, machine: Machine) -> None:
+        return None
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return []
+
 
 @irdl_op_definition
 class NumCoresOp(NpuOperation):
@@ -1107,6 +1202,12 @@ class NumCoresOp(NpuOperation):
     result = result_def(IndexType)
     assembly_format = "attr-dict"
     traits = traits_def(Pure())
+
+    def pipe(self, machine: Machine) -> None:
+        return None
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return []
 
 
 @irdl_op_definition
@@ -1123,6 +1224,10 @@ class BarrierOp(NpuOperation):
 
     def __init__(self, pipe: str | None = None):
         super().__init__(properties={} if pipe is None else {"pipe": StringAttr(pipe)})
+
+    # Its `pipe` is the property above (the pipe it drains): a barrier is not an instruction of a pipe.
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return []
 
     def verify_machine(self, machine: Machine) -> None:
         if self.pipe is not None:
