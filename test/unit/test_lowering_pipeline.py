@@ -239,7 +239,7 @@ def _kernel_cases():
             yield pytest.param(name, machine, marks=marks, id=f"{name}-{machine}")
 
 
-@pytest.mark.parametrize(("kernel", "machine"), _kernel_cases())
+@pytest.mark.parametrize(("kernel", "machine"), list(_kernel_cases()))
 def test_every_stage_of_lower_to_npu_keeps_the_numerics(kernel: str, machine: str):
     _skip_until_lower_to_npu_is_registered()
     report = check_pipeline_stages(KERNELS[kernel](), f"lower-to-npu{{machine={machine}}}", machine)
