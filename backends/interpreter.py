@@ -43,7 +43,7 @@ from importlib.metadata import entry_points
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
@@ -92,6 +92,12 @@ def _scf_functions() -> InterpreterFunctions:
     return ScfFunctions()
 
 
+def _loop_functions() -> InterpreterFunctions:
+    from ziggurat.backends.loop_interpreter import LoopFunctions
+
+    return LoopFunctions()
+
+
 CORE_FUNCTIONS: dict[str, InterpreterFunctionsFactory] = {
     "func": _func_functions,
     "builtin": _builtin_functions,
@@ -99,8 +105,12 @@ CORE_FUNCTIONS: dict[str, InterpreterFunctionsFactory] = {
     "graph": _graph_functions,
     "tensor": _tensor_functions,
     "scf": _scf_functions,
+    "loop": _loop_functions,
 }
 """ziggurat's own implementations, by the dialect they cover."""
+
+CORE_OVERRIDES = {"loop"}
+"""Core sets that replace earlier ones: the loop set runs linalg ops on memrefs and on tensors."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,7 @@ def _plugin_registrations() -> tuple[_Registration, ...]:
 
 
 def _all_registrations() -> list[_Registration]:
-    core = [_Registration(factory, override=False) for factory in CORE_FUNCTIONS.values()]
+    core = [_Registration(factory, override=name in CORE_OVERRIDES) for name, factory in CORE_FUNCTIONS.items()]
     return [*core, *_plugin_registrations(), *_runtime_registrations]
 
 
@@ -216,7 +226,7 @@ def value_shape_and_dtype(
 ) -> tuple[tuple[int, ...], np.dtype]:
     """The numpy shape and dtype that hold a value of `value_type` (`()` for scalars)."""
     element_type, shape = value_type, ()
-    if isinstance(value_type, TensorType):
+    if isinstance(value_type, TensorType | MemRefType):
         element_type, shape = value_type.get_element_type(), tuple(value_type.get_shape())
         if any(dim < 0 for dim in shape):
             raise error_at(where, f"{what} has the dynamic type {value_type}; give it a static shape")
@@ -299,7 +309,7 @@ def _as_python_values(function: func.FuncOp, inputs: list[np.ndarray]) -> tuple:
     # Scalar arguments (f32, i64, ...) enter as Python numbers, as xDSL's scalar
     # implementations expect (its integer wrap-around overflows on numpy scalars).
     return tuple(
-        array if isinstance(arg_type, TensorType) else array.item()
+        array if isinstance(arg_type, TensorType | MemRefType) else array.item()
         for array, arg_type in zip(inputs, function.function_type.inputs.data)
     )
 

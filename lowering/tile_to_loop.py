@@ -108,10 +108,22 @@ def _strides_and_offset(memref_type: MemRefType) -> tuple[list[int | None], int 
     return list(memref_type.layout.get_strides()), memref_type.layout.get_offset()
 
 
-def _subview_type(source: MemRefType, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int]) -> MemRefType:
-    """The strided type of a subview of `source` (offsets DYNAMIC_INDEX where dynamic)."""
+def _kept_dims(sizes: Sequence[int], shape: Sequence[int]) -> list[int]:
+    """The dims of a slice of `sizes` that a rank-reduced slice of `shape` keeps (it drops unit dims)."""
+    kept: list[int] = []
+    for dim, size in enumerate(sizes):
+        if len(kept) < len(shape) and size == shape[len(kept)]:
+            kept.append(dim)
+    return kept
+
+
+def _subview_type(
+    source: MemRefType, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int], shape: Sequence[int]
+) -> MemRefType:
+    """The strided type of the subview of `source` of result `shape` (offsets DYNAMIC_INDEX where dynamic)."""
     strides, offset = _strides_and_offset(source)
-    view_strides = [None if s is None else s * step for s, step in zip(strides, steps)]
+    kept = _kept_dims(sizes, shape)
+    view_strides = [None if strides[d] is None else strides[d] * steps[d] for d in kept]
     for start, stride in zip(offsets, strides):
         if offset is None or start == DYNAMIC_INDEX or stride is None:
             offset = None
@@ -121,7 +133,7 @@ def _subview_type(source: MemRefType, offsets: Sequence[int], sizes: Sequence[in
         [NoneAttr() if s is None else IntAttr(s) for s in view_strides],
         NoneAttr() if offset is None else IntAttr(offset),
     )
-    return MemRefType(source.get_element_type(), sizes, layout, source.memory_space)
+    return MemRefType(source.get_element_type(), shape, layout, source.memory_space)
 
 
 def _dominates(value: SSAValue, op: Operation) -> bool:
@@ -203,6 +215,7 @@ class _Bufferizer:
     dead: list[Operation] = field(default_factory=list)
     loops: list[tuple[scf.ForOp, list[BlockArgument]]] = field(default_factory=list)
     tensor_args: list[BlockArgument] = field(default_factory=list)
+    outputs: list[BlockArgument] = field(default_factory=list)
 
     # -- destinations -------------------------------------------------------
 
@@ -258,12 +271,14 @@ class _Bufferizer:
         self._insert(loop.CopyOp(source, destination), at)
 
     def _subview(self, base: SSAValue, slice_op: tensor.ExtractSliceOp | tensor.InsertSliceOp, at: Operation) -> SSAValue:
+        """The subview of `base` that `slice_op` reads or writes, rank-reduced as its slice is."""
         offsets = slice_op.static_offsets.get_values()
         sizes = slice_op.static_sizes.get_values()
         steps = slice_op.static_strides.get_values()
         if DYNAMIC_INDEX in sizes or DYNAMIC_INDEX in steps:
             raise error_at(slice_op, f"tile-to-loop needs static slice sizes and strides in '{slice_op.name}'")
-        result_type = _subview_type(base.type, offsets, sizes, steps)
+        sliced = slice_op.result if isinstance(slice_op, tensor.ExtractSliceOp) else slice_op.source
+        result_type = _subview_type(base.type, offsets, sizes, steps, sliced.type.get_shape())
         view = memref.SubviewOp(base, slice_op.offsets, [], [], offsets, sizes, steps, result_type)
         return self._insert(view, at)
 
@@ -285,7 +300,7 @@ class _Bufferizer:
         return isinstance(buffer.owner, memref.GetGlobalOp) or (
             isinstance(buffer, BlockArgument)
             and isinstance(buffer.block.parent_op(), func.FuncOp)
-            and not (buffer.name_hint or "").startswith("result")
+            and buffer not in self.outputs
         )
 
     def _consumed(self, value: SSAValue) -> bool:
@@ -354,8 +369,8 @@ class _Bufferizer:
                 raise error_at(function, f"tile-to-loop returns tensors only, got {result_type}")
             arg = block.insert_arg(_memref(result_type, self.space), len(block.args))
             arg.name_hint = f"result{index}"
-            results.append(arg)
-        return results
+            self.outputs.append(arg)
+        return self.outputs
 
     def _convert_block(self, block: Block) -> None:
         for op in list(block.ops):
@@ -431,8 +446,6 @@ class _Bufferizer:
 
     def _extract_slice(self, op: tensor.ExtractSliceOp) -> None:
         _static_tensor(op.result, op)
-        if op.result.type.get_num_dims() != op.source.type.get_num_dims():
-            raise error_at(op, "tile-to-loop does not bufferize rank-reducing extract_slice")
         self.buffers[op.result] = self._subview(self.buffers[op.source], op, op)
         self.dead.append(op)
 
