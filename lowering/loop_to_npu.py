@@ -31,8 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, linalg, memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -45,7 +46,6 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.lowering.loop_to_npu_dma import emit_dma
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
@@ -91,7 +91,7 @@ class LowerContraction(RewritePattern):
     absorbed_fills: set[Operation] = field(default_factory=set)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if isinstance(op, linalg.LinalgStructuredOperation) and is_contraction(op):
+        if isinstance(op, LinalgStructuredOperation) and is_contraction(op):
             fill = lower_contraction(emitter_before(op, rewriter), op, self.machine)
             if fill is not None:
                 self.absorbed_fills.add(fill)
@@ -105,7 +105,7 @@ class LowerVectorOp(RewritePattern):
     machine: Machine
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if isinstance(op, linalg.LinalgStructuredOperation):
+        if isinstance(op, LinalgStructuredOperation):
             lower_vector_op(emitter_before(op, rewriter), op, self.machine)
             rewriter.erase(op)
 

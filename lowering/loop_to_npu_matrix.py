@@ -25,8 +25,10 @@ iteration of each loop in between and accumulates on the others:
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, linalg, memref, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.dialects.linalg.ops import FillOp, YieldOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
@@ -40,18 +42,18 @@ _ADD = (arith.AddfOp, arith.AddiOp)
 _WIDEN = (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp)
 
 
-def is_contraction(op: linalg.LinalgStructuredOperation) -> bool:
+def is_contraction(op: LinalgStructuredOperation) -> bool:
     """Two inputs, one output, a reduction, and a body that adds a product (of widened inputs) to the output."""
     if len(op.inputs) != 2 or len(op.outputs) != 1 or not op.body.blocks:
         return False
     if all(str(it.data) == "parallel" for it in op.get_iterator_types()):
         return False
-    body = [o for o in op.body.block.ops if not isinstance(o, linalg.YieldOp)]
+    body = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
     kinds = [type(o) for o in body if not isinstance(o, _WIDEN)]
     return len(kinds) == 2 and issubclass(kinds[0], _MULTIPLY) and issubclass(kinds[1], _ADD)
 
 
-def _dim_views(op: linalg.LinalgStructuredOperation, views: list[View]) -> tuple[list[int], list[list[int | None]]]:
+def _dim_views(op: LinalgStructuredOperation, views: list[View]) -> tuple[list[int], list[list[int | None]]]:
     """Loop extents, and for each operand the view dimension each loop dimension indexes (None: absent)."""
     maps = [m.data for m in op.get_indexing_maps()]
     sizes = [1] * maps[0].num_dims
@@ -76,7 +78,7 @@ def _pick(op: Operation, role: str, dims: list[int], sizes: list[int]) -> int:
     return real[0] if real else dims[-1]
 
 
-def lower_contraction(emitter: Emitter, op: linalg.LinalgStructuredOperation, machine: Machine) -> Operation | None:
+def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> Operation | None:
     """Emit the `npu.mma`s of a contraction; return the zero fill it absorbed, if any."""
     views = [view_of(v, op) for v in (*op.inputs, *op.outputs)]
     sizes, where = _dim_views(op, views)
@@ -201,7 +203,7 @@ def root_buffer(value: SSAValue) -> SSAValue:
 def _writes(op: Operation, buffer: SSAValue) -> bool:
     """Whether `op` or an op nested in it writes (a view of) `buffer`."""
     for inner in op.walk():
-        if isinstance(inner, linalg.LinalgStructuredOperation):
+        if isinstance(inner, LinalgStructuredOperation):
             targets = list(inner.outputs)
         elif isinstance(inner, loop.CopyOperation):
             targets = [inner.destination]
@@ -217,7 +219,7 @@ def _writes(op: Operation, buffer: SSAValue) -> bool:
 
 
 def _is_zero_fill(op: Operation) -> bool:
-    if not isinstance(op, linalg.FillOp):
+    if not isinstance(op, FillOp):
         return False
     value = op.inputs[0].owner
     if not isinstance(value, arith.ConstantOp) or not isinstance(value.value, FloatAttr | IntegerAttr):

@@ -26,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.dialects import arith, func, linalg, math, memref
+from xdsl.dialects import arith, func, math, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.dialects.linalg.ops import FillOp, YieldOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
@@ -67,14 +69,14 @@ _REDUCTIONS: dict[type[Operation], tuple[str, type[npu.VectorOperation]]] = {
 }  # fmt: skip
 
 
-def lower_vector_op(emitter: Emitter, op: linalg.LinalgStructuredOperation, machine: Machine) -> None:
+def lower_vector_op(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> None:
     """Emit the instructions of a fill, copy-like, elementwise or reduction linalg op on `machine`."""
     views = [view_of(v, op) for v in op.operands if isinstance(v.type, MemRefType)]
-    if isinstance(op, linalg.FillOp):
+    if isinstance(op, FillOp):
         _require_vector(op, machine, npu.VecDupOp, views)
         emit_vector(emitter, op, machine, npu.VecDupOp, [], views[-1], scalar=_scalar_attr(op.inputs[0], op))
         return
-    body = [o for o in op.body.block.ops if not isinstance(o, linalg.YieldOp)]
+    body = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
     loops = _loop_views(op, views)
     if len(body) == 0:
         _lower_copy_like(emitter, op, machine, loops)
@@ -89,7 +91,7 @@ def lower_vector_op(emitter: Emitter, op: linalg.LinalgStructuredOperation, mach
         )
 
 
-def _loop_views(op: linalg.LinalgStructuredOperation, views: list[View]) -> list[View]:
+def _loop_views(op: LinalgStructuredOperation, views: list[View]) -> list[View]:
     """Each memref operand's view with one dimension per loop of `op` (Dim(None, size) where it broadcasts)."""
     maps = [m.data for m in op.get_indexing_maps()][-len(views):]
     sizes = [1] * maps[0].num_dims

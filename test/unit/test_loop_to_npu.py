@@ -1,0 +1,127 @@
+"""loop-to-npu: hand-written loop-level kernels (docs/lowering.md section 5) lowered and run on run_npu, against numpy.
+
+Until npu-insert-sync orders the pipes, `lower` places a barrier after every
+instruction (a trivially correct schedule) so that the numbers test the
+instruction selection alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.context import default_context
+from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.dialects import npu
+from ziggurat.lowering.differential import apply_pipeline
+
+# Where a GEMM's operands travel on each preset: (A's hops, B's hops, C's space, vector space, store path).
+ROUTES = {
+    "davinci": (["l1", "l0a"], ["l1", "l0b"], "l0c", "ub"),
+    "tensorcore": (["smem", "rf"], ["smem", "rf"], "rf", "rf"),
+    "systolic": (["ifmap"], ["filter"], "ofmap", "ofmap"),
+}
+GLOBAL = {"davinci": "gm", "tensorcore": "gm", "systolic": "dram"}
+
+
+def lower(text: str, machine: str):
+    module = parse_source(default_context(), text, "<test>")
+    apply_pipeline(module, f"loop-to-npu{{machine={machine}}},npu-plan-memory{{machine={machine}}}")
+    for op in list(module.walk()):
+        if isinstance(op, npu.DmaOp | npu.MmaOp | npu.VectorOperation):
+            Rewriter.insert_op(npu.BarrierOp(), InsertPoint.after(op))
+    return module
+
+
+def _copy(src: str, src_type: str, dst: str, dst_type: str, pad: str = "") -> str:
+    attrs = f" {{pad = array<i64: {pad}>}}" if pad else ""
+    return f"      loop.copy {src} -> {dst}{attrs} : {src_type} -> {dst_type}\n"
+
+
+def _stage(name: str, source: str, source_type: str, shape: str, hops: list[str], allocs: list[str]) -> tuple[str, str]:
+    """Copies of `source` along `hops`; the code and the last buffer."""
+    code, current, current_type = "", source, source_type
+    for hop in hops:
+        buffer, buffer_type = f"%{name}_{hop}", f'memref<{shape}xf16, "{hop}">'
+        allocs.append(f"  {buffer} = memref.alloc() : {buffer_type}\n")
+        code += _copy(current, current_type, buffer, buffer_type)
+        current, current_type = buffer, buffer_type
+    return code, current
+
+
+CONTRACTION = """      linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel", "parallel", "reduction"]}} ins({ins}) outs({out}) {{
+      ^bb0(%x: f16, %w: f16, %acc: f32):
+        %xe = arith.extf %x : f16 to f32
+        %we = arith.extf %w : f16 to f32
+        %p = arith.mulf %xe, %we : f32
+        %s = arith.addf %acc, %p : f32
+        linalg.yield %s : f32
+      }}
+"""
+MATMUL_MAPS = "affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>"
+
+
+def matmul_relu(machine: str, m: int = 64, n: int = 64, k: int = 128, tk: int = 64) -> str:
+    """relu(A @ B) with K walked in `tk` tiles, the accumulator zeroed before the K loop, f32 result."""
+    a_hops, b_hops, c_space, v_space = ROUTES[machine]
+    g = GLOBAL[machine]
+    allocs: list[str] = []
+    a_code, a = _stage("a", "%as", f'memref<{m}x{tk}xf16, strided<[{k}, 1], offset: ?>, "{g}">', f"{m}x{tk}", a_hops, allocs)
+    b_code, b = _stage("b", "%bs", f'memref<{tk}x{n}xf16, strided<[{n}, 1], offset: ?>, "{g}">', f"{tk}x{n}", b_hops, allocs)
+    c_type, v_type = f'memref<{m}x{n}xf32, "{c_space}">', f'memref<{m}x{n}xf32, "{v_space}">'
+    allocs += [f"  %c = memref.alloc() : {c_type}\n", f"  %y = memref.alloc() : {v_type}\n"]
+    store = "" if c_space == v_space else _copy("%c", c_type, "%y", v_type)
+    y = "%c" if c_space == v_space else "%y"
+    return f"""func.func @main(%A: memref<{m}x{k}xf16, "{g}">, %B: memref<{k}x{n}xf16, "{g}">, %result0: memref<{m}x{n}xf32, "{g}">) {{
+  %c0 = arith.constant 0 : index
+  %tk = arith.constant {tk} : index
+  %ck = arith.constant {k} : index
+  %zero = arith.constant 0.000000e+00 : f32
+{"".join(allocs)}  linalg.fill ins(%zero : f32) outs(%c : {c_type})
+  scf.for %k = %c0 to %ck step %tk {{
+      %as = memref.subview %A[0, %k] [{m}, {tk}] [1, 1] : memref<{m}x{k}xf16, "{g}"> to memref<{m}x{tk}xf16, strided<[{k}, 1], offset: ?>, "{g}">
+      %bs = memref.subview %B[%k, 0] [{tk}, {n}] [1, 1] : memref<{k}x{n}xf16, "{g}"> to memref<{tk}x{n}xf16, strided<[{n}, 1], offset: ?>, "{g}">
+{a_code}{b_code}""" + CONTRACTION.format(
+        maps=MATMUL_MAPS,
+        ins=f'{a}, {b} : memref<{m}x{tk}xf16, "{a_hops[-1]}">, memref<{tk}x{n}xf16, "{b_hops[-1]}">',
+        out=f"%c : {c_type}",
+    ) + f"""  }}
+{store.strip() and "  " + store.strip()}
+  linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}} ins({y} : {v_type}) outs({y} : {v_type}) {{
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }}
+  loop.copy {y} -> %result0 : {v_type} -> memref<{m}x{n}xf32, "{g}">
+  func.return
+}}
+"""
+
+
+def _gemm_inputs(m: int, n: int, k: int):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+
+
+@pytest.mark.parametrize("machine", sorted(ROUTES))
+def test_matmul_relu_matches_numpy(machine):
+    module = lower(matmul_relu(machine), machine)
+    a, b = _gemm_inputs(64, 64, 128)
+    (y,) = run_npu(module, machine, [a, b]).outputs
+    expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0)
+    np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-3)
+
+
+def test_zero_fill_becomes_a_first_non_accumulating_mma():
+    text = str(lower(matmul_relu("davinci"), "davinci"))
+    assert "linalg.fill" not in text and "npu.vec.dup" not in text
+    assert text.count("npu.mma") == 2 and text.count("accumulate") == 1
+    assert "arith.cmpi eq" in text
+
+
+def test_without_the_fill_every_mma_accumulates():
+    text = matmul_relu("davinci").replace("  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32, \"l0c\">)\n", "")
+    lowered = str(lower(text, "davinci"))
+    assert lowered.count("npu.mma") == 1 and "accumulate" in lowered
