@@ -91,6 +91,12 @@ def _tile_decompose_conv() -> type[ModulePass]:
     return TileDecomposeConvPass
 
 
+def _npu_insert_sync() -> type[ModulePass]:
+    from ziggurat.transforms.npu.insert_sync import NpuInsertSyncPass
+
+    return NpuInsertSyncPass
+
+
 def _npu_plan_memory() -> type[ModulePass]:
     from ziggurat.transforms.npu.plan_memory import NpuPlanMemoryPass
 
@@ -140,6 +146,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "double-buffer": _double_buffer,
     "tile-to-loop": _tile_to_loop,
     "loop-to-npu": _loop_to_npu,
+    "npu-insert-sync": _npu_insert_sync,
     "npu-plan-memory": _npu_plan_memory,
     "tile-decompose-conv": _tile_decompose_conv,
 }

@@ -1,0 +1,425 @@
+"""`npu-insert-sync{machine=NAME}`: flags between pipes for every dependence of an npu program.
+
+Each instruction runs on its pipe's in-order queue (`NpuOperation.pipe`), so two
+instructions of one pipe are ordered already; one that reads or writes bytes
+another pipe wrote, or writes bytes another pipe read (`buffer_windows`), must
+wait for it: `npu.set_flag "P" -> "Q", id` after the producer on P, and
+`npu.wait_flag "P" -> "Q", id` before the consumer on Q.
+
+The pass works one block at a time, on *steps*: runs of consecutive
+instructions of one pipe (so a DMA of A and one of B are waited for together,
+as hand-written kernels do), and `scf.for`/`scf.if` ops, which stand for every
+instruction inside them (a dependence between an instruction inside and one
+outside is synchronized around the whole op; those inside are synchronized
+within). In a loop body, a step that depends on a later step of the previous
+iteration gets a loop-carried flag: set before the loop, waited before the
+step, set again after the producer, and waited after the loop, as in
+`examples/npu/gemm_double_buffered.mlir`.
+
+A dependence is skipped when the consumer's pipe already knows the producer has
+finished: the pass follows, for each pipe, which step of each other pipe is
+known finished before its next instruction (what the flags already placed tell
+it, transitively through other pipes, as the hazard checker of
+`backends/timing.py` does). Accesses are byte ranges of the buffer's storage;
+dynamic indices are bounded by constants and `scf.for` bounds, or else cover
+their whole dimension. An instruction that does not declare its windows is taken
+to read and write every buffer.
+
+Event ids are chosen per pipe pair so that no two flags that may be pending at
+once share one; where more than the machine's `flag_ids` would be needed, the
+dependence falls back to `npu.barrier "P"` before the consumer (with a remark).
+So does everything inside control flow other than `scf.for` and `scf.if`.
+
+    npu.dma "mte2" %A[0, 0] -> %a1[0, 0] ...          npu.dma "mte2" %A[0, 0] -> %a1[0, 0] ...
+    npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] ...    ->   npu.set_flag "mte2" -> "mte1", 0
+                                                      npu.wait_flag "mte2" -> "mte1", 0
+                                                      npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] ...
+
+Run it after `npu-plan-memory`, so that buffers sharing bytes are seen to. A
+function that already has flags is left as it is (with a remark).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.backends.machine import Machine
+from ziggurat.diagnostics import emit_remark, error_at
+from ziggurat.dialects import npu
+from ziggurat.transforms.npu import pass_machine
+
+Clock = dict[str, int]
+"""Per pipe P: the last step of P known to have finished (step numbers of one block)."""
+
+_ANYWHERE = "anywhere"
+"""The storage of an access whose bytes are unknown: it conflicts with every access."""
+
+
+@dataclass(frozen=True)
+class _Access:
+    """Bytes [start, end) of a buffer's storage, read or written."""
+
+    storage: object
+    start: int
+    end: int
+    write: bool
+
+    def conflicts(self, other: _Access) -> bool:
+        if not (self.write or other.write):
+            return False
+        if _ANYWHERE in (self.storage, other.storage):
+            return True
+        return self.storage == other.storage and self.start < other.end and other.start < self.end
+
+
+_EVERYTHING = (_Access(_ANYWHERE, 0, 0, False), _Access(_ANYWHERE, 0, 0, True))
+
+
+class _Addresses:
+    """The byte ranges an instruction's windows may touch, over every value its indices take."""
+
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        self.bounds: dict[SSAValue, tuple[int, int] | None] = {}
+
+    def accesses(self, op: npu.NpuOperation) -> tuple[_Access, ...]:
+        windows = op.buffer_windows(self.machine)
+        if windows is None:
+            return _EVERYTHING
+        return tuple(self._access(window) for window in windows)
+
+    def _access(self, window: npu.BufferWindow) -> _Access:
+        storage, offset = self._storage(window.buffer)
+        shape = window.buffer.type.get_shape()
+        low = high = 0
+        for index, size, stride in zip(window.indices, shape, npu.row_major_strides(shape)):
+            first, last = (index, index) if isinstance(index, int) else self._bound(index, size)
+            low, high = low + first * stride, high + last * stride
+        itemsize = npu.element_bytes(window.buffer.type.get_element_type())
+        end = high + npu.window_extent(window.shape, window.strides)
+        return _Access(storage, offset + low * itemsize, offset + end * itemsize, window.write)
+
+    @staticmethod
+    def _storage(buffer: SSAValue) -> tuple[object, int]:
+        """What holds the buffer's bytes, and where in it they start.
+
+        npu.buffers of one space may share bytes, so their storage is the space; an alloc or
+        an argument holds bytes of its own; any other buffer value may be anywhere in its space.
+        """
+        owner = buffer.owner
+        if isinstance(owner, npu.BufferOp):
+            return ("space", npu.space_of(buffer)), owner.byte_offset
+        if isinstance(owner, memref.AllocOp) or (
+            isinstance(buffer, BlockArgument) and isinstance(buffer.block.parent_op(), func.FuncOp)
+        ):
+            return buffer, 0
+        return _ANYWHERE, 0
+
+    def _bound(self, value: SSAValue, size: int) -> tuple[int, int]:
+        """The range of an index into a dimension of `size`: from its definition, else the whole dimension."""
+        bound = self._range(value)
+        if bound is None:
+            return 0, size - 1
+        return max(0, bound[0]), min(size - 1, bound[1])
+
+    def _range(self, value: SSAValue) -> tuple[int, int] | None:
+        if value not in self.bounds:
+            self.bounds[value] = None  # a cycle through loop-carried values stays unbounded
+            self.bounds[value] = self._compute_range(value)
+        return self.bounds[value]
+
+    def _compute_range(self, value: SSAValue) -> tuple[int, int] | None:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data, owner.value.value.data
+        if isinstance(owner, arith.IndexCastOp):
+            return self._range(owner.input)
+        if isinstance(owner, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+            lhs, rhs = self._range(owner.lhs), self._range(owner.rhs)
+            if lhs is None or rhs is None:
+                return None
+            if isinstance(owner, arith.AddiOp):
+                return lhs[0] + rhs[0], lhs[1] + rhs[1]
+            if isinstance(owner, arith.SubiOp):
+                return lhs[0] - rhs[1], lhs[1] - rhs[0]
+            products = [a * b for a in lhs for b in rhs]
+            return min(products), max(products)
+        if isinstance(value, BlockArgument) and value.index == 0 and isinstance(value.block.parent_op(), scf.ForOp):
+            loop = value.block.parent_op()
+            lb, ub, step = (self._range(v) for v in (loop.lb, loop.ub, loop.step))
+            if lb is None or ub is None or step is None or step[0] != step[1] or step[0] <= 0:
+                return None
+            return lb[0], max(lb[1], ub[1] - 1)
+        return None
+
+
+@dataclass
+class _Step:
+    """Consecutive ops of a block, synchronized as one: their instructions per pipe, with what they access."""
+
+    ops: list[Operation]
+    accesses: dict[str, tuple[_Access, ...]]
+    drains: tuple[str, ...] = ()
+    """For an `npu.barrier` of the input: the pipes it drains."""
+
+    @property
+    def first(self) -> Operation:
+        return self.ops[0]
+
+    @property
+    def last(self) -> Operation:
+        return self.ops[-1]
+
+    def conflicts(self, pipe: str, other: _Step, other_pipe: str) -> bool:
+        return any(a.conflicts(b) for a in self.accesses[pipe] for b in other.accesses[other_pipe])
+
+
+@dataclass
+class _Flag:
+    """The flag ops of one dependence, given one event id; `wait` is the one before the consumer."""
+
+    src: str
+    dst: str
+    ops: list[npu.FlagOperation]
+    wait: npu.WaitFlagOp
+    consumer: Operation
+    span: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class _Dependence:
+    src: str
+    producer: int
+    dst: str
+    consumer: int
+
+
+@dataclass
+class _Function:
+    """Inserts the flags of one function; `flags` collects them for event ids."""
+
+    machine: Machine
+    addresses: _Addresses
+    flags: list[_Flag] = field(default_factory=list)
+
+    # -- steps -------------------------------------------------------------- #
+
+    def accesses_within(self, op: Operation) -> dict[str, tuple[_Access, ...]]:
+        """Per pipe, what the instructions in `op` (itself included) access."""
+        per_pipe: dict[str, list[_Access]] = defaultdict(list)
+        for inner in op.walk():
+            if not isinstance(inner, npu.NpuOperation) or isinstance(inner, npu.BarrierOp):
+                continue
+            try:
+                pipe = inner.pipe(self.machine)
+            except (VerifyException, KeyError) as error:
+                raise error_at(inner, f"npu-insert-sync cannot place {inner.name}: {error}") from None
+            if pipe is not None:
+                per_pipe[pipe] += self.addresses.accesses(inner)
+        return {pipe: tuple(accesses) for pipe, accesses in per_pipe.items()}
+
+    def steps(self, block: Block) -> list[_Step]:
+        steps: list[_Step] = []
+        for op in block.ops:
+            if isinstance(op, npu.BarrierOp):
+                steps.append(_Step([op], {}, (op.pipe.data,) if op.pipe is not None else self.machine.pipes))
+                continue
+            accesses = self.accesses_within(op)
+            if not accesses:
+                continue
+            previous = steps[-1] if steps else None
+            if previous is not None and len(accesses) == 1 and previous.accesses.keys() == accesses.keys():
+                (pipe,) = accesses
+                previous.ops.append(op)
+                previous.accesses[pipe] += accesses[pipe]
+            else:
+                steps.append(_Step([op], dict(accesses)))
+        return steps
+
+    # -- blocks ------------------------------------------------------------- #
+
+    def synchronize(self, block: Block, loop: scf.ForOp | None = None) -> None:
+        for op in list(block.ops):
+            if isinstance(op, scf.ForOp):
+                self.synchronize(op.body.block, op)
+            elif isinstance(op, scf.IfOp):
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self.synchronize(inner)
+            elif op.regions and self.accesses_within(op):
+                self.barrier_everywhere(op)
+        steps = self.steps(block)
+        forward, snapshots, known = self.forward(steps)
+        for dependence in forward:
+            self.add_flag(steps, dependence)
+        if loop is not None:
+            for dependence in self.carried(steps, forward, snapshots, known):
+                self.add_token(steps, dependence, loop)
+
+    def forward(self, steps: list[_Step]) -> tuple[list[_Dependence], list[dict[str, Clock]], dict[str, Clock]]:
+        """The dependences to flag within one pass over `steps`, each pipe's clock after each step, and at the end."""
+        known: dict[str, Clock] = defaultdict(dict)
+        snapshots: list[dict[str, Clock]] = []
+        needed: list[_Dependence] = []
+        for j, step in enumerate(steps):
+            _drain(known, step, j, self.machine.pipes)
+            for dst in step.accesses:
+                for src, i in self.producers(steps, j, dst, range(j - 1, -1, -1)):
+                    if known[dst].get(src, -1) < i:
+                        needed.append(_Dependence(src, i, dst, j))
+                        _learn(known[dst], snapshots[i][src])
+            snapshots.append({pipe: {**known[pipe], pipe: j} for pipe in step.accesses})
+        return needed, snapshots, known
+
+    def carried(
+        self, steps: list[_Step], forward: list[_Dependence], snapshots: list[dict[str, Clock]], end: dict[str, Clock]
+    ) -> list[_Dependence]:
+        """The dependences of a step on a step at or after it in the previous iteration not already ordered.
+
+        Steps of the previous iteration count from -len(steps); a pipe starts the
+        iteration knowing what it knew at the end of the previous one.
+        """
+        count = len(steps)
+        known: dict[str, Clock] = defaultdict(dict, {pipe: _shift(clock, -count) for pipe, clock in end.items()})
+        waits: dict[tuple[int, str], list[_Dependence]] = defaultdict(list)
+        for dependence in forward:
+            waits[dependence.consumer, dependence.dst].append(dependence)
+        needed: list[_Dependence] = []
+        for j, step in enumerate(steps):
+            _drain(known, step, j, self.machine.pipes)
+            for dst in step.accesses:
+                for dependence in waits[j, dst]:
+                    _learn(known[dst], snapshots[dependence.producer][dependence.src])
+                for src, i in self.producers(steps, j, dst, range(count - 1, j - 1, -1)):
+                    if known[dst].get(src, -count - 1) < i - count:
+                        needed.append(_Dependence(src, i, dst, j))
+                        _learn(known[dst], _shift(snapshots[i][src], -count))
+        return needed
+
+    @staticmethod
+    def producers(steps: list[_Step], j: int, dst: str, candidates: Iterable[int]) -> list[tuple[str, int]]:
+        """Per other pipe, the first step of `candidates` whose instructions on it conflict with step j's on `dst`;
+        the latest producer first, as ordering after it may order after the others too."""
+        found: dict[str, int] = {}
+        for i in candidates:
+            for src in steps[i].accesses:
+                if src != dst and src not in found and steps[i].conflicts(src, steps[j], dst):
+                    found[src] = i
+        return sorted(found.items(), key=lambda item: -item[1])
+
+    # -- flags -------------------------------------------------------------- #
+
+    def add_flag(self, steps: list[_Step], dependence: _Dependence) -> None:
+        src, dst = dependence.src, dependence.dst
+        setter, waiter = npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)
+        Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
+        consumer = steps[dependence.consumer].first
+        Rewriter.insert_op(waiter, InsertPoint.before(consumer))
+        self.flags.append(_Flag(src, dst, [setter, waiter], waiter, consumer))
+
+    def add_token(self, steps: list[_Step], dependence: _Dependence, loop: scf.ForOp) -> None:
+        """A flag carried around `loop`: set before it, waited after it, so every wait in the body has its set."""
+        src, dst = dependence.src, dependence.dst
+        ops = [npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0), npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)]
+        before, waiter, setter, after = ops
+        consumer = steps[dependence.consumer].first
+        Rewriter.insert_op(before, InsertPoint.before(loop))
+        Rewriter.insert_op(waiter, InsertPoint.before(consumer))
+        Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
+        Rewriter.insert_op(after, InsertPoint.after(loop))
+        self.flags.append(_Flag(src, dst, ops, waiter, consumer))
+
+    def barrier_everywhere(self, op: Operation) -> None:
+        """Control flow the pass does not follow: a barrier before each step inside it."""
+        emit_remark(op, f"npu-insert-sync: {op.name} is not scf.for or scf.if; a barrier orders every instruction in it")
+        for region in op.regions:
+            for block in region.blocks:
+                for step in self.steps(block):
+                    Rewriter.insert_op(npu.BarrierOp(), InsertPoint.before(step.first))
+                for inner in block.ops:
+                    if inner.regions and self.accesses_within(inner):
+                        self.barrier_everywhere(inner)
+
+    def assign_events(self, function: func.FuncOp) -> None:
+        """Per pipe pair, the lowest event id no flag pending at the same time holds; a barrier when none is left."""
+        position = {op: index for index, op in enumerate(function.walk())}
+        for flag in self.flags:
+            places = [position[op] for op in flag.ops]
+            flag.span = (min(places), max(places))
+        given: dict[tuple[str, str], list[tuple[_Flag, int]]] = defaultdict(list)
+        for flag in sorted(self.flags, key=lambda f: f.span):
+            pair = given[flag.src, flag.dst]
+            taken = {event for other, event in pair if other.span[1] >= flag.span[0]}
+            event = min(set(range(len(taken) + 1)) - taken)
+            if event < self.machine.flag_ids:
+                pair.append((flag, event))
+                for op in flag.ops:
+                    op.properties["event_id"] = IntegerAttr(event, i64)
+            else:
+                self.fall_back(flag)
+
+    def fall_back(self, flag: _Flag) -> None:
+        Rewriter.replace_op(flag.wait, npu.BarrierOp(flag.src))
+        for op in flag.ops:
+            if op is not flag.wait:
+                Rewriter.erase_op(op)
+        emit_remark(
+            flag.consumer,
+            f'npu-insert-sync: no event id left for "{flag.src}" -> "{flag.dst}" (machine \'{self.machine.name}\' '
+            f'has {self.machine.flag_ids}); npu.barrier "{flag.src}" orders this instead',
+        )
+
+
+def _learn(clock: Clock, other: Clock) -> None:
+    for pipe, step in other.items():
+        if step > clock.get(pipe, -(1 << 60)):
+            clock[pipe] = step
+
+
+def _shift(clock: Clock, by: int) -> Clock:
+    return {pipe: step + by for pipe, step in clock.items()}
+
+
+def _drain(known: dict[str, Clock], step: _Step, j: int, pipes: Iterable[str]) -> None:
+    """After a barrier (step j) every pipe knows the drained pipes finished everything before it."""
+    for pipe in pipes:
+        for drained in step.drains:
+            known[pipe][drained] = j
+
+
+def synchronize_function(function: func.FuncOp, machine: Machine) -> None:
+    """Insert the flags of `function` (see the module docstring)."""
+    if any(isinstance(op, npu.SetFlagOp | npu.WaitFlagOp) for op in function.walk()):
+        emit_remark(function, "npu-insert-sync: this function already has flags; it is left as it is")
+        return
+    inserter = _Function(machine, _Addresses(machine))
+    inserter.synchronize(function.body.block)
+    inserter.assign_events(function)
+
+
+@dataclass(frozen=True)
+class NpuInsertSyncPass(ModulePass):
+    """Insert `npu.set_flag`/`npu.wait_flag` for every dependence between instructions of different pipes.
+
+    Option: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`).
+    """
+
+    name = "npu-insert-sync"
+
+    machine: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        machine = pass_machine(op, self.machine, self.name)
+        for function in op.walk():
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                synchronize_function(function, machine)
