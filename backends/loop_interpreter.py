@@ -80,6 +80,7 @@ class LoopFunctions(InterpreterFunctions):
     """memref views, loop copies, and linalg ops on memrefs (see the module docstring)."""
 
     def __init__(self) -> None:
+        # The tensor forms; calling their `@impl` methods gives an OpImplResult, hence `.values`.
         self.tensor = TensorFunctions()
 
     # -- buffers and views ----------------------------------------------------
@@ -155,7 +156,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(linalg.GenericOp)
     def run_generic(self, interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues):
         if op.results:
-            return self.tensor.run_generic(interpreter, op, args)
+            return self.tensor.run_generic(interpreter, op, args).values
         for output, value in zip(args[len(op.inputs) :], run_generic(interpreter, op, args)):
             output[...] = value
         return ()
@@ -163,7 +164,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(linalg.FillOp)
     def run_fill(self, interpreter: Interpreter, op: linalg.FillOp, args: PythonValues):
         if op.results:
-            return self.tensor.run_fill(interpreter, op, args)
+            return self.tensor.run_fill(interpreter, op, args).values
         value, output = args
         output[...] = value
         return ()
@@ -171,7 +172,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(linalg.MatmulOp)
     def run_matmul(self, interpreter: Interpreter, op: linalg.MatmulOp, args: PythonValues):
         if op.results:
-            return self.tensor.run_matmul(interpreter, op, args)
+            return self.tensor.run_matmul(interpreter, op, args).values
         a, b, output = args
         output[...] = output + np.matmul(a, b)
         return ()
@@ -179,7 +180,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(linalg.TransposeOp)
     def run_transpose(self, interpreter: Interpreter, op: linalg.TransposeOp, args: PythonValues):
         if op.results:
-            return self.tensor.run_transpose(interpreter, op, args)
+            return self.tensor.run_transpose(interpreter, op, args).values
         source, output = args
         output[...] = np.transpose(source, op.permutation.get_values())
         return ()
@@ -187,7 +188,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(linalg.BroadcastOp)
     def run_broadcast(self, interpreter: Interpreter, op: linalg.BroadcastOp, args: PythonValues):
         if op.results:
-            return self.tensor.run_broadcast(interpreter, op, args)
+            return self.tensor.run_broadcast(interpreter, op, args).values
         source, output = args
         output[...] = np.expand_dims(source, tuple(op.dimensions.get_values()))
         return ()
@@ -195,7 +196,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(linalg.Conv2DNchwFchwOp)
     def run_conv_2d_nchw_fchw(self, interpreter: Interpreter, op: linalg.Conv2DNchwFchwOp, args: PythonValues):
         if op.results:
-            return self.tensor.run_conv_2d_nchw_fchw(interpreter, op, args)
+            return self.tensor.run_conv_2d_nchw_fchw(interpreter, op, args).values
         x, w, output = args
         strides = [int(s) for s in op.strides.get_values()]
         dilations = [int(d) for d in op.dilations.get_values()]

@@ -487,8 +487,32 @@ def run(args: argparse.Namespace) -> int:
     return run_reference(args, module, function)
 
 
+def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
+    """Run a loop-level (memref, destination-passing) function: the `%resultN` arguments are the outputs."""
+    from ziggurat.backends.loop_interpreter import run_loop_function
+    from ziggurat.lowering.differential import input_names, level_inputs
+
+    names = input_names(function)
+    if args.inputs is None:
+        inputs = level_inputs(function, args.seed)
+    else:
+        given = load_inputs(args.inputs, function, every_argument=False)
+        if missing := [name for name in names if name not in given]:
+            raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
+        inputs = [given[name] for name in names]
+    name = function.sym_name.data
+    outputs = run_reference_watched(
+        lambda: run_loop_function(module, inputs, name), function, f"running @{name}", args.timeout
+    )
+    types = dict(zip(argument_names(function), function.function_type.inputs.data))
+    show_outputs(args, {key: (types[key], array) for key, array in outputs.items()})
+    return 0
+
+
 def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
     """Run `function` on the reference interpreter; its results are the outputs."""
+    if any(isinstance(t, MemRefType) for t in function.function_type.inputs.data):
+        return run_loop_level(args, module, function)
     inputs = (
         list(load_inputs(args.inputs, function, every_argument=True).values())
         if args.inputs is not None
