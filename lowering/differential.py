@@ -25,7 +25,8 @@ set of inputs serves every level of a program.
     assert report.ok, report           # names the first pass that breaks or diverges
 
 runs the IR after each pass of the (expanded) pipeline, in memory, and compares
-it with the graph interpreter's results. Lowered stages sum and round in another
+it with the graph interpreter's results (npu code once its memory is planned
+and its flags inserted). Lowered stages sum and round in another
 order than the graph interpreter (f16 intermediates, tiled reductions), so their
 absolute tolerance grows with the output's magnitude (`stage_tolerance`).
 """
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects import func, memref
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.passes import ModulePass, PassPipeline
 from ziggurat.backends.interpreter import argument_names, find_function, random_inputs, run_function
@@ -255,11 +256,16 @@ def run_at_level(
     return run_function(module, inputs, name)
 
 
-def why_not_runnable(module: ModuleOp, level: str) -> str | None:
-    """Why IR of `level` cannot run yet, or None: npu code runs once every local buffer
-    has an address (`npu-plan-memory`)."""
-    if level == "npu" and any(isinstance(op, memref.AllocOp) for op in module.walk()):
-        return "memref.alloc left: local buffers get their addresses in npu-plan-memory"
+NPU_FINISHING_PASSES = ("npu-plan-memory", "npu-insert-sync")
+"""Without these, npu code cannot run: its local buffers have no address, or its pipes no flags."""
+
+
+def why_not_runnable(level: str, passes_to_come: Sequence[str]) -> str | None:
+    """Why IR of `level` cannot run yet, or None: npu code runs once no pass of
+    NPU_FINISHING_PASSES is still to come in the pipeline."""
+    missing = [name for name in NPU_FINISHING_PASSES if name in passes_to_come]
+    if level == "npu" and missing:
+        return f"npu code runs after {' and '.join(missing)}"
     return None
 
 
@@ -388,22 +394,24 @@ def check_pipeline_stages(
     expected = run_at_level(module, inputs, name, machine)
     report = PipelineReport(pipeline_text(pipeline), machine, name, seed, expected=expected, module=module)
     ctx = default_context()
-    for one_pass in build_passes(pipeline):
-        stage = _run_stage(ctx, module, one_pass, inputs, name, machine, expected, rtol, atol)
+    passes = build_passes(pipeline)
+    for index, one_pass in enumerate(passes):
+        to_come = [p.name for p in passes[index + 1 :]]
+        stage = _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol)
         report.stages.append(stage)
         if stage.error is not None:
             break
     return report
 
 
-def _run_stage(ctx, module, one_pass, inputs, name, machine, expected, rtol, atol) -> StageReport:
+def _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol) -> StageReport:
     stage = StageReport(str(one_pass.pipeline_pass_spec()), "?")
     start = time.perf_counter()
     try:
         one_pass.apply(ctx, module)
         verify_module(module)
         stage.level = level_of(module, find_function(module, name))
-        stage.not_run = why_not_runnable(module, stage.level)
+        stage.not_run = why_not_runnable(stage.level, to_come)
         if stage.not_run is None:
             actual = run_at_level(module, inputs, name, machine)
             stage.outputs = compare_outputs(expected, actual, rtol, atol, scale_atol=True)

@@ -91,17 +91,18 @@ def machine_option(pipeline: str, options: PipelineOptions) -> str:
 LOWER_TO_NPU_PASSES = (
     "graph-fuse", "graph-to-tile", "tile-and-fuse{M}", "tile-decompose-conv", "tile-vectorize{M}",
     "canonicalize", "tile-to-loop{M}", "promote-to-memory-space{M}", "hoist-copies", "double-buffer",
-    "loop-to-npu{M}", "npu-insert-sync{M}", "npu-plan-memory{M}",
+    "loop-to-npu{M}", "npu-plan-memory{M}", "npu-insert-sync{M}",
 )
-"""The passes of `lower-to-npu`, as docs/lowering.md lists them; `{M}` takes the machine."""
+"""The passes of `lower-to-npu`, as docs/lowering.md lists them; `{M}` takes the machine. Memory is
+planned before sync is inserted, so that the flags also order buffers that share bytes."""
 
 
 def lower_to_npu(options: PipelineOptions) -> str:
     """Graph level to npu instructions for one machine (docs/lowering.md, level by level):
     fuse, lower to linalg on tensors, tile and fuse each group, make contractions matmul-like
     and elementwise ops one vector instruction each, bufferize into loops, place the buffers in
-    the machine's memory spaces with overlapped copies, then select instructions, add the flags
-    between pipes and give each buffer its address."""
+    the machine's memory spaces with overlapped copies, then select instructions, give each
+    buffer its address and add the flags between pipes."""
     machine = machine_option("lower-to-npu", options)
     spec = f"{{machine={_quoted(machine)}}}"
     return ",".join(name.replace("{M}", spec) for name in LOWER_TO_NPU_PASSES)

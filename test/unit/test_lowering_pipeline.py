@@ -43,7 +43,7 @@ def test_lower_to_npu_expands_to_the_passes_of_the_contract(machine: str):
     passes = expand_pipeline(f"lower-to-npu{{machine={machine}}}").split(",")
     assert [p.split("{")[0] for p in passes] == [p.split("{")[0] for p in LOWER_TO_NPU_PASSES]
     assert passes[2] == f'tile-and-fuse{{machine="{machine}"}}'
-    assert passes[-1] == f'npu-plan-memory{{machine="{machine}"}}'
+    assert passes[-2:] == [f'npu-plan-memory{{machine="{machine}"}}', f'npu-insert-sync{{machine="{machine}"}}']
 
 
 def test_compile_is_graph_opt_then_lower_to_npu():
