@@ -133,6 +133,12 @@ def _double_buffer() -> type[ModulePass]:
     return DoubleBufferPass
 
 
+def _tile_vectorize() -> type[ModulePass]:
+    from ziggurat.transforms.tile.vectorize import TileVectorizePass
+
+    return TileVectorizePass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -141,6 +147,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "tile-vectorize": _tile_vectorize,
     "promote-to-memory-space": _promote_to_memory_space,
     "hoist-copies": _hoist_copies,
     "double-buffer": _double_buffer,

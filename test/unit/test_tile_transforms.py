@@ -10,10 +10,11 @@ generic, blocked operands).
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects import tensor
+from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.linalg import ops as linalg
 from ziggurat.lowering.differential import check_pass_preserves_numerics
 from ziggurat.transforms.tile.decompose_conv import is_contraction
+from ziggurat.transforms.tile.vectorize import is_vectorized
 
 
 def conv_function(x, w, y, element_type="f32", **properties) -> str:
@@ -84,3 +85,104 @@ func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %x: tensor<1x2x6x6xf32
     report = check_pass_preserves_numerics(text, "graph-to-tile,tile-decompose-conv")
     assert report.ok, report
     assert str(report.transformed) == str(lowered)
+
+
+# --------------------------------------------------------------------------- #
+# tile-vectorize
+# --------------------------------------------------------------------------- #
+
+UNARY = {
+    "relu": "graph.relu %x : {t}",
+    "gelu": "graph.gelu %x : {t}",
+    "gelu_tanh": 'graph.gelu %x {{approximate = "tanh"}} : {t}',
+    "sigmoid": "graph.sigmoid %x : {t}",
+    "softmax": "graph.softmax %x {{axis = 1 : i64}} : {t}",
+    "leaky_relu": "graph.leaky_relu %x {{alpha = 0.1 : f32}} : {t}",
+}
+
+
+def _vectorize_case(body: str, element_type: str) -> str:
+    t = f"tensor<8x48x{element_type}>"
+    b = f"tensor<48x{element_type}>"
+    return f"""
+func.func @main(%x: {t}, %b: {b}, %g: {b}) -> {t} {{
+  %y = {body.format(t=t, b=b)}
+  func.return %y : {t}
+}}
+"""
+
+
+CASES = {
+    **UNARY,
+    "layer_norm": "graph.layer_norm %x, %g, %b {{axis = 1 : i64}} : ({t}, {b}, {b}) -> {t}",
+    "bias_add": "graph.add %x, %b : ({t}, {b}) -> {t}",
+}
+
+
+def _element_types_of(op: linalg.GenericOp) -> set[str]:
+    return {str(a.type) for a in op.body.block.args}
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f16"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_vectorize_preserves_numerics_one_op_per_generic(case, element_type):
+    text = _vectorize_case(CASES[case], element_type)
+    report = check_pass_preserves_numerics(text, "graph-to-tile,tile-vectorize{machine=davinci}", seed=4)
+    assert report.ok, report
+    generics = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
+    assert generics
+    for op in generics:
+        assert is_vectorized(op), op
+
+
+def test_vectorize_computes_f16_where_the_vector_unit_has_f16_lanes():
+    text = _vectorize_case(CASES["bias_add"], "f16")
+    report = check_pass_preserves_numerics(text, "graph-to-tile,tile-vectorize{machine=davinci}")
+    (generic,) = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
+    assert _element_types_of(generic) == {"f16"}
+    assert not any(isinstance(op, (arith.ExtFOp, arith.TruncFOp)) for op in generic.walk())
+
+
+def test_vectorize_keeps_f32_where_the_vector_unit_has_no_f16_lanes(tmp_path):
+    machine = tmp_path / "narrow.toml"
+    machine.write_text('extends = "davinci"\n[vector]\nbandwidth = 1\n')
+    text = _vectorize_case(CASES["relu"], "f16")
+    report = check_pass_preserves_numerics(text, f"graph-to-tile,tile-vectorize{{machine=\"{machine}\"}}")
+    assert report.ok, report
+    kinds = [type(next(iter(op.body.block.ops))) for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
+    assert kinds == [arith.ExtFOp, arith.MaximumfOp, arith.TruncFOp]
+
+
+def test_vectorize_keeps_constants_as_scalar_operands():
+    report = check_pass_preserves_numerics(
+        _vectorize_case(CASES["relu"], "f16"), "graph-to-tile,tile-vectorize{machine=davinci}"
+    )
+    (generic,) = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
+    assert [str(v.type) for v in generic.inputs] == ["tensor<8x48xf16>", "f16"]
+    assert str(generic.indexing_maps.data[1].data) == "(d0, d1) -> ()"
+
+
+def test_vectorize_reduces_in_the_accumulator_type_and_keeps_row_statistics_per_row():
+    report = check_pass_preserves_numerics(
+        _vectorize_case(CASES["layer_norm"], "f16"), "graph-to-tile,tile-vectorize{machine=davinci}"
+    )
+    reductions = [
+        op
+        for op in report.transformed.walk()
+        if isinstance(op, linalg.GenericOp) and len(op.iterator_types.data) == 2 and "reduction" in str(op.iterator_types)
+    ]
+    assert reductions and all(_element_types_of(op) == {"f32"} for op in reductions)
+    rsqrt_like = [op for op in report.transformed.walk() if isinstance(op, math.SqrtOp)]
+    assert [str(op.parent_op().outputs[0].type) for op in rsqrt_like] == ["tensor<8xf32>"]
+
+
+def test_vectorize_leaves_contractions_alone():
+    text = """
+func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>) -> tensor<4x3xf16> {
+  %m = graph.matmul %a, %b : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf16>
+  func.return %m : tensor<4x3xf16>
+}
+"""
+    report = check_pass_preserves_numerics(text, "graph-to-tile,tile-vectorize{machine=davinci}")
+    assert report.ok, report
+    assert sum(is_contraction(op) for op in report.transformed.walk()) == 1

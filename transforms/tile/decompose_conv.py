@@ -73,8 +73,15 @@ PASS = "tile-decompose-conv"
 # --------------------------------------------------------------------------- #
 
 
+def _unextended(value: SSAValue) -> SSAValue:
+    while isinstance(value.owner, (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp)):
+        value = value.owner.input
+    return value
+
+
 def is_contraction(op: Operation) -> bool:
-    """A generic with two inputs and one output whose body yields `acc + x * y`."""
+    """A generic with two inputs and one output whose body yields `acc + x * y`, with
+    x and y its two inputs (possibly extended)."""
     if not isinstance(op, linalg.GenericOp) or len(op.inputs) != 2 or len(op.outputs) != 1:
         return False
     block = op.body.block
@@ -83,11 +90,10 @@ def is_contraction(op: Operation) -> bool:
         return False
     accumulator = block.args[2]
     others = [v for v in combiner.operands if v != accumulator]
-    return (
-        len(others) == 1
-        and accumulator in combiner.operands
-        and isinstance(others[0].owner, (arith.MulfOp, arith.MuliOp))
-    )
+    if len(others) != 1 or not isinstance(others[0].owner, (arith.MulfOp, arith.MuliOp)):
+        return False
+    factors = {_unextended(v) for v in others[0].owner.operands}
+    return factors == set(block.args[:2])
 
 
 def _conv_maps(op: linalg.Conv2DNchwFchwOp) -> list[AffineMap]:
@@ -166,13 +172,14 @@ def _linear_terms(expr: AffineExpr) -> dict[int, int] | None:
 
 @dataclass(frozen=True)
 class Access:
-    """How one operand dimension is read: `outer * stride + window * dilation`, or
-    a plain dim (`window` None, `stride` 1)."""
+    """How one operand dimension is read: `outer * stride + window * dilation`, a
+    plain dim (`window` None, `stride` 1), or the constant index `constant` (`outer` None)."""
 
     outer: int | None
     stride: int = 1
     window: int | None = None
     dilation: int = 1
+    constant: int = 0
 
 
 @dataclass
@@ -199,6 +206,8 @@ class Contraction:
         return None
 
     def access(self, expr: AffineExpr) -> Access:
+        if isinstance(expr, AffineConstantExpr):  # a unit dim read at 0
+            return Access(None, constant=expr.value)
         terms = _linear_terms(expr)
         if terms is None or len(terms) > 2:
             raise self.fail(f"cannot read the map result {expr} as a window")
@@ -255,8 +264,8 @@ def _window_slice(
     """The slice of `value` one window point reads, and its map over the kept dims."""
     offsets, sizes, strides, results, kept_shape = [], [], [], [], []
     for access, size in zip(accesses, value.type.get_shape()):
-        if access.outer in point:  # a plain window dim: one index, dropped
-            offsets.append(point[access.outer])
+        if access.outer is None or access.outer in point:  # one index, dropped
+            offsets.append(point.get(access.outer, access.constant))
             sizes.append(1)
             strides.append(1)
             continue

@@ -1,0 +1,349 @@
+"""`tile-vectorize{machine=NAME}`: one `linalg.generic` per vector-unit instruction.
+
+An elementwise or reduction generic whose body holds several scalar ops
+becomes a chain of generics over the same iteration space, each with a body of
+exactly one `arith`/`math` op (then `linalg.yield`): one `npu.vec.*`
+instruction each. Intermediate values are tensors over the whole iteration
+space, or over the dims their operands use (a row's mean stays one value per
+row); the op that yields writes the original output through
+its original map. A reduction's ops other than the combiner become elementwise
+generics over the full space, and the combiner (`acc = combine(x, acc)`) is a
+last generic with the original iterators and init.
+
+Constants in a body become scalar operands, defined by an `arith.constant`
+before the generic and read with the empty map (`(d0, d1) -> ()`): the
+vector unit's `adds`/`muls`/`dup` take a scalar.
+
+Narrow floats: where graph-to-tile widens (`extf` to f32, compute, `truncf`),
+an elementwise op whose float operands all come from one narrow type that the
+vector unit has lanes for (`machine.vector.lanes(bytes) > 0`) computes in that
+type and the `extf`/`truncf` pair disappears. Reductions still accumulate in
+their init's type (f32 for f16 data): their input is cast first, a `cast`
+instruction, so long sums keep f32 precision.
+
+    %y = linalg.generic ins(%x : tensor<4x16xf16>) outs(%e : tensor<4x16xf16>) {
+      %a = arith.extf %x : f16 to f32
+      %z = arith.constant 0.0 : f32
+      %m = arith.maximumf %a, %z : f32
+      %t = arith.truncf %m : f32 to f16
+    }
+
+becomes (davinci: 128 f16 lanes)
+
+    %z = arith.constant 0.0 : f16
+    %y = linalg.generic {maps = [id, () , id]} ins(%x, %z : tensor<4x16xf16>, f16) outs(%e) {
+      %m = arith.maximumf %a, %z : f16
+    }
+
+Untouched: contractions (the matrix unit's), generics already in that form,
+and generics whose bodies need more than a vector unit (`linalg.index`,
+`tensor.extract`, several results, an op reading a reduction's accumulator
+other than its combiner). The innermost dim is not re-tiled here: tile-and-fuse
+already chose tile sizes from the machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    FloatAttr,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.backends.tensor_interpreter import loop_ranges
+from ziggurat.lowering.graph_to_tile_builders import PARALLEL, dims
+from ziggurat.transforms.tile.decompose_conv import is_contraction
+
+from ziggurat.diagnostics import error_at
+from ziggurat.dtypes import to_numpy_dtype
+
+_SCALAR_DIALECTS = ("arith.", "math.")
+
+
+def _is_float(value_type: Attribute) -> bool:
+    return isinstance(value_type, AnyFloat)
+
+
+def is_vectorized(op: linalg.GenericOp) -> bool:
+    """At most one scalar op in the body, reading block arguments only."""
+    ops = list(op.body.block.ops)[:-1]
+    return len(ops) == 0 or (
+        len(ops) == 1 and all(o.owner is op.body.block for o in ops[0].operands)
+    )
+
+
+def _vectorizable(op: linalg.GenericOp) -> bool:
+    if len(op.outputs) != 1 or is_contraction(op) or is_vectorized(op):
+        return False
+    body = list(op.body.block.ops)[:-1]
+    return all(o.name.startswith(_SCALAR_DIALECTS) and len(o.results) == 1 for o in body)
+
+
+@dataclass
+class Plan:
+    """How each body value is computed: `alias` maps an elided extf/truncf to the value
+    it converts; `narrowed` gives the narrow float type an op computes in."""
+
+    narrow: set[Attribute]
+    alias: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    narrowed: dict[SSAValue, Attribute] = field(default_factory=dict)
+
+    def resolve(self, value: SSAValue) -> SSAValue:
+        while value in self.alias:
+            value = self.alias[value]
+        return value
+
+    def type_of(self, value: SSAValue) -> Attribute:
+        """The element type `value` is computed in."""
+        value = self.resolve(value)
+        if value in self.narrowed and _is_float(value.type):
+            return self.narrowed[value]
+        return value.type
+
+    def narrow_type(self, op: Operation) -> Attribute | None:
+        """The narrow type `op` can compute in: its float operands (constants aside)
+        all come in it, and it is a float op (float in, float or i1 out)."""
+        floats = [o for o in op.operands if _is_float(o.type)]
+        if not floats or not all(o.type == floats[0].type for o in floats):
+            return None
+        if not (_is_float(op.results[0].type) or isinstance(op, arith.CmpfOp)):
+            return None
+        computed = {self.type_of(o) for o in floats if not _is_constant(o)}
+        if len(computed) == 1 and (narrow := computed.pop()) in self.narrow:
+            return narrow if narrow != floats[0].type else None
+        return None
+
+
+def _is_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, arith.ConstantOp)
+
+
+def plan_body(op: linalg.GenericOp, machine: Machine) -> Plan:
+    block = op.body.block
+    narrow = {
+        t
+        for t in {a.type for a in block.args}
+        if _is_float(t) and machine.vector.lanes(to_numpy_dtype(t).itemsize) > 0
+    }
+    plan = Plan(narrow)
+    for body_op in list(block.ops)[:-1]:
+        if isinstance(body_op, arith.ConstantOp):
+            continue
+        result = body_op.results[0]
+        if isinstance(body_op, arith.ExtFOp) and plan.type_of(body_op.input) in narrow:
+            plan.alias[result] = body_op.input
+        elif isinstance(body_op, arith.TruncFOp) and plan.type_of(body_op.input) == result.type:
+            plan.alias[result] = body_op.input
+        elif (narrow_type := plan.narrow_type(body_op)) is not None:
+            plan.narrowed[result] = narrow_type
+    return plan
+
+
+# --------------------------------------------------------------------------- #
+# Emitting the chain
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Chain:
+    """Emits the single-op generics of one original generic, before it."""
+
+    op: linalg.GenericOp
+    plan: Plan
+    rewriter: PatternRewriter
+    extents: list[int]
+    tensors: dict[SSAValue, tuple[SSAValue, AffineMap]] = field(default_factory=dict)
+    casts: dict[tuple[SSAValue, Attribute], tuple[SSAValue, AffineMap]] = field(
+        default_factory=dict
+    )
+    written: bool = False
+    """Whether the op that yields has been emitted into the original output."""
+
+    @property
+    def rank(self) -> int:
+        return len(self.extents)
+
+    def scalar(self, constant: arith.ConstantOp, value_type: Attribute) -> SSAValue:
+        value = constant.value
+        if value_type != constant.result.type:
+            value = FloatAttr(value.value.data, value_type)
+        scalar = arith.ConstantOp(value, value_type)
+        self.rewriter.insert(scalar)
+        return scalar.result
+
+    def emit(
+        self,
+        scalar_op: Operation | None,
+        operands: list[tuple[SSAValue, AffineMap]],
+        result_type: Attribute,
+        out: tuple[SSAValue, AffineMap] | None = None,
+        iterators=None,
+        accumulator: SSAValue | None = None,
+    ) -> tuple[SSAValue, AffineMap]:
+        """A generic whose body is `scalar_op` with result type `result_type`, into `out`
+        or a fresh tensor over the whole space. The body op reads the block arguments
+        of `operands` in order, and the output's where it read `accumulator`."""
+        space = list(range(self.rank))
+        if out is None:
+            # Over the dims its operands use: a row statistic stays one value per row.
+            used = sorted(set().union(*(m.used_dims() for _, m in operands)))
+            space = used or space
+            empty = tensor.EmptyOp([], TensorType(result_type, [self.extents[d] for d in space]))
+            self.rewriter.insert(empty)
+            out = (empty.tensor, AffineMap(self.rank, 0, tuple(dims(*space))))
+        dropped = [d not in space for d in range(self.rank)]
+        inputs = list(dict.fromkeys(operands))  # x * x reads x once
+        block = _body(scalar_op, operands, inputs, result_type, accumulator)
+        generic = linalg.GenericOp(
+            [v for v, _ in inputs],
+            [out[0]],
+            Region(block),
+            [AffineMapAttr(m.drop_dims(dropped)) for _, m in (*inputs, out)],
+            iterators or [PARALLEL] * len(space),
+            [out[0].type],
+        )
+        generic.attributes.update(self.op.attributes)
+        self.rewriter.insert(generic)
+        return generic.results[0], out[1]
+
+    def operand(self, value: SSAValue, value_type: Attribute) -> tuple[SSAValue, AffineMap]:
+        """`value` as a generic operand of element type `value_type` (cast if needed)."""
+        value = self.plan.resolve(value)
+        if _is_constant(value):
+            return self.scalar(value.owner, value_type), AffineMap(self.rank, 0, ())
+        computed = self.tensors[value]
+        if _element(computed[0].type) == value_type:
+            return computed
+        key = (value, value_type)
+        if key not in self.casts:
+            conversion = arith.ExtFOp if _wider(value_type, computed[0].type) else arith.TruncFOp
+            self.casts[key] = self.emit(conversion(computed[0], value_type), [computed], value_type)
+        return self.casts[key]
+
+    def run(self) -> SSAValue:
+        block = self.op.body.block
+        maps = [m.data for m in self.op.indexing_maps.data]
+        for arg, value, indexing in zip(block.args, self.op.inputs, maps):
+            self.tensors[arg] = (value, indexing)
+        init, out_map = self.op.outputs[0], maps[-1]
+        accumulator = block.args[len(self.op.inputs)]
+        yielded = block.last_op.operands[0]
+        reduction = yielded.owner if accumulator in getattr(yielded.owner, "operands", ()) else None
+        final = None if reduction else self.plan.resolve(yielded)
+        for body_op in list(block.ops)[:-1]:
+            result = body_op.results[0]
+            if body_op is reduction or result in self.plan.alias or _is_constant(result):
+                continue
+            narrow = self.plan.narrowed.get(result)
+            operands = [
+                self.operand(o, narrow if narrow and _is_float(o.type) else o.type)
+                for o in body_op.operands
+            ]
+            result_type = self.plan.type_of(result)
+            into = (init, out_map) if result is final and result_type == _element(init.type) else None
+            self.tensors[result] = self.emit(body_op, operands, result_type, into)
+            self.written |= into is not None
+        if reduction is not None:
+            (contribution,) = [o for o in reduction.operands if o != accumulator]
+            source = self.operand(contribution, accumulator.type)
+            return self.emit(
+                reduction,
+                [source],
+                accumulator.type,
+                (init, out_map),
+                self.op.iterator_types,
+                accumulator,
+            )[0]
+        if self.written:
+            return self.tensors[final][0]
+        element_type = _element(init.type)
+        copy = self.operand(final, element_type)
+        return self.emit(None, [copy], element_type, (init, out_map))[0]
+
+
+def _body(
+    scalar_op: Operation | None,
+    operands: list[tuple[SSAValue, AffineMap]],
+    inputs: list[tuple[SSAValue, AffineMap]],
+    result_type: Attribute,
+    accumulator: SSAValue | None,
+) -> Block:
+    """The block of a single-op generic: `scalar_op` reading the argument of each of
+    its `operands` (the output's where it read `accumulator`), or a copy if None."""
+    block = Block(arg_types=[_element(v.type) for v, _ in inputs] + [result_type])
+    if scalar_op is None:
+        block.add_op(linalg.YieldOp(block.args[0]))
+        return block
+    reads = iter(block.args[inputs.index(o)] for o in operands)
+    body_op = scalar_op.create(
+        operands=[block.args[-1] if o == accumulator else next(reads) for o in scalar_op.operands],
+        result_types=[result_type],
+        properties=dict(scalar_op.properties),
+    )
+    block.add_ops([body_op, linalg.YieldOp(body_op.results[0])])
+    return block
+
+
+def _element(value_type: Attribute) -> Attribute:
+    return value_type.get_element_type() if isinstance(value_type, TensorType) else value_type
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else ()
+
+
+def _wider(target: Attribute, source_type: Attribute) -> bool:
+    return to_numpy_dtype(target).itemsize > to_numpy_dtype(_element(source_type)).itemsize
+
+
+@dataclass
+class SplitGeneric(RewritePattern):
+    machine: Machine
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: linalg.GenericOp, rewriter: PatternRewriter, /):
+        if not _vectorizable(op):
+            return
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, TensorType) and not value.type.has_static_shape():
+                raise error_at(op, f"tile-vectorize: dynamic shape {value.type} is not supported")
+        block = op.body.block
+        accumulator = block.args[len(op.inputs)]
+        yielded = block.last_op.operands[0]
+        readers = [o for o in block.ops if accumulator in o.operands]
+        if readers and readers != [yielded.owner]:
+            return
+        extents = loop_ranges(op, [_shape(v) for v in op.operands])
+        chain = Chain(op, plan_body(op, self.machine), rewriter, extents)
+        rewriter.replace(op, [], [chain.run()])
+
+
+@dataclass(frozen=True)
+class TileVectorizePass(ModulePass):
+    """Split elementwise and reduction generics into one generic per vector-unit
+    instruction, in the narrow float type where the machine's vector unit has lanes."""
+
+    name = "tile-vectorize"
+
+    machine: str
+    """A preset name (davinci, systolic, tensorcore) or a machine TOML file."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        machine = load_machine(self.machine)
+        PatternRewriteWalker(SplitGeneric(machine), apply_recursively=False).rewrite_module(op)
