@@ -417,8 +417,9 @@ def _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, 
             stage.outputs = compare_outputs(expected, actual, rtol, atol, scale_atol=True)
     except DiagnosticError as error:
         stage.error = error.format()
-    except Exception as error:  # a pass's bug: where it happened, for its owner
-        frame = traceback.extract_tb(error.__traceback__)[-1]
+    except Exception as error:  # a pass's bug: where it happened in ziggurat, for its owner
+        frames = traceback.extract_tb(error.__traceback__)
+        frame = next((f for f in reversed(frames) if "site-packages" not in f.filename), frames[-1])
         stage.error = f"internal error: {type(error).__name__}: {error} ({frame.filename}:{frame.lineno})"
     stage.seconds = time.perf_counter() - start
     return stage
