@@ -79,6 +79,7 @@ from ziggurat.transforms.loop.buffers import (
     byte_size,
     contiguous,
     hoist_allocs,
+    in_space,
     move_to_space,
     root_of,
     space_of,
@@ -202,14 +203,18 @@ class _Promoter:
     def place_accumulator(self, op: linalg.LinalgStructuredOperation) -> None:
         acc = op.outputs[0]
         root = root_of(acc)
-        if space_of(root) is not None or not isinstance(root.owner, memref.AllocOp):
+        c_space = self.machine.matrix.c_space
+        global_space = self.machine.global_memory().name
+        # tile-to-loop's intermediates: unplaced inside tile loops, in the global space outside them.
+        if space_of(root) not in (None, global_space) or not isinstance(root.owner, memref.AllocOp):
             return
         padded = contraction_shapes(op, self.machine)[2]
         if root is not acc or padded == static_shape(root):
-            move_to_space(root, self.machine.matrix.c_space)
+            self.check_fits(op, "the accumulator", in_space(root.type, c_space))
+            move_to_space(root, c_space)
             return
         assert isinstance(root.type, MemRefType)
-        full = alloc_at_top(self.func, contiguous(root.type.element_type, padded, self.machine.matrix.c_space))
+        full = self.new_buffer(op, "the accumulator", root.type.element_type, padded, c_space)
         view = valid_region(full, static_shape(root))
         Rewriter.insert_op(view, InsertPoint.after(full.owner))
         root.replace_all_uses_with(view.result)
@@ -348,6 +353,12 @@ class _Promoter:
         return self.copy(current, value, after)
 
     def route(self, op: Operation, source: str, destination: str, what: str) -> tuple[str, ...]:
+        if source not in self.machine.memories:
+            raise error_at(
+                op,
+                f"{what} is in memory space '{source}', which machine '{self.machine.name}' does not have "
+                f"(spaces: {', '.join(self.machine.memories)})",
+            )
         chain = route(self.machine, source, destination)
         if chain is None:
             raise error_at(
@@ -359,14 +370,18 @@ class _Promoter:
 
     def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
         memref_type = contiguous(element_type, shape, space)
+        self.check_fits(op, f"the buffer for {what}", memref_type)
+        return alloc_at_top(self.func, memref_type)
+
+    def check_fits(self, op: Operation, what: str, memref_type: MemRefType) -> None:
+        space = memref_type.memory_space.data
         capacity = self.machine.memories[space].capacity
         if byte_size(memref_type) > capacity:
             raise error_at(
                 op,
-                f"the buffer for {what}, {memref_type} ({byte_size(memref_type)} bytes), does not fit "
+                f"{what}, {memref_type} ({byte_size(memref_type)} bytes), does not fit "
                 f"'{space}' ({capacity} bytes) on machine '{self.machine.name}'",
             )
-        return alloc_at_top(self.func, memref_type)
 
     @staticmethod
     def copy(source: SSAValue, destination: SSAValue, at: InsertPoint, pad: list[int] | None = None) -> InsertPoint:
