@@ -54,7 +54,7 @@ from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
 
 
 def emitter_before(op: Operation, rewriter: PatternRewriter) -> Emitter:
-    return Emitter(rewriter, InsertPoint.before(op))
+    return Emitter(rewriter, InsertPoint.before(op), op.location)
 
 
 @dataclass

@@ -208,7 +208,7 @@ def _temporary(emitter: Emitter, space: str, shape: Sequence[int], element_type:
     """A new buffer in `space`, allocated at the top of the function (npu-plan-memory places it)."""
     function = _enclosing_function(emitter.point)
     alloc = memref.AllocOp([], [], MemRefType(element_type, list(shape), memory_space=StringAttr(space)))
-    emitter.rewriter.insert(alloc, InsertPoint.at_start(function.body.block))
+    emitter.at(InsertPoint.at_start(function.body.block)).insert(alloc)
     return view_of(alloc.memref, alloc)
 
 

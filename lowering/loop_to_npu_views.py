@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr, StringAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
@@ -160,15 +160,26 @@ def _kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> set[int]:
 
 @dataclass
 class Emitter:
-    """Inserts index arithmetic, loops and instructions at one point of the IR."""
+    """Inserts index arithmetic, loops and instructions at one point of the IR.
+
+    Each op it inserts takes `location`, the source position of the loop-level op
+    it comes from, so that run_npu's errors point at that op.
+    """
 
     rewriter: PatternRewriter
     point: InsertPoint
+    location: Attribute | None = None
     _constants: dict[int, SSAValue] = field(default_factory=dict)
 
     def insert(self, op: Operation) -> Operation:
+        if self.location is not None:
+            op.location = self.location
         self.rewriter.insert(op, self.point)
         return op
+
+    def at(self, point: InsertPoint) -> Emitter:
+        """An emitter inserting at `point`, from the same source op."""
+        return Emitter(self.rewriter, point, self.location)
 
     def constant(self, value: int) -> SSAValue:
         if value not in self._constants:
@@ -195,16 +206,13 @@ class Emitter:
         body = Block(arg_types=[IndexType()])
         body.add_op(scf.YieldOp())
         self.insert(scf.ForOp(self.constant(0), self.constant(extent), self.constant(step), [], body))
-        return Emitter(self.rewriter, InsertPoint.before(body.last_op)), body.args[0]
+        return self.at(InsertPoint.before(body.last_op)), body.args[0]
 
     def branch(self, condition: SSAValue) -> tuple[Emitter, Emitter]:
         """An `scf.if` on `condition`; emitters inside its then and else blocks."""
         then_block, else_block = Block([scf.YieldOp()]), Block([scf.YieldOp()])
         self.insert(scf.IfOp(condition, [], [then_block], [else_block]))
-        return (
-            Emitter(self.rewriter, InsertPoint.before(then_block.last_op)),
-            Emitter(self.rewriter, InsertPoint.before(else_block.last_op)),
-        )
+        return self.at(InsertPoint.before(then_block.last_op)), self.at(InsertPoint.before(else_block.last_op))
 
 
 def squeezed(views: Sequence[View], keep: Sequence[bool] | None = None) -> list[View]:
