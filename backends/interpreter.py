@@ -86,6 +86,12 @@ def _tensor_functions() -> InterpreterFunctions:
     return TensorFunctions()
 
 
+def _tile_functions() -> InterpreterFunctions:
+    from ziggurat.backends.tile_interpreter import TileFunctions
+
+    return TileFunctions()
+
+
 def _scf_functions() -> InterpreterFunctions:
     from xdsl.interpreters.scf import ScfFunctions
 
@@ -104,6 +110,7 @@ CORE_FUNCTIONS: dict[str, InterpreterFunctionsFactory] = {
     "arith": _arith_functions,
     "graph": _graph_functions,
     "tensor": _tensor_functions,
+    "tile": _tile_functions,
     "scf": _scf_functions,
     "loop": _loop_functions,
 }

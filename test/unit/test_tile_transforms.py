@@ -9,9 +9,11 @@ generic, blocked operands).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.linalg import ops as linalg
+from ziggurat.backends.tile_interpreter import pack, unpack
 from ziggurat.lowering.differential import check_pass_preserves_numerics
 from ziggurat.transforms.tile.decompose_conv import is_contraction
 from ziggurat.transforms.tile.vectorize import is_vectorized
@@ -186,3 +188,26 @@ func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>) -> tensor<4x3xf16> {
     report = check_pass_preserves_numerics(text, "graph-to-tile,tile-vectorize{machine=davinci}")
     assert report.ok, report
     assert sum(is_contraction(op) for op in report.transformed.walk()) == 1
+
+
+# --------------------------------------------------------------------------- #
+# tile.pack / tile.unpack semantics
+# --------------------------------------------------------------------------- #
+
+
+def test_pack_matches_the_blocked_layout_of_mlir_tensor_pack():
+    a = np.arange(40 * 24, dtype=np.float32).reshape(40, 24)
+    packed = pack(a, [0, 1], [16, 8], None, -1.0)
+    assert packed.shape == (3, 3, 16, 8)
+    np.testing.assert_array_equal(packed[1, 2], a[16:32, 16:24])
+    np.testing.assert_array_equal(packed[2, 0, :8], a[32:40, 0:8])
+    assert (packed[2, 0, 8:] == -1).all()  # the padding of the last row of tiles
+
+
+def test_pack_with_outer_perm_and_swapped_inner_dims():
+    a = np.arange(32 * 48, dtype=np.float32).reshape(32, 48)
+    packed = pack(a, [1, 0], [16, 8], [1, 0], 0.0)
+    assert packed.shape == (3, 4, 16, 8)
+    # outer (j, i), tile [16 columns of dim 1, 8 rows of dim 0]
+    np.testing.assert_array_equal(packed[2, 1], a[8:16, 32:48].T)
+    np.testing.assert_array_equal(unpack(packed, a.shape, [1, 0], [16, 8], [1, 0]), a)
