@@ -244,35 +244,49 @@ def _lower_reduction(emitter: Emitter, op: Operation, machine: Machine, body: li
     props = {"combiner": StringAttr(combiner)}
     if width <= lanes:
         emit_vector(emitter, op, machine, npu.VecReduceOp, [src], partial_loops, single=1, **props)
-    elif width % lanes == 0 and width // lanes <= lanes:
-        _reduce_long_rows(emitter, src, partial, width // lanes, props)
+    elif _whole_block_levels(width, lanes):
+        _reduce_long_rows(emitter, src, partial, lanes, props)
     else:
         raise error_at(
-            op, f"{op.name}: rows of {width} elements are neither at most nor a multiple of the {lanes} lanes "
-            f"of the vector unit of machine '{machine.name}'"
+            op, f"{op.name}: rows of {width} elements do not split into whole blocks of the {lanes} lanes "
+            f"of the vector unit of machine '{machine.name}' at every level of a reduction tree"
         )
     emit_vector(emitter, op, machine, combine, [out, partial], out)
 
 
-def _reduce_long_rows(emitter: Emitter, src: View, partial: View, blocks: int, props: dict[str, Attribute]) -> None:
-    """Rows of `blocks` whole blocks: one partial per block, then each row's partials reduced into `partial`.
+def _whole_block_levels(width: int, lanes: int) -> bool:
+    """Whether rows of `width` reduce to at most `lanes` partials by levels of whole blocks."""
+    while width > lanes:
+        if width % lanes:
+            return False
+        width //= lanes
+    return True
 
-    Both steps write from an aligned start (element 0 of a buffer, or a row of
+
+def _reduce_long_rows(emitter: Emitter, src: View, partial: View, lanes: int, props: dict[str, Attribute]) -> None:
+    """Rows longer than the lanes: one partial per block, level by level, then each row's last partials into `partial`.
+
+    Every step writes from an aligned start (element 0 of a buffer, or a row of
     partials); a row's single result at an arbitrary element would not be.
     """
-    rows = src.shape[:-1]
-    count = blocks * prod(rows)
-    partials = _temporary(emitter, partial.space, [count], partial.base_type.get_element_type())
+    rows = prod(src.shape[:-1])
+    element_type = partial.base_type.get_element_type()
+    width = src.dims[-1].size // lanes
+    partials = _temporary(emitter, partial.space, [rows * width], element_type)
     if len(merged_groups(squeezed([src]))) == 1:  # rows back to back: every block in one instruction
-        _insert(emitter, npu.VecReduceOp, [src], partials, repeat=count, **props)
+        _insert(emitter, npu.VecReduceOp, [src], partials, repeat=rows * width, **props)
     else:
-        slots = partials.with_dims([Dim(0, size, prod(rows[d + 1 :]) * blocks) for d, size in enumerate(rows)])
-        inner, (row, slot) = loop_over(emitter, [src, slots], list(range(len(rows))))
-        _insert(inner, npu.VecReduceOp, [row], slot, repeat=blocks, **props)
-    stride = {"stride": [blocks, 1]} if count > blocks else {}
-    _insert(
-        emitter, npu.VecReduceOp, [partials], partial, repeat=count // blocks, mask=blocks, **stride, **props
-    )
+        sizes = src.shape[:-1]
+        slots = partials.with_dims([Dim(0, size, prod(sizes[d + 1 :]) * width) for d, size in enumerate(sizes)])
+        inner, (row, slot) = loop_over(emitter, [src, slots], list(range(len(sizes))))
+        _insert(inner, npu.VecReduceOp, [row], slot, repeat=width, **props)
+    while width > lanes:
+        width //= lanes
+        fewer = _temporary(emitter, partial.space, [rows * width], element_type)
+        _insert(emitter, npu.VecReduceOp, [partials], fewer, repeat=rows * width, **props)
+        partials = fewer
+    stride = {"stride": [width, 1]} if rows > 1 else {}
+    _insert(emitter, npu.VecReduceOp, [partials], partial, repeat=rows if rows > 1 else None, mask=width, **stride, **props)
 
 
 def _element_bytes(view: View) -> int:

@@ -125,3 +125,103 @@ def test_without_the_fill_every_mma_accumulates():
     text = matmul_relu("davinci").replace("  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32, \"l0c\">)\n", "")
     lowered = str(lower(text, "davinci"))
     assert lowered.count("npu.mma") == 1 and "accumulate" in lowered
+
+
+# The vector space and the hops into it from global memory on each preset.
+VECTOR_ROUTES = {"davinci": ["ub"], "tensorcore": ["smem", "rf"], "systolic": ["ofmap"]}
+
+ID = "affine_map<(d0, d1) -> (d0, d1)>"
+ROW = "affine_map<(d0, d1) -> (d0)>"
+
+
+def _generic(ins: list[tuple[str, str]], out: tuple[str, str], body: str, reduce: bool = False) -> str:
+    """A single-op generic on `rows x width` tiles: each input is (value, map), `body` uses %a, %b and %o."""
+    maps = ", ".join([m for _, m in ins] + [out[1]])
+    iterators = '"parallel", "reduction"' if reduce else '"parallel", "parallel"'
+    types = {ID: "{T}", ROW: "{R}"}
+    operands = ", ".join(v for v, _ in ins) + " : " + ", ".join(types[m] for _, m in ins)
+    args = ", ".join(f"%{n}: f32" for n in "ab"[: len(ins)])
+    return (
+        f"  linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iterators}]}} ins({operands}) "
+        f"outs({out[0]} : {types[out[1]]}) {{\n  ^bb0({args}, %o: f32):\n    %r = {body}\n"
+        "    linalg.yield %r : f32\n  }\n"
+    )
+
+
+def row_kernel(machine: str, rows: int, width: int, steps: str) -> str:
+    """A kernel on one `rows x width` f32 tile in the vector space: X staged in, `steps` run, the tile stored."""
+    g, hops = GLOBAL[machine], VECTOR_ROUTES[machine]
+    v = hops[-1]
+    tile, row = f'memref<{rows}x{width}xf32, "{v}">', f'memref<{rows}xf32, "{v}">'
+    text = f'func.func @main(%X: memref<{rows}x{width}xf32, "{g}">, %result0: memref<{rows}x{width}xf32, "{g}">) {{\n'
+    text += "  %ninf = arith.constant 0xFF800000 : f32\n  %zero = arith.constant 0.0 : f32\n"
+    text += f"  %inv = arith.constant {1 / width} : f32\n  %eps = arith.constant 1.0e-05 : f32\n"
+    for name in ("x", "e"):
+        text += f"  %{name} = memref.alloc() : {tile}\n"
+    for name in ("m", "s"):
+        text += f"  %{name} = memref.alloc() : {row}\n"
+    source, source_type = "%X", f'memref<{rows}x{width}xf32, "{g}">'
+    for hop in hops:
+        buffer, buffer_type = ("%x", tile) if hop == v else (f"%x_{hop}", f'memref<{rows}x{width}xf32, "{hop}">')
+        if hop != v:
+            text += f"  {buffer} = memref.alloc() : {buffer_type}\n"
+        text += _copy(source, source_type, buffer, buffer_type).replace("      ", "  ")
+        source, source_type = buffer, buffer_type
+    text += steps.replace("{T}", tile).replace("{R}", row)
+    return text + f'  loop.copy %x -> %result0 : {tile} -> memref<{rows}x{width}xf32, "{g}">\n  func.return\n}}\n'
+
+
+SOFTMAX = (
+    "  linalg.fill ins(%ninf : f32) outs(%m : {R})\n"
+    + _generic([("%x", ID)], ("%m", ROW), "arith.maximumf %a, %o : f32", reduce=True)
+    + _generic([("%x", ID), ("%m", ROW)], ("%e", ID), "arith.subf %a, %b : f32")
+    + _generic([("%e", ID)], ("%e", ID), "math.exp %a : f32")
+    + "  linalg.fill ins(%zero : f32) outs(%s : {R})\n"
+    + _generic([("%e", ID)], ("%s", ROW), "arith.addf %a, %o : f32", reduce=True)
+    + _generic([("%e", ID), ("%s", ROW)], ("%x", ID), "arith.divf %a, %b : f32")
+)
+
+
+
+def _row_generic(value: str, body: str) -> str:
+    """A single-op generic on a row vector in place; `body` uses %a."""
+    maps = "affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>"
+    return (
+        f'  linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel"]}} ins({value} : {{R}}) '
+        f"outs({value} : {{R}}) {{\n  ^bb0(%a: f32, %o: f32):\n    %r = {body}\n    linalg.yield %r : f32\n  }}\n"
+    )
+
+
+LAYERNORM = (  # x = (x - mean) * rsqrt(mean((x - mean)^2) + eps)
+    "  linalg.fill ins(%zero : f32) outs(%m : {R})\n"
+    + _generic([("%x", ID)], ("%m", ROW), "arith.addf %a, %o : f32", reduce=True)
+    + _row_generic("%m", "arith.mulf %a, %inv : f32")
+    + _generic([("%x", ID), ("%m", ROW)], ("%x", ID), "arith.subf %a, %b : f32")
+    + _generic([("%x", ID), ("%x", ID)], ("%e", ID), "arith.mulf %a, %b : f32")
+    + "  linalg.fill ins(%zero : f32) outs(%s : {R})\n"
+    + _generic([("%e", ID)], ("%s", ROW), "arith.addf %a, %o : f32", reduce=True)
+    + _row_generic("%s", "arith.mulf %a, %inv : f32")
+    + _row_generic("%s", "arith.addf %a, %eps : f32")
+    + _row_generic("%s", "math.rsqrt %a : f32")
+    + _generic([("%x", ID), ("%s", ROW)], ("%x", ID), "arith.mulf %a, %b : f32")
+)
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _layernorm(x):
+    centered = x - x.mean(axis=1, keepdims=True)
+    return centered / np.sqrt((centered**2).mean(axis=1, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize("machine", sorted(ROUTES))
+@pytest.mark.parametrize(("steps", "reference"), [(SOFTMAX, _softmax), (LAYERNORM, _layernorm)], ids=["softmax", "layernorm"])
+@pytest.mark.parametrize(("rows", "width"), [(16, 256), (8, 48)])
+def test_row_kernels_match_numpy(machine, steps, reference, rows, width):
+    module = lower(row_kernel(machine, rows, width, steps), machine)
+    x = np.random.default_rng(1).standard_normal((rows, width)).astype(np.float32)
+    (y,) = run_npu(module, machine, [x]).outputs
+    np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-6)
