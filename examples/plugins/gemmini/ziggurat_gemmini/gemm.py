@@ -39,9 +39,17 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects import npu
-from ziggurat.dialects.npu import space_of
+from ziggurat.dialects.npu import BufferWindow, row_major_strides, space_of
 
 _INDEX_LIST = "custom<DynamicIndexList>"
+
+
+def _tile(buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape, write: bool) -> BufferWindow:
+    """The rows x cols tile at the indices: what a command reads or writes, for npu-insert-sync."""
+    values = iter(dynamic)
+    indices = tuple(next(values) if i == DYNAMIC_INDEX else i for i in static.get_values())
+    strides = tuple(row_major_strides(buffer.type.get_shape())[-2:])
+    return BufferWindow(buffer, indices, tuple(shape), strides, write)
 
 
 def _indices(values: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, list[SSAValue]]:
@@ -94,6 +102,12 @@ class TransferOperation(GemmOperation):
 
     def pipe(self, machine) -> str:
         return machine.dmas[self.ENGINE].pipe
+
+    def buffer_windows(self, machine) -> list[BufferWindow]:
+        return [
+            _tile(self.src, self.static_src_indices, self.src_indices, self.tile, write=False),
+            _tile(self.dst, self.static_dst_indices, self.dst_indices, self.tile, write=True),
+        ]
 
     def verify_structure(self) -> None:
         for key in ("src", "dst"):
@@ -173,6 +187,18 @@ class ComputeOp(GemmOperation):
     def pipe(self, machine) -> str:
         return machine.matrix.pipe
 
+    def buffer_windows(self, machine) -> list[BufferWindow]:
+        m, n, k = self.mnk
+        c = _tile(self.c, self.static_c_indices, self.c_indices, (m, n), write=True)
+        windows = [
+            _tile(self.a, self.static_a_indices, self.a_indices, (m, k), write=False),
+            _tile(self.b, self.static_b_indices, self.b_indices, (k, n), write=False),
+            c,
+        ]
+        if self.accumulate is not None:
+            windows.append(BufferWindow(c.buffer, c.indices, c.shape, c.strides, write=False))
+        return windows
+
     def verify_machine(self, machine) -> None:
         """The rule: A and B in the array's input space, C in its accumulator space."""
         unit = machine.matrix
@@ -214,6 +240,13 @@ class AluOp(GemmOperation):
 
     def pipe(self, machine) -> str:
         return machine.vector.pipe
+
+    def buffer_windows(self, machine) -> list[BufferWindow]:
+        shape = (self.rows.value.data, self.cols.value.data)
+        return [
+            _tile(self.buffer, self.static_indices, self.indices, shape, write=False),
+            _tile(self.buffer, self.static_indices, self.indices, shape, write=True),
+        ]
 
     def verify_structure(self) -> None:
         if self.function.data not in self.FUNCTIONS:
