@@ -430,16 +430,22 @@ def _result_array(op: Operation, value) -> np.ndarray:
     return np.asarray(value).astype(numpy_dtype(op.results[0].type), copy=False)
 
 
-def _static_slices(op) -> tuple[slice, ...]:
-    if op.offsets or op.sizes or op.strides:
-        raise error_at(op, f"'{op.name}' with dynamic offsets, sizes or strides is not supported")
+def _filled(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
+    """Static values with each `DYNAMIC_INDEX` replaced by the next dynamic value."""
+    values = iter(dynamic)
+    return [int(next(values)) if v == tensor.DYNAMIC_INDEX else v for v in static]
+
+
+def _slices(op, args: Sequence) -> tuple[slice, ...]:
+    """The numpy slices of an extract/insert_slice; `args` are its operands past the
+    tensors (dynamic offsets, then sizes, then strides)."""
+    n_offsets, n_sizes = len(op.offsets), len(op.sizes)
+    offsets = _filled(op.static_offsets.get_values(), args[:n_offsets])
+    sizes = _filled(op.static_sizes.get_values(), args[n_offsets : n_offsets + n_sizes])
+    strides = _filled(op.static_strides.get_values(), args[n_offsets + n_sizes :])
     return tuple(
         slice(offset, offset + (size - 1) * stride + 1 if size else offset, stride)
-        for offset, size, stride in zip(
-            op.static_offsets.get_values(),
-            op.static_sizes.get_values(),
-            op.static_strides.get_values(),
-        )
+        for offset, size, stride in zip(offsets, sizes, strides)
     )
 
 
@@ -499,7 +505,7 @@ class TensorFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tensor.ExtractSliceOp, args: PythonValues
     ):
         source = args[0]
-        return (source[_static_slices(op)].reshape(op.result.type.get_shape()).copy(),)
+        return (source[_slices(op, args[1:])].reshape(op.result.type.get_shape()).copy(),)
 
     @impl(tensor.InsertSliceOp)
     def run_insert_slice(
@@ -507,7 +513,7 @@ class TensorFunctions(InterpreterFunctions):
     ):
         source, dest = args[:2]
         result = np.array(dest, copy=True)
-        slices = _static_slices(op)
+        slices = _slices(op, args[2:])
         result[slices] = np.reshape(source, result[slices].shape)
         return (result,)
 

@@ -1,0 +1,288 @@
+"""Tile sizes from a machine description, per op kind (used by `tile-and-fuse`).
+
+`tile_sizes(op, machine)` gives one size per loop of `op`'s iteration domain
+(`extent` where the loop stays whole):
+
+* matmul-like contractions (every loop batch, M, N or K, as after
+  `tile-decompose-conv`): M/N/K tiles that are multiples of the matrix unit's
+  shape (or a whole dim smaller than a multiple), such that the a and b operand
+  tiles fit `matrix.a_space`/`b_space` twice (double buffering), both fit their
+  staging space (the local space the DMA chain from global memory passes
+  before `a_space`, e.g. davinci's l1) twice, and the accumulator (f32 for f16
+  inputs) fits `c_space`, twice if any tile allows it. Among those: the
+  largest output tile, then the most square (least operand traffic), then the
+  longest K, then the widest N. GEMM 1024^3 f16 on davinci gets
+  M=128, N=256, K=64 (l0a 16 KiB, l0b 32 KiB, l0c 128 KiB, each twice).
+* convolutions (window loops in the maps): output rows x output channels x
+  input channels; batch 1, output width and the window whole; the input
+  tile with its halo and the weight tile must fit the staging space twice.
+* everything else (vector groups): whole loops, then shrunk from the outermost
+  until the tile's operands together (`bytes_per_element` per element of the
+  tile) fit half the vector space, the innermost loop kept a multiple of the
+  vector lanes.
+
+`override` (the `tile.sizes` attribute or the pass's `sizes` option) wins: one
+size per loop, 0 meaning whole, missing trailing loops whole.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Operation
+
+from ziggurat.backends.machine import Machine
+from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.transforms.tile.decompose_conv import is_contraction
+from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, linear_form, tiling_of
+
+
+def is_contraction_op(op: Operation) -> bool:
+    """A contraction the matrix unit runs: a multiply-add generic, matmul or conv."""
+    return is_contraction(op) or isinstance(op, (linalg.MatmulOp, linalg.Conv2DNchwFchwOp))
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _candidates(extent: int, unit: int) -> list[int]:
+    """`unit` times powers of two up to `extent`, and `extent` itself."""
+    sizes = {extent}
+    size = unit
+    while size <= extent:
+        sizes.add(size)
+        size *= 2
+    return sorted(sizes)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The loops of a contraction by role; `window` loops are read in sums (conv)."""
+
+    batch: list[int]
+    m: list[int]
+    n: list[int]
+    k: list[int]
+    window: list[int]
+
+
+def contraction_roles(op: Operation) -> Roles:
+    maps = tiling_of(op).indexing_maps(op)
+    lhs, rhs, out = ([set(linear_form(r)[0]) for r in m.results] for m in maps[:3])
+    in_lhs, in_rhs, in_out = (set().union(*dims) if dims else set() for dims in (lhs, rhs, out))
+    summed = {d for dims in lhs + rhs for d in dims if len(dims) > 1}
+    rank = maps[0].num_dims
+    window = [d for d in range(rank) if d in summed and d not in in_out]
+    roles: dict[str, list[int]] = {"batch": [], "m": [], "n": [], "k": []}
+    for d in range(rank):
+        if d in window:
+            continue
+        if d not in in_out:
+            roles["k"].append(d)
+        elif d in in_lhs and d in in_rhs:
+            roles["batch"].append(d)
+        elif d in in_rhs:
+            roles["n"].append(d)
+        else:
+            roles["m"].append(d)
+    return Roles(**roles, window=window)
+
+
+def _element_bytes(op: Operation) -> tuple[int, int]:
+    """(input element bytes, accumulator element bytes) of a contraction."""
+    return (
+        to_numpy_dtype(op.operands[0].type.get_element_type()).itemsize,
+        to_numpy_dtype(op.results[0].type.get_element_type()).itemsize,
+    )
+
+
+def _staging_space(machine: Machine) -> str | None:
+    """The local space the a operand passes through on its way from global memory."""
+    a_space = machine.matrix.a_space
+    for dma in machine.dmas.values():
+        for src, dst in dma.paths:
+            if dst == a_space and machine.memories[src].level != "global":
+                return src
+    return None
+
+
+@dataclass(frozen=True)
+class _Budget:
+    a: int
+    b: int
+    c: int
+    shared_ab: bool
+    shared_abc: bool
+    staging: int | None
+
+
+def _budget(machine: Machine) -> _Budget:
+    matrix, memories = machine.matrix, machine.memories
+    staging = _staging_space(machine)
+    return _Budget(
+        memories[matrix.a_space].capacity,
+        memories[matrix.b_space].capacity,
+        memories[matrix.c_space].capacity,
+        matrix.a_space == matrix.b_space,
+        matrix.a_space == matrix.b_space == matrix.c_space,
+        None if staging is None else memories[staging].capacity,
+    )
+
+
+def _fits(budget: _Budget, a: int, b: int, c: int, staged: int, c_copies: int) -> bool:
+    """Whether a/b tiles of `a`/`b` bytes (double buffered), an accumulator of `c` bytes
+    (`c_copies` times) and `staged` bytes in the staging space (double buffered) fit."""
+    if budget.staging is not None and 2 * staged > budget.staging:
+        return False
+    if budget.shared_abc:
+        return 2 * (a + b) + c_copies * c <= budget.a
+    if budget.shared_ab:
+        ab_fits = 2 * (a + b) <= budget.a
+    else:
+        ab_fits = 2 * a <= budget.a and 2 * b <= budget.b
+    return ab_fits and c_copies * c <= budget.c
+
+
+def _unit_shape(machine: Machine, op: Operation) -> tuple[int, int, int]:
+    matrix = machine.matrix
+    # A systolic array takes any shape but fills only in multiples of its rows/cols.
+    granule = (matrix.rows or 1, matrix.cols or 1, 1)
+    try:
+        in_dtype = str(to_numpy_dtype(op.operands[0].type.get_element_type()))
+        acc_dtype = str(to_numpy_dtype(op.results[0].type.get_element_type()))
+        shape = matrix.shape_for(in_dtype, acc_dtype)
+    except (KeyError, TypeError, ValueError):
+        shape = None
+    return tuple(max(u, g) for u, g in zip(shape or (matrix.m, matrix.n, matrix.k), granule))
+
+
+def _best(options):
+    """The option with the largest output tile, most square, longest K, widest N."""
+    return max(options, key=lambda o: (o["mn"], -o["traffic"], o["k"], o["n"]), default=None)
+
+
+def matmul_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
+    um, un, uk = _unit_shape(machine, op)
+    in_bytes, acc_bytes = _element_bytes(op)
+    budget = _budget(machine)
+    m_extent, n_extent, k_extent = (math.prod(extents[d] for d in dims) for dims in (roles.m, roles.n, roles.k))
+    sizes = list(extents)
+    for d in roles.batch:
+        sizes[d] = 1
+    if len(roles.m) != 1 or len(roles.n) != 1 or len(roles.k) != 1:
+        return sizes
+    for c_copies in (2, 1):
+        options = []
+        for tm, tn, tk in itertools.product(
+            _candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)
+        ):
+            rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
+            a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
+            if _fits(budget, a, b, c, a + b, c_copies):
+                options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
+        best = _best(options)
+        if best is not None:
+            sizes[roles.m[0]], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
+            return sizes
+    return [1 if d in roles.m or d in roles.n else e for d, e in enumerate(extents)]
+
+
+def conv_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
+    """Output rows x output channels x input channels (see the module docstring)."""
+    um, un, uk = _unit_shape(machine, op)
+    in_bytes, acc_bytes = _element_bytes(op)
+    budget = _budget(machine)
+    lhs_map = tiling_of(op).indexing_maps(op)[0]
+    sizes = list(extents)
+    if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
+        return sizes
+    rows, cols = roles.m[-2], roles.m[-1]
+    for d in roles.m[:-2] + roles.batch:
+        sizes[d] = 1
+    window = math.prod(extents[d] for d in roles.window)
+
+    def input_tile(r: int, tk: int) -> int:
+        """Elements of the input tile with its halo."""
+        box = list(sizes)
+        box[rows], box[roles.k[0]] = r, tk
+        return math.prod(access_slice(lhs_map, Tile.whole(box))[0].sizes)
+
+    for c_copies in (2, 1):
+        options = []
+        for r, tn, tk in itertools.product(
+            range(1, extents[rows] + 1),
+            _candidates(extents[roles.n[0]], un),
+            _candidates(extents[roles.k[0]], uk),
+        ):
+            rm, rn, rk = _round_up(r * extents[cols], um), _round_up(tn, un), _round_up(tk, uk)
+            a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
+            staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
+            if _fits(budget, a, b, c, staged, c_copies):
+                options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
+        best = _best(options)
+        if best is not None:
+            sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
+            return sizes
+    return sizes
+
+
+def vector_sizes(
+    extents: Sequence[int], whole: set[int], bytes_per_element: int, machine: Machine, lane_bytes: int
+) -> list[int]:
+    """Parallel tiles of a vector group (see the module docstring); dims in `whole` stay whole."""
+    space = machine.memories[machine.vector.spaces[0]].capacity // 2
+    lanes = machine.vector.lanes(lane_bytes)
+    sizes = list(extents)
+
+    def fits() -> bool:
+        return math.prod(sizes) * bytes_per_element <= space
+
+    for d in range(len(sizes) - 1):
+        while not fits() and d not in whole and sizes[d] > 1:
+            sizes[d] = max(1, sizes[d] // 2)
+    last = len(sizes) - 1
+    if sizes and last not in whole:
+        while not fits() and sizes[last] > lanes:
+            sizes[last] = max(lanes, _round_up(sizes[last] // 2, lanes))
+    return sizes
+
+
+def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]:
+    """`override` per loop (0 or missing: whole), clipped to the extents."""
+    sizes = list(extents)
+    for d, size in enumerate(list(override)[: len(extents)]):
+        if size > 0:
+            sizes[d] = min(size, extents[d])
+    return sizes
+
+
+def contraction_sizes(op: Operation, machine: Machine, extents: Sequence[int]) -> list[int]:
+    """Matrix-unit tile sizes for a contraction's loops (conv or matmul-like)."""
+    roles = contraction_roles(op)
+    if roles.window:
+        return conv_sizes(op, machine, roles, extents)
+    return matmul_sizes(op, machine, roles, extents)
+
+
+def element_bytes(op: Operation) -> int:
+    return max(
+        (to_numpy_dtype(v.type.get_element_type()).itemsize for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)),
+        default=4,
+    )
+
+
+__all__ = [
+    "Roles",
+    "apply_override",
+    "contraction_roles",
+    "contraction_sizes",
+    "element_bytes",
+    "is_contraction_op",
+    "vector_sizes",
+]
