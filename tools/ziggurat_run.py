@@ -31,6 +31,18 @@ the roofline bound and which roof binds: `ziggurat.backends.report`) instead
 of the results; `--trace` writes a Chrome trace with one track per pipe per
 core (`ziggurat.backends.trace`).
 
+`--save-inputs NPZ` writes the inputs a run used (random or given) by
+argument name, and `--expect NPZ` compares each output with the array of its
+name (`result0`, ... at the graph level; lowered functions name their output
+memrefs `%result0`, ...), printing the error per output and exiting 1 on a
+difference beyond `--rtol`/`--atol` (defaults: by element type, the absolute
+one at least rtol times the expected output's root mean square, as in
+`ziggurat.lowering.differential`). Together they check lowered IR against the
+graph level:
+
+    ziggurat-run model.mlir --save-inputs in.npz --outputs ref.npz
+    ziggurat-opt model.mlir -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --inputs in.npz --expect ref.npz
+
 `--timeout SECONDS` (both levels) and `--max-cycles N` (npu level) stop a run
 that goes on too long. On a terminal, a run that takes more than a second shows
 its progress on stderr. Every failure (unreadable file or npz, IR that does not
@@ -153,6 +165,12 @@ def build_argument_parser() -> argparse.ArgumentParser:
         default=0,
         help="seed of the random inputs used without --inputs (default: 0)",
     )
+    inputs.add_argument(
+        "--save-inputs",
+        metavar="NPZ",
+        type=Path,
+        help="write the inputs the run used (random or given) to this .npz, keyed by argument name",
+    )
 
     outputs = parser.add_argument_group("outputs")
     outputs.add_argument(
@@ -166,6 +184,25 @@ def build_argument_parser() -> argparse.ArgumentParser:
         dest="print_values",
         action="store_true",
         help="print every element of every output",
+    )
+
+    checking = parser.add_argument_group("checking")
+    checking.add_argument(
+        "--expect",
+        metavar="NPZ",
+        type=Path,
+        help="compare each output with the array of the same name in this .npz (e.g. the --outputs of "
+        "the graph-level run: result0, result1, ...) and exit 1 if one differs; prints the error per output",
+    )
+    checking.add_argument(
+        "--rtol", type=_non_negative, metavar="R", help="relative tolerance of --expect (default: by element type)"
+    )
+    checking.add_argument(
+        "--atol",
+        type=_non_negative,
+        metavar="A",
+        help="absolute tolerance of --expect (default: the element type's, at least rtol times the "
+        "expected output's root mean square, as a lowered program rounds partial sums)",
     )
 
     report = parser.add_argument_group("report (npu level)")
@@ -210,6 +247,16 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
         return value
 
     return parse
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: '{text}'") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
 
 
 def read_source(file: str) -> tuple[str, str]:
@@ -323,8 +370,48 @@ def show_outputs(args: argparse.Namespace, outputs: Mapping[str, tuple[object, n
         if args.print_values:
             with np.printoptions(threshold=sys.maxsize, precision=6, suppress=True):
                 print(f"{name}: {value_type}\n{array}")
-        elif args.outputs is None and args.report is None:
+        elif args.outputs is None and args.report is None and args.expect is None:
             print(summarize(name, value_type, array))
+    if args.expect is not None:
+        check_expected(args.expect, outputs, args.rtol, args.atol)
+
+
+def save_inputs(path: Path | None, inputs: Mapping[str, np.ndarray]) -> None:
+    """--save-inputs: the arrays a run used, by argument name (what --inputs reads back)."""
+    if path is None:
+        return
+    try:
+        write_atomically(path, npz_bytes(dict(inputs)))
+    except OSError as error:
+        raise cannot_write(path, "inputs", error) from None
+
+
+def check_expected(
+    path: Path, outputs: Mapping[str, tuple[object, np.ndarray]], rtol: float | None, atol: float | None
+) -> None:
+    """--expect: each output against the array of its name in `path`, one line per output; a
+    diagnostic if a name is missing on either side or an output differs beyond the tolerance."""
+    from ziggurat.lowering.differential import compare_outputs
+
+    reference = read_npz(path)
+    if missing := [name for name in outputs if name not in reference]:
+        raise npz_error(path, f"no expected array for output {', '.join(missing)} (the archive has "
+                        f"{', '.join(sorted(reference)) or 'no arrays'})")
+    if extra := sorted(set(reference) - set(outputs)):
+        raise npz_error(path, f"expected array {', '.join(extra)} names no output (outputs: {', '.join(outputs)})")
+    names = list(outputs)
+    expected = [restore_element_type(reference[name], outputs[name][0]) for name in names]
+    actual = [outputs[name][1] for name in names]
+    comparisons = compare_outputs(expected, actual, rtol, atol, scale_atol=True)
+    for name, want, got, comparison in zip(names, expected, actual, comparisons):
+        if comparison.shape_or_dtype_differs:
+            print(f"{name}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
+        else:
+            # OutputComparison reads "output #i (dtype, shape): verdict"; the name says which output.
+            print(f"{name}: {str(comparison).split(': ', 1)[1]}")
+    if failed := [name for name, comparison in zip(names, comparisons) if not comparison.ok]:
+        sys.stdout.flush()  # the lines above come before the diagnostic in `2>&1`
+        raise npz_error(path, f"output {', '.join(failed)} differs from the expected array beyond the tolerance")
 
 
 def cannot_write(path: Path, what: str, error: OSError) -> DiagnosticError:
@@ -518,6 +605,7 @@ def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.Fun
         if args.inputs is not None
         else random_inputs(function, args.seed)
     )
+    save_inputs(args.save_inputs, dict(zip(argument_names(function), inputs)))
     name = function.sym_name.data
     results = run_reference_watched(
         lambda: run_function(module, inputs, name), function, f"running @{name}", args.timeout
@@ -565,6 +653,7 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
         if args.inputs is not None
         else random_memref_inputs(function, args.seed)
     )
+    save_inputs(args.save_inputs, given)
     name = function.sym_name.data
     watch = NpuWatch(f"running @{name} on {machine.name}", args.timeout, args.max_cycles)
     try:

@@ -1,0 +1,36 @@
+// --save-inputs writes the inputs a run used; --expect compares the outputs with a saved
+// reference, so IR after a pipeline can be checked against the graph level's numbers.
+// RUN: ziggurat-run %s --save-inputs %t.in.npz --outputs %t.ref.npz
+// RUN: python -c "import numpy as np; print(sorted(np.load('%t.in.npz')), sorted(np.load('%t.ref.npz')))" | filecheck %s --check-prefix=KEYS
+// RUN: ziggurat-opt %s -p graph-canonicalize,graph-fold-constants | ziggurat-run - --inputs %t.in.npz --expect %t.ref.npz | filecheck %s
+// Other inputs give other numbers: exit 1 with the error of each output.
+// RUN: not ziggurat-run %s --seed 1 --expect %t.ref.npz 2>&1 | filecheck %s --check-prefix=DIFFER
+// RUN: not ziggurat-run %s --expect %t.in.npz 2>&1 | filecheck %s --check-prefix=NAMES
+// RUN: not ziggurat-run %s --expect %t.ref.npz --atol -1 2>&1 | filecheck %s --check-prefix=ATOL
+// At the npu level the outputs are the memref arguments (here all of them, as --inputs gives all).
+// RUN: ziggurat-run %examples/npu/elementwise_reduce.mlir --save-inputs %t.npu-in.npz --outputs %t.npu-out.npz
+// RUN: ziggurat-run %examples/npu/elementwise_reduce.mlir --inputs %t.npu-in.npz --expect %t.npu-out.npz | filecheck %s --check-prefix=NPU
+
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x8xf32>) {
+  %one = graph.constant dense<1.0> : tensor<4x8xf32>
+  %scaled = graph.mul %x, %one : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = graph.matmul %scaled, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = graph.relu %0 : tensor<4x3xf32>
+  func.return %1, %scaled : tensor<4x3xf32>, tensor<4x8xf32>
+}
+
+// KEYS:        ['w', 'x'] ['result0', 'result1']
+
+// CHECK:       {{^}}result0: ok (max abs error {{.*}}){{$}}
+// CHECK-NEXT:  {{^}}result1: ok (max abs error 0){{$}}
+
+// DIFFER:      {{^}}result0: {{[0-9]+}} elements differ beyond rtol=0.0001, atol={{.*}}; max abs error {{.*}}; first at [{{.*}}]: expected {{.*}}, got {{.*}}
+// DIFFER-NEXT: {{^}}result1: {{[0-9]+}} elements differ
+// DIFFER:      ref.npz: error: output result0, result1 differs from the expected array beyond the tolerance
+
+// NAMES:       in.npz: error: no expected array for output result0, result1 (the archive has w, x)
+
+// ATOL:        argument --atol: must be a number >= 0, got -1
+
+// NPU:         {{^}}X: ok (max abs error 0){{$}}
+// NPU-NEXT:    {{^}}Y: ok (max abs error 0){{$}}
