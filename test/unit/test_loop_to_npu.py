@@ -225,3 +225,93 @@ def test_row_kernels_match_numpy(machine, steps, reference, rows, width):
     x = np.random.default_rng(1).standard_normal((rows, width)).astype(np.float32)
     (y,) = run_npu(module, machine, [x]).outputs
     np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-6)
+
+
+def _contraction(ins: str, out: str, maps: str = MATMUL_MAPS) -> str:
+    return CONTRACTION.format(maps=maps, ins=ins, out=out).replace("      ", "  ", 1)
+
+
+def ragged_matmul() -> str:
+    """A 100x77x300 f16 matmul on davinci in two K tiles (160, then 140), buffers rounded up to the
+    16x16x16 cube and padded with zeros by mte2, as promote-to-memory-space stages them."""
+    g = "gm"
+    text = f"""func.func @main(%A: memref<100x300xf16, "{g}">, %B: memref<300x77xf16, "{g}">, %result0: memref<100x77xf32, "{g}">) {{
+  %zero = arith.constant 0.000000e+00 : f32
+  %c = memref.alloc() : memref<112x80xf32, "l0c">
+  linalg.fill ins(%zero : f32) outs(%c : memref<112x80xf32, "l0c">)
+"""
+    for step, (k0, kt, kp) in enumerate(((0, 160, 160), (160, 140, 144))):
+        a_src = f'memref<100x{kt}xf16, strided<[300, 1], offset: {k0}>, "{g}">'
+        b_src = f'memref<{kt}x77xf16, strided<[77, 1], offset: {k0 * 77}>, "{g}">'
+        a1, a0 = f'memref<112x{kp}xf16, "l1">', f'memref<112x{kp}xf16, "l0a">'
+        b1, b0 = f'memref<{kp}x80xf16, "l1">', f'memref<{kp}x80xf16, "l0b">'
+        text += f"""  %as{step} = memref.subview %A[0, {k0}] [100, {kt}] [1, 1] : memref<100x300xf16, "{g}"> to {a_src}
+  %bs{step} = memref.subview %B[{k0}, 0] [{kt}, 77] [1, 1] : memref<300x77xf16, "{g}"> to {b_src}
+  %a1_{step} = memref.alloc() : {a1}
+  %a0_{step} = memref.alloc() : {a0}
+  %b1_{step} = memref.alloc() : {b1}
+  %b0_{step} = memref.alloc() : {b0}
+  loop.copy %as{step} -> %a1_{step} {{pad = array<i64: 0, 12, 0, {kp - kt}>}} : {a_src} -> {a1}
+  loop.copy %a1_{step} -> %a0_{step} : {a1} -> {a0}
+  loop.copy %bs{step} -> %b1_{step} {{pad = array<i64: 0, {kp - kt}, 0, 3>}} : {b_src} -> {b1}
+  loop.copy %b1_{step} -> %b0_{step} : {b1} -> {b0}
+"""
+        text += _contraction(f"%a0_{step}, %b0_{step} : {a0}, {b0}", '%c : memref<112x80xf32, "l0c">')
+    return text + f"""  %cv = memref.subview %c[0, 0] [100, 77] [1, 1] : memref<112x80xf32, "l0c"> to memref<100x77xf32, strided<[80, 1]>, "l0c">
+  loop.copy %cv -> %result0 : memref<100x77xf32, strided<[80, 1]>, "l0c"> -> memref<100x77xf32, "{g}">
+  func.return
+}}
+"""
+
+
+def test_ragged_matmul_matches_numpy():
+    module = lower(ragged_matmul(), "davinci")
+    mmas = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
+    assert [(op.mnk, op.accumulate is not None) for op in mmas] == [((112, 80, 160), False), ((112, 80, 144), True)]
+    a, b = _gemm_inputs(100, 77, 300)
+    (c,) = run_npu(module, "davinci", [a, b]).outputs
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+CONV_MAPS = "affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>"
+
+
+def conv_tile() -> str:
+    """out[f, ow] = sum_c W[f, c] * X[c, ow], one kernel position of an NCHW conv tile, X listed first."""
+    text = """func.func @main(%X: memref<64x48xf16, "gm">, %W: memref<32x64xf16, "gm">, %result0: memref<32x48xf32, "gm">) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %x1 = memref.alloc() : memref<64x48xf16, "l1">
+  %x0 = memref.alloc() : memref<64x48xf16, "l0b">
+  %w1 = memref.alloc() : memref<32x64xf16, "l1">
+  %w0 = memref.alloc() : memref<32x64xf16, "l0a">
+  %o = memref.alloc() : memref<32x48xf32, "l0c">
+  loop.copy %X -> %x1 : memref<64x48xf16, "gm"> -> memref<64x48xf16, "l1">
+  loop.copy %x1 -> %x0 : memref<64x48xf16, "l1"> -> memref<64x48xf16, "l0b">
+  loop.copy %W -> %w1 : memref<32x64xf16, "gm"> -> memref<32x64xf16, "l1">
+  loop.copy %w1 -> %w0 : memref<32x64xf16, "l1"> -> memref<32x64xf16, "l0a">
+  linalg.fill ins(%zero : f32) outs(%o : memref<32x48xf32, "l0c">)
+"""
+    text += _contraction('%x0, %w0 : memref<64x48xf16, "l0b">, memref<32x64xf16, "l0a">', '%o : memref<32x48xf32, "l0c">', CONV_MAPS)
+    return text + """  loop.copy %o -> %result0 : memref<32x48xf32, "l0c"> -> memref<32x48xf32, "gm">
+  func.return
+}
+"""
+
+
+def test_conv_tile_takes_the_weights_as_a():
+    module = lower(conv_tile(), "davinci")
+    (mma,) = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
+    assert (npu.space_of(mma.a), npu.space_of(mma.b), mma.mnk) == ("l0a", "l0b", (32, 48, 64))
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((64, 48)).astype(np.float16), rng.standard_normal((32, 64)).astype(np.float16)
+    (out,) = run_npu(module, "davinci", [x, w]).outputs
+    np.testing.assert_allclose(out, w.astype(np.float32) @ x.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_an_error_names_the_op_the_machine_and_what_is_missing():
+    a, b, c = 'memref<16x16xf16, "l1">', 'memref<16x16xf16, "l0b">', 'memref<16x16xf32, "l0c">'
+    text = f"func.func @main(%a: {a}, %b: {b}, %c: {c}) {{\n"
+    text += _contraction(f"%a, %b : {a}, {b}", f"%c : {c}") + "  func.return\n}\n"
+    expected = "<test>:2:3: error: linalg.generic: operand A is in 'l1'; the matrix unit 'cube' of machine 'davinci'"
+    with pytest.raises(DiagnosticError, match=expected):
+        lower(text, "davinci")
