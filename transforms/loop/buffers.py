@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
     StringAttr,
 )
-from xdsl.dialects.linalg import LinalgStructuredOperation
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -132,11 +132,10 @@ def hoist_allocs(func: FuncOp) -> None:
     """Move every static `memref.alloc` of `func` to its top, in program order (they have no operands)."""
     allocs = [op for op in func.walk() if isinstance(op, memref.AllocOp) and not op.operands]
     block = func.body.block
-    point = InsertPoint.at_start(block)
     for alloc in allocs:
         alloc.detach()
-        Rewriter.insert_op(alloc, point)
-        point = InsertPoint.after(alloc)
+    first = block.first_op
+    Rewriter.insert_op(allocs, InsertPoint.before(first) if first else InsertPoint.at_end(block))
 
 
 def _after_leading_allocs(block: Block) -> InsertPoint:

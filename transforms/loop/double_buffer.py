@@ -73,8 +73,9 @@ def _index(value: int) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(value, IndexType()))
 
 
-def retype_subview(view: memref.SubviewOp) -> None:
-    """Give a cloned subview the layout of its (possibly new, slotted) source."""
+def retype_subview(view: memref.SubviewOp, mapping: dict[SSAValue, SSAValue]) -> None:
+    """Give a cloned subview the layout of its (possibly new, slotted) source; `mapping`
+    (original value -> clone) follows the retyped result."""
     source_type = view.source.type
     assert isinstance(source_type, MemRefType)
     dynamic = {"offsets": iter(view.offsets), "sizes": iter(view.sizes), "strides": iter(view.strides)}
@@ -88,7 +89,11 @@ def retype_subview(view: memref.SubviewOp) -> None:
         source_type, lists["offsets"], lists["sizes"], lists["strides"], reduce_rank=reduced
     )
     if new_type != view.result.type:
-        Rewriter.replace_value_with_new_type(view.result, new_type)
+        old = view.result
+        new = Rewriter.replace_value_with_new_type(old, new_type)
+        for original, clone in mapping.items():
+            if clone is old:
+                mapping[original] = new
 
 
 class _DoubleBuffer:
@@ -227,7 +232,7 @@ class _DoubleBuffer:
             Rewriter.insert_op(clone, point)
             for nested in clone.walk():
                 if isinstance(nested, memref.SubviewOp):
-                    retype_subview(nested)
+                    retype_subview(nested, mapping)
             point = InsertPoint.after(clone)
         return yielded, point
 

@@ -57,13 +57,16 @@ its space, a dynamic shape.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, linalg, memref
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -73,7 +76,6 @@ from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dtypes import is_float
-from ziggurat.transforms.tile.decompose_conv import is_contraction as is_contraction_generic
 from ziggurat.transforms.loop.buffers import (
     alloc_at_top,
     byte_size,
@@ -88,6 +90,7 @@ from ziggurat.transforms.loop.buffers import (
     written_buffers,
 )
 from ziggurat.transforms.loop.memory_routes import describe_paths, hops, route
+from ziggurat.transforms.tile.decompose_conv import is_contraction as is_contraction_generic
 
 CAST_OPS = (
     arith.ExtFOp,
@@ -126,11 +129,12 @@ def static_shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def contraction_shapes(op: linalg.LinalgStructuredOperation, machine: Machine) -> list[tuple[int, ...]]:
+def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[tuple[int, ...]]:
     """The lhs, rhs and accumulator shapes rounded up to the matrix unit's M, N, K multiples.
 
-    The innermost M, N and K dim (by position in the iteration domain) is rounded; an
-    operand whose map is not a projected permutation keeps its shape.
+    Where the M (N, K) dims together are not a multiple of the unit's m (n, k), the
+    innermost of them (by position in the iteration domain) is rounded up; an operand
+    whose map is not a projected permutation keeps its shape.
     """
     maps = [m.data for m in op.get_indexing_maps()]
     operands = list(op.operands)
@@ -146,7 +150,7 @@ def contraction_shapes(op: linalg.LinalgStructuredOperation, machine: Machine) -
     acc_type = str(op.outputs[0].type.element_type)
     m, n, k = machine.matrix.shape_for(in_type, acc_type) or (machine.matrix.m, machine.matrix.n, machine.matrix.k)
     for kind, multiple in ((lhs & acc) - rhs, m), ((rhs & acc) - lhs, n), ((lhs & rhs) - acc, k):
-        if kind:
+        if kind and math.prod(extents[d] for d in kind) % multiple:
             dim = max(kind)
             extents[dim] = -(-extents[dim] // multiple) * multiple
     return [tuple(extents[r.position] for r in m.results) for m in maps]
@@ -187,7 +191,7 @@ class _Promoter:
         compute = [
             op
             for op in self.func.walk()
-            if isinstance(op, linalg.LinalgStructuredOperation)
+            if isinstance(op, LinalgStructuredOperation)
             and any(isinstance(v.type, MemRefType) for v in op.operands)
         ]
         for op in compute:
@@ -200,7 +204,7 @@ class _Promoter:
 
     # -- placement
 
-    def place_accumulator(self, op: linalg.LinalgStructuredOperation) -> None:
+    def place_accumulator(self, op: LinalgStructuredOperation) -> None:
         acc = op.outputs[0]
         root = root_of(acc)
         c_space = self.machine.matrix.c_space
@@ -277,7 +281,7 @@ class _Promoter:
             for v in operands
         ]
 
-    def stage(self, op: linalg.LinalgStructuredOperation) -> None:
+    def stage(self, op: LinalgStructuredOperation) -> None:
         staged: dict[SSAValue, SSAValue] = {}
         after = InsertPoint.after(op)
         outputs = set(range(len(op.inputs), len(op.operands)))
