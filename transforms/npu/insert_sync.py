@@ -42,7 +42,7 @@ function that already has flags is left as it is (with a remark).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -124,6 +124,11 @@ class _Addresses:
         ):
             return buffer, 0
         return _ANYWHERE, 0
+
+    def runs_once(self, loop: scf.ForOp) -> bool:
+        """Whether the loop's bounds say it runs at least one iteration."""
+        lb, ub = self._range(loop.lb), self._range(loop.ub)
+        return lb is not None and ub is not None and lb[1] < ub[0]
 
     def _bound(self, value: SSAValue, size: int) -> tuple[int, int]:
         """The range of an index into a dimension of `size`: from its definition, else the whole dimension."""
@@ -211,6 +216,9 @@ class _Function:
     machine: Machine
     addresses: _Addresses
     flags: list[_Flag] = field(default_factory=list)
+    learned: dict[Operation, dict[str, dict[str, bool]]] = field(default_factory=dict)
+    """Per loop that runs at least once: what each pipe knows at its end about each other pipe's
+    instructions in its body, all of them (True) or some (False), so the steps after it need not ask again."""
 
     # -- steps -------------------------------------------------------------- #
 
@@ -265,6 +273,8 @@ class _Function:
         if loop is not None:
             for dependence in self.carried(steps, forward, snapshots, known):
                 self.add_token(steps, dependence, loop)
+            if self.addresses.runs_once(loop):
+                self.learned[loop] = _learned_in_body(steps, known)
 
     def forward(self, steps: list[_Step]) -> tuple[list[_Dependence], list[dict[str, Clock]], dict[str, Clock]]:
         """The dependences to flag within one pass over `steps`, each pipe's clock after each step, and at the end."""
@@ -274,10 +284,11 @@ class _Function:
         for j, step in enumerate(steps):
             _drain(known, step, j, self.machine.pipes)
             for dst in step.accesses:
-                for src, i in self.producers(steps, j, dst, range(j - 1, -1, -1)):
-                    if known[dst].get(src, -1) < i:
-                        needed.append(_Dependence(src, i, dst, j))
-                        _learn(known[dst], snapshots[i][src])
+                producers = self.producers(steps, j, dst, range(j - 1, -1, -1))
+                for src, i in _to_flag(known[dst], producers, lambda src, i: snapshots[i][src], 0):
+                    needed.append(_Dependence(src, i, dst, j))
+            if len(step.ops) == 1 and step.first in self.learned:
+                _learn_from_loop(known, steps, j, self.learned[step.first])
             snapshots.append({pipe: {**known[pipe], pipe: j} for pipe in step.accesses})
         return needed, snapshots, known
 
@@ -300,22 +311,21 @@ class _Function:
             for dst in step.accesses:
                 for dependence in waits[j, dst]:
                     _learn(known[dst], snapshots[dependence.producer][dependence.src])
-                for src, i in self.producers(steps, j, dst, range(count - 1, j - 1, -1)):
-                    if known[dst].get(src, -count - 1) < i - count:
-                        needed.append(_Dependence(src, i, dst, j))
-                        _learn(known[dst], _shift(snapshots[i][src], -count))
+                producers = self.producers(steps, j, dst, range(count - 1, j - 1, -1))
+                previous = lambda src, i: _shift(snapshots[i][src], -count)  # noqa: E731
+                for src, i in _to_flag(known[dst], producers, previous, -count):
+                    needed.append(_Dependence(src, i, dst, j))
         return needed
 
     @staticmethod
-    def producers(steps: list[_Step], j: int, dst: str, candidates: Iterable[int]) -> list[tuple[str, int]]:
-        """Per other pipe, the first step of `candidates` whose instructions on it conflict with step j's on `dst`;
-        the latest producer first, as ordering after it may order after the others too."""
+    def producers(steps: list[_Step], j: int, dst: str, candidates: Iterable[int]) -> dict[str, int]:
+        """Per other pipe, the first step of `candidates` whose instructions on it conflict with step j's on `dst`."""
         found: dict[str, int] = {}
         for i in candidates:
             for src in steps[i].accesses:
                 if src != dst and src not in found and steps[i].conflicts(src, steps[j], dst):
                     found[src] = i
-        return sorted(found.items(), key=lambda item: -item[1])
+        return found
 
     # -- flags -------------------------------------------------------------- #
 
@@ -382,12 +392,58 @@ class _Function:
 
 def _learn(clock: Clock, other: Clock) -> None:
     for pipe, step in other.items():
-        if step > clock.get(pipe, -(1 << 60)):
+        if step > clock.get(pipe, _NEVER):
             clock[pipe] = step
 
 
 def _shift(clock: Clock, by: int) -> Clock:
     return {pipe: step + by for pipe, step in clock.items()}
+
+
+_NEVER = -(1 << 60)
+
+
+def _to_flag(
+    known: Clock, producers: dict[str, int], clock_of: Callable[[str, int], Clock], shift: int
+) -> list[tuple[str, int]]:
+    """The producers (pipe, step) a consumer must wait for that `known` does not order already.
+
+    The latest producer goes first, and among equals the one whose clock orders most of the
+    others, since waiting for it may order the rest; each wait teaches `known` its producer's
+    clock. Steps are compared shifted by `shift` (the previous iteration's count from -len).
+    """
+    chosen = []
+    while True:
+        waiting = {src: i for src, i in producers.items() if known.get(src, _NEVER) < i + shift}
+        if not waiting:
+            return chosen
+
+        def reach(src: str) -> tuple[int, int]:
+            clock = clock_of(src, waiting[src])
+            return waiting[src], sum(clock.get(other, _NEVER) >= i + shift for other, i in waiting.items())
+
+        src = max(waiting, key=reach)
+        chosen.append((src, waiting[src]))
+        _learn(known, clock_of(src, waiting[src]))
+
+
+def _learned_in_body(steps: list[_Step], known: dict[str, Clock]) -> dict[str, dict[str, bool]]:
+    last = {pipe: j for j, step in enumerate(steps) for pipe in step.accesses}
+    return {
+        dst: {src: step >= last[src] for src, step in clock.items() if src != dst and src in last and step >= 0}
+        for dst, clock in known.items()
+    }
+
+
+def _learn_from_loop(known: dict[str, Clock], steps: list[_Step], j: int, learned: dict[str, dict[str, bool]]) -> None:
+    """After loop step j: a pipe that knew all of another's instructions in the body finished knows the
+    whole step did; one that knew some knows, as pipes run in order, that the steps before the loop did."""
+    for dst, sources in learned.items():
+        for src, everything in sources.items():
+            before = next((i for i in range(j - 1, -1, -1) if src in steps[i].accesses), None)
+            step = j if everything else before
+            if step is not None and known[dst].get(src, -1) < step:
+                known[dst][src] = step
 
 
 def _drain(known: dict[str, Clock], step: _Step, j: int, pipes: Iterable[str]) -> None:
