@@ -71,19 +71,19 @@ _REDUCTIONS: dict[type[Operation], tuple[str, type[npu.VectorOperation]]] = {
 
 def lower_vector_op(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> None:
     """Emit the instructions of a fill, copy-like, elementwise or reduction linalg op on `machine`."""
-    views = [view_of(v, op) for v in op.operands if isinstance(v.type, MemRefType)]
     if isinstance(op, FillOp):
-        _require_vector(op, machine, npu.VecDupOp, views)
-        emit_vector(emitter, op, machine, npu.VecDupOp, [], views[-1], scalar=_scalar_attr(op.inputs[0], op))
+        dst = view_of(op.outputs[0], op)
+        _require_vector(op, machine, npu.VecDupOp, [dst])
+        emit_vector(emitter, op, machine, npu.VecDupOp, [], dst, scalar=_scalar_attr(op.inputs[0], op))
         return
     body = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
-    loops = _loop_views(op, views)
+    operands = _loop_operands(op)
     if len(body) == 0:
-        _lower_copy_like(emitter, op, machine, loops)
+        _lower_copy_like(emitter, op, machine, operands)
     elif any(str(it.data) == "reduction" for it in op.get_iterator_types()):
-        _lower_reduction(emitter, op, machine, body, loops)
+        _lower_reduction(emitter, op, machine, body, [v for v in operands if isinstance(v, View)])
     elif len(body) == 1:
-        _lower_elementwise(emitter, op, machine, body[0], loops)
+        _lower_elementwise(emitter, op, machine, body[0], operands)
     else:
         raise error_at(
             op, f"{op.name}: loop-to-npu maps one body op to one vector instruction, got "
@@ -91,22 +91,31 @@ def lower_vector_op(emitter: Emitter, op: LinalgStructuredOperation, machine: Ma
         )
 
 
-def _loop_views(op: LinalgStructuredOperation, views: list[View]) -> list[View]:
-    """Each memref operand's view with one dimension per loop of `op` (Dim(None, size) where it broadcasts)."""
-    maps = [m.data for m in op.get_indexing_maps()][-len(views):]
+Operand = View | float | None
+"""A linalg operand as an instruction sees it: a view with one dimension per loop (Dim(None, size)
+where it broadcasts), a scalar constant, or None for a scalar that is not a constant."""
+
+
+def _loop_operands(op: LinalgStructuredOperation) -> list[Operand]:
+    """`op`'s operands (inputs, then outputs) laid over its loops."""
+    maps = [m.data for m in op.get_indexing_maps()]
+    views = {i: view_of(v, op) for i, v in enumerate(op.operands) if isinstance(v.type, MemRefType)}
     sizes = [1] * maps[0].num_dims
-    for view, affine_map in zip(views, maps):
-        for result, expr in enumerate(affine_map.results):
+    for index, view in views.items():
+        for result, expr in enumerate(maps[index].results):
             if not isinstance(expr, AffineDimExpr):
-                raise error_at(op, f"{op.name}: loop-to-npu needs projected-permutation maps, got {affine_map}")
+                raise error_at(op, f"{op.name}: loop-to-npu needs projected-permutation maps, got {maps[index]}")
             sizes[expr.position] = view.shape[result]
-    loops = []
-    for view, affine_map in zip(views, maps):
+    operands: list[Operand] = []
+    for index, value in enumerate(op.operands):
+        if index not in views:
+            operands.append(_constant(value))
+            continue
         dims = [Dim(None, size) for size in sizes]
-        for result, expr in enumerate(affine_map.results):
-            dims[expr.position] = view.dims[result]
-        loops.append(view.with_dims(dims))
-    return loops
+        for result, expr in enumerate(maps[index].results):
+            dims[expr.position] = views[index].dims[result]
+        operands.append(views[index].with_dims(dims))
+    return operands
 
 
 def _require_vector(op: Operation, machine: Machine, kind: type[npu.VectorOperation], views: Sequence[View]) -> None:
@@ -139,32 +148,35 @@ def _constant(value: SSAValue) -> float | None:
 # -- copies ------------------------------------------------------------- #
 
 
-def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, loops: list[View]) -> None:
-    """A body that yields an input: a DMA between the views, or a same-space vector cast."""
+def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, operands: list[Operand]) -> None:
+    """A body that yields an input: a DMA between the views (a same-space vector cast where no engine
+    serves the space), or a dup of a yielded constant."""
     yielded = op.body.block.last_op.operands[0]
-    if not isinstance(yielded, BlockArgument) or yielded.index >= len(loops) - 1:
+    dst = operands[-1]
+    source = operands[yielded.index] if isinstance(yielded, BlockArgument) else _constant(yielded)
+    if isinstance(source, float):
+        _require_vector(op, machine, npu.VecDupOp, [dst])
+        emit_vector(emitter, op, machine, npu.VecDupOp, [], dst, scalar=FloatAttr(source, 64))
+    elif not isinstance(source, View):
         raise error_at(op, f"{op.name}: loop-to-npu cannot select an instruction for a body yielding {yielded}")
-    src, dst = loops[yielded.index], loops[-1]
-    if machine.dma_for(src.space, dst.space) is None and src.space in machine.vector.spaces:
-        _require_vector(op, machine, npu.VecCastOp, [src, dst])
-        emit_vector(emitter, op, machine, npu.VecCastOp, [src], dst)
+    elif machine.dma_for(source.space, dst.space) is None and source.space in machine.vector.spaces:
+        _require_vector(op, machine, npu.VecCastOp, [source, dst])
+        emit_vector(emitter, op, machine, npu.VecCastOp, [source], dst)
     else:
-        emit_dma(emitter, op, machine, src, dst)
+        emit_dma(emitter, op, machine, source, dst)
 
 
 # -- elementwise -------------------------------------------------------- #
 
 
-def _lower_elementwise(emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, loops: list[View]):
+def _lower_elementwise(emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, operands: list[Operand]):
     sources: list[View | float] = []
-    for operand in body_op.operands:
-        if isinstance(operand, BlockArgument):
-            sources.append(loops[operand.index])
-        elif (constant := _constant(operand)) is not None:
-            sources.append(constant)
-        else:
-            raise error_at(op, f"{op.name}: loop-to-npu cannot read the body value {operand} into a vector instruction")
-    dst = loops[-1]
+    for value in body_op.operands:
+        source = operands[value.index] if isinstance(value, BlockArgument) else _constant(value)
+        if source is None:
+            raise error_at(op, f"{op.name}: loop-to-npu reads only buffers and constants into a vector instruction")
+        sources.append(source)
+    dst = operands[-1]
     kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
     buffers = [s for s in sources if isinstance(s, View)]
     _require_vector(op, machine, kind, [*buffers, dst])
@@ -223,7 +235,8 @@ def _enclosing_function(point: InsertPoint) -> func.FuncOp:
 
 
 def _lower_reduction(emitter: Emitter, op: Operation, machine: Machine, body: list[Operation], loops: list[View]):
-    """out[r] (+|max)= reduce(x[r, :]) over the innermost loop dimension: reduce into a buffer, then combine."""
+    """out[r] (+|max)= reduce(x[r, :]) over the innermost loop dimension (`loops`: the input and output
+    views): reduce into a buffer, then combine."""
     reduced = [d for d, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
     if len(body) != 1 or type(body[0]) not in _REDUCTIONS or len(loops) != 2:
         raise error_at(op, f"{op.name}: machine '{machine.name}' has no vector reduction for this body")

@@ -139,6 +139,12 @@ def _tile_vectorize() -> type[ModulePass]:
     return TileVectorizePass
 
 
+def _tile_and_fuse() -> type[ModulePass]:
+    from ziggurat.transforms.tile.tile_and_fuse import TileAndFusePass
+
+    return TileAndFusePass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -147,6 +153,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "tile-and-fuse": _tile_and_fuse,
     "tile-vectorize": _tile_vectorize,
     "promote-to-memory-space": _promote_to_memory_space,
     "hoist-copies": _hoist_copies,
