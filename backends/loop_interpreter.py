@@ -28,7 +28,8 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects import linalg, memref
+from xdsl.dialects import memref
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, SymbolRefAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
@@ -60,19 +61,26 @@ def _view(op: Operation, array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return view
 
 
-def cast_into(destination: np.ndarray, source: np.ndarray) -> None:
-    """`destination[...] = source` in the destination's type: floats to integers round and saturate."""
+def write(op: Operation, destination: np.ndarray, value: np.ndarray) -> None:
+    """`destination[...] = value`, or an error at `op` when the destination is read-only."""
+    if not destination.flags.writeable:
+        raise error_at(op, f"'{op.name}' writes a read-only buffer (a function input or a constant)")
+    destination[...] = value
+
+
+def cast_into(op: Operation, destination: np.ndarray, source: np.ndarray) -> None:
+    """Write `source` into `destination` in its type: floats to integers round and saturate."""
     if destination.dtype.kind in "iu" and source.dtype.kind == "f":
         info = np.iinfo(destination.dtype)
         source = np.clip(np.rint(source), info.min, info.max)
-    destination[...] = source
+    write(op, destination, source)
 
 
 def _copy(op: loop.CopyOp | loop.CopyAsyncOp | memref.CopyOp, source: np.ndarray, destination: np.ndarray) -> None:
     if isinstance(op, loop.CopyOp | loop.CopyAsyncOp) and op.pad is not None:
         value = op.pad_value.value.data if op.pad_value is not None else 0.0
         source = np.pad(source, op.padding(), constant_values=np.asarray(value).astype(source.dtype))
-    cast_into(destination, source)
+    cast_into(op, destination, source)
 
 
 @register_impls
@@ -127,7 +135,7 @@ class LoopFunctions(InterpreterFunctions):
     @impl(memref.StoreOp)
     def run_store(self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues):
         value, buffer, *indices = args
-        buffer[tuple(indices)] = value
+        write(op, buffer[(*indices, ...)], value)  # a 0-d view of the element
         return ()
 
     # -- copies ---------------------------------------------------------------
@@ -158,7 +166,7 @@ class LoopFunctions(InterpreterFunctions):
         if op.results:
             return self.tensor.run_generic(interpreter, op, args).values
         for output, value in zip(args[len(op.inputs) :], run_generic(interpreter, op, args)):
-            output[...] = value
+            write(op, output, value)
         return ()
 
     @impl(linalg.FillOp)
@@ -166,7 +174,7 @@ class LoopFunctions(InterpreterFunctions):
         if op.results:
             return self.tensor.run_fill(interpreter, op, args).values
         value, output = args
-        output[...] = value
+        write(op, output, value)
         return ()
 
     @impl(linalg.MatmulOp)
@@ -174,7 +182,7 @@ class LoopFunctions(InterpreterFunctions):
         if op.results:
             return self.tensor.run_matmul(interpreter, op, args).values
         a, b, output = args
-        output[...] = output + np.matmul(a, b)
+        write(op, output, output + np.matmul(a, b))
         return ()
 
     @impl(linalg.TransposeOp)
@@ -182,7 +190,7 @@ class LoopFunctions(InterpreterFunctions):
         if op.results:
             return self.tensor.run_transpose(interpreter, op, args).values
         source, output = args
-        output[...] = np.transpose(source, op.permutation.get_values())
+        write(op, output, np.transpose(source, op.permutation.get_values()))
         return ()
 
     @impl(linalg.BroadcastOp)
@@ -190,7 +198,7 @@ class LoopFunctions(InterpreterFunctions):
         if op.results:
             return self.tensor.run_broadcast(interpreter, op, args).values
         source, output = args
-        output[...] = np.expand_dims(source, tuple(op.dimensions.get_values()))
+        write(op, output, np.expand_dims(source, tuple(op.dimensions.get_values())))
         return ()
 
     @impl(linalg.Conv2DNchwFchwOp)
@@ -201,7 +209,7 @@ class LoopFunctions(InterpreterFunctions):
         strides = [int(s) for s in op.strides.get_values()]
         dilations = [int(d) for d in op.dilations.get_values()]
         windows = sliding_windows(x, w.shape[2:], strides, dilations, output.shape[2:])
-        output[...] = output + np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True)
+        write(op, output, output + np.einsum("nchwij,fcij->nfhw", windows, w, optimize=True))
         return ()
 
 

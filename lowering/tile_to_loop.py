@@ -50,7 +50,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, memref, scf, tensor
+from xdsl.dialects import arith, func, memref, scf, tensor
+from xdsl.dialects.linalg import abstract_ops
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
@@ -147,6 +149,12 @@ def _dominates(value: SSAValue, op: Operation) -> bool:
     return isinstance(value, BlockArgument) or value.owner.is_before_in_block(ancestor)
 
 
+def _only_detached_users(value: SSAValue) -> bool:
+    """Whether every user of `value` is outside the IR (an op some pass built and dropped):
+    such users do not keep a tensor value alive."""
+    return all(use.operation.parent_op() is None for use in value.uses)
+
+
 def _inside_loop(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
@@ -160,12 +168,12 @@ def _inits(op: Operation) -> Sequence[SSAValue]:
     """The `outs` operands of a destination-style linalg op, one per result."""
     if isinstance(op, linalg.BroadcastOp):
         return [op.init]
-    assert isinstance(op, linalg.LinalgStructuredOperation)
+    assert isinstance(op, abstract_ops.LinalgStructuredOperation)
     return op.outputs
 
 
 def _is_linalg(op: Operation) -> bool:
-    return isinstance(op, linalg.LinalgStructuredOperation | linalg.BroadcastOp)
+    return isinstance(op, abstract_ops.LinalgStructuredOperation | linalg.BroadcastOp)
 
 
 def _same_slice(view: SSAValue, base: SSAValue, insert: tensor.InsertSliceOp) -> bool:
@@ -346,12 +354,12 @@ class _Bufferizer:
                 self._copy(self.buffers[value], result, returned)
         Rewriter.replace_op(returned, func.ReturnOp())
         for op in reversed(self.dead):
-            Rewriter.erase_op(op)
+            Rewriter.erase_op(op, safe_erase=not all(_only_detached_users(r) for r in op.results))
         for new_loop, args in self.loops:
             for arg in args:
-                new_loop.body.block.erase_arg(arg)
+                new_loop.body.block.erase_arg(arg, safe_erase=not _only_detached_users(arg))
         for arg in self.tensor_args:
-            block.erase_arg(arg)
+            block.erase_arg(arg, safe_erase=not _only_detached_users(arg))
         function.function_type = func.FunctionType.from_lists([a.type for a in block.args], [])
 
     def _signature(self, function: func.FuncOp) -> list[BlockArgument]:
