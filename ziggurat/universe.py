@@ -145,6 +145,12 @@ def _tile_and_fuse() -> type[ModulePass]:
     return TileAndFusePass
 
 
+def _tile_pack() -> type[ModulePass]:
+    from ziggurat.transforms.tile.pack import TilePackPass
+
+    return TilePackPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
@@ -153,6 +159,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-layout": _graph_layout,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
+    "tile-pack": _tile_pack,
     "tile-and-fuse": _tile_and_fuse,
     "tile-vectorize": _tile_vectorize,
     "promote-to-memory-space": _promote_to_memory_space,
