@@ -55,7 +55,10 @@ def _mixed(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
 
 
 def _view(op: Operation, array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
-    view = array.reshape(shape)
+    try:
+        view = array.reshape(shape)
+    except ValueError:
+        raise error_at(op, f"'{op.name}' cannot view a buffer of shape {list(array.shape)} as {list(shape)}") from None
     if not np.may_share_memory(view, array):
         raise error_at(op, f"'{op.name}' of a non-contiguous buffer would need a copy; copy it to a row-major buffer first")
     return view
@@ -109,7 +112,10 @@ class LoopFunctions(InterpreterFunctions):
         view = source[slices]
         if view.shape != tuple(sizes):
             raise error_at(op, f"subview of sizes {sizes} at offsets {offsets} does not fit in a buffer of shape {list(source.shape)}")
-        return (_view(op, view, op.result.type.get_shape()),)
+        shape = op.result.type.get_shape()
+        if [n for n in sizes if n != 1] != [n for n in shape if n != 1]:  # a rank-reduced result drops unit dims
+            raise error_at(op, f"subview sizes {sizes} do not match its result shape {list(shape)}")
+        return (_view(op, view, shape),)
 
     @impl(memref.CollapseShapeOp)
     def run_collapse_shape(self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues):

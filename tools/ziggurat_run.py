@@ -591,6 +591,10 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
     outputs = run_reference_watched(
         lambda: run_loop_function(module, inputs, name), function, f"running @{name}", args.timeout
     )
+    if not outputs:
+        from ziggurat.diagnostics import emit_warning
+
+        emit_warning(function, f"@{name} has no %result0, %result1, ... arguments: there are no outputs to show")
     types = dict(zip(argument_names(function), function.function_type.inputs.data))
     show_outputs(args, {key: (types[key], array) for key, array in outputs.items()})
     return 0

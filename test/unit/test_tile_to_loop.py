@@ -200,3 +200,28 @@ func.func @main(%x: memref<4x4xf32, "gm">, %result0: memref<4xf32, "gm">) {
 }"""
     with pytest.raises(DiagnosticError, match="non-contiguous buffer would need a copy"):
         run_loop_function(_parse(text), [np.zeros((4, 4), np.float32)])
+
+
+def test_subview_sizes_must_match_its_type():
+    """xDSL's verifier lets a subview's sizes differ from its type; the interpreter says so at the op."""
+    text = """
+func.func @main(%x: memref<4x4xf32, "gm">, %result0: memref<2x2xf32, "gm">) {
+  %v = memref.subview %x[0, 0] [2, 3] [1, 1] : memref<4x4xf32, "gm"> to memref<2x2xf32, strided<[4, 1]>, "gm">
+  func.return
+}"""
+    with pytest.raises(DiagnosticError, match=r"subview sizes \[2, 3\] do not match its result shape \[2, 2\]"):
+        run_loop_function(_parse(text), [np.zeros((4, 4), np.float32)])
+
+
+def test_ziggurat_run_shows_the_result_arguments(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "loop.mlir"
+    path.write_text(VIEWS)
+    run = subprocess.run(
+        [sys.executable, "-m", "ziggurat.tools.ziggurat_run", str(path), "--print"], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert 'result0: memref<4x6xf32, "gm">' in run.stdout and 'result1: memref<2x3xi8, "gm">' in run.stdout
+    assert "\nx:" not in run.stdout
