@@ -43,3 +43,20 @@ func.func @dynamic(%n: index) {
   %a = memref.alloc(%n) : memref<?xf16, "ub">
   func.return
 }
+
+// -----
+
+// Flags already present: nothing would order the accesses that sharing adds, so no reuse even
+// where the space is short.
+func.func @synchronized(%X: memref<64x1024xf16, "gm">, %Y: memref<64x1024xf16, "gm">) {
+  %x = memref.alloc() : memref<64x1024xf16, "ub">
+  %y = memref.alloc() : memref<64x1024xf16, "ub">
+  // expected-error@+1 {{buffer %z of 131072 bytes does not fit in 'ub'}}
+  %z = memref.alloc() : memref<64x1024xf16, "ub">
+  npu.dma "mte2" %X[0, 0] -> %x[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf16, "gm"> -> memref<64x1024xf16, "ub">
+  npu.set_flag "mte2" -> "vector", 0
+  npu.wait_flag "mte2" -> "vector", 0
+  npu.vec.relu %x[0, 0] -> %y[0, 0] {repeat = 512 : i64} : memref<64x1024xf16, "ub"> -> memref<64x1024xf16, "ub">
+  npu.vec.relu %y[0, 0] -> %z[0, 0] {repeat = 512 : i64} : memref<64x1024xf16, "ub"> -> memref<64x1024xf16, "ub">
+  func.return
+}

@@ -112,19 +112,25 @@ def test_plan_memory_never_overlaps_buffers_live_at_once(kernel):
         assert space != other_space or offset + size <= other_offset
 
 
-def test_plan_memory_reuses_bytes_of_dead_buffers():
-    placed = buffers(apply(parse(without_sync(_SEQUENTIAL)), NpuPlanMemoryPass()))
-    assert placed["z"][1] == placed["x"][1] == 0
-    assert placed["y"][1] == 8192
+def sequential(cols: int) -> str:
+    return _SEQUENTIAL.replace("{cols}", str(cols)).replace("{repeat}", str(64 * cols // 128))
+
+
+def test_plan_memory_reuses_bytes_of_dead_buffers_only_when_short():
+    roomy = buffers(apply(parse(without_sync(sequential(64))), NpuPlanMemoryPass()))
+    assert sorted(offset for _, offset, _ in roomy.values()) == [0, 8192, 16384]
+    short = buffers(apply(parse(without_sync(sequential(1024))), NpuPlanMemoryPass()))
+    assert short["z"][1] == short["x"][1] == 0
+    assert short["y"][1] == 131072
 
 
 def test_plan_memory_does_not_reuse_under_existing_flags():
-    placed = buffers(apply(parse(_SEQUENTIAL), NpuPlanMemoryPass()))
-    assert sorted(offset for _, offset, _ in placed.values()) == [0, 8192, 16384]
+    with pytest.raises(DiagnosticError, match="does not fit"):
+        apply(parse(sequential(1024)), NpuPlanMemoryPass())
 
 
 def test_plan_memory_error_names_the_buffer_and_what_is_live():
-    text = without_sync(_SEQUENTIAL).replace('memref<64x64xf16, "ub">', 'memref<64x1024xf16, "ub">')
+    text = without_sync(sequential(1024))
     with pytest.raises(DiagnosticError, match=r"buffer %. of 131072 bytes does not fit in 'ub' \(capacity 262144 bytes"):
         apply(parse(text), NpuPlanMemoryPass(reuse=False))
     apply(parse(text), NpuPlanMemoryPass())  # fits when %z takes the bytes of %x
@@ -176,16 +182,16 @@ def test_every_inserted_wait_is_needed(kernel):
 
 def test_insert_sync_orders_buffers_that_share_bytes():
     """%z takes the bytes of %x once it is dead: its load must wait until the vector unit has read %x."""
-    text = without_sync(_SEQUENTIAL).replace(
+    text = without_sync(sequential(1024)).replace(
         '    npu.dma "mte3" %z',
-        '    npu.dma "mte2" %X[0, 0] -> %z[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "gm"> -> memref<64x64xf16, "ub">\n'
-        '    npu.vec.relu %z[0, 0] -> %z[0, 0] {repeat = 32 : i64} : memref<64x64xf16, "ub"> -> memref<64x64xf16, "ub">\n'
+        '    npu.dma "mte2" %X[0, 0] -> %z[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf16, "gm"> -> memref<64x1024xf16, "ub">\n'
+        '    npu.vec.relu %z[0, 0] -> %z[0, 0] {repeat = 512 : i64} : memref<64x1024xf16, "ub"> -> memref<64x1024xf16, "ub">\n'
         '    npu.dma "mte3" %z',
     )
     module = apply(parse(text), NpuPlanMemoryPass(), NpuInsertSyncPass())
     placed = buffers(module)
     assert placed["z"][1] == placed["x"][1]
-    values = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float16)
+    values = np.random.default_rng(2).standard_normal((64, 1024)).astype(np.float16)
     (out,) = run(module, [values]).outputs
     np.testing.assert_array_equal(out, np.maximum(values, 0))
 
@@ -206,20 +212,21 @@ def test_insert_sync_falls_back_to_barriers_without_enough_event_ids(tmp_path):
         np.testing.assert_array_equal(got, want)
 
 
+# %x -> relu -> %y -> relu -> %z, hand-synchronized; with 1024 columns 'ub' holds only two of them.
 _SEQUENTIAL = """
 module attributes {npu.machine = "davinci"} {
-  func.func @main(%X: memref<64x64xf16, "gm">, %Y: memref<64x64xf16, "gm">) {
-    %x = memref.alloc() : memref<64x64xf16, "ub">
-    %y = memref.alloc() : memref<64x64xf16, "ub">
-    %z = memref.alloc() : memref<64x64xf16, "ub">
-    npu.dma "mte2" %X[0, 0] -> %x[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "gm"> -> memref<64x64xf16, "ub">
+  func.func @main(%X: memref<64x{cols}xf16, "gm">, %Y: memref<64x{cols}xf16, "gm">) {
+    %x = memref.alloc() : memref<64x{cols}xf16, "ub">
+    %y = memref.alloc() : memref<64x{cols}xf16, "ub">
+    %z = memref.alloc() : memref<64x{cols}xf16, "ub">
+    npu.dma "mte2" %X[0, 0] -> %x[0, 0] {shape = array<i64: 64, {cols}>} : memref<64x{cols}xf16, "gm"> -> memref<64x{cols}xf16, "ub">
     npu.set_flag "mte2" -> "vector", 0
     npu.wait_flag "mte2" -> "vector", 0
-    npu.vec.relu %x[0, 0] -> %y[0, 0] {repeat = 32 : i64} : memref<64x64xf16, "ub"> -> memref<64x64xf16, "ub">
-    npu.vec.relu %y[0, 0] -> %z[0, 0] {repeat = 32 : i64} : memref<64x64xf16, "ub"> -> memref<64x64xf16, "ub">
+    npu.vec.relu %x[0, 0] -> %y[0, 0] {repeat = {repeat} : i64} : memref<64x{cols}xf16, "ub"> -> memref<64x{cols}xf16, "ub">
+    npu.vec.relu %y[0, 0] -> %z[0, 0] {repeat = {repeat} : i64} : memref<64x{cols}xf16, "ub"> -> memref<64x{cols}xf16, "ub">
     npu.set_flag "vector" -> "mte3", 0
     npu.wait_flag "vector" -> "mte3", 0
-    npu.dma "mte3" %z[0, 0] -> %Y[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "ub"> -> memref<64x64xf16, "gm">
+    npu.dma "mte3" %z[0, 0] -> %Y[0, 0] {shape = array<i64: 64, {cols}>} : memref<64x{cols}xf16, "ub"> -> memref<64x{cols}xf16, "gm">
     func.return
   }
 }

@@ -5,11 +5,14 @@ aligned as the space requires (`alignment` in the machine file). Two buffers
 share bytes only when their live ranges do not overlap: a buffer lives from its
 first use to its last in program order, and a use inside a loop that the alloc
 is outside of keeps it alive for the whole loop (the next iteration comes back
-to it). Offsets are chosen greedily, largest buffer first, each at the lowest
-aligned offset clear of the buffers already placed that live at the same time
-(the greedy-by-size planner of TFLite's arena allocator). A buffer that does not
-fit is an error at its alloc naming it, its size, the space, its capacity and
-what else is live then.
+to it). Offsets are chosen greedily, largest buffer first (the greedy-by-size
+planner of TFLite's arena allocator), each at the lowest aligned offset clear of
+every buffer already placed in its space; only where that would overflow the
+space does it take bytes of buffers that are dead by then, since instructions
+touching shared bytes must then wait for each other (npu-insert-sync orders
+them), which costs the overlap between pipes. A buffer that does not fit is an
+error at its alloc naming it, its size, the space, its capacity and what else is
+live then.
 
 Run it before `npu-insert-sync`, which then sees the bytes that buffers share
 and orders their accesses. On a function that already has flags or barriers
@@ -18,7 +21,7 @@ would order the accesses that the sharing creates.
 
     %a = memref.alloc() : memref<64x64xf16, "ub">        %a = npu.buffer offset 0 : memref<64x64xf16, "ub">
     %b = memref.alloc() : memref<64x64xf16, "ub">   ->   %b = npu.buffer offset 8192 : memref<64x64xf16, "ub">
-    ... uses of %a, then of %b ...                        (offset 0 too if %a is dead when %b is first used)
+    ... uses of %a, then of %b ...                        (offset 0 if 'ub' were full and %a dead by then)
 
 Option `reuse=false` gives every buffer bytes of its own (for debugging a suspected reuse bug).
 """
@@ -146,9 +149,9 @@ def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
     return buffers
 
 
-def _place(buffer: _Buffer, alignment: int) -> int:
-    """The lowest aligned offset where `buffer` overlaps none of the placed buffers it lives with."""
-    placed = sorted((b for b in buffer.conflicts if b.offset is not None), key=lambda b: b.offset)
+def _place(buffer: _Buffer, avoid: list[_Buffer], alignment: int) -> int:
+    """The lowest aligned offset where `buffer` overlaps none of the placed buffers of `avoid`."""
+    placed = sorted((b for b in avoid if b.offset is not None), key=lambda b: b.offset)
     offset = 0
     for other in placed:
         if offset + buffer.size <= other.offset:
@@ -183,7 +186,11 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
         ]
     for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
         if buffer.offset is None:
-            buffer.offset = _place(buffer, machine.memories[buffer.space].alignment)
+            space = machine.memories[buffer.space]
+            mates = [other for other in buffers if other is not buffer and other.space == buffer.space]
+            buffer.offset = _place(buffer, mates, space.alignment)
+            if buffer.offset + buffer.size > space.capacity:
+                buffer.offset = _place(buffer, buffer.conflicts, space.alignment)
             _check_fits(buffer, machine)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
@@ -202,7 +209,7 @@ def _replace_alloc(alloc: memref.AllocOp, offset: int) -> None:
 @dataclass(frozen=True)
 class NpuPlanMemoryPass(ModulePass):
     """Turn each `memref.alloc` into an `npu.buffer` at a static, aligned offset, sharing space between
-    buffers that are never live at once; error at a buffer that does not fit its space.
+    buffers that are never live at once where the space is short; error at a buffer that does not fit.
 
     Options: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`),
     `reuse` (default true; false gives every buffer its own bytes).
