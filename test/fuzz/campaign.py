@@ -1,9 +1,10 @@
 """Running many cases of each category and tallying how they ended.
 
-`run_campaign({"ir": 2500, ...}, seed=0)` draws the cases with hypothesis
+`run_category("ir", 100, seed_value=0)` draws the cases with hypothesis
 (seeded, so a run is reproducible; generation only: a failing case is saved
 as drawn rather than shrunk, since each attempt may take the whole time
-limit), runs each through its tools and returns a `Tally` per category.
+limit), runs each through its tools and returns a `Tally`; `make fuzz` runs
+many such chunks in parallel and adds their tallies up (`Tally.add`).
 Failing inputs are written to `test/fuzz/failures/` with a header saying
 which tool failed, how, and with which arguments.
 """
@@ -74,11 +75,18 @@ class Tally:
     failures: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
 
+    def add(self, other: Tally) -> None:
+        self.cases += other.cases
+        self.outcomes += other.outcomes
+        self.failures += other.failures
+        self.seconds += other.seconds
+
 
 def run_category(
-    name: str, count: int, seed_value: int = 0, save_failures: bool = False, cli_every: int = 0
+    name: str, count: int, seed_value: int = 0, save_failures: bool = False, cli_every: int = 0, first: int = 0
 ) -> Tally:
-    """Run `count` cases of a category; every `cli_every`-th one (if not 0) through the console scripts too."""
+    """Run `count` cases of a category, numbered from `first` (a chunk of a longer run); every
+    `cli_every`-th one (if not 0) through the console scripts too."""
     category = CATEGORIES[name]
     tally = Tally()
     start = time.perf_counter()
@@ -95,7 +103,7 @@ def run_category(
     def one_case(case):
         tally.cases += 1
         check = category.check
-        if category.cli is not None and cli_every and tally.cases % cli_every == 0:
+        if category.cli is not None and cli_every and (first + tally.cases) % cli_every == 0:
             check = category.cli
         with tempfile.TemporaryDirectory(prefix="ziggurat-fuzz-") as workdir:
             outcomes = check(case, Path(workdir))
@@ -104,7 +112,7 @@ def run_category(
             if outcome.kind in FAILURE_KINDS:
                 failure = Failure(name, tool, outcome, case)
                 if save_failures:
-                    failure.saved = save_failure(failure, category.suffix, len(tally.failures))
+                    failure.saved = save_failure(failure, category.suffix, first + tally.cases)
                 tally.failures.append(failure)
 
     one_case()
@@ -112,10 +120,10 @@ def run_category(
     return tally
 
 
-def save_failure(failure: Failure, suffix: str, index: int) -> Path:
+def save_failure(failure: Failure, suffix: str, case_number: int) -> Path:
     FAILURES_DIR.mkdir(exist_ok=True)
     tool = re.sub(r"[^\w.-]+", "_", failure.tool).strip("_")
-    path = FAILURES_DIR / f"{failure.category}-{tool}-{failure.outcome.kind}-{index}{suffix}"
+    path = FAILURES_DIR / f"{failure.category}-{case_number}-{tool}-{failure.outcome.kind}{suffix}"
     comment = "#" if suffix == ".toml" else "//"
     header = [
         f"{failure.tool}: {failure.outcome.kind} {failure.outcome.detail}".rstrip(),

@@ -1,15 +1,24 @@
-"""Category `pipeline`: random graph-level pass pipelines over valid IR, checked on the interpreter.
+"""Category `pipeline`: random pass pipelines over valid IR, checked on the interpreters.
 
-The inputs are the chunks of the graph-level seed files that verify and
-whose every function runs on random inputs (`runnable_chunks`). A case draws
-a chunk and a `-p` list of one to five passes among the graph passes and
-xDSL's `cse`, `dce` and `canonicalize`, with random option values (odd ones
-included: 0, 1, negative). `ziggurat-opt` must succeed or report a
-diagnostic; when it succeeds, its printed output must parse, verify, and
-compute what the input computed, function by function, on the same random
-inputs and on inputs with NaN, infinities and signed zeros. Comparing after printing and parsing again is deliberate: a value
-that survives the passes but not the text (NaN, -0.0) is a wrong answer for
-`ziggurat-opt | ziggurat-run`.
+The passes are discovered, not listed: every pass of ziggurat's universe that
+imports (a pass still being written may not yet), with its options as
+`ziggurat-opt --list-passes` shows them, xDSL's `cse`, `dce` and
+`canonicalize`, and the named pipelines (`graph-opt`, `lower-to-npu`, ...).
+Option values are drawn by the option's type, odd ones included (0, 1,
+negative, unknown names); required options are always given.
+
+The inputs are the chunks of the seed files (graph, tensor and loop level)
+that verify and whose every public function runs on random inputs
+(`runnable_chunks`). A case draws a chunk and a `-p` list of one to five
+passes. `ziggurat-opt` must succeed or report a diagnostic; when it
+succeeds, its printed output must parse, verify, and compute what the input
+computed, function by function, each level on its own interpreter
+(`ziggurat.lowering.differential.run_at_level`), on the same random inputs
+and, when the level did not change, on inputs with NaN, infinities and
+signed zeros. Comparing after printing and parsing again is deliberate: a
+value that survives the passes but not the text (NaN, -0.0) is a wrong
+answer for `ziggurat-opt | ziggurat-run`. Output that cannot run yet (npu
+code before `npu-plan-memory`) is only parsed and verified.
 """
 
 from __future__ import annotations
@@ -17,22 +26,25 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
 
-from .outcome import Outcome, run_in_process, time_limit
+from .outcome import CaseTimeout, Outcome, run_in_process, time_limit
 from .seeds import SPLIT_MARKER, ir_seeds
 
-GRAPH_SEED_PREFIXES = ("test/graph/", "test/run/", "examples/graph/")
-PASSES = ("graph-canonicalize", "graph-fold-constants", "cse", "dce", "canonicalize")
-OPTIONS = {
-    "graph-canonicalize": ("max-elements",),
-    "graph-fold-constants": ("max-elements",),
-}
-OPTION_VALUES = ("0", "1", "3", "4", "16", "1048576", "-1")
+PIPELINE_SEED_PREFIXES = ("test/graph/", "test/run/", "examples/graph/", "test/tile/", "test/loop/")
+XDSL_PASSES = ("cse", "dce", "canonicalize")
+INT_VALUES = ("0", "1", "3", "4", "16", "1048576", "-1")
+STRING_VALUES = ("NHWC", "NCHW", "davinci", "systolic", "tensorcore", "bogus", "")
+NAMED_PIPELINE_OPTIONS = ("layout=NHWC", "layout=NCHW", "machine=davinci", "machine=systolic", "machine=bogus")
+INPUT_LEVELS = ("graph", "tensor", "loop")
+"""The levels of the input chunks: npu seeds are kernels meant to run long (test/run/npu_limits.mlir)."""
+RUN_TIMEOUT_S = 30
+SPECIAL_VALUES = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0)
 
 
 @dataclass
@@ -47,56 +59,104 @@ class PipelineCase:
 
 
 @functools.cache
+def discovered_passes() -> dict[str, tuple[tuple[str, str, bool], ...]]:
+    """Pass name -> its options as (name, type, required): ziggurat's passes that import, and xDSL's few."""
+    from ziggurat.context import multiverse
+    from ziggurat.tools.ziggurat_opt import pass_options
+    from ziggurat.universe import PASSES
+
+    available = multiverse().all_passes
+    passes = {}
+    for name in (*sorted(PASSES), *XDSL_PASSES):
+        try:
+            pass_class = available[name]()
+        except ImportError:
+            continue
+        passes[name] = tuple((o.name, o.type, o.default is None) for o in pass_options(pass_class))
+    return passes
+
+
+def option_values(type_name: str) -> tuple[str, ...]:
+    """Values to try for an option of this type (as `pass_options` spells it), good and bad."""
+    if type_name == "bool":
+        return ("true", "false")
+    if type_name == "int":
+        return INT_VALUES
+    if type_name.startswith("tuple"):
+        return ("1", "2,3", "0", "1,1,1,1", "-1")
+    return STRING_VALUES + ("1",)
+
+
+@functools.cache
 def runnable_chunks() -> tuple[tuple[str, int, str], ...]:
-    """(seed, line offset, text) of each graph-level chunk that verifies and runs."""
+    """(seed, line offset, text) of each graph-, tensor- or loop-level chunk that verifies and runs."""
     from ziggurat.tools.ziggurat_opt import split_input
 
     chunks = []
     for seed, text in ir_seeds():
-        if not seed.startswith(GRAPH_SEED_PREFIXES):
+        if not seed.startswith(PIPELINE_SEED_PREFIXES):
             continue
         parts = split_input(text) if SPLIT_MARKER in text else [(text, 0)]
         for chunk, offset in parts:
-            if _results(chunk, f"{seed}:{offset}") is not None:
+            try:
+                results = _results(chunk, f"{seed}:{offset}", INPUT_LEVELS)
+            except CaseTimeout:
+                continue
+            if results is not None and all(isinstance(r, list) for _, r in results.values()):
                 chunks.append((seed, offset, chunk))
     return tuple(chunks)
 
 
-def _results(text: str, filename: str) -> dict[str, list[np.ndarray]] | None:
-    """Every function's results on seeded random inputs; None if the text fails to parse, verify or run."""
-    from ziggurat.backends.interpreter import random_inputs, run_function
+Results = dict[tuple[str, str], tuple[str, "list[np.ndarray] | str"]]
+"""(function, "random" or "special" inputs) -> (the function's level, its outputs or the diagnostic that
+stopped the run). Functions that cannot run yet (`why_not_runnable`) are left out."""
+
+
+def _results(text: str, filename: str, levels: tuple[str, ...] = ("graph", "tensor", "loop", "npu")) -> Results | None:
+    """Every public function's outputs on seeded random and special inputs, each on the interpreter of
+    its level; None if the text fails to parse or verify or has no function of one of `levels`.
+    A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
     from ziggurat.context import default_context
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source, verify_module
+    from ziggurat.lowering.differential import level_inputs, level_of, why_not_runnable
     from xdsl.dialects import func
 
     try:
-        # NaN and infinities from log, sqrt, overflow are values to compare, not problems.
-        with collect_diagnostics(), time_limit(30), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+        with collect_diagnostics(), time_limit(RUN_TIMEOUT_S):
             module = parse_source(default_context(), text, filename)
             verify_module(module)
-            functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
-            if not functions:
-                return None
-            return {
-                f"@{f.sym_name.data} on {kind} inputs": run_function(module, inputs, f.sym_name.data)
-                for f in functions
-                for kind, inputs in (("random", random_inputs(f, seed=1)), ("special", special_inputs(f)))
-            }
     except DiagnosticError:
         return None
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks and not op.is_declaration]
+    results: Results = {}
+    for function in functions:
+        name, level = function.sym_name.data, level_of(module, function)
+        if level not in levels or why_not_runnable(module, level) is not None:
+            continue
+        for kind, make_inputs in (("random", lambda: level_inputs(function, 1)),
+                                  ("special", lambda: special(level_inputs(function, 2)))):
+            results[(name, kind)] = (level, _run(module, make_inputs, name))
+    return results or None
 
 
-SPECIAL_VALUES = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0)
+def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str) -> list[np.ndarray] | str:
+    """The outputs of @name on the interpreter of its level, or the diagnostic that stopped it."""
+    from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
+    from ziggurat.lowering.differential import run_at_level
+
+    try:
+        # NaN and infinities from log, sqrt, overflow are values to compare, not problems.
+        with collect_diagnostics(), time_limit(RUN_TIMEOUT_S), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return run_at_level(module, make_inputs(), name)
+    except DiagnosticError as e:
+        return e.format()
 
 
-def special_inputs(function) -> list[np.ndarray]:
-    """Random inputs with an eighth of each float array replaced by NaN, infinities, signed zeros and ones:
+def special(inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The inputs with an eighth of each float array replaced by NaN, infinities, signed zeros and ones:
     the values where algebraic simplifications (x * 0 -> 0, x + 0 -> x) go wrong."""
-    from ziggurat.backends.interpreter import random_inputs
-
     rng = np.random.default_rng(2)
-    inputs = random_inputs(function, seed=2)
     for array in inputs:
         if array.dtype.kind == "f" or array.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
             chosen = rng.random(array.shape) < 0.125
@@ -106,12 +166,18 @@ def special_inputs(function) -> list[np.ndarray]:
 
 @st.composite
 def _pass_spec(draw) -> str:
-    name = draw(st.sampled_from(PASSES))
-    options = [
-        f"{option}={draw(st.sampled_from(OPTION_VALUES))}"
-        for option in OPTIONS.get(name, ())
-        if draw(st.booleans())
-    ]
+    from ziggurat.lowering.pipelines import PIPELINES
+
+    passes = discovered_passes()
+    name = draw(st.sampled_from(sorted(passes) + sorted(PIPELINES)))
+    if name not in passes:
+        options = [draw(st.sampled_from(NAMED_PIPELINE_OPTIONS))] if draw(st.booleans()) else []
+    else:
+        options = [
+            f"{option}={draw(st.sampled_from(option_values(type_name)))}"
+            for option, type_name, required in passes[name]
+            if required or draw(st.booleans())
+        ]
     return name + ("{" + " ".join(options) + "}" if options else "")
 
 
@@ -135,12 +201,14 @@ def tolerance(dtype: np.dtype) -> tuple[float, float]:
     return 1e-4, 1e-5
 
 
-def mismatch(expected: np.ndarray, actual: np.ndarray, signed_zeros: bool = False) -> str | None:
-    """How `actual` differs from `expected`, or None if it is the same up to `tolerance`
-    (and, with `signed_zeros`, has the same sign wherever both are zero: 1 / x tells them apart)."""
+def mismatch(
+    expected: np.ndarray, actual: np.ndarray, signed_zeros: bool = False, tolerances: tuple[float, float] | None = None
+) -> str | None:
+    """How `actual` differs from `expected`, or None if it is the same up to `tolerances` (default:
+    `tolerance`; and, with `signed_zeros`, has the same sign wherever both are zero: 1 / x tells them apart)."""
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
         return f"{actual.dtype}{list(actual.shape)} instead of {expected.dtype}{list(expected.shape)}"
-    rtol, atol = tolerance(expected.dtype)
+    rtol, atol = tolerances or tolerance(expected.dtype)
     wide_expected, wide_actual = expected.astype(np.float64), actual.astype(np.float64)
     if not np.array_equal(np.isnan(wide_expected), np.isnan(wide_actual)):
         return "NaN at other positions"
@@ -162,17 +230,35 @@ def check_pipeline_case(case: PipelineCase, workdir: Path) -> dict[str, Outcome]
     # A bad option value is a command-line error: it has no place in the file to point at.
     outcome = run_in_process(ziggurat_opt.main, [str(path), "-p", case.pipeline], location=None)
     if outcome.kind == "success":
-        expected = _results(case.text, "before.mlir")
-        actual = _results(outcome.stdout, "after.mlir")
-        if expected is not None:
-            if actual is None:
-                outcome.kind, outcome.detail = "mismatch", "the output does not parse, verify or run"
-            else:
-                for name, results in expected.items():
-                    if name not in actual:
-                        continue  # dce may erase a private function
-                    for index, (before, after) in enumerate(zip(results, actual[name])):
-                        if (difference := mismatch(before, after, signed_zeros=True)) is not None:
-                            outcome.kind = "mismatch"
-                            outcome.detail = f"{name}, result #{index}: {difference}"
+        try:
+            problem = compare_results(_results(case.text, "before.mlir"), _results(outcome.stdout, "after.mlir"))
+        except CaseTimeout:
+            outcome.kind, outcome.detail = "hang", f"the output ran past {RUN_TIMEOUT_S} s on the interpreter"
+            return {"ziggurat-opt": outcome}
+        if problem is not None:
+            outcome.kind, outcome.detail = "mismatch", problem
     return {"ziggurat-opt": outcome}
+
+
+def compare_results(expected: Results | None, actual: Results | None) -> str | None:
+    """How the output's results differ from the input's, or None if they agree."""
+    from ziggurat.lowering.differential import stage_tolerance
+
+    if expected is None:
+        return None
+    if actual is None:
+        return "the output does not parse or verify"
+    for key, (level, before) in expected.items():
+        if key not in actual:
+            continue  # dce may erase a private function; npu code before npu-plan-memory cannot run yet
+        after_level, after = actual[key]
+        lowered = after_level != level
+        if isinstance(after, str):
+            return f"@{key[0]} on {key[1]} inputs: the output does not run at the {after_level} level: {after}"
+        if lowered and key[1] == "special":
+            continue  # lowered code may order NaN and signed zeros differently through max/min
+        for index, (b, a) in enumerate(zip(before, after)):
+            override = stage_tolerance(b) if lowered else None
+            if (difference := mismatch(b, a, signed_zeros=not lowered, tolerances=override)) is not None:
+                return f"@{key[0]} on {key[1]} inputs ({level} -> {after_level}), result #{index}: {difference}"
+    return None
