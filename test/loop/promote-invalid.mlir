@@ -56,3 +56,14 @@ func.func @dynamic(%x: memref<?x16xf16, "gm">) {
   %d = memref.dim %x, %c0 : memref<?x16xf16, "gm">
   func.return
 }
+
+// -----
+
+// A casting copy where no engine on the route casts (davinci's mte2 does not).
+func.func @no_cast(%x: memref<16xf16, "gm">, %result0: memref<16xf32, "gm">) {
+  %u = memref.alloc() : memref<16xf32, "ub">
+  // expected-error@+1 {{no engine on the route gm -> ub casts on machine 'davinci'}}
+  loop.copy %x -> %u : memref<16xf16, "gm"> -> memref<16xf32, "ub">
+  loop.copy %u -> %result0 : memref<16xf32, "ub"> -> memref<16xf32, "gm">
+  func.return
+}

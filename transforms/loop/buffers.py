@@ -87,11 +87,11 @@ def move_to_space(value: SSAValue, space: str) -> None:
         Rewriter.replace_value_with_new_type(view, in_space(view.type, space))
 
 
-def valid_region(buffer: SSAValue, shape: Sequence[int]) -> memref.SubviewOp:
-    """A subview of the leading `shape` of a (padded, row-major) buffer, not inserted."""
+def valid_region(buffer: SSAValue, shape: Sequence[int], offsets: Sequence[int] | None = None) -> memref.SubviewOp:
+    """A subview of `shape` at `offsets` (default the origin) of a (padded) buffer, not inserted."""
     assert isinstance(buffer.type, MemRefType)
     return memref.SubviewOp.from_static_parameters(
-        buffer, buffer.type, [0] * len(shape), list(shape), [1] * len(shape)
+        buffer, buffer.type, list(offsets or [0] * len(shape)), list(shape), [1] * len(shape)
     )
 
 

@@ -72,7 +72,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.backends.machine import DmaEngine, Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dtypes import is_float
@@ -122,6 +122,18 @@ def is_cast_only(op: Operation) -> bool:
         and body[0].operands[0] == op.body.block.args[0]
         and body[1].operands[0] == body[0].results[0]
     )
+
+
+def engine_can(engine: DmaEngine, copy: CopyOp | CopyAsyncOp) -> bool:
+    """Whether `engine` does `copy` in one go: it pads if the copy pads, casts if it casts."""
+    pads = any(p for pair in copy.padding() for p in pair)
+    casts = copy.source.type.element_type != copy.destination.type.element_type
+    return (engine.pad or not pads) and (engine.cast or not casts)
+
+
+def first_hop(steps: list[tuple[str, str, DmaEngine]], accepts) -> int | None:
+    """The index of the first hop whose (engine, destination space) `accepts`."""
+    return next((h for h, (_, space, engine) in enumerate(steps) if accepts(engine, space)), None)
 
 
 def static_shape(value: SSAValue) -> tuple[int, ...]:
@@ -197,10 +209,13 @@ class _Promoter:
         for op in compute:
             if is_contraction(op):
                 self.place_accumulator(op)
+        copies = [op for op in self.func.walk() if isinstance(op, CopyOp | CopyAsyncOp)]
         compute = [op for op in compute if not self.fold_cast(op)]
         self.place_unplaced(compute)
         for op in compute:
             self.stage(op)
+        for copy in copies:
+            self.legalize(copy)
 
     # -- placement
 
@@ -242,24 +257,54 @@ class _Promoter:
         return True
 
     def place_unplaced(self, compute: list[Operation]) -> None:
-        allocs = [op.memref for op in self.func.walk() if isinstance(op, memref.AllocOp) and space_of(op.memref) is None]
+        global_space = self.machine.global_memory().name
+        allocs = [
+            op.memref
+            for op in self.func.walk()
+            if isinstance(op, memref.AllocOp) and space_of(op.memref) in (None, global_space)
+        ]
         for buffer in allocs:
-            move_to_space(buffer, self.space_for(buffer, compute))
+            space = self.space_for(buffer, compute)
+            if space is not None and space != space_of(buffer):
+                move_to_space(buffer, space)
 
-    def space_for(self, buffer: SSAValue, compute: list[Operation]) -> str:
+    def space_for(self, buffer: SSAValue, compute: list[Operation]) -> str | None:
+        """Where an intermediate goes; None leaves one in the global space where it is."""
         users = list(users_through_views(buffer))
         writers = [op for op, view in users if view in written_buffers(op)]
-        if any(op in compute for op in writers):
+        placed = space_of(buffer) is not None
+        if not placed and any(op in compute for op in writers):
             return self.vector_space
-        copies = [op for op in writers if isinstance(op, CopyOp | CopyAsyncOp) and space_of(op.source)]
+        copies = [op for op in writers if isinstance(op, CopyOp | CopyAsyncOp)]
         readers = [(op, view) for op, view in users if op in compute]
-        if copies and readers:
-            op, view = readers[0]
-            want = self.wanted(op)[list(op.operands).index(view)]
-            chain = route(self.machine, space_of(copies[0].source), want.space)
-            if chain is not None:
-                return chain[min(1, len(chain) - 1)]
-        return self.machine.global_memory().name
+        if copies and len(copies) == len(writers) and readers:
+            space = self.next_to_readers(buffer, copies, readers)
+            if space is not None:
+                return space
+        return None if placed else self.machine.global_memory().name
+
+    def next_to_readers(
+        self, buffer: SSAValue, copies: list[Operation], readers: list[tuple[Operation, SSAValue]]
+    ) -> str | None:
+        """For a buffer only copies fill (e.g. a padded conv input): the first space on the route
+        from the copies' source to its first reader's space, if that engine can do the copies
+        (pad, cast) and the buffer fits there."""
+        sources = {space_of(copy.source) for copy in copies}
+        op, view = readers[0]
+        want = self.wanted(op)[list(op.operands).index(view)]
+        if len(sources) != 1 or None in sources or want is None:
+            return None
+        source = sources.pop()
+        chain = route(self.machine, source, want.space)
+        if chain is None:
+            return None
+        space = chain[min(1, len(chain) - 1)]
+        engine = self.machine.dma_for(source, space)
+        if engine is None or any(not engine_can(engine, copy) for copy in copies):
+            return None
+        if byte_size(in_space(buffer.type, space)) > self.machine.memories[space].capacity:
+            return None
+        return space
 
     # -- staging
 
@@ -356,6 +401,80 @@ class _Promoter:
             current = hop
         return self.copy(current, value, after)
 
+    # -- the program's own copies
+
+    def legalize(self, copy: CopyOp | CopyAsyncOp) -> None:
+        """Split a copy that no single engine does (no path, or a pad or cast the engine lacks)
+        along its route: the first engine that pads pads (else the first vector space on the
+        route is zero-filled and the copy writes its interior), the first that casts casts."""
+        source, destination = space_of(copy.source), space_of(copy.destination)
+        direct = self.machine.dma_for(source, destination) if source != destination else None
+        if direct is not None and engine_can(direct, copy):
+            return
+        steps = hops(self.machine, self.copy_route(copy, source, destination))
+        pads = any(p for pair in copy.padding() for p in pair)
+        casts = copy.source.type.element_type != copy.destination.type.element_type
+        pad_hop = first_hop(steps, lambda e, d: e.pad) if pads else None
+        fill_hop = first_hop(steps, lambda e, d: d in self.machine.vector.spaces) if pads and pad_hop is None else None
+        cast_hop = first_hop(steps, lambda e, d: e.cast) if casts else None
+        if (pads and pad_hop is None and fill_hop is None) or (casts and cast_hop is None):
+            missing = "pads" if pads and pad_hop is None and fill_hop is None else "casts"
+            raise error_at(
+                copy,
+                f"no engine on the route {' -> '.join([source] + [d for _, d, _ in steps])} {missing} "
+                f"on machine '{self.machine.name}'",
+            )
+        padded_from = pad_hop if pad_hop is not None else fill_hop
+        current = copy.source
+        at = InsertPoint.before(copy)
+        for h, (_, space, _) in enumerate(steps):
+            if h == len(steps) - 1:
+                target = copy.destination
+            else:
+                element_type = (copy.destination if casts and h >= cast_hop else copy.source).type.element_type
+                shape = static_shape(copy.destination if pads and h >= padded_from else copy.source)
+                target = self.new_buffer(copy, "a copy's hop", element_type, shape, space)
+            if h == fill_hop:
+                at = self.fill_then_copy_interior(copy, current, target, at)
+            else:
+                at = self.copy(current, target, at, [p for pair in copy.padding() for p in pair] if h == pad_hop else None, copy.pad_value)
+            current = target
+        self.replace_copy(copy)
+
+    def copy_route(self, copy: Operation, source: str, destination: str) -> tuple[str, ...]:
+        """The route between two spaces, or out of a space and back into it (through the nearest space)."""
+        if source != destination:
+            return self.route(copy, source, destination, "the copy")
+        bounces = [
+            there + back[1:]
+            for space in self.machine.memories
+            if space != source
+            and (there := route(self.machine, source, space)) is not None
+            and (back := route(self.machine, space, source)) is not None
+        ]
+        if not bounces:
+            raise error_at(copy, f"no DMA route out of '{source}' and back on machine '{self.machine.name}'")
+        return min(bounces, key=len)
+
+    def fill_then_copy_interior(self, copy: CopyOp | CopyAsyncOp, source: SSAValue, target: SSAValue, at: InsertPoint) -> InsertPoint:
+        element_type = target.type.element_type
+        value = copy.pad_value.value.data if copy.pad_value is not None else 0.0
+        constant = arith.ConstantOp(
+            FloatAttr(value, element_type) if is_float(element_type) else IntegerAttr(int(value), element_type)
+        )
+        interior = valid_region(target, static_shape(source), [low for low, _ in copy.padding()])
+        ops = [constant, linalg.FillOp([constant.result], [target], res=[]), interior]
+        Rewriter.insert_op(ops, at)
+        return self.copy(source, interior.result, InsertPoint.after(interior))
+
+    @staticmethod
+    def replace_copy(copy: CopyOp | CopyAsyncOp) -> None:
+        """Drop the original copy; the copies before it did its work (a copy_async's waits go too)."""
+        if isinstance(copy, CopyAsyncOp):
+            for use in list(copy.token.uses):
+                Rewriter.erase_op(use.operation)
+        Rewriter.erase_op(copy)
+
     def route(self, op: Operation, source: str, destination: str, what: str) -> tuple[str, ...]:
         if source not in self.machine.memories:
             raise error_at(
@@ -388,8 +507,20 @@ class _Promoter:
             )
 
     @staticmethod
-    def copy(source: SSAValue, destination: SSAValue, at: InsertPoint, pad: list[int] | None = None) -> InsertPoint:
-        copy = CopyAsyncOp(source, destination, pad=pad if pad and any(pad) else None)
+    def copy(
+        source: SSAValue,
+        destination: SSAValue,
+        at: InsertPoint,
+        pad: list[int] | None = None,
+        pad_value: FloatAttr | None = None,
+    ) -> InsertPoint:
+        padded = pad is not None and any(pad)
+        copy = CopyAsyncOp(
+            source,
+            destination,
+            pad=pad if padded else None,
+            pad_value=pad_value.value.data if padded and pad_value is not None else None,
+        )
         wait = WaitOp(copy.token)
         Rewriter.insert_op([copy, wait], at)
         return InsertPoint.after(wait)
