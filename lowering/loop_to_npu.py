@@ -111,11 +111,12 @@ class LowerVectorOp(RewritePattern):
 
 
 class EraseDeadValue(RewritePattern):
-    """A `memref.subview` or float `arith.constant` nothing reads any more (views became npu
-    indices, scalars instruction properties); the scalar unit computes on integers only."""
+    """A memref view or float `arith.constant` nothing reads any more (views became npu indices,
+    scalars instruction properties); the scalar unit computes on integers only."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        dead = isinstance(op, memref.SubviewOp) or isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr)
+        view = isinstance(op, memref.SubviewOp | memref.AlterShapeOperation)
+        dead = view or isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr)
         if dead and not op.results[0].uses:
             rewriter.erase(op)
 

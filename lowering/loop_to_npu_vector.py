@@ -260,10 +260,8 @@ def _lower_reduction(emitter: Emitter, op: Operation, machine: Machine, body: li
     elif _whole_block_levels(width, lanes):
         _reduce_long_rows(emitter, src, partial, lanes, props)
     else:
-        raise error_at(
-            op, f"{op.name}: rows of {width} elements do not split into whole blocks of the {lanes} lanes "
-            f"of the vector unit of machine '{machine.name}' at every level of a reduction tree"
-        )
+        _reduce_columns(emitter, op, machine, src, out, combine, lanes, props)
+        return
     emit_vector(emitter, op, machine, combine, [out, partial], out)
 
 
@@ -302,6 +300,41 @@ def _reduce_long_rows(emitter: Emitter, src: View, partial: View, lanes: int, pr
     _insert(emitter, npu.VecReduceOp, [partials], partial, repeat=rows if rows > 1 else None, mask=width, **stride, **props)
 
 
+def _reduce_columns(
+    emitter: Emitter,
+    op: Operation,
+    machine: Machine,
+    src: View,
+    out: View,
+    combine: type[npu.VectorOperation],
+    lanes: int,
+    props: dict[str, Attribute],
+) -> None:
+    """Rows that are not whole blocks: per block column, one partial per row (each reduce starts in row 0,
+    aligned), each column of partials then combined into `out`."""
+    views = squeezed([src, out.with_dims([*out.dims, Dim(None, src.dims[-1].size)])])
+    groups = merged_groups(views)
+    if len(groups) > 2:
+        raise error_at(op, f"{op.name}: loop-to-npu reduces rows of evenly spaced elements only")
+    rows, (row_stride, _) = group_extent(views, groups[0]) if len(groups) == 2 else (1, (0, 0))
+    width = views[0].dims[-1].size
+    element_type = out.base_type.get_element_type()
+    per_block = max(1, machine.memories[out.space].alignment // npu.element_bytes(element_type))
+    pitch = -(-rows // per_block) * per_block  # each column of partials starts aligned
+    columns = -(-width // lanes)
+    partials = _temporary(emitter, out.space, [columns, pitch], element_type)
+    row_dims = [Dim(1, d.size, prod(d2.size for d2 in out.dims[i + 1 :])) for i, d in enumerate(out.dims)]
+    for column in range(columns):
+        start, active = column * lanes, min(lanes, width - column * lanes)
+        (block,) = _shift_flat(views[:1], groups[-1], start)
+        slot = partials.shifted(partials.dims[0], Linear(column))
+        _insert(
+            emitter, npu.VecReduceOp, [block], slot, repeat=rows if rows > 1 else None,
+            mask=active if active < lanes else None, stride=[row_stride, 1] if rows > 1 else None, **props,
+        )
+        emit_vector(emitter, op, machine, combine, [out, slot.with_dims(row_dims)], out)
+
+
 def _element_bytes(view: View) -> int:
     return npu.element_bytes(view.base_type.get_element_type())
 
@@ -335,23 +368,28 @@ def emit_vector(
                 op, f"{op.name}: operand #{index} is not contiguous in its innermost dimension "
                 f"(stride {stride}); the vector unit reads blocks of adjacent elements"
             )
-    if width <= lanes:
-        rows, row_strides = group_extent(views, groups[-2]) if len(groups) > 1 else (1, None)
-        loops = [d for group in groups[:-2] for d in group]
-        inner_emitter, views = loop_over(emitter, views, loops)
-        _insert(
-            inner_emitter, kind, views[:-1], views[-1], repeat=rows if rows > 1 else None,
-            mask=width if width < lanes else None, stride=row_strides if rows > 1 else None, **props,
-        )
+    rows, row_strides = group_extent(views, groups[-2]) if len(groups) > 1 else (1, None)
+    if rows == 1 and width > lanes:  # one long row: whole blocks back to back, then a masked tail
+        inner_emitter, views = loop_over(emitter, views, [d for group in groups[:-1] for d in group])
+        full, tail = divmod(width, lanes)
+        strides = None if single is None else [0 if i == single else lanes for i in range(len(views))]
+        _insert(inner_emitter, kind, views[:-1], views[-1], repeat=full if full > 1 else None, stride=strides, **props)
+        if tail:
+            views = _shift_flat(views, groups[-1], full * lanes)
+            _insert(inner_emitter, kind, views[:-1], views[-1], mask=tail, **props)
         return
-    loops = [d for group in groups[:-1] for d in group]
-    inner_emitter, views = loop_over(emitter, views, loops)
-    full, tail = divmod(width, lanes)
-    strides = None if single is None else [0 if i == single else lanes for i in range(len(views))]
-    _insert(inner_emitter, kind, views[:-1], views[-1], repeat=full if full > 1 else None, stride=strides, **props)
-    if tail:
-        views = _shift_flat(views, groups[-1], full * lanes)
-        _insert(inner_emitter, kind, views[:-1], views[-1], mask=tail, **props)
+    # Rows: one instruction per block column, repeating down the rows, so each starts in row 0 (aligned).
+    inner_emitter, views = loop_over(emitter, views, [d for group in groups[:-2] for d in group])
+    for start in range(0, width, lanes):
+        active = min(lanes, width - start)
+        _insert(
+            inner_emitter, kind, *_split(_shift_flat(views, groups[-1], start)), repeat=rows if rows > 1 else None,
+            mask=active if active < lanes else None, stride=row_strides if rows > 1 else None, **props,
+        )
+
+
+def _split(views: list[View]) -> tuple[list[View], View]:
+    return views[:-1], views[-1]
 
 
 def _insert(emitter: Emitter, kind: type[npu.VectorOperation], sources: Sequence[View], dst: View, **props) -> None:
@@ -379,25 +417,8 @@ def _broadcasts_in_block(source: View, dst: View) -> bool:
 
 
 def _spread(emitter: Emitter, op: Operation, machine: Machine, source: View, dst: View) -> View:
-    """`source` broadcast into a new buffer shaped like `dst`, with `npu.vec.broadcast`.
-
-    Rows longer than the lanes are spread in two steps, first one block per row,
-    then that block along the row, so that every instruction reads from an
-    aligned start rather than from one element of `source` per row.
-    """
-    element_type = source.base_type.get_element_type()
-    spread = _temporary(emitter, dst.space, dst.shape, element_type)
+    """`source` broadcast into a new buffer shaped like `dst`, with `npu.vec.broadcast`."""
+    spread = _temporary(emitter, dst.space, dst.shape, source.base_type.get_element_type())
     _require_vector(op, machine, npu.VecBroadcastOp, [source, spread])
-    inner = max(d for d, dim in enumerate(dst.dims) if dim.size > 1)
-    lanes = machine.vector.lanes(max(_element_bytes(source), _element_bytes(spread)))
-    if dst.dims[inner].size > lanes:
-        shape = dst.shape
-        shape[inner] = lanes
-        block = _temporary(emitter, dst.space, shape, element_type)
-        narrow = source.with_dims([Dim(None, lanes) if d == inner else dim for d, dim in enumerate(source.dims)])
-        emit_vector(emitter, op, machine, npu.VecBroadcastOp, [narrow], block, single=0)
-        source = block.with_dims([Dim(None, dim.size) if d == inner else b for d, (dim, b) in enumerate(zip(dst.dims, block.dims))])
-        emit_vector(emitter, op, machine, npu.VecCastOp, [source], spread, single=0)
-        return spread
     emit_vector(emitter, op, machine, npu.VecBroadcastOp, [source], spread, single=0)
     return spread

@@ -114,6 +114,10 @@ def view_of(value: SSAValue, user: Operation) -> View:
     owner = value.owner
     if isinstance(owner, memref.SubviewOp):
         return _subview(view_of(owner.source, user), owner)
+    if isinstance(owner, memref.ExpandShapeOp):
+        return _expanded(view_of(owner.src, user), owner)
+    if isinstance(owner, memref.CollapseShapeOp):
+        return _collapsed(view_of(owner.src, user), owner)
     value_type = value.type
     if not _is_buffer(value):
         raise error_at(user, f"loop-to-npu cannot follow the view {value_type} back to a row-major buffer")
@@ -144,6 +148,39 @@ def _subview(parent: View, op: memref.SubviewOp) -> View:
         if i in kept
     ]
     return view.with_dims(dims)
+
+
+def _groups(op: memref.AlterShapeOperation) -> list[list[int]]:
+    return [[d.value.data for d in group.data] for group in op.reassociation.data]
+
+
+def _expanded(parent: View, op: memref.ExpandShapeOp) -> View:
+    """Each dim split into the group of dims the expansion gives it: all walk the same buffer dim."""
+    shape = op.result.type.get_shape()
+    dims: list[Dim] = []
+    for dim, group in zip(parent.dims, _groups(op)):
+        sizes = [shape[d] for d in group]
+        for position, size in enumerate(sizes):
+            inner = 1
+            for later in sizes[position + 1 :]:
+                inner *= later
+            dims.append(Dim(dim.base_dim, size, dim.step * inner))
+    return parent.with_dims(dims)
+
+
+def _collapsed(parent: View, op: memref.CollapseShapeOp) -> View:
+    """Each group of dims merged into one: possible where all but one are unit dims, or where they walk
+    one buffer dim contiguously (an expansion undone)."""
+    dims: list[Dim] = []
+    for group in _groups(op):
+        members = [parent.dims[d] for d in group if parent.dims[d].size > 1] or [parent.dims[group[-1]]]
+        merged = members[-1]
+        for outer in reversed(members[:-1]):
+            if outer.base_dim != merged.base_dim or outer.step != merged.step * merged.size:
+                raise error_at(op, f"loop-to-npu cannot fold a {op.name} of dims {group} walking different buffer dims")
+            merged = Dim(merged.base_dim, outer.size * merged.size, merged.step)
+        dims.append(merged)
+    return parent.with_dims(dims)
 
 
 def _kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> set[int]:

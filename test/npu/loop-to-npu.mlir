@@ -202,17 +202,18 @@ func.func @bias_relu(%x: memref<16x64xf16, "ub">, %b: memref<64xf16, "ub">, %y: 
 // -----
 
 // Softmax rows of 256 f32 (4 blocks of 64 lanes): row max/sum as a reduce of every block then a
-// reduce of each row's 4 partials, combined into the filled output; the row value spread over a
-// block per row (aligned), then along the row.
+// reduce of each row's 4 partials, combined into the filled output; the row value spread over the
+// rows one block column at a time (each instruction starts in row 0, aligned).
 // CHECK-LABEL: func.func @main
 // CHECK:         npu.dma "mte2" %X[0, 0] -> %x[0, 0] {shape = array<i64: 32, 256>}
 // CHECK-NEXT:    npu.vec.dup %m[0] {scalar = 0xfff0000000000000 : f64, mask = 32 : i64}
 // CHECK-NEXT:    npu.vec.reduce "max" %x[0, 0] -> %[[P:.*]][0] {repeat = 128 : i64} : memref<32x256xf32, "ub"> -> memref<128xf32, "ub">
 // CHECK-NEXT:    npu.vec.reduce "max" %[[P]][0] -> %[[R:.*]][0] {repeat = 32 : i64, mask = 4 : i64, stride = array<i64: 4, 1>}
 // CHECK-NEXT:    npu.vec.max %m[0], %[[R]][0] -> %m[0] {mask = 32 : i64}
-// CHECK-NEXT:    npu.vec.broadcast %m[0] -> %[[BLOCK:.*]][0, 0] {repeat = 32 : i64, stride = array<i64: 1, 64>} : memref<32xf32, "ub"> -> memref<32x64xf32, "ub">
-// CHECK:         scf.for %[[ROW:.*]] = 
-// CHECK-NEXT:      npu.vec.cast %[[BLOCK]][%[[ROW]], 0] -> %[[ROWS:.*]][%[[ROW]], 0] {repeat = 4 : i64, stride = array<i64: 0, 64>}
+// CHECK-NEXT:    npu.vec.broadcast %m[0] -> %[[ROWS:.*]][0, 0] {repeat = 32 : i64, stride = array<i64: 1, 256>} : memref<32xf32, "ub"> -> memref<32x256xf32, "ub">
+// CHECK-NEXT:    npu.vec.broadcast %m[0] -> %[[ROWS]][0, 64] {repeat = 32 : i64, stride = array<i64: 1, 256>}
+// CHECK-NEXT:    npu.vec.broadcast %m[0] -> %[[ROWS]][0, 128] {repeat = 32 : i64, stride = array<i64: 1, 256>}
+// CHECK-NEXT:    npu.vec.broadcast %m[0] -> %[[ROWS]][0, 192] {repeat = 32 : i64, stride = array<i64: 1, 256>}
 // CHECK:         npu.vec.sub %x[0, 0], %[[ROWS]][0, 0] -> %e[0, 0] {repeat = 128 : i64}
 // CHECK-NEXT:    npu.vec.exp %e[0, 0] -> %e[0, 0] {repeat = 128 : i64}
 // CHECK-NEXT:    npu.vec.dup %s[0] {scalar = 0.000000e+00 : f64, mask = 32 : i64}

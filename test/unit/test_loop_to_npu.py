@@ -219,7 +219,7 @@ def _layernorm(x):
 
 @pytest.mark.parametrize("machine", sorted(ROUTES))
 @pytest.mark.parametrize(("steps", "reference"), [(SOFTMAX, _softmax), (LAYERNORM, _layernorm)], ids=["softmax", "layernorm"])
-@pytest.mark.parametrize(("rows", "width"), [(16, 256), (8, 48)])
+@pytest.mark.parametrize(("rows", "width"), [(16, 256), (8, 48), (6, 100)])
 def test_row_kernels_match_numpy(machine, steps, reference, rows, width):
     module = lower(row_kernel(machine, rows, width, steps), machine)
     x = np.random.default_rng(1).standard_normal((rows, width)).astype(np.float32)
