@@ -212,6 +212,85 @@ def test_insert_sync_falls_back_to_barriers_without_enough_event_ids(tmp_path):
         np.testing.assert_array_equal(got, want)
 
 
+class _RandomProgram:
+    """A random davinci program over four 'ub' buffers (two of them sharing bytes) on the mte2, vector
+    and mte3 pipes, with loops and ifs; `barriers` puts a barrier after every instruction, which
+    orders everything, for the reference run."""
+
+    OFFSETS = (0, 512, 256, 1024)  # bytes of %u0..%u3, 128 f32 each: %u2 overlaps %u0 and %u1
+
+    def __init__(self, seed: int, barriers: bool):
+        self.rng = np.random.default_rng(seed)
+        self.barriers = barriers
+        self.lines: list[str] = []
+        self.loops = 0
+
+    def text(self) -> str:
+        buffers = [f'    %u{k} = npu.buffer offset {o} : memref<128xf32, "ub">' for k, o in enumerate(self.OFFSETS)]
+        self.block(indent=4, depth=0, iv=None)
+        return "\n".join([
+            'module attributes {npu.machine = "davinci"} {',
+            '  func.func @main(%X: memref<4x128xf32, "gm">, %Y: memref<4x128xf32, "gm">) {',
+            "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
+            "    %c2 = arith.constant 2 : index", "    %c4 = arith.constant 4 : index",
+            *buffers, *self.lines, "    func.return", "  }", "}",
+        ])  # fmt: skip
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append(" " * indent + line)
+        if self.barriers and "npu." in line:
+            self.lines.append(" " * indent + "npu.barrier")
+
+    def window(self) -> tuple[int, int]:
+        start = int(self.rng.choice([0, 64]))
+        return start, int(self.rng.choice([64, 128 - start]))
+
+    def block(self, indent: int, depth: int, iv: str | None) -> None:
+        for _ in range(int(self.rng.integers(2, 7))):
+            kind = self.rng.choice(["vector", "load", "store", "nest"], p=[0.4, 0.25, 0.25, 0.1])
+            u = [f"%u{k}" for k in self.rng.integers(0, 4, 3)]
+            row = iv if iv is not None and self.rng.random() < 0.5 else f"{int(self.rng.integers(0, 4))}"
+            start, size = self.window()
+            if kind == "vector":
+                op = self.rng.choice(["add", "max", "sub"])
+                self.emit(indent, f"npu.vec.{op} {u[0]}[{start}], {u[1]}[{start}] -> {u[2]}[{start}] "
+                          f"{{repeat = {size // 64} : i64}} : {_UB}, {_UB} -> {_UB}")  # fmt: skip
+            elif kind == "load":
+                self.emit(indent, f'npu.dma "mte2" %X[{row}, {start}] -> {u[0]}[{start}] {{shape = array<i64: {size}>}} '
+                          f': memref<4x128xf32, "gm"> -> {_UB}')  # fmt: skip
+            elif kind == "store":
+                self.emit(indent, f'npu.dma "mte3" {u[0]}[{start}] -> %Y[{row}, {start}] {{shape = array<i64: {size}>}} '
+                          f': {_UB} -> memref<4x128xf32, "gm">')  # fmt: skip
+            elif depth < 2 and iv is not None and self.rng.random() < 0.3:
+                cond = f"%cond{self.loops}_{len(self.lines)}"
+                self.lines.append(" " * indent + f"{cond} = arith.cmpi eq, {iv}, %c0 : index")
+                self.lines.append(" " * indent + f"scf.if {cond} {{")
+                self.block(indent + 2, depth + 1, iv)
+                self.lines.append(" " * indent + "} else {")
+                self.block(indent + 2, depth + 1, iv)
+                self.lines.append(" " * indent + "}")
+            elif depth < 2:
+                self.loops += 1
+                new_iv = f"%i{self.loops}"
+                bound = self.rng.choice(["%c2", "%c4"])
+                self.lines.append(" " * indent + f"scf.for {new_iv} = %c0 to {bound} step %c1 {{")
+                self.block(indent + 2, depth + 1, new_iv)
+                self.lines.append(" " * indent + "}")
+
+
+_UB = 'memref<128xf32, "ub">'
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_insert_sync_on_random_programs(seed):
+    """Random programs get flags that order every dependence: no hazard, deadlock or unwaited flag,
+    and the numbers of the same program with a barrier after every instruction."""
+    synced = apply(parse(_RandomProgram(seed, barriers=False).text()), NpuInsertSyncPass())
+    reference = parse(_RandomProgram(seed, barriers=True).text())
+    inputs = [np.random.default_rng(seed).standard_normal((4, 128)).astype(np.float32)]
+    np.testing.assert_array_equal(run(synced, inputs).outputs[0], run(reference, inputs).outputs[0])
+
+
 # %x -> relu -> %y -> relu -> %z, hand-synchronized; with 1024 columns 'ub' holds only two of them.
 _SEQUENTIAL = """
 module attributes {npu.machine = "davinci"} {
