@@ -27,7 +27,10 @@ Tensors become memrefs, in place where safe:
 A linalg op writes its `outs` buffer in place when no one reads the `outs`
 tensor afterwards and it is not a function input, a constant, or a view of a
 tensor read elsewhere; otherwise into a fresh buffer, filled by a copy first
-(unless the `outs` is a `tensor.empty`, whose contents do not matter).
+(unless the `outs` is a `tensor.empty`, whose contents do not matter). An
+elementwise generic whose `outs` would be a new buffer overwrites an input of
+the result's type instead when no one else reads it (`relu(truncf(acc))`
+needs one buffer, not two).
 
     func.func @f(%a: tensor<64x32xf32>) -> tensor<64x32xf32> {
       %e = tensor.empty() : tensor<64x32xf32>
@@ -52,6 +55,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, tensor
 from xdsl.dialects.linalg import abstract_ops
+from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -426,7 +430,10 @@ class _Bufferizer:
 
     def _linalg(self, op: Operation) -> None:
         inits = list(_inits(op))
-        outputs = [self._writable(init, result, op) for init, result in zip(inits, op.results)]
+        outputs = [
+            self._overwritable_input(op, init, result) or self._writable(init, result, op)
+            for init, result in zip(inits, op.results)
+        ]
         inputs = [self.buffers.get(v, v) for v in op.operands[: len(op.operands) - len(inits)]]
         for region in op.regions:
             self._convert_extracts(region.block)
@@ -441,6 +448,24 @@ class _Bufferizer:
         for result, buffer in zip(op.results, outputs):
             self.buffers[result] = buffer
         self.dead.append(op)
+
+    def _overwritable_input(self, op: Operation, init: SSAValue, result: SSAValue) -> SSAValue | None:
+        """The buffer of an input that an elementwise generic can overwrite instead of the new
+        alloc of its `tensor.empty` outs: same type as the result, read where the result is
+        written, and read by no one else. The alloc is dropped."""
+        if not isinstance(op, linalg.GenericOp) or len(op.outputs) != 1 or init in self.preferred:
+            return None
+        fresh = self.buffers.get(init)
+        if not isinstance(init.owner, tensor.EmptyOp) or not isinstance(fresh.owner, memref.AllocOp) or list(fresh.uses):
+            return None
+        if any(iterator.data != IteratorType.PARALLEL for iterator in op.iterator_types.data):
+            return None
+        maps = op.indexing_maps.data
+        for value, indexing in zip(op.inputs, maps):
+            if value.type == result.type and indexing == maps[-1] and value in self.buffers and self._consumed(value):
+                Rewriter.erase_op(fresh.owner)
+                return self.buffers[value]
+        return None
 
     def _convert_extracts(self, block: Block) -> None:
         """`tensor.extract` of an outer tensor in a generic body reads its buffer."""

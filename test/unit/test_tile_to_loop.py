@@ -225,3 +225,12 @@ def test_ziggurat_run_shows_the_result_arguments(tmp_path):
     assert run.returncode == 0, run.stderr
     assert 'result0: memref<4x6xf32, "gm">' in run.stdout and 'result1: memref<2x3xi8, "gm">' in run.stdout
     assert "\nx:" not in run.stdout
+
+
+def test_elementwise_chains_overwrite_their_input():
+    """matmul (f32 accumulator) -> truncf -> add bias -> relu into %result0: the add overwrites
+    the truncf's buffer, so two allocs in all."""
+    report = check_pass_preserves_numerics(PROGRAMS["matmul_bias_relu_f16"], f"graph-to-tile,{TO_LOOP}", seed=6)
+    assert report.ok, report
+    allocs = [op.memref.type for op in report.transformed.walk() if isinstance(op, memref.AllocOp)]
+    assert sorted(str(t) for t in allocs) == ['memref<64x48xf16, "gm">', 'memref<64x48xf32, "gm">']
