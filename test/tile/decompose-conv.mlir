@@ -83,3 +83,19 @@ func.func @untouched(%x: tensor<6x6xf32>, %win: tensor<2x2xf32>, %acc: tensor<3x
   } -> tensor<3x3xf32>
   func.return %y : tensor<3x3xf32>
 }
+
+// -----
+
+// Loop-level (memref) convolutions are not the tensor level's: left alone.
+// CHECK-LABEL: func.func @on_memrefs(
+// CHECK-NOT:     memref.subview
+// CHECK:         linalg.generic {{.*}} ins(%x, %w : memref<1x2x6x6xf32>, memref<3x2x3x3xf32>) outs(%y : memref<1x3x4x4xf32>)
+func.func @on_memrefs(%x: memref<1x2x6x6xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3x4x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, o, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, o, oh, ow, c, kh, kw) -> (o, c, kh, kw)>, affine_map<(n, o, oh, ow, c, kh, kw) -> (n, o, oh, ow)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x2x6x6xf32>, memref<3x2x3x3xf32>) outs(%y : memref<1x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %s: f32):
+    %p = arith.mulf %a, %b : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  }
+  func.return
+}

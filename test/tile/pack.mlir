@@ -86,3 +86,21 @@ func.func @matvec(%a: tensor<32x32xf32>, %v: tensor<32xf32>, %acc: tensor<32xf32
   } -> tensor<32xf32>
   func.return %y : tensor<32xf32>
 }
+
+// -----
+
+// Loop-level (memref) contractions are not the tensor level's: left alone.
+// CHECK-LABEL: func.func @on_memrefs(
+// CHECK-NOT:     tile.pack
+// CHECK:         linalg.generic {{.*}} ins(%a, %b : memref<32x32xf16>, memref<32x32xf16>) outs(%c : memref<32x32xf32>)
+func.func @on_memrefs(%a: memref<32x32xf16>, %b: memref<32x32xf16>, %c: memref<32x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<32x32xf16>, memref<32x32xf16>) outs(%c : memref<32x32xf32>) {
+  ^bb0(%x: f16, %w: f16, %s: f32):
+    %ex = arith.extf %x : f16 to f32
+    %ew = arith.extf %w : f16 to f32
+    %p = arith.mulf %ex, %ew : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  }
+  func.return
+}

@@ -105,3 +105,25 @@ func.func @untouched(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %acc: tensor<4x3x
   } -> tensor<4xf32>
   func.return %m, %r : tensor<4x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Loop-level (memref) generics are not the tensor level's: left alone.
+// CHECK-LABEL: func.func @on_memrefs(
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%x : memref<4x16xf16>) outs(%y : memref<4x16xf16>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.extf
+// CHECK-NEXT:      arith.constant
+// CHECK-NEXT:      arith.maximumf
+// CHECK-NEXT:      arith.truncf
+func.func @on_memrefs(%x: memref<4x16xf16>, %y: memref<4x16xf16>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x16xf16>) outs(%y : memref<4x16xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    %w = arith.extf %a : f16 to f32
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %w, %z : f32
+    %t = arith.truncf %m : f32 to f16
+    linalg.yield %t : f16
+  }
+  func.return
+}

@@ -285,10 +285,27 @@ def test_pack_does_not_cancel_across_padding():
     """With 40 hidden units the first matmul's last N block (the second's K block) is
     padded: sigmoid(0) = 0.5 there, so cancelling pack(unpack) would add 0.5 * w2 rows
     to the second sum. Its lhs is packed again, with zeros."""
-    text = CHAIN.format(act="sigmoid").replace("64", "40")
+    text = CHAIN.format(act="softmax").replace("%h : tensor<32x64xf16>\n", "%h {axis = 1 : i64} : tensor<32x64xf16>\n").replace("64", "40")
     report = check_pass_preserves_numerics(
         text, "graph-to-tile,tile-vectorize{machine=davinci},tile-pack{machine=davinci}"
     )
     assert report.ok, report
     lhs_of_second = [op for op in report.transformed.walk() if is_contraction(op)][-1].inputs[0].owner
     assert isinstance(lhs_of_second, tile.PackOp)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    ["tile-decompose-conv", "tile-vectorize{machine=davinci}", "tile-pack{machine=davinci}"],
+)
+def test_passes_leave_no_detached_users(pipeline):
+    """Ops built and dropped must not keep uses of the function's values (a later pass
+    erasing those values would fail)."""
+    text = CHAIN.format(act="softmax").replace("%h : tensor<32x64xf16>\n", "%h {axis = 1 : i64} : tensor<32x64xf16>\n").replace(
+        "%y = graph.matmul %r", "%c = graph.conv2d %x4, %w4 : (tensor<1x2x6x6xf16>, tensor<3x2x3x3xf16>) -> tensor<1x3x4x4xf16>\n  %y = graph.matmul %r"
+    ).replace("%w2: tensor<64x32xf16>)", "%w2: tensor<64x32xf16>, %x4: tensor<1x2x6x6xf16>, %w4: tensor<3x2x3x3xf16>)")
+    report = check_pass_preserves_numerics(text, f"graph-to-tile,{pipeline}")
+    assert report.ok, report
+    for op in report.transformed.walk():
+        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+            assert all(use.operation.parent_block() is not None for use in value.uses), op

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, MemRefType, ModuleOp, TensorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -73,6 +73,12 @@ PASS = "tile-decompose-conv"
 # --------------------------------------------------------------------------- #
 
 
+def on_tensors(op: Operation) -> bool:
+    """Whether `op` works on tensors (results, no memref operands): the tile-level
+    passes leave loop-level (memref) ops alone."""
+    return bool(op.results) and not any(isinstance(v.type, MemRefType) for v in op.operands)
+
+
 def _unextended(value: SSAValue) -> SSAValue:
     while isinstance(value.owner, (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp)):
         value = value.owner.input
@@ -83,6 +89,8 @@ def is_contraction(op: Operation) -> bool:
     """A generic with two inputs and one output whose body yields `acc + x * y`, with
     x and y its two inputs (possibly extended)."""
     if not isinstance(op, linalg.GenericOp) or len(op.inputs) != 2 or len(op.outputs) != 1:
+        return False
+    if not on_tensors(op):
         return False
     block = op.body.block
     combiner = block.last_op.operands[0].owner if block.last_op.operands else None
@@ -124,6 +132,8 @@ class GeneralizeConv2D(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.Conv2DNchwFchwOp, rewriter: PatternRewriter, /):
+        if not on_tensors(op):
+            return
         _require_static(op)
         init = op.outputs[0]
         generic = linalg.GenericOp(

@@ -56,7 +56,7 @@ from xdsl.pattern_rewriter import (
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.dialects.tile import PackOp, UnpackOp, packed_shape
 from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, scalar_attr
-from ziggurat.transforms.tile.decompose_conv import is_contraction
+from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at
 
@@ -167,6 +167,8 @@ class GeneralizeMatmul(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.MatmulOp, rewriter: PatternRewriter, /):
+        if not on_tensors(op):
+            return
         i, j, kk = (AffineExpr.dimension(d) for d in range(3))
         maps = [AffineMap(3, 0, r) for r in ((i, kk), (kk, j), (i, j))]
         generic = linalg.GenericOp(
@@ -264,7 +266,7 @@ class SinkUnpack(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.GenericOp, rewriter: PatternRewriter, /):
-        unpack = _is_elementwise_on_unpacked(op)
+        unpack = _is_elementwise_on_unpacked(op) if on_tensors(op) else None
         if unpack is None:
             return
         packed_type = unpack.source.type

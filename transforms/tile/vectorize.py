@@ -68,7 +68,7 @@ from xdsl.pattern_rewriter import (
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.tensor_interpreter import loop_ranges
 from ziggurat.lowering.graph_to_tile_builders import PARALLEL, dims
-from ziggurat.transforms.tile.decompose_conv import is_contraction
+from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at
 from ziggurat.dtypes import to_numpy_dtype
@@ -89,7 +89,7 @@ def is_vectorized(op: linalg.GenericOp) -> bool:
 
 
 def _vectorizable(op: linalg.GenericOp) -> bool:
-    if len(op.outputs) != 1 or is_contraction(op) or is_vectorized(op):
+    if len(op.outputs) != 1 or not on_tensors(op) or is_contraction(op) or is_vectorized(op):
         return False
     body = list(op.body.block.ops)[:-1]
     return all(o.name.startswith(_SCALAR_DIALECTS) and len(o.results) == 1 for o in body)
@@ -160,6 +160,23 @@ def plan_body(op: linalg.GenericOp, machine: Machine) -> Plan:
 # --------------------------------------------------------------------------- #
 
 
+@dataclass(frozen=True)
+class Instruction:
+    """The one op of a generic's body: its class, properties, and for each of its
+    operands the generic operand it reads (None: the output, a reduction's accumulator)."""
+
+    op_type: type[Operation]
+    properties: dict
+    reads: tuple[int | None, ...]
+
+    @staticmethod
+    def like(op: Operation, accumulator: SSAValue | None = None) -> Instruction:
+        """The instruction `op` is, its other operands read in order."""
+        positions = iter(range(len(op.operands)))
+        reads = tuple(None if o == accumulator else next(positions) for o in op.operands)
+        return Instruction(type(op), dict(op.properties), reads)
+
+
 @dataclass
 class Chain:
     """Emits the single-op generics of one original generic, before it."""
@@ -189,16 +206,14 @@ class Chain:
 
     def emit(
         self,
-        scalar_op: Operation | None,
+        instruction: Instruction | None,
         operands: list[tuple[SSAValue, AffineMap]],
         result_type: Attribute,
         out: tuple[SSAValue, AffineMap] | None = None,
         iterators=None,
-        accumulator: SSAValue | None = None,
     ) -> tuple[SSAValue, AffineMap]:
-        """A generic whose body is `scalar_op` with result type `result_type`, into `out`
-        or a fresh tensor over the whole space. The body op reads the block arguments
-        of `operands` in order, and the output's where it read `accumulator`."""
+        """A generic whose body is `instruction` (a copy if None) on `operands`, with
+        result type `result_type`, into `out` or a fresh tensor over the dims it uses."""
         space = list(range(self.rank))
         if out is None:
             # Over the dims its operands use: a row statistic stays one value per row.
@@ -209,7 +224,7 @@ class Chain:
             out = (empty.tensor, AffineMap(self.rank, 0, tuple(dims(*space))))
         dropped = [d not in space for d in range(self.rank)]
         inputs = list(dict.fromkeys(operands))  # x * x reads x once
-        block = _body(scalar_op, operands, inputs, result_type, accumulator)
+        block = _body(instruction, operands, inputs, result_type)
         generic = linalg.GenericOp(
             [v for v, _ in inputs],
             [out[0]],
@@ -233,7 +248,8 @@ class Chain:
         key = (value, value_type)
         if key not in self.casts:
             conversion = arith.ExtFOp if _wider(value_type, computed[0].type) else arith.TruncFOp
-            self.casts[key] = self.emit(conversion(computed[0], value_type), [computed], value_type)
+            cast = Instruction(conversion, {}, (0,))
+            self.casts[key] = self.emit(cast, [computed], value_type)
         return self.casts[key]
 
     def run(self) -> SSAValue:
@@ -257,18 +273,17 @@ class Chain:
             ]
             result_type = self.plan.type_of(result)
             into = (init, out_map) if result is final and result_type == _element(init.type) else None
-            self.tensors[result] = self.emit(body_op, operands, result_type, into)
+            self.tensors[result] = self.emit(Instruction.like(body_op), operands, result_type, into)
             self.written |= into is not None
         if reduction is not None:
             (contribution,) = [o for o in reduction.operands if o != accumulator]
             source = self.operand(contribution, accumulator.type)
             return self.emit(
-                reduction,
+                Instruction.like(reduction, accumulator),
                 [source],
                 accumulator.type,
                 (init, out_map),
                 self.op.iterator_types,
-                accumulator,
             )[0]
         if self.written:
             return self.tensors[final][0]
@@ -278,23 +293,24 @@ class Chain:
 
 
 def _body(
-    scalar_op: Operation | None,
+    instruction: Instruction | None,
     operands: list[tuple[SSAValue, AffineMap]],
     inputs: list[tuple[SSAValue, AffineMap]],
     result_type: Attribute,
-    accumulator: SSAValue | None,
 ) -> Block:
-    """The block of a single-op generic: `scalar_op` reading the argument of each of
-    its `operands` (the output's where it read `accumulator`), or a copy if None."""
+    """The block of a single-op generic: `instruction` reading the argument of each of
+    its `operands` (`inputs` holds them once each), or a copy if None."""
     block = Block(arg_types=[_element(v.type) for v, _ in inputs] + [result_type])
-    if scalar_op is None:
+    if instruction is None:
         block.add_op(linalg.YieldOp(block.args[0]))
         return block
-    reads = iter(block.args[inputs.index(o)] for o in operands)
-    body_op = scalar_op.create(
-        operands=[block.args[-1] if o == accumulator else next(reads) for o in scalar_op.operands],
+    body_op = instruction.op_type.create(
+        operands=[
+            block.args[-1] if read is None else block.args[inputs.index(operands[read])]
+            for read in instruction.reads
+        ],
         result_types=[result_type],
-        properties=dict(scalar_op.properties),
+        properties=dict(instruction.properties),
     )
     block.add_ops([body_op, linalg.YieldOp(body_op.results[0])])
     return block
