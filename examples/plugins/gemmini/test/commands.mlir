@@ -5,7 +5,7 @@
 
 // ROUNDTRIP: gemm.load %A[0, 0] -> %a[0, 0] {rows = 32 : i64, cols = 32 : i64}
 // ROUNDTRIP: gemm.compute %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 32 : i64, n = 32 : i64, k = 32 : i64}
-// ROUNDTRIP: gemm.alu "relu" %c[0, 0] {rows = 32 : i64, cols = 32 : i64}
+// ROUNDTRIP: gemm.alu "relu" %c[0, 0] -> %c[0, 0] {rows = 32 : i64, cols = 32 : i64}
 // ROUNDTRIP: gemm.store %c[0, 0] -> %C[0, 0]
 
 // REPORT: machine gemmini
@@ -26,7 +26,7 @@ module attributes {npu.machine = "gemmini"} {
     gemm.compute %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 32 : i64, n = 32 : i64, k = 32 : i64} : memref<32x32xf16, "spad">, memref<32x32xf16, "spad"> -> memref<32x32xf32, "acc">
     npu.set_flag "ex" -> "alu", 0
     npu.wait_flag "ex" -> "alu", 0
-    gemm.alu "relu" %c[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf32, "acc">
+    gemm.alu "relu" %c[0, 0] -> %c[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf32, "acc"> -> memref<32x32xf32, "acc">
     npu.set_flag "alu" -> "store", 0
     npu.wait_flag "alu" -> "store", 0
     gemm.store %c[0, 0] -> %C[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf32, "acc"> -> memref<32x32xf16, "dram">

@@ -24,7 +24,7 @@ module attributes {npu.machine = "gemmini"} {
     gemm.load %A[0, 0] -> %a[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf16, "dram"> -> memref<32x32xf16, "spad">
     gemm.load %B[0, 0] -> %b[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf16, "dram"> -> memref<32x32xf16, "spad">
     gemm.compute %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 32 : i64, n = 32 : i64, k = 32 : i64} : memref<32x32xf16, "spad">, memref<32x32xf16, "spad"> -> memref<32x32xf32, "acc">
-    gemm.alu "relu" %c[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf32, "acc">
+    gemm.alu "relu" %c[0, 0] -> %c[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf32, "acc"> -> memref<32x32xf32, "acc">
     gemm.store %c[0, 0] -> %C[0, 0] {rows = 32 : i64, cols = 32 : i64} : memref<32x32xf32, "acc"> -> memref<32x32xf16, "dram">
     func.return
   }

@@ -4,14 +4,14 @@ Four commands, each queued on one of the machine's pipes:
 
     gemm.load %dram[%i, 0] -> %spad[0, 0] {rows = 16, cols = 64} : memref<..., "dram"> -> memref<..., "spad">
     gemm.compute %spad[0, 0], %spad[0, 64] -> %acc[0, 0] {m = 16, n = 16, k = 64, accumulate} : ...
-    gemm.alu "relu" %acc[0, 0] {rows = 16, cols = 16} : memref<..., "acc">
+    gemm.alu "relu" %acc[0, 0] -> %acc[0, 0] {rows = 16, cols = 16} : memref<..., "acc"> -> memref<..., "acc">
     gemm.store %acc[0, 0] -> %dram[%i, 0] {rows = 16, cols = 16} : memref<..., "acc"> -> memref<..., "dram">
 
 `load` (mvin) and `store` (mvout) move a rows x cols tile between main memory and
 the scratchpad or accumulator, casting when the element types differ; `compute`
 multiplies an m x k tile by a k x n tile of the scratchpad into the accumulator
 (overwriting it, or adding with `accumulate`); `alu` applies an activation to an
-accumulator tile in place. Ordering between the queues (Gemmini's and VTA's
+accumulator tile (in place when source and destination are the same tile). Ordering between the queues (Gemmini's and VTA's
 dependence tokens) is the machine's flags: `npu.set_flag "load" -> "ex", 0`.
 
 The ops subclass `npu.NpuOperation`, so they are verified against the machine
@@ -112,10 +112,11 @@ class TransferOperation(GemmOperation):
     def verify_structure(self) -> None:
         for key in ("src", "dst"):
             buffer = getattr(self, key)
-            if buffer.type.get_num_dims() != 2:
-                raise VerifyException(f"{self.name} {key} must be a 2-d buffer, got {buffer.type}")
-            if len(getattr(self, f"static_{key}_indices").get_values()) != 2:
-                raise VerifyException(f"{self.name} {key} needs 2 indices")
+            rank = buffer.type.get_num_dims()
+            if rank < 2:
+                raise VerifyException(f"{self.name} {key} must be a buffer of rank >= 2, got {buffer.type}")
+            if len(getattr(self, f"static_{key}_indices").get_values()) != rank:
+                raise VerifyException(f"{self.name} {key} needs {rank} indices")
 
     def verify_machine(self, machine) -> None:
         """The rule: the machine's engine of this command serves the (src, dst) space pair."""
@@ -209,43 +210,54 @@ class ComputeOp(GemmOperation):
 
 @irdl_op_definition
 class AluOp(GemmOperation):
-    """An activation on an accumulator tile, in place."""
+    """An activation from one accumulator tile to another (or in place)."""
 
     name = "gemm.alu"
 
     FUNCTIONS: ClassVar[tuple[str, ...]] = ("relu",)
 
     function = prop_def(StringAttr)
-    buffer = operand_def(MemRefType)
-    indices = var_operand_def(IndexType)
-    static_indices = prop_def(DenseArrayBase.constr(i64))
+    src = operand_def(MemRefType)
+    src_indices = var_operand_def(IndexType)
+    static_src_indices = prop_def(DenseArrayBase.constr(i64))
+    dst = operand_def(MemRefType)
+    dst_indices = var_operand_def(IndexType)
+    static_dst_indices = prop_def(DenseArrayBase.constr(i64))
     rows = prop_def(IntegerAttr[I64])
     cols = prop_def(IntegerAttr[I64])
 
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     custom_directives = (DynamicIndexList,)
-    assembly_format = f"$function $buffer `` {_INDEX_LIST}($indices, $static_indices) attr-dict `:` type($buffer)"
+    assembly_format = (
+        f"$function $src `` {_INDEX_LIST}($src_indices, $static_src_indices) `->` "
+        f"$dst `` {_INDEX_LIST}($dst_indices, $static_dst_indices) attr-dict `:` type($src) `->` type($dst)"
+    )
 
-    def __init__(self, function: str, buffer, indices, rows: int, cols: int):
-        static, dynamic = _indices(indices)
+    def __init__(self, function: str, src, src_indices, dst, dst_indices, rows: int, cols: int):
+        static_src, dynamic_src = _indices(src_indices)
+        static_dst, dynamic_dst = _indices(dst_indices)
         super().__init__(
-            operands=[buffer, dynamic],
+            operands=[src, dynamic_src, dst, dynamic_dst],
             properties={
                 "function": StringAttr(function),
-                "static_indices": static,
+                "static_src_indices": static_src,
+                "static_dst_indices": static_dst,
                 "rows": IntegerAttr(rows, i64),
                 "cols": IntegerAttr(cols, i64),
             },
         )
 
+    @property
+    def tile(self) -> tuple[int, int]:
+        return self.rows.value.data, self.cols.value.data
+
     def pipe(self, machine) -> str:
         return machine.vector.pipe
 
     def buffer_windows(self, machine) -> list[BufferWindow]:
-        shape = (self.rows.value.data, self.cols.value.data)
         return [
-            _tile(self.buffer, self.static_indices, self.indices, shape, write=False),
-            _tile(self.buffer, self.static_indices, self.indices, shape, write=True),
+            _tile(self.src, self.static_src_indices, self.src_indices, self.tile, write=False),
+            _tile(self.dst, self.static_dst_indices, self.dst_indices, self.tile, write=True),
         ]
 
     def verify_structure(self) -> None:
@@ -254,8 +266,9 @@ class AluOp(GemmOperation):
 
     def verify_machine(self, machine) -> None:
         """The rule: the ALU works on the spaces the machine's vector unit reaches."""
-        if space_of(self.buffer) not in machine.vector.spaces:
-            raise VerifyException(f"gemm.alu works in {', '.join(machine.vector.spaces)}, got '{space_of(self.buffer)}'")
+        for buffer in (self.src, self.dst):
+            if space_of(buffer) not in machine.vector.spaces:
+                raise VerifyException(f"gemm.alu works in {', '.join(machine.vector.spaces)}, got '{space_of(buffer)}'")
 
 
 Gemm = Dialect("gemm", [LoadOp, StoreOp, ComputeOp, AluOp])

@@ -21,8 +21,8 @@ from ziggurat_gemmini.gemm import AluOp, ComputeOp, LoadOp, StoreOp, TransferOpe
 
 def _window(ctx, op, key: str, shape: tuple[int, int], what: str):
     buffer = getattr(op, key)
-    static = getattr(op, f"static_{key}_indices" if key != "buffer" else "static_indices").get_values()
-    dynamic = getattr(op, f"{key}_indices" if key != "buffer" else "indices")
+    static = getattr(op, f"static_{key}_indices").get_values()
+    dynamic = getattr(op, f"{key}_indices")
     indices = [ctx.index(i) for i in get_dynamic_index_list(static, dynamic, DYNAMIC_INDEX)]
     return ctx.window(op, buffer, indices, shape, what=what)
 
@@ -53,11 +53,12 @@ def run_compute(ctx, op: ComputeOp) -> None:
 
 
 def run_alu(ctx, op: AluOp) -> None:
-    rows, cols = op.rows.value.data, op.cols.value.data
-    tile, access = _window(ctx, op, "buffer", (rows, cols), "tile")
-    tile[...] = np.maximum(tile, 0)
-    block = cols * element_bytes(op.buffer.type.get_element_type())
-    ctx.issue(op, ctx.machine.vector.pipe, vector_cycles(ctx.machine, "relu", rows, block), [access], [access], rows * cols)
+    rows, cols = op.tile
+    source, read = _window(ctx, op, "src", op.tile, "source")
+    target, write = _window(ctx, op, "dst", op.tile, "destination")
+    target[...] = convert(np.maximum(source, 0), target.dtype)
+    block = cols * element_bytes(op.src.type.get_element_type())
+    ctx.issue(op, ctx.machine.vector.pipe, vector_cycles(ctx.machine, "relu", rows, block), [read], [write], rows * cols)
 
 
 INSTRUCTIONS = {LoadOp: run_transfer, StoreOp: run_transfer, ComputeOp: run_compute, AluOp: run_alu}

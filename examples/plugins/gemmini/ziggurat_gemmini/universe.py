@@ -1,4 +1,4 @@
-"""What ziggurat-gemmini adds to ziggurat: the gemm dialect and its machine."""
+"""What ziggurat-gemmini adds to ziggurat: the gemm dialect, its instruction selection and its machine."""
 
 from pathlib import Path
 
@@ -14,4 +14,10 @@ def _gemm():
     return Gemm
 
 
-UNIVERSE = Universe(all_dialects={"gemm": _gemm})
+def _npu_to_gemm():
+    from ziggurat_gemmini.npu_to_gemm import NpuToGemm
+
+    return NpuToGemm
+
+
+UNIVERSE = Universe(all_dialects={"gemm": _gemm}, all_passes={"npu-to-gemm": _npu_to_gemm})
