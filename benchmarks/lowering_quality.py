@@ -33,7 +33,7 @@ from ziggurat.backends.machine import load_machine
 from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.backends.report import build_report
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source, write_atomically
+from ziggurat.diagnostics import parse_source, run_main, write_atomically
 from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs
 from ziggurat.lowering.pipelines import expand_pipeline
 
@@ -227,4 +227,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)
