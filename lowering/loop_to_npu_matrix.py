@@ -25,17 +25,21 @@ iteration of each loop in between and accumulates on the others:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from math import prod
+
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, i64
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.ops import FillOp, YieldOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
+from xdsl.rewriter import InsertPoint
 
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop, npu
-from ziggurat.lowering.loop_to_npu_views import Emitter, Linear, View, view_of
+from ziggurat.lowering.loop_to_npu_views import Dim, Emitter, Linear, View, view_of
 
 _MULTIPLY = (arith.MulfOp, arith.MuliOp)
 _ADD = (arith.AddfOp, arith.AddiOp)
@@ -69,47 +73,79 @@ def _dim_views(op: LinalgStructuredOperation, views: list[View]) -> tuple[list[i
     return sizes, positions
 
 
-def _pick(op: Operation, role: str, dims: list[int], sizes: list[int]) -> int:
-    real = [d for d in dims if sizes[d] > 1]
-    if len(real) > 1:
-        raise error_at(op, f"{op.name}: the matrix unit takes one {role} dimension, got {len(real)} (loop dims {real})")
-    if not real and not dims:
-        raise error_at(op, f"{op.name}: the matrix unit needs an {role} dimension")
-    return real[0] if real else dims[-1]
+def contraction_roles(op: LinalgStructuredOperation) -> tuple[int, int]:
+    """(index of A, index of B) among the inputs: B holds the output's innermost loop dimension."""
+    maps = [m.data for m in op.get_indexing_maps()]
+    out_last = maps[2].results[-1]
+    in_rhs = isinstance(out_last, AffineDimExpr) and out_last in maps[1].results
+    return (0, 1) if in_rhs else (1, 0)
+
+
+@dataclass
+class _Analysis:
+    """A contraction's operands (A, B, C) as views, its loop extents and each loop dimension's role."""
+
+    views: tuple[View, View, View]
+    where: tuple[list[int | None], list[int | None], list[int | None]]
+    sizes: list[int]
+    roles: dict[str, list[int]]
+
+    def tile(self, key: str) -> tuple[View, list[int | None], str, str]:
+        """An operand's view, where each loop dim indexes it, and its (row, column) roles."""
+        index = "ABC".index(key)
+        row, col = {"A": ("M", "K"), "B": ("K", "N"), "C": ("M", "N")}[key]
+        return self.views[index], self.where[index], row, col
+
+    def walked(self, key: str, role: str) -> list[Dim]:
+        """The dims of `key`'s view that the (non-unit) loop dims of `role` walk."""
+        view, where, _, _ = self.tile(key)
+        return [view.dims[where[d]] for d in self.roles[role] if self.sizes[d] > 1 and where[d] is not None]
+
+
+def _analyze(op: LinalgStructuredOperation) -> _Analysis:
+    a, b = contraction_roles(op)
+    views = [view_of(v, op) for v in (*op.inputs, *op.outputs)]
+    sizes, where = _dim_views(op, views)
+    roles: dict[str, list[int]] = {"batch": [], "M": [], "N": [], "K": []}
+    for d in range(len(sizes)):
+        key = (where[a][d] is not None, where[b][d] is not None, where[2][d] is not None)
+        role = {(True, True, True): "batch", (True, False, True): "M", (False, True, True): "N", (True, True, False): "K"}
+        if key not in role:
+            raise error_at(op, f"{op.name}: loop dimension {d} is not batch, M, N or K of a matmul")
+        roles[role[key]].append(d)
+    return _Analysis((views[a], views[b], views[2]), (where[a], where[b], where[2]), sizes, roles)
+
+
+def _span(dims: list[Dim]) -> int:
+    """Elements of one buffer dim from the first to the last that `dims` (all walking it) reach."""
+    return 1 + sum((d.size - 1) * d.step for d in dims)
 
 
 def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> Operation | None:
     """Emit the `npu.mma`s of a contraction; return the zero fill it absorbed, if any."""
-    views = [view_of(v, op) for v in (*op.inputs, *op.outputs)]
-    sizes, where = _dim_views(op, views)
-    present = [[w[d] is not None for w in where] for d in range(len(sizes))]
-    out_last = op.get_indexing_maps().data[2].data.results[-1].position
-    a, b = (0, 1) if present[out_last][1] else (1, 0)
-    roles: dict[str, list[int]] = {"batch": [], "M": [], "N": [], "K": []}
-    for d, (in0, in1, out) in enumerate(present):
-        role = {(True, True, True): "batch", (True, False, True): "MN"[a], (False, True, True): "MN"[b]}.get(
-            (in0, in1, out), "K" if in0 and in1 and not out else None
-        )
-        if role is None:
-            raise error_at(op, f"{op.name}: loop dimension {d} is not batch, M, N or K of a matmul")
-        roles[role].append(d)
-    m, n, k = (_pick(op, role, roles[role], sizes) for role in "MNK")
-    a_view, b_view, c_view = views[a], views[b], views[2]
-    _check_unit(op, machine, a_view, b_view, c_view)
-    tiles = ((a_view, where[a], m, k, "A"), (b_view, where[b], k, n, "B"), (c_view, where[2], m, n, "C"))
-    for view, positions, row, col, key in tiles:
-        _check_tile(op, view, positions[row], positions[col], key)
-    shape = _instruction_shape(machine, a_view, c_view, sizes[m], sizes[n], sizes[k])
-    for view, positions, row, col, key in tiles:
-        _check_fits(op, view, positions[row], positions[col], shape, key)
-    batch = [d for d in roles["batch"] if sizes[d] > 1]
-    for d in batch:
-        emitter, iv = emitter.loop(sizes[d])
-        a_view, b_view, c_view = (
-            v.shifted(v.dims[w[d]], Linear.of(iv)) for v, w in ((a_view, where[a]), (b_view, where[b]), (c_view, where[2]))
-        )
+    analysis = _analyze(op)
+    _check_unit(op, machine, *analysis.views)
+    relaid = [key for key in "ABC" if not _is_tile(analysis, key) and _relayout(emitter, analysis, key)]
+    if relaid:
+        analysis = _analyze(op)  # those local buffers now have the [rows, columns] shape the unit reads
+    for key in "ABC":
+        if not _is_tile(analysis, key):
+            raise error_at(
+                op, f"{op.name}: operand {key} must be a row-major tile of the two innermost dimensions of its "
+                f"buffer {analysis.tile(key)[0].base_type} for the matrix unit"
+            )
+    extents = {role: max(_span(analysis.walked(key, role)) for key in "ABC" if role in analysis.tile(key)[2:]) for role in "MNK"}
+    a_view, b_view, c_view = analysis.views
+    shape = _instruction_shape(machine, a_view, c_view, extents["M"], extents["N"], extents["K"])
+    for key in "ABC":
+        _check_fits(op, analysis.tile(key)[0], shape, key)
+    views = list(analysis.views)
+    for d in analysis.roles["batch"]:
+        if analysis.sizes[d] > 1:
+            emitter, iv = emitter.loop(analysis.sizes[d])
+            views = [v.shifted(v.dims[w[d]], Linear.of(iv)) for v, w in zip(views, analysis.where)]
     fill, loops = _zero_fill_before(op, c_view.base)
-    operands = (a_view, b_view, c_view)
+    operands = (views[0], views[1], views[2])
     if fill is None:
         _emit_mma(emitter, operands, shape, accumulate=True)
     elif not loops:
@@ -119,6 +155,63 @@ def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: 
         _emit_mma(first, operands, shape, accumulate=False)
         _emit_mma(others, operands, shape, accumulate=True)
     return fill
+
+
+def _is_tile(analysis: _Analysis, key: str) -> bool:
+    """Whether the operand's row dims walk its buffer's second-innermost dim and its column dims the innermost."""
+    view, _, row, col = analysis.tile(key)
+    rank = view.base_type.get_num_dims()
+    if rank < 2:
+        return False
+    for role, base_dim in ((row, rank - 2), (col, rank - 1)):
+        dims = analysis.walked(key, role)
+        if any(d.base_dim != base_dim for d in dims) or dims and min(d.step for d in dims) != 1:
+            return False
+    return True
+
+
+def _relayout(emitter: Emitter, analysis: _Analysis, key: str) -> bool:
+    """Give a local buffer that an operand fills whole the shape [batch..., rows, columns] the unit reads
+    (its bytes unchanged: the row and column dims are each contiguous), its other users reading it
+    through a `memref.expand_shape`. False where the buffer's dims are not in that order."""
+    view, where, row, col = analysis.tile(key)
+    alloc = view.base.owner
+    if not isinstance(alloc, memref.AllocOp) or any(o.static != 0 for o in view.offsets):
+        return False
+    role_of = {view.dims[where[d]].base_dim: role for role, dims in analysis.roles.items() for d in dims
+               if where[d] is not None and analysis.sizes[d] > 1}
+    order = {"batch": 0, row: 1, col: 2}
+    groups: list[list[int]] = [[], [], []]
+    current = 0
+    for base_dim, size in enumerate(view.base_type.get_shape()):
+        role = role_of.get(base_dim)
+        if role is not None:
+            if order.get(role, -1) < current:
+                return False
+            current = order[role]
+        groups[current].append(base_dim)
+    shape = view.base_type.get_shape()
+    batch = [[d] for d in groups[0]]
+    reassociation = batch + [g for g in groups[1:] if g]
+    if len(reassociation) == len(shape) or not groups[1] or not groups[2]:
+        return False
+    new_shape = [prod(shape[d] for d in group) for group in reassociation]
+    new_type = MemRefType(view.base_type.get_element_type(), new_shape, memory_space=view.base_type.memory_space)
+    rewriter = emitter.rewriter
+    buffer = rewriter.insert(memref.AllocOp([], [], new_type), InsertPoint.before(alloc))
+    buffer.memref.name_hint = alloc.memref.name_hint
+    expand = memref.ExpandShapeOp(
+        operands=[buffer.memref, []],
+        result_types=[view.base_type],
+        properties={
+            "reassociation": ArrayAttr([ArrayAttr([IntegerAttr(d, i64) for d in group]) for group in reassociation]),
+            "static_output_shape": DenseArrayBase.from_list(i64, shape),
+        },
+    )
+    rewriter.insert(expand, InsertPoint.before(alloc))
+    rewriter.replace_all_uses_with(alloc.memref, expand.result)
+    rewriter.erase(alloc)
+    return True
 
 
 def _check_unit(op: Operation, machine: Machine, a: View, b: View, c: View) -> None:
@@ -138,23 +231,6 @@ def _check_unit(op: Operation, machine: Machine, a: View, b: View, c: View) -> N
         )
 
 
-def _check_tile(op: Operation, view: View, row: int | None, col: int | None, key: str) -> None:
-    """The operand must be a row-major tile of its buffer's two innermost dimensions."""
-    rank = view.base_type.get_num_dims()
-    dims = view.dims
-    if (
-        rank < 2
-        or row is None
-        or col is None
-        or (dims[row].base_dim, dims[row].step) != (rank - 2, 1)
-        or (dims[col].base_dim, dims[col].step) != (rank - 1, 1)
-    ):
-        raise error_at(
-            op, f"{op.name}: operand {key} must be a row-major tile of the two innermost dimensions of its "
-            f"buffer {view.base_type} for the matrix unit"
-        )
-
-
 def _instruction_shape(machine: Machine, a: View, c: View, m: int, n: int, k: int) -> tuple[int, int, int]:
     """(m, n, k) rounded up to multiples of the unit's instruction shape for the operands' dtypes."""
     unit = machine.matrix
@@ -163,7 +239,7 @@ def _instruction_shape(machine: Machine, a: View, c: View, m: int, n: int, k: in
     return (-(-m // um) * um, -(-n // un) * un, -(-k // uk) * uk)
 
 
-def _check_fits(op: Operation, view: View, row: int, col: int, shape: tuple[int, int, int], key: str) -> None:
+def _check_fits(op: Operation, view: View, shape: tuple[int, int, int], key: str) -> None:
     m, n, k = shape
     extents = {"A": (m, k), "B": (k, n), "C": (m, n)}[key]
     rank = view.base_type.get_num_dims()
@@ -194,10 +270,14 @@ def _first_iteration(emitter: Emitter, loops: list[scf.ForOp]) -> SSAValue:
 
 
 def root_buffer(value: SSAValue) -> SSAValue:
-    """The buffer a chain of subviews starts from."""
-    while isinstance(value.owner, memref.SubviewOp):
-        value = value.owner.source
-    return value
+    """The buffer a chain of views starts from."""
+    while True:
+        if isinstance(value.owner, memref.SubviewOp):
+            value = value.owner.source
+        elif isinstance(value.owner, memref.AlterShapeOperation):
+            value = value.owner.src
+        else:
+            return value
 
 
 def _writes(op: Operation, buffer: SSAValue) -> bool:

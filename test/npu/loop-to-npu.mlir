@@ -262,3 +262,40 @@ func.func @main(%X: memref<32x256xf32, "gm">, %result0: memref<32x256xf32, "gm">
   loop.copy %x -> %result0 : memref<32x256xf32, "ub"> -> memref<32x256xf32, "gm">
   func.return
 }
+
+// -----
+
+// A conv tile's operands staged in 3-d buffers (ow padded to 16): X and the accumulator get the
+// [K, N] and [M, N] shapes the cube reads (same bytes), the copies walking them through the old shape.
+// CHECK-LABEL: func.func @main
+// CHECK:         %x0 = memref.alloc() : memref<32x224xf16, "l0b">
+// CHECK:         %c = memref.alloc() : memref<16x224xf32, "l0c">
+// CHECK:         npu.dma "mte1" %x1[0, 0, 0] -> %x0[0, 0] {shape = array<i64: 32, 14, 16>, dst_strides = array<i64: 224, 16, 1>}
+// CHECK:         npu.mma %w0[0, 0], %x0[0, 0] -> %c[0, 0] {m = 16 : i64, n = 224 : i64, k = 32 : i64}
+// CHECK-NEXT:    npu.dma "fixpipe" %c[0, 0] -> %result0[0, 0, 0] {shape = array<i64: 224, 14>, src_strides = array<i64: 16, 1>, dst_strides = array<i64: 14, 1>}
+// CHECK-NOT:     memref.expand_shape
+
+func.func @main(%X: memref<32x14x14xf16, "gm">, %W: memref<16x32xf16, "gm">, %result0: memref<16x14x14xf32, "gm">) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %x1 = memref.alloc() : memref<32x14x16xf16, "l1">
+  %x0 = memref.alloc() : memref<32x14x16xf16, "l0b">
+  %w1 = memref.alloc() : memref<16x32xf16, "l1">
+  %w0 = memref.alloc() : memref<16x32xf16, "l0a">
+  %c = memref.alloc() : memref<16x14x16xf32, "l0c">
+  loop.copy %X -> %x1 {pad = array<i64: 0, 0, 0, 0, 0, 2>} : memref<32x14x14xf16, "gm"> -> memref<32x14x16xf16, "l1">
+  loop.copy %x1 -> %x0 : memref<32x14x16xf16, "l1"> -> memref<32x14x16xf16, "l0b">
+  loop.copy %W -> %w1 : memref<16x32xf16, "gm"> -> memref<16x32xf16, "l1">
+  loop.copy %w1 -> %w0 : memref<16x32xf16, "l1"> -> memref<16x32xf16, "l0a">
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x14x16xf32, "l0c">)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x0, %w0 : memref<32x14x16xf16, "l0b">, memref<16x32xf16, "l0a">) outs(%c : memref<16x14x16xf32, "l0c">) {
+  ^bb0(%xv: f16, %wv: f16, %acc: f32):
+    %xe = arith.extf %xv : f16 to f32
+    %we = arith.extf %wv : f16 to f32
+    %p = arith.mulf %we, %xe : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %cs = memref.subview %c[0, 0, 0] [16, 14, 14] [1, 1, 1] : memref<16x14x16xf32, "l0c"> to memref<16x14x14xf32, strided<[224, 16, 1]>, "l0c">
+  loop.copy %cs -> %result0 : memref<16x14x14xf32, strided<[224, 16, 1]>, "l0c"> -> memref<16x14x14xf32, "gm">
+  func.return
+}

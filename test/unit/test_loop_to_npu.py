@@ -315,3 +315,54 @@ def test_an_error_names_the_op_the_machine_and_what_is_missing():
     expected = "<test>:2:3: error: linalg.generic: operand A is in 'l1'; the matrix unit 'cube' of machine 'davinci'"
     with pytest.raises(DiagnosticError, match=expected):
         lower(text, "davinci")
+
+
+CONV_NCHW_MAPS = (
+    "affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, "
+    "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"
+)
+
+
+def conv_1x1_nd() -> str:
+    """out[f, oh, ow] = sum_c W[f, c] * X[c, oh, ow] with X and the accumulator staged in 3-d buffers
+    (ow padded from 14 to 16), as promote-to-memory-space stages a conv tile."""
+    x1, x0 = 'memref<32x14x16xf16, "l1">', 'memref<32x14x16xf16, "l0b">'
+    w1, w0 = 'memref<16x32xf16, "l1">', 'memref<16x32xf16, "l0a">'
+    c, cv = 'memref<16x14x16xf32, "l0c">', 'memref<16x14x14xf32, strided<[224, 16, 1]>, "l0c">'
+    text = f"""func.func @main(%X: memref<32x14x14xf16, "gm">, %W: memref<16x32xf16, "gm">, %result0: memref<16x14x14xf32, "gm">) {{
+  %zero = arith.constant 0.000000e+00 : f32
+  %x1 = memref.alloc() : {x1}
+  %x0 = memref.alloc() : {x0}
+  %w1 = memref.alloc() : {w1}
+  %w0 = memref.alloc() : {w0}
+  %c = memref.alloc() : {c}
+  loop.copy %X -> %x1 {{pad = array<i64: 0, 0, 0, 0, 0, 2>}} : memref<32x14x14xf16, "gm"> -> {x1}
+  loop.copy %x1 -> %x0 : {x1} -> {x0}
+  loop.copy %W -> %w1 : memref<16x32xf16, "gm"> -> {w1}
+  loop.copy %w1 -> %w0 : {w1} -> {w0}
+  linalg.fill ins(%zero : f32) outs(%c : {c})
+  linalg.generic {{indexing_maps = [{CONV_NCHW_MAPS}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}} ins(%x0, %w0 : {x0}, {w0}) outs(%c : {c}) {{
+  ^bb0(%xv: f16, %wv: f16, %acc: f32):
+    %xe = arith.extf %xv : f16 to f32
+    %we = arith.extf %wv : f16 to f32
+    %p = arith.mulf %we, %xe : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }}
+  %cs = memref.subview %c[0, 0, 0] [16, 14, 14] [1, 1, 1] : {c} to {cv}
+  loop.copy %cs -> %result0 : {cv} -> memref<16x14x14xf32, "gm">
+  func.return
+}}
+"""
+    return text
+
+
+def test_nd_operand_buffers_are_relaid_as_matrices():
+    module = lower(conv_1x1_nd(), "davinci")
+    (mma,) = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
+    assert (mma.b.type.get_shape(), mma.c.type.get_shape(), mma.mnk) == ((32, 224), (16, 224), (16, 224, 32))
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((32, 14, 14)).astype(np.float16), rng.standard_normal((16, 32)).astype(np.float16)
+    (out,) = run_npu(module, "davinci", [x, w]).outputs
+    expected = np.einsum("fc,chw->fhw", w.astype(np.float32), x.astype(np.float32))
+    np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
