@@ -76,6 +76,7 @@ from ziggurat.backends.machine import DmaEngine, Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dtypes import is_float
+from ziggurat.lowering.loop_to_npu_matrix import is_contraction as is_matmul_like
 from ziggurat.transforms.loop.buffers import (
     alloc_at_top,
     byte_size,
@@ -90,7 +91,6 @@ from ziggurat.transforms.loop.buffers import (
     written_buffers,
 )
 from ziggurat.transforms.loop.memory_routes import describe_paths, hops, route
-from ziggurat.transforms.tile.decompose_conv import is_contraction as is_contraction_generic
 
 CAST_OPS = (
     arith.ExtFOp,
@@ -104,8 +104,8 @@ CAST_OPS = (
 
 
 def is_contraction(op: Operation) -> bool:
-    """A matmul-like op: `linalg.matmul`, or a generic that yields `acc + x * y` (tile-decompose-conv's test)."""
-    return isinstance(op, linalg.MatmulOp) or is_contraction_generic(op)
+    """What loop-to-npu lowers to the matrix unit (its own test, so both passes agree)."""
+    return isinstance(op, LinalgStructuredOperation) and is_matmul_like(op)
 
 
 def is_cast_only(op: Operation) -> bool:
@@ -327,10 +327,14 @@ class _Promoter:
         ]
 
     def stage(self, op: LinalgStructuredOperation) -> None:
+        """Give each operand of `op` a buffer where its unit reads it; a value the op uses twice
+        (e.g. in place, as input and output) gets one buffer, copied in and out as needed."""
         staged: dict[SSAValue, SSAValue] = {}
         after = InsertPoint.after(op)
-        outputs = set(range(len(op.inputs), len(op.operands)))
-        for index, (value, want) in enumerate(zip(list(op.operands), self.wanted(op))):
+        operands = list(op.operands)
+        outputs = set(range(len(op.inputs), len(operands)))
+        reads = {i: is_contraction(op) or bool(op.body.block.args[i].uses) for i in outputs}
+        for index, (value, want) in enumerate(zip(operands, self.wanted(op))):
             if want is None:
                 continue
             full = self.full.get(value)
@@ -340,9 +344,10 @@ class _Promoter:
             if space_of(value) == want.space and static_shape(value) == want.shape:
                 continue
             if value not in staged:
-                is_output = index in outputs
-                reads = not is_output or is_contraction(op) or bool(op.body.block.args[index].uses)
-                staged[value], after = self.stage_operand(op, index, want, reads, is_output, after)
+                uses = [i for i, v in enumerate(operands) if v is value]
+                read = any(i not in outputs or reads[i] for i in uses)
+                written = any(i in outputs for i in uses)
+                staged[value], after = self.stage_operand(op, index, want, read, written, after)
             op.operands[index] = staged[value]
 
     def stage_operand(
