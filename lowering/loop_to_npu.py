@@ -115,7 +115,7 @@ class EraseDeadValue(RewritePattern):
     scalars instruction properties); the scalar unit computes on integers only."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        view = isinstance(op, memref.SubviewOp | memref.AlterShapeOperation)
+        view = isinstance(op, memref.SubviewOp | memref.AlterShapeOperation | memref.ReinterpretCastOp)
         dead = view or isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr)
         if dead and not op.results[0].uses:
             rewriter.erase(op)

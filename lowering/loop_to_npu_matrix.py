@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, StridedLayoutAttr, i64
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.ops import FillOp, YieldOp
 from xdsl.ir import Operation, SSAValue
@@ -39,6 +39,7 @@ from xdsl.rewriter import InsertPoint
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop, npu
+from ziggurat.dialects.npu import row_major_strides
 from ziggurat.lowering.loop_to_npu_views import Dim, Emitter, Linear, View, view_of
 
 _MULTIPLY = (arith.MulfOp, arith.MuliOp)
@@ -171,47 +172,80 @@ def _is_tile(analysis: _Analysis, key: str) -> bool:
 
 
 def _relayout(emitter: Emitter, analysis: _Analysis, key: str) -> bool:
-    """Give a local buffer that an operand fills whole the shape [batch..., rows, columns] the unit reads
-    (its bytes unchanged: the row and column dims are each contiguous), its other users reading it
-    through a `memref.expand_shape`. False where the buffer's dims are not in that order."""
+    """Give a local buffer that an operand fills whole the shape [batch..., rows, columns] the unit reads.
+
+    Where the buffer's row dims come before its column dims, the bytes stay where they are and its
+    other users read it through a `memref.expand_shape`; where they come after (a transposed
+    operand, e.g. a Linear layer's weight [N, K] as B), through a `memref.reinterpret_cast` with
+    the transposed strides, so the copies that fill it write it transposed. False where the
+    buffer's dims are not grouped by role.
+    """
     view, where, row, col = analysis.tile(key)
     alloc = view.base.owner
     if not isinstance(alloc, memref.AllocOp) or any(o.static != 0 for o in view.offsets):
         return False
-    role_of = {view.dims[where[d]].base_dim: role for role, dims in analysis.roles.items() for d in dims
-               if where[d] is not None and analysis.sizes[d] > 1}
-    order = {"batch": 0, row: 1, col: 2}
-    groups: list[list[int]] = [[], [], []]
-    current = 0
-    for base_dim, size in enumerate(view.base_type.get_shape()):
-        role = role_of.get(base_dim)
-        if role is not None:
-            if order.get(role, -1) < current:
+    role_of = {
+        view.dims[where[d]].base_dim: role
+        for role, dims in analysis.roles.items()
+        for d in dims
+        if where[d] is not None and analysis.sizes[d] > 1
+    }
+    groups: dict[str, list[int]] = {"batch": [], row: [], col: []}
+    current, seen = "batch", ["batch"]
+    for base_dim in range(view.base_type.get_num_dims()):
+        role = role_of.get(base_dim, current)
+        if role != current:
+            if role in seen or role not in groups:
                 return False
-            current = order[role]
+            current = role
+            seen.append(role)
         groups[current].append(base_dim)
-    shape = view.base_type.get_shape()
-    batch = [[d] for d in groups[0]]
-    reassociation = batch + [g for g in groups[1:] if g]
-    if len(reassociation) == len(shape) or not groups[1] or not groups[2]:
+    if not groups[row] or not groups[col]:
         return False
-    new_shape = [prod(shape[d] for d in group) for group in reassociation]
+    shape = view.base_type.get_shape()
+    new_shape = [shape[d] for d in groups["batch"]] + [prod(shape[d] for d in groups[r]) for r in (row, col)]
+    if len(new_shape) == len(shape) and seen[-1] == col:
+        return False
     new_type = MemRefType(view.base_type.get_element_type(), new_shape, memory_space=view.base_type.memory_space)
     rewriter = emitter.rewriter
     buffer = rewriter.insert(memref.AllocOp([], [], new_type), InsertPoint.before(alloc))
     buffer.memref.name_hint = alloc.memref.name_hint
-    expand = memref.ExpandShapeOp(
-        operands=[buffer.memref, []],
-        result_types=[view.base_type],
-        properties={
-            "reassociation": ArrayAttr([ArrayAttr([IntegerAttr(d, i64) for d in group]) for group in reassociation]),
-            "static_output_shape": DenseArrayBase.from_list(i64, shape),
-        },
-    )
-    rewriter.insert(expand, InsertPoint.before(alloc))
-    rewriter.replace_all_uses_with(alloc.memref, expand.result)
+    if seen[-1] == col:
+        reassociation = [[d] for d in groups["batch"]] + [groups[row], groups[col]]
+        old_view = memref.ExpandShapeOp(
+            operands=[buffer.memref, []],
+            result_types=[view.base_type],
+            properties={
+                "reassociation": ArrayAttr([ArrayAttr([IntegerAttr(d, i64) for d in g]) for g in reassociation]),
+                "static_output_shape": DenseArrayBase.from_list(i64, shape),
+            },
+        )
+    else:
+        strides = _strides_in(shape, groups["batch"], groups[row], groups[col], new_shape)
+        old_type = MemRefType(
+            view.base_type.get_element_type(), shape, StridedLayoutAttr(strides, 0), view.base_type.memory_space
+        )
+        old_view = memref.ReinterpretCastOp(buffer.memref, [], [], [], [0], shape, strides, old_type)
+    rewriter.insert(old_view, InsertPoint.before(alloc))
+    rewriter.replace_all_uses_with(alloc.memref, old_view.result)
     rewriter.erase(alloc)
     return True
+
+
+def _strides_in(
+    shape: list[int], batch: list[int], rows: list[int], cols: list[int], new_shape: list[int]
+) -> list[int]:
+    """Element strides of the old dims inside the new [batch..., rows, columns] buffer."""
+    new_strides = row_major_strides(new_shape)
+    strides = [0] * len(shape)
+    for position, d in enumerate(batch):
+        strides[d] = new_strides[position]
+    for group, outer in ((rows, new_shape[-1]), (cols, 1)):
+        inner = outer
+        for d in reversed(group):
+            strides[d] = inner
+            inner *= shape[d]
+    return strides
 
 
 def _check_unit(op: Operation, machine: Machine, a: View, b: View, c: View) -> None:

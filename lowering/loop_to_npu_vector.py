@@ -355,7 +355,7 @@ def emit_vector(
     """`kind` over views sharing one (loop) shape; operand `single` takes one element per repetition."""
     if single is None:
         sources = [_spread(emitter, op, machine, s, dst) if _broadcasts_in_block(s, dst) else s for s in sources]
-    views = squeezed([*sources, dst])
+    views = _in_destination_order(squeezed([*sources, dst]))
     lanes = machine.vector.lanes(max(_element_bytes(v) for v in views))
     groups = merged_groups(views)
     if not groups:
@@ -386,6 +386,14 @@ def emit_vector(
             inner_emitter, kind, *_split(_shift_flat(views, groups[-1], start)), repeat=rows if rows > 1 else None,
             mask=active if active < lanes else None, stride=row_strides if rows > 1 else None, **props,
         )
+
+
+def _in_destination_order(views: list[View]) -> list[View]:
+    """The views with their dims ordered as the destination lays them out (outermost first), so a
+    transposed buffer is still walked in blocks of adjacent elements; elementwise order is free."""
+    strides = views[-1].element_strides()
+    order = sorted(range(len(strides)), key=lambda d: -strides[d])
+    return [v.with_dims([v.dims[d] for d in order]) for v in views]
 
 
 def _split(views: list[View]) -> tuple[list[View], View]:

@@ -118,6 +118,8 @@ def view_of(value: SSAValue, user: Operation) -> View:
         return _expanded(view_of(owner.src, user), owner)
     if isinstance(owner, memref.CollapseShapeOp):
         return _collapsed(view_of(owner.src, user), owner)
+    if isinstance(owner, memref.ReinterpretCastOp):
+        return _reinterpreted(view_of(owner.source, user), owner)
     value_type = value.type
     if not _is_buffer(value):
         raise error_at(user, f"loop-to-npu cannot follow the view {value_type} back to a row-major buffer")
@@ -180,6 +182,22 @@ def _collapsed(parent: View, op: memref.CollapseShapeOp) -> View:
                 raise error_at(op, f"loop-to-npu cannot fold a {op.name} of dims {group} walking different buffer dims")
             merged = Dim(merged.base_dim, outer.size * merged.size, merged.step)
         dims.append(merged)
+    return parent.with_dims(dims)
+
+
+def _reinterpreted(parent: View, op: memref.ReinterpretCastOp) -> View:
+    """A static strided view of a whole buffer: each dim walks the outermost buffer dim whose
+    row-major stride divides its stride (as the transposed or regrouped views that loop-to-npu
+    itself writes do)."""
+    strides = op.static_strides.get_values()
+    whole = all(o.static == 0 for o in parent.offsets) and [d.base_dim for d in parent.dims] == list(range(len(parent.dims)))
+    if not whole or op.static_offsets.get_values() != (0,) or DYNAMIC_INDEX in strides:
+        raise error_at(op, "loop-to-npu folds only static, zero-offset memref.reinterpret_cast views of a whole buffer")
+    base_strides = row_major_strides(parent.base_type.get_shape())
+    dims = []
+    for size, stride in zip(op.result.type.get_shape(), strides):
+        base_dim = next((d for d, s in enumerate(base_strides) if stride % s == 0), len(base_strides) - 1)
+        dims.append(Dim(base_dim, size, stride // base_strides[base_dim]))
     return parent.with_dims(dims)
 
 

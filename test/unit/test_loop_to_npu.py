@@ -366,3 +366,29 @@ def test_nd_operand_buffers_are_relaid_as_matrices():
     (out,) = run_npu(module, "davinci", [x, w]).outputs
     expected = np.einsum("fc,chw->fhw", w.astype(np.float32), x.astype(np.float32))
     np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
+
+
+LINEAR_MAPS = (
+    "affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>"
+)
+
+
+@pytest.mark.parametrize("machine", ["davinci", "tensorcore"])
+def test_a_transposed_weight_is_written_transposed(machine):
+    """y = x @ w^T (a Linear layer): w [N, K] staged as is; its local buffer becomes [K, N]."""
+    a_hops, b_hops, c_space, _ = ROUTES[machine]
+    allocs: list[str] = []
+    a_code, a = _stage("a", "%X", 'memref<32x64xf16, "gm">', "32x64", a_hops, allocs)
+    b_code, b = _stage("b", "%W", 'memref<48x64xf16, "gm">', "48x64", b_hops, allocs)
+    c = f'memref<32x48xf32, "{c_space}">'
+    text = 'func.func @main(%X: memref<32x64xf16, "gm">, %W: memref<48x64xf16, "gm">, %result0: memref<32x48xf32, "gm">) {\n'
+    text += "".join(allocs) + f"  %c = memref.alloc() : {c}\n" + (a_code + b_code).replace("      ", "  ")
+    ins = f'{a}, {b} : memref<32x64xf16, "{a_hops[-1]}">, memref<48x64xf16, "{b_hops[-1]}">'
+    text += _contraction(ins, f"%c : {c}", LINEAR_MAPS)
+    text += f'  loop.copy %c -> %result0 : {c} -> memref<32x48xf32, "gm">\n  func.return\n}}\n'
+    module = lower(text, machine)
+    (mma,) = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
+    assert mma.b.type.get_shape() == (64, 48)
+    x, w = _gemm_inputs(32, 48, 64)[0], np.random.default_rng(4).standard_normal((48, 64)).astype(np.float16)
+    (y,) = run_npu(module, machine, [x, w]).outputs
+    np.testing.assert_allclose(y, x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-3, atol=1e-3)
