@@ -207,8 +207,8 @@ def _relayout(emitter: Emitter, analysis: _Analysis, key: str) -> bool:
     if len(new_shape) == len(shape) and seen[-1] == col:
         return False
     new_type = MemRefType(view.base_type.get_element_type(), new_shape, memory_space=view.base_type.memory_space)
-    rewriter = emitter.rewriter
-    buffer = rewriter.insert(memref.AllocOp([], [], new_type), InsertPoint.before(alloc))
+    at_alloc = Emitter(emitter.rewriter, InsertPoint.before(alloc), alloc.location)
+    buffer = at_alloc.insert(memref.AllocOp([], [], new_type))
     buffer.memref.name_hint = alloc.memref.name_hint
     if seen[-1] == col:
         reassociation = [[d] for d in groups["batch"]] + [groups[row], groups[col]]
@@ -226,9 +226,9 @@ def _relayout(emitter: Emitter, analysis: _Analysis, key: str) -> bool:
             view.base_type.get_element_type(), shape, StridedLayoutAttr(strides, 0), view.base_type.memory_space
         )
         old_view = memref.ReinterpretCastOp(buffer.memref, [], [], [], [0], shape, strides, old_type)
-    rewriter.insert(old_view, InsertPoint.before(alloc))
-    rewriter.replace_all_uses_with(alloc.memref, old_view.result)
-    rewriter.erase(alloc)
+    at_alloc.insert(old_view)
+    emitter.rewriter.replace_all_uses_with(alloc.memref, old_view.result)
+    emitter.rewriter.erase(alloc)
     return True
 
 

@@ -259,13 +259,16 @@ class Emitter:
     def loop(self, extent: int, step: int = 1) -> tuple[Emitter, SSAValue]:
         """An `scf.for` from 0 to `extent`; an emitter inside its body and its induction variable."""
         body = Block(arg_types=[IndexType()])
-        body.add_op(scf.YieldOp())
+        inner = self.at(InsertPoint.at_end(body))
+        inner.insert(scf.YieldOp())
         self.insert(scf.ForOp(self.constant(0), self.constant(extent), self.constant(step), [], body))
         return self.at(InsertPoint.before(body.last_op)), body.args[0]
 
     def branch(self, condition: SSAValue) -> tuple[Emitter, Emitter]:
         """An `scf.if` on `condition`; emitters inside its then and else blocks."""
-        then_block, else_block = Block([scf.YieldOp()]), Block([scf.YieldOp()])
+        then_block, else_block = Block(), Block()
+        for block in (then_block, else_block):
+            self.at(InsertPoint.at_end(block)).insert(scf.YieldOp())
         self.insert(scf.IfOp(condition, [], [then_block], [else_block]))
         return self.at(InsertPoint.before(then_block.last_op)), self.at(InsertPoint.before(else_block.last_op))
 

@@ -1,0 +1,46 @@
+"""Every op a pass creates carries the location of the op it rewrote (MLIR's convention): after each
+pass below, every op in the function bodies of an input parsed from text that has an unknown
+location was already there before the pass (the parser leaves implicit terminators unlocated).
+Each pass adds its case to CASES: (pass pipeline, input file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import UnknownLoc
+
+from ziggurat.context import default_context
+from ziggurat.diagnostics import parse_source
+from ziggurat.lowering.differential import apply_pipeline
+
+TEST = Path(__file__).parents[1]
+
+CASES = [
+    ("loop-to-npu{machine=davinci}", TEST / "npu" / "loop-to-npu.mlir"),
+]
+
+
+def _chunks(path: Path) -> list[str]:
+    return [chunk for chunk in path.read_text().split("// -----") if "func.func" in chunk]
+
+
+def _unlocated(module) -> list:
+    return [
+        op
+        for function in module.walk()
+        if isinstance(function, func.FuncOp)
+        for op in function.body.walk()
+        if isinstance(op.location, UnknownLoc)
+    ]
+
+
+@pytest.mark.parametrize(("pipeline", "path"), CASES, ids=[c[0] for c in CASES])
+def test_created_ops_are_located(pipeline, path):
+    for chunk in _chunks(path):
+        module = parse_source(default_context(), chunk, str(path))
+        before = {id(op) for op in _unlocated(module)}
+        apply_pipeline(module, pipeline)
+        unknown = [op.name for op in _unlocated(module) if id(op) not in before]
+        assert not unknown, f"{pipeline} leaves ops without a location: {sorted(set(unknown))}"
