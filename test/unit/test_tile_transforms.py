@@ -95,6 +95,8 @@ func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %x: tensor<1x2x6x6xf32
 # --------------------------------------------------------------------------- #
 
 UNARY = {
+    "tanh": "graph.tanh %x : {t}",
+    "silu": "graph.silu %x : {t}",
     "relu": "graph.relu %x : {t}",
     "gelu": "graph.gelu %x : {t}",
     "gelu_tanh": 'graph.gelu %x {{approximate = "tanh"}} : {t}',
@@ -136,6 +138,8 @@ def test_vectorize_preserves_numerics_one_op_per_generic(case, element_type):
     assert generics
     for op in generics:
         assert is_vectorized(op), op
+    # what no vector unit has is expanded: sqrt, tanh, negation
+    assert not any(isinstance(op, (math.SqrtOp, math.TanhOp, arith.NegfOp)) for op in report.transformed.walk())
 
 
 def test_vectorize_computes_f16_where_the_vector_unit_has_f16_lanes():
@@ -166,6 +170,7 @@ def test_vectorize_keeps_constants_as_scalar_operands():
 
 
 def test_vectorize_reduces_in_the_accumulator_type_and_keeps_row_statistics_per_row():
+    """layer_norm: f32 sums of f16 data; the normalizer is computed once per row."""
     report = check_pass_preserves_numerics(
         _vectorize_case(CASES["layer_norm"], "f16"), "graph-to-tile,tile-vectorize{machine=davinci}"
     )
@@ -175,8 +180,9 @@ def test_vectorize_reduces_in_the_accumulator_type_and_keeps_row_statistics_per_
         if isinstance(op, linalg.GenericOp) and len(op.iterator_types.data) == 2 and "reduction" in str(op.iterator_types)
     ]
     assert reductions and all(_element_types_of(op) == {"f32"} for op in reductions)
-    rsqrt_like = [op for op in report.transformed.walk() if isinstance(op, math.SqrtOp)]
-    assert [str(op.parent_op().outputs[0].type) for op in rsqrt_like] == ["tensor<8xf32>"]
+    # x / sqrt(var + eps) is x * rsqrt(var + eps), the rsqrt once per row
+    rsqrts = [op for op in report.transformed.walk() if isinstance(op, math.RsqrtOp)]
+    assert [str(op.parent_op().outputs[0].type) for op in rsqrts] == ["tensor<8xf32>"]
 
 
 def test_vectorize_leaves_contractions_alone():
@@ -309,3 +315,17 @@ def test_passes_leave_no_detached_users(pipeline):
     for op in report.transformed.walk():
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
             assert all(use.operation.parent_block() is not None for use in value.uses), op
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f16"])
+def test_vectorize_splits_depthwise_window_steps(element_type):
+    """After decompose-conv a depthwise step multiplies and accumulates with no reduction
+    dim (not the matrix unit's): vectorize splits it like an elementwise body."""
+    x, w, y, properties = CONVS["depthwise"]
+    text = conv_function(x, w, y, element_type, **properties)
+    report = check_pass_preserves_numerics(
+        text, "graph-to-tile,tile-decompose-conv,tile-vectorize{machine=davinci}", seed=3
+    )
+    assert report.ok, report
+    generics = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
+    assert all(is_vectorized(op) for op in generics)

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, tensor
+from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -67,7 +67,7 @@ from xdsl.pattern_rewriter import (
 )
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.tensor_interpreter import loop_ranges
-from ziggurat.lowering.graph_to_tile_builders import PARALLEL, dims
+from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, dims
 from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at
@@ -88,8 +88,16 @@ def is_vectorized(op: linalg.GenericOp) -> bool:
     )
 
 
+def reduces(op: linalg.GenericOp) -> bool:
+    return any(it == REDUCTION for it in op.iterator_types.data)
+
+
 def _vectorizable(op: linalg.GenericOp) -> bool:
-    if len(op.outputs) != 1 or not on_tensors(op) or is_contraction(op) or is_vectorized(op):
+    """A multi-op body on tensors that is no contraction over a reduction dim (the
+    matrix unit's); a multiply-accumulate without one (a depthwise window step) is."""
+    if len(op.outputs) != 1 or not on_tensors(op) or is_vectorized(op):
+        return False
+    if is_contraction(op) and reduces(op):
         return False
     body = list(op.body.block.ops)[:-1]
     return all(o.name.startswith(_SCALAR_DIALECTS) and len(o.results) == 1 for o in body)
@@ -255,12 +263,14 @@ class Chain:
     def run(self) -> SSAValue:
         block = self.op.body.block
         maps = [m.data for m in self.op.indexing_maps.data]
-        for arg, value, indexing in zip(block.args, self.op.inputs, maps):
+        # The output too: an elementwise body may read it (acc + x * w, unreduced).
+        for arg, value, indexing in zip(block.args, self.op.operands, maps):
             self.tensors[arg] = (value, indexing)
         init, out_map = self.op.outputs[0], maps[-1]
         accumulator = block.args[len(self.op.inputs)]
         yielded = block.last_op.operands[0]
-        reduction = yielded.owner if accumulator in getattr(yielded.owner, "operands", ()) else None
+        combines = reduces(self.op) and accumulator in getattr(yielded.owner, "operands", ())
+        reduction = yielded.owner if combines else None
         final = None if reduction else self.plan.resolve(yielded)
         for body_op in list(block.ops)[:-1]:
             result = body_op.results[0]
@@ -328,6 +338,49 @@ def _wider(target: Attribute, source_type: Attribute) -> bool:
     return to_numpy_dtype(target).itemsize > to_numpy_dtype(_element(source_type)).itemsize
 
 
+def _constant_like(value: float, like: SSAValue, rewriter: PatternRewriter) -> SSAValue:
+    return rewriter.insert(arith.ConstantOp(FloatAttr(value, like.type))).result
+
+
+@dataclass
+class ExpandForVectorUnit(RewritePattern):
+    """Body ops the vector unit has no instruction for, in ops it has: `a / sqrt(b)` is
+    `a * rsqrt(b)` (else `sqrt(b) = 1 / rsqrt(b)`), `-x` is `x * -1`, and
+    `tanh(x) = 2 / (1 + exp(-2x)) - 1` (exact at both infinities)."""
+
+    machine: Machine
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        generic = op.parent_op()
+        if not isinstance(generic, linalg.GenericOp) or not on_tensors(generic):
+            return
+        ops = self.machine.vector.ops
+        if isinstance(op, math.SqrtOp) and "rsqrt" in ops:
+            self.sqrt(op, rewriter)
+        elif isinstance(op, arith.NegfOp) and "mul" in ops:
+            minus_one = _constant_like(-1, op.operand, rewriter)
+            rewriter.replace(op, arith.MulfOp(op.operand, minus_one))
+        elif isinstance(op, math.TanhOp) and "exp" in ops:
+            x = op.operand
+            scaled = rewriter.insert(arith.MulfOp(x, _constant_like(-2, x, rewriter))).result
+            e = rewriter.insert(math.ExpOp(scaled)).result
+            denominator = rewriter.insert(arith.AddfOp(e, _constant_like(1, x, rewriter))).result
+            quotient = rewriter.insert(arith.DivfOp(_constant_like(2, x, rewriter), denominator)).result
+            rewriter.replace(op, arith.SubfOp(quotient, _constant_like(1, x, rewriter)))
+
+    @staticmethod
+    def sqrt(op: math.SqrtOp, rewriter: PatternRewriter) -> None:
+        reciprocal = rewriter.insert(math.RsqrtOp(op.operand)).result
+        divisions = [u.operation for u in op.result.uses]
+        if all(isinstance(d, arith.DivfOp) and d.rhs == op.result and d.lhs != op.result for d in divisions):
+            for division in divisions:
+                rewriter.replace(division, arith.MulfOp(division.lhs, reciprocal))
+            rewriter.erase(op)
+            return
+        one = _constant_like(1, op.operand, rewriter)
+        rewriter.replace(op, arith.DivfOp(one, reciprocal))
+
+
 @dataclass
 class SplitGeneric(RewritePattern):
     machine: Machine
@@ -343,7 +396,7 @@ class SplitGeneric(RewritePattern):
         accumulator = block.args[len(op.inputs)]
         yielded = block.last_op.operands[0]
         readers = [o for o in block.ops if accumulator in o.operands]
-        if readers and readers != [yielded.owner]:
+        if reduces(op) and readers and readers != [yielded.owner]:
             return
         extents = loop_ranges(op, [_shape(v) for v in op.operands])
         chain = Chain(op, plan_body(op, self.machine), rewriter, extents)
@@ -362,4 +415,5 @@ class TileVectorizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = load_machine(self.machine)
+        PatternRewriteWalker(ExpandForVectorUnit(machine)).rewrite_module(op)
         PatternRewriteWalker(SplitGeneric(machine), apply_recursively=False).rewrite_module(op)
