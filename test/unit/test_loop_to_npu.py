@@ -15,7 +15,7 @@ from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.dialects import npu
-from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
 
 # Where a GEMM's operands travel on each preset: (A's hops, B's hops, C's space, vector space, store path).
 ROUTES = {
@@ -392,3 +392,26 @@ def test_a_transposed_weight_is_written_transposed(machine):
     x, w = _gemm_inputs(32, 48, 64)[0], np.random.default_rng(4).standard_normal((48, 64)).astype(np.float16)
     (y,) = run_npu(module, machine, [x, w]).outputs
     np.testing.assert_allclose(y, x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-3, atol=1e-3)
+
+
+def _differential_cases():
+    for machine in sorted(ROUTES):
+        yield f"matmul_relu-{machine}", matmul_relu(machine), machine
+        for name, steps in (("softmax", SOFTMAX), ("layernorm", LAYERNORM)):
+            yield f"{name}-{machine}", row_kernel(machine, 8, 100, steps), machine
+    yield "ragged_matmul-davinci", ragged_matmul(), "davinci"
+    yield "conv_tile-davinci", conv_tile(), "davinci"
+    yield "conv_1x1_nd-davinci", conv_1x1_nd(), "davinci"
+
+
+DIFFERENTIAL = list(_differential_cases())
+
+
+@pytest.mark.parametrize(("text", "machine"), [c[1:] for c in DIFFERENTIAL], ids=[c[0] for c in DIFFERENTIAL])
+def test_loop_interpreter_and_run_npu_agree(text, machine):
+    """The loop level on the loop interpreter against loop-to-npu, npu-plan-memory and npu-insert-sync on run_npu."""
+    spec = f"{{machine={machine}}}"
+    report = check_pass_preserves_numerics(
+        text, f"loop-to-npu{spec},npu-plan-memory{spec},npu-insert-sync{spec}", machine=machine
+    )
+    assert report.ok, report
