@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ziggurat.backends.interpreter import find_function
-from ziggurat.context import default_context, multiverse
+from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.lowering.differential import (
     build_passes,
@@ -224,27 +224,28 @@ SLOW_KERNELS = {"resnet_block"}
 RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
 
 
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+}
+"""(kernel, machine) -> the first pass of lower-to-npu that fails or diverges there, when this
+list was last brought up to date. Not strict: an XPASS means the entry can go."""
+
+
 def _kernel_cases():
     for name in KERNELS:
-        marks = []
-        if name in SLOW_KERNELS:
-            marks = [pytest.mark.slow, pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1")]
         for machine in MACHINES:
+            marks = []
+            if name in SLOW_KERNELS:
+                marks += [pytest.mark.slow, pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1")]
+            if (name, machine) in KNOWN_FAILURES:
+                marks.append(pytest.mark.xfail(reason=KNOWN_FAILURES[name, machine], strict=False))
             yield pytest.param(name, machine, marks=marks, id=f"{name}-{machine}")
 
 
 @pytest.mark.parametrize(("kernel", "machine"), list(_kernel_cases()))
 def test_every_stage_of_lower_to_npu_keeps_the_numerics(kernel: str, machine: str):
-    _skip_until_lower_to_npu_is_registered()
     report = check_pipeline_stages(KERNELS[kernel](), f"lower-to-npu{{machine={machine}}}", machine)
     assert report.ok, str(report)
     assert report.stages[-1].level == "npu"
-
-
-def _skip_until_lower_to_npu_is_registered() -> None:
-    missing = [p.split("{")[0] for p in LOWER_TO_NPU_PASSES if p.split("{")[0] not in multiverse().all_passes]
-    if missing:  # TODO(H7, before 13:10): drop once every pass has landed
-        pytest.skip(f"not registered yet: {', '.join(missing)}")
 
 
 def _load_benchmark(name: str):
@@ -256,7 +257,6 @@ def _load_benchmark(name: str):
 
 
 def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
-    _skip_until_lower_to_npu_is_registered()
     quality = _load_benchmark("lowering_quality")
     doc = tmp_path / "lowering.md"
     doc.write_text(f"before\n{quality.TABLE_BEGIN}\nold\n{quality.TABLE_END}\nafter\n")
@@ -271,7 +271,6 @@ def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
 
 
 def test_the_resnet_block_runs_lowered_on_davinci_as_on_the_graph_interpreter():
-    _skip_until_lower_to_npu_is_registered()
     text = (EXAMPLES / "resnet_block.mlir").read_text()
     report = check_pass_preserves_numerics(text, "lower-to-npu{machine=davinci}", machine="davinci", seed=4)
     assert level_of(report.transformed, find_function(report.transformed)) == "npu"
