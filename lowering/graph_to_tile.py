@@ -26,7 +26,9 @@ are the ones a tiled implementation must carry an accumulator across):
   form.
 * graph.fused: its body inlined and lowered; every op a member lowers to carries
   `tile.group = "<group name>_<k>"` (unique in the function), those of the member
-  named by `root` also `tile.root`. A graph op's `tile.sizes` attribute (and
+  named by `root` also `tile.root`. A graph op outside every group that lowers to
+  two or more linalg ops besides fills (softmax, layer_norm, a conv with its
+  bias) is a group of its own, `<op name>_<k>`, all its ops `tile.root`. A graph op's `tile.sizes` attribute (and
   any other `tile.*` attribute) is carried to every op it lowers to.
 * max_pool, avg_pool: `tensor.pad` (lowest value / 0) + a generic with window
   maps and two reduction iterators (the window's shape enters as an empty
@@ -1201,13 +1203,42 @@ def inline_fused(fused: graph.FusedOp, group: str) -> None:
     Rewriter.erase_op(fused)
 
 
-def inline_groups(function: Operation) -> None:
-    """`inline_fused` for each group of `function`, its name made unique with `_<k>`."""
+def mark_groups(function: Operation) -> set[str]:
+    """`inline_fused` for each group of `function`, its name made unique with `_<k>`;
+    every other graph op is marked as a group of its own (`softmax_0`), whose marks
+    `unmark_single_ops` takes back unless the op lowers to several linalg ops.
+    Returns the names of those single-op groups."""
     counts: dict[str, int] = {}
-    for fused in [op for op in function.walk() if isinstance(op, graph.FusedOp)]:
-        name = fused.group_name.data
-        inline_fused(fused, f"{name}_{counts.get(name, 0)}")
+
+    def unique(name: str) -> str:
         counts[name] = counts.get(name, 0) + 1
+        return f"{name}_{counts[name] - 1}"
+
+    for fused in [op for op in function.walk() if isinstance(op, graph.FusedOp)]:
+        inline_fused(fused, unique(fused.group_name.data))
+    singles = set()
+    for op in function.walk():
+        if isinstance(op, GraphOp) and "tile.group" not in op.attributes:
+            name = unique(op.name.removeprefix("graph."))
+            op.attributes["tile.group"] = StringAttr(name)
+            op.attributes["tile.root"] = UnitAttr()
+            singles.add(name)
+    return singles
+
+
+def unmark_single_ops(function: Operation, singles: set[str]) -> None:
+    """Drop the group marks of single-op groups with fewer than two linalg ops besides
+    fills (tile-and-fuse fuses an ungrouped op's fill and pads anyway)."""
+    members: dict[str, list[Operation]] = {}
+    for op in function.walk():
+        group = op.attributes.get("tile.group")
+        if group is not None and group.data in singles:
+            members.setdefault(group.data, []).append(op)
+    for ops in members.values():
+        if sum(op.name.startswith("linalg.") and op.name != "linalg.fill" for op in ops) < 2:
+            for op in ops:
+                del op.attributes["tile.group"]
+                del op.attributes["tile.root"]
 
 
 class LowerGraphOp(RewritePattern):
@@ -1236,10 +1267,11 @@ class GraphToTilePass(ModulePass):
     name = "graph-to-tile"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in op.walk():
-            if isinstance(function, func.FuncOp):
-                inline_groups(function)
+        functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
+        singles = {function: mark_groups(function) for function in functions}
         PatternRewriteWalker(LowerGraphOp(), apply_recursively=False).rewrite_module(op)
+        for function in functions:
+            unmark_single_ops(function, singles[function])
 
 
 __all__ = ["LOWERINGS", "GraphToTilePass"]
