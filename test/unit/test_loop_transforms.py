@@ -74,20 +74,25 @@ func.func @matmul_relu(%A: memref<64x96xf16, "GM">, %B: memref<96x32xf16, "GM">,
 }}
 """
 
-# A ragged 100x77x300 matmul, K in three tiles of 100: every buffer of the matrix unit is padded.
+# A ragged 100x77x300 matmul: K in two tiles of 128 and a peeled remainder of 44 (tile starts stay
+# 32-byte aligned in global memory); every buffer of the matrix unit is padded.
+RAGGED_STEP = """linalg.generic {{{maps}}} ins(%a{t}, %b{t} : memref<100x{k}xf16, strided<[300, 1], offset: {oa}>, "GM">, memref<{k}x77xf16, strided<[77, 1], offset: {ob}>, "GM">) outs(%acc : memref<100x77xf32>) {{{body}"""
 RAGGED = f"""
 func.func @ragged(%A: memref<100x300xf16, "GM">, %B: memref<300x77xf16, "GM">, %result0: memref<100x77xf32, "GM">) {{
   %c0 = arith.constant 0 : index
-  %c100 = arith.constant 100 : index
-  %c300 = arith.constant 300 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
   %zero = arith.constant 0.0 : f32
   %acc = memref.alloc() : memref<100x77xf32>
   linalg.fill ins(%zero : f32) outs(%acc : memref<100x77xf32>)
-  scf.for %k = %c0 to %c300 step %c100 {{
-    %a = memref.subview %A[0, %k] [100, 100] [1, 1] : memref<100x300xf16, "GM"> to memref<100x100xf16, strided<[300, 1], offset: ?>, "GM">
-    %b = memref.subview %B[%k, 0] [100, 77] [1, 1] : memref<300x77xf16, "GM"> to memref<100x77xf16, strided<[77, 1], offset: ?>, "GM">
-    linalg.generic {{{MATMUL_MAPS}}} ins(%a, %b : memref<100x100xf16, strided<[300, 1], offset: ?>, "GM">, memref<100x77xf16, strided<[77, 1], offset: ?>, "GM">) outs(%acc : memref<100x77xf32>) {{{CONTRACTION_BODY}
+  scf.for %k = %c0 to %c256 step %c128 {{
+    %a = memref.subview %A[0, %k] [100, 128] [1, 1] : memref<100x300xf16, "GM"> to memref<100x128xf16, strided<[300, 1], offset: ?>, "GM">
+    %b = memref.subview %B[%k, 0] [128, 77] [1, 1] : memref<300x77xf16, "GM"> to memref<128x77xf16, strided<[77, 1], offset: ?>, "GM">
+    {RAGGED_STEP.format(maps=MATMUL_MAPS, t="", k=128, oa="?", ob="?", body=CONTRACTION_BODY)}
   }}
+  %ar = memref.subview %A[0, 256] [100, 44] [1, 1] : memref<100x300xf16, "GM"> to memref<100x44xf16, strided<[300, 1], offset: 256>, "GM">
+  %br = memref.subview %B[256, 0] [44, 77] [1, 1] : memref<300x77xf16, "GM"> to memref<44x77xf16, strided<[77, 1], offset: 19712>, "GM">
+  {RAGGED_STEP.format(maps=MATMUL_MAPS, t="r", k=44, oa=256, ob=19712, body=CONTRACTION_BODY)}
   loop.copy %acc -> %result0 : memref<100x77xf32> -> memref<100x77xf32, "GM">
   func.return
 }}
@@ -117,7 +122,10 @@ def loop_level(kernel: str, machine: str):
     """The kernel at the loop level for `machine`: hand-written ones get the machine's global space."""
     if kernel in ("conv_relu", "softmax"):
         module = parse(CONV_RELU if kernel == "conv_relu" else SOFTMAX)
-        apply_pipeline(module, f"graph-to-tile,tile-decompose-conv,tile-to-loop{{machine={machine}}}")
+        apply_pipeline(
+            module,
+            f"graph-to-tile,tile-decompose-conv,tile-vectorize{{machine={machine}}},canonicalize,tile-to-loop{{machine={machine}}}",
+        )
         return module
     text = MATMUL_RELU if kernel == "matmul_relu" else RAGGED
     return parse(text.replace('"GM"', f'"{load_machine(machine).global_memory().name}"'))
@@ -203,3 +211,15 @@ def test_double_buffer_depth_preserves_numerics(depth: int):
     assert report.ok, str(report)
     slotted = [op for op in report.transformed.walk() if isinstance(op, memref.AllocOp)]
     assert any(op.memref.type.get_shape()[0] == depth for op in slotted)
+
+
+@pytest.mark.parametrize("kernel", ["matmul_relu", "ragged", "softmax"])
+@pytest.mark.parametrize("machine", PRESETS)
+def test_output_lowers_to_npu_and_runs(machine: str, kernel: str):
+    """What these passes produce is what loop-to-npu takes: the rest of lower-to-npu runs on run_npu."""
+    pipeline = (
+        f"{PIPELINES['promote+hoist+double-buffer'](machine)},loop-to-npu{{machine={machine}}},"
+        f"npu-insert-sync{{machine={machine}}},npu-plan-memory{{machine={machine}}}"
+    )
+    report = check_pass_preserves_numerics(loop_level(kernel, machine), pipeline, machine=machine)
+    assert report.ok, str(report)

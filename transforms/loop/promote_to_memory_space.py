@@ -76,6 +76,7 @@ from ziggurat.backends.machine import DmaEngine, Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dtypes import is_float
+from ziggurat.lowering.loop_to_npu_matrix import contraction_roles
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction as is_matmul_like
 from ziggurat.transforms.loop.buffers import (
     alloc_at_top,
@@ -142,7 +143,9 @@ def static_shape(value: SSAValue) -> tuple[int, ...]:
 
 
 def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[tuple[int, ...]]:
-    """The lhs, rhs and accumulator shapes rounded up to the matrix unit's M, N, K multiples.
+    """The operands' shapes (in operand order) rounded up to the matrix unit's M, N, K multiples.
+
+    Which input is A (M x K) and which B (K x N) is loop-to-npu's `contraction_roles`.
 
     Where the M (N, K) dims together are not a multiple of the unit's m (n, k), the
     innermost of them (by position in the iteration domain) is rounded up; an operand
@@ -157,7 +160,8 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
         for size, result in zip(static_shape(value), indexing.results):
             extents[result.position] = size
     dims = [{r.position for r in m.results} for m in maps]
-    lhs, rhs, acc = dims
+    a, b = contraction_roles(op)
+    lhs, rhs, acc = dims[a], dims[b], dims[2]
     in_type = str(op.inputs[0].type.element_type)
     acc_type = str(op.outputs[0].type.element_type)
     m, n, k = machine.matrix.shape_for(in_type, acc_type) or (machine.matrix.m, machine.matrix.n, machine.matrix.k)
@@ -314,7 +318,9 @@ class _Promoter:
         if is_contraction(op):
             unit = self.machine.matrix
             shapes = contraction_shapes(op, self.machine)
-            return [_Want(s, shape) for s, shape in zip((unit.a_space, unit.b_space, unit.c_space), shapes)]
+            a, _ = contraction_roles(op)
+            spaces = (unit.a_space, unit.b_space) if a == 0 else (unit.b_space, unit.a_space)
+            return [_Want(s, shape) for s, shape in zip((*spaces, unit.c_space), shapes)]
         if isinstance(op, linalg.FillOp) and space_of(op.outputs[0]) == self.machine.matrix.c_space:
             # The accumulator's zero fill stays in c_space: loop-to-npu makes it a non-accumulating mma.
             full = self.full.get(op.outputs[0], op.outputs[0])
