@@ -191,6 +191,8 @@ def _instruction(
     constants = [s for s in sources if not isinstance(s, View)]
     if kind in _UNARY and not constants:
         return _UNARY[kind], sources, {}
+    if isinstance(body_op, arith.NegfOp) and not constants:
+        return npu.VecMulsOp, sources, {"scalar": FloatAttr(-1.0, 64)}
     if isinstance(body_op, arith.SelectOp) and not constants:
         return npu.VecSelectOp, sources, {}
     if kind not in _BINARY:
