@@ -587,6 +587,7 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
         if missing := [name for name in names if name not in given]:
             raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
         inputs = [given[name] for name in names]
+    save_inputs(args.save_inputs, dict(zip(names, inputs)))
     name = function.sym_name.data
     outputs = run_reference_watched(
         lambda: run_loop_function(module, inputs, name), function, f"running @{name}", args.timeout
@@ -645,6 +646,32 @@ def resolve_machine(module: ModuleOp, requested: str | None) -> Machine:
     return machine
 
 
+def npu_inputs_and_outputs(args: argparse.Namespace, function: func.FuncOp) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The arrays an npu run starts from, by argument name, and the names of its outputs.
+
+    A lowered kernel's outputs are its `%resultN` memrefs (docs/lowering.md): the other
+    arguments are its inputs, read from --inputs (all of them) or drawn as the graph level
+    draws them, and the outputs start zeroed. A hand-written kernel without `%resultN`
+    arguments outputs the arguments --inputs does not fill, or all of them.
+    """
+    from ziggurat.lowering.differential import input_names, level_inputs
+
+    names = argument_names(function)
+    inputs = input_names(function)
+    if len(inputs) < len(names):
+        outputs = [name for name in names if name not in inputs]
+        if args.inputs is None:
+            return dict(zip(inputs, level_inputs(function, args.seed))), outputs
+        given = load_inputs(args.inputs, function, every_argument=False)
+        if missing := [name for name in inputs if name not in given]:
+            raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
+        return given, outputs
+    if args.inputs is None:
+        return random_memref_inputs(function, args.seed), names
+    given = load_inputs(args.inputs, function, every_argument=False)
+    return given, [name for name in names if name not in given] or names
+
+
 def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
     """Run `function` on the machine model; the memref arguments it writes are the outputs."""
     from ziggurat.backends.npu_interpreter import run_npu
@@ -652,11 +679,7 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     from ziggurat.backends.trace import write_trace
 
     machine = resolve_machine(module, args.machine)
-    given = (
-        load_inputs(args.inputs, function, every_argument=False)
-        if args.inputs is not None
-        else random_memref_inputs(function, args.seed)
-    )
+    given, output_names = npu_inputs_and_outputs(args, function)
     save_inputs(args.save_inputs, given)
     name = function.sym_name.data
     watch = NpuWatch(f"running @{name} on {machine.name}", args.timeout, args.max_cycles)
@@ -672,10 +695,7 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
             write_trace(result.stats, args.trace)
         except OSError as error:
             raise cannot_write(args.trace, "trace", error) from None
-    # run_npu's outputs: the arguments not given as inputs, or all of them when all were given
-    names = argument_names(function)
-    output_names = [n for n in names if n not in given] or names
-    arg_types = dict(zip(names, function.function_type.inputs.data))
+    arg_types = dict(zip(argument_names(function), function.function_type.inputs.data))
     show_outputs(args, {n: (arg_types[n], result.arguments[n]) for n in output_names})
     if args.report is not None:
         report = build_report(result.stats, machine)
