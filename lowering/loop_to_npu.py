@@ -47,9 +47,8 @@ from xdsl.rewriter import InsertPoint
 
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
-from ziggurat.lowering.loop_to_npu_dma import emit_dma
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
-from ziggurat.lowering.loop_to_npu_vector import lower_vector_op
+from ziggurat.lowering.loop_to_npu_vector import emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
 
 
@@ -59,7 +58,8 @@ def emitter_before(op: Operation, rewriter: PatternRewriter) -> Emitter:
 
 @dataclass
 class LowerCopy(RewritePattern):
-    """`loop.copy_async` / `loop.copy` -> `npu.dma`; the waits on the copy's token go with it."""
+    """`loop.copy_async` / `loop.copy` -> `npu.dma` (a vector cast inside the vector spaces where no
+    engine serves the pair); the waits on the copy's token go with it."""
 
     machine: Machine
 
@@ -68,7 +68,7 @@ class LowerCopy(RewritePattern):
             return
         src, dst = view_of(op.source, op), view_of(op.destination, op)
         pad_value = None if op.pad_value is None else op.pad_value.value.data
-        emit_dma(emitter_before(op, rewriter), op, self.machine, src, dst, op.padding(), pad_value)
+        emit_copy(emitter_before(op, rewriter), op, self.machine, src, dst, op.padding(), pad_value)
         if isinstance(op, CopyAsyncOp):
             for use in list(op.token.uses):
                 rewriter.erase(use.operation)

@@ -159,11 +159,27 @@ def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, operands
         emit_vector(emitter, op, machine, npu.VecDupOp, [], dst, scalar=FloatAttr(source, 64))
     elif not isinstance(source, View):
         raise error_at(op, f"{op.name}: loop-to-npu cannot select an instruction for a body yielding {yielded}")
-    elif machine.dma_for(source.space, dst.space) is None and source.space in machine.vector.spaces:
-        _require_vector(op, machine, npu.VecCastOp, [source, dst])
-        emit_vector(emitter, op, machine, npu.VecCastOp, [source], dst)
     else:
-        emit_dma(emitter, op, machine, source, dst)
+        emit_copy(emitter, op, machine, source, dst)
+
+
+def emit_copy(
+    emitter: Emitter,
+    op: Operation,
+    machine: Machine,
+    src: View,
+    dst: View,
+    pad: Sequence[tuple[int, int]] | None = None,
+    pad_value: float | None = None,
+) -> None:
+    """A DMA from `src` to `dst`, or a vector cast where no engine serves a copy inside the vector spaces."""
+    unpadded = pad is None or not any(lo or hi for lo, hi in pad)
+    vector = machine.vector.spaces
+    if machine.dma_for(src.space, dst.space) is None and unpadded and src.space in vector and dst.space in vector:
+        _require_vector(op, machine, npu.VecCastOp, [src, dst])
+        emit_vector(emitter, op, machine, npu.VecCastOp, [src], dst)
+    else:
+        emit_dma(emitter, op, machine, src, dst, pad, pad_value)
 
 
 # -- elementwise -------------------------------------------------------- #

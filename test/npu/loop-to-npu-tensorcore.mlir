@@ -56,3 +56,14 @@ func.func @linear(%X: memref<32x64xf16, "gm">, %W: memref<48x64xf16, "gm">, %res
   loop.copy %c -> %result0 : memref<32x48xf32, "rf"> -> memref<32x48xf32, "gm">
   func.return
 }
+
+// -----
+
+// No engine copies rf -> rf: a copy inside the vector spaces (here casting) is a vector cast.
+// CHECK-LABEL: func.func @rf_copy
+// CHECK-NEXT:    npu.vec.cast %a[0, 0] -> %b[0, 0] {repeat = 16 : i64} : memref<32x32xf32, "rf"> -> memref<32x32xf16, "rf">
+// CHECK-NEXT:    func.return
+func.func @rf_copy(%a: memref<32x32xf32, "rf">, %b: memref<32x32xf16, "rf">) {
+  loop.copy %a -> %b : memref<32x32xf32, "rf"> -> memref<32x32xf16, "rf">
+  func.return
+}
