@@ -80,3 +80,257 @@ def loops_of(module) -> list[scf.ForOp]:
 def test_tiled_kernel_keeps_the_numerics(name, machine):
     report = check_pass_preserves_numerics(KERNELS[name], PIPELINE.format(machine=machine))
     assert report.ok, report
+
+
+# --------------------------------------------------------------------------- #
+# Forced tile sizes: every kernel is tiled, its numerics kept
+# --------------------------------------------------------------------------- #
+
+SIZED = {
+    # f32: linalg.matmul with its fill; K 300 = 4 x 64 + 44, M 100 = 3 x 32 + 4.
+    "f32_ragged_matmul": (
+        """
+    func.func @main(%a: tensor<100x300xf32>, %b: tensor<300x77xf32>) -> tensor<100x77xf32> {
+      %y = graph.matmul %a, %b : (tensor<100x300xf32>, tensor<300x77xf32>) -> tensor<100x77xf32>
+      func.return %y : tensor<100x77xf32>
+    }""",
+        "32,77,64",
+    ),
+    # f32: tensor.pad + linalg.conv_2d_nchw_fchw + the bias generic.
+    "f32_conv_bias": (
+        """
+    func.func @main(%x: tensor<1x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x12x12xf32> {
+      %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x12x12xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x12x12xf32>
+      func.return %y : tensor<1x16x12x12xf32>
+    }""",
+        "1,8,5,12,4,3,3",
+    ),
+    "strided_dilated_conv": (
+        """
+    func.func @main(%x: tensor<1x4x17x17xf16>, %w: tensor<6x4x3x3xf16>) -> tensor<1x6x8x8xf16> {
+      %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x17x17xf16>, tensor<6x4x3x3xf16>) -> tensor<1x6x8x8xf16>
+      func.return %y : tensor<1x6x8x8xf16>
+    }""",
+        "1,2,3,8,2,3,3",
+    ),
+    # A pad of 3 with rows of 2: the tiles between the peeled first and last would
+    # still need padding, so they slice the whole pad, computed outside the loop.
+    "wide_pad_conv": (
+        """
+    func.func @main(%x: tensor<1x2x12x12xf32>, %w: tensor<4x2x7x7xf32>) -> tensor<1x4x12x12xf32> {
+      %y = graph.conv2d %x, %w {pads = array<i64: 3, 3, 3, 3>} : (tensor<1x2x12x12xf32>, tensor<4x2x7x7xf32>) -> tensor<1x4x12x12xf32>
+      func.return %y : tensor<1x4x12x12xf32>
+    }""",
+        "1,4,2,12",
+    ),
+    # linalg.index in the body (cumsum's triangle, arg_max's positions) moves with the tile.
+    "cumsum": (
+        """
+    func.func @main(%x: tensor<6x40xf32>) -> tensor<6x40xf32> {
+      %y = graph.cumsum %x {axis = 1 : i64} : tensor<6x40xf32> -> tensor<6x40xf32>
+      func.return %y : tensor<6x40xf32>
+    }""",
+        "4,16",
+    ),
+    "arg_max": (
+        """
+    func.func @main(%x: tensor<12x9xf32>) -> tensor<12xi64> {
+      %y = graph.arg_max %x {axis = 1 : i64, keepdims = false} : tensor<12x9xf32> -> tensor<12xi64>
+      func.return %y : tensor<12xi64>
+    }""",
+        "5",
+    ),
+    "transpose_broadcast_add": (
+        """
+    func.func @main(%x: tensor<24x10xf32>, %b: tensor<24xf32>) -> tensor<10x24xf32> {
+      %t = graph.transpose %x {perm = array<i64: 1, 0>} : tensor<24x10xf32> -> tensor<10x24xf32>
+      %y = graph.add %t, %b : (tensor<10x24xf32>, tensor<24xf32>) -> tensor<10x24xf32>
+      %r = graph.tanh %y : tensor<10x24xf32>
+      func.return %r : tensor<10x24xf32>
+    }""",
+        "4,8",
+    ),
+    # A negative step reads through `d2 * -2 + 19`: each tile's slice is shifted.
+    "reversed_slice": (
+        """
+    func.func @main(%x: tensor<2x3x20xf32>) -> tensor<2x3x10xf32> {
+      %y = graph.slice %x {starts = array<i64: -1>, ends = array<i64: -9223372036854775808>, axes = array<i64: 2>, steps = array<i64: -2>} : tensor<2x3x20xf32> -> tensor<2x3x10xf32>
+      %r = graph.exp %y : tensor<2x3x10xf32>
+      func.return %r : tensor<2x3x10xf32>
+    }""",
+        "1,2,4",
+    ),
+    "softmax_rows": (
+        """
+    func.func @main(%x: tensor<10x33xf32>) -> tensor<10x33xf32> {
+      %y = graph.softmax %x : tensor<10x33xf32>
+      func.return %y : tensor<10x33xf32>
+    }""",
+        "3,8",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SIZED))
+def test_forced_tiles_keep_the_numerics(name):
+    text, sizes = SIZED[name]
+    report = check_pass_preserves_numerics(
+        text, f"graph-fuse,graph-to-tile,tile-and-fuse{{sizes={sizes}}}"
+    )
+    assert report.ok, report
+    assert any(isinstance(op, tensor.InsertSliceOp) for op in report.transformed.walk())
+
+
+def lowered(text: str, options: str):
+    report = check_pass_preserves_numerics(text, f"graph-fuse,graph-to-tile,tile-and-fuse{{{options}}}")
+    assert report.ok, report
+    return report.transformed
+
+
+def static_bounds(loop: scf.ForOp) -> tuple[int, int, int]:
+    return tuple(v.owner.value.value.data for v in (loop.lb, loop.ub, loop.step))
+
+
+def test_remainder_tiles_are_straight_line_code():
+    module = lowered(SIZED["f32_ragged_matmul"][0], "sizes=32,77,64")
+    assert sorted(static_bounds(loop) for loop in loops_of(module)) == [
+        (0, 96, 32),
+        (0, 256, 64),
+        (0, 256, 64),
+    ]
+    inserts = [op for op in module.walk() if isinstance(op, tensor.InsertSliceOp)]
+    assert [(list(op.static_offsets.get_values()), list(op.static_sizes.get_values())) for op in inserts][-1] == (
+        [96, 0],
+        [4, 77],
+    )
+    matmuls = [op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.MatmulOp)]
+    assert set(matmuls) == {(32, 77), (4, 77)}
+
+
+def test_pad_is_fused_only_with_static_amounts():
+    module = lowered(SIZED["f32_conv_bias"][0], "sizes=1,8,5,12,4,3,3")
+    for pad in (op for op in module.walk() if isinstance(op, tensor.PadOp)):
+        assert pad.source.type.get_shape()[2] < 12
+    module = lowered(SIZED["wide_pad_conv"][0], "sizes=1,4,2,12")
+    pads = [op for op in module.walk() if isinstance(op, tensor.PadOp)]
+    assert not any(isinstance(pad.parent_op(), scf.ForOp) for pad in pads)
+    assert (1, 2, 18, 18) in [pad.result.type.get_shape() for pad in pads]
+
+
+def test_one_iteration_loops_are_not_emitted():
+    module = lowered(SIZED["f32_ragged_matmul"][0], "sizes=100,77,300")
+    assert not loops_of(module)
+    assert not any(isinstance(op, tensor.InsertSliceOp) for op in module.walk())
+
+
+def test_softmax_tiles_rows_and_keeps_the_reduced_dim_whole():
+    module = lowered(SIZED["softmax_rows"][0], "sizes=3,8")
+    assert [static_bounds(loop) for loop in loops_of(module)] == [(0, 9, 3)]
+    shapes = {op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.GenericOp)}
+    assert shapes == {(3, 33), (3,), (1, 33), (1,)}
+
+
+def test_tile_sizes_attribute_wins_over_the_option():
+    text = """
+    func.func @main(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
+      %y = graph.matmul %a, %b {tile.sizes = array<i64: 16, 0, 0>} : (tensor<64x32xf32>, tensor<32x48xf32>) -> tensor<64x48xf32>
+      func.return %y : tensor<64x48xf32>
+    }"""
+    module = lowered(text, "sizes=32,16,8")
+    assert [static_bounds(loop) for loop in loops_of(module)] == [(0, 64, 16)]
+
+
+def test_options_are_required():
+    module = parse_source(default_context(), KERNELS["softmax"], "<test>")
+    from ziggurat.transforms.tile.tile_and_fuse import TileAndFusePass
+
+    with pytest.raises(DiagnosticError, match="needs machine=NAME or sizes="):
+        TileAndFusePass().apply(default_context(), module)
+
+
+# --------------------------------------------------------------------------- #
+# Tile sizes from the machines
+# --------------------------------------------------------------------------- #
+
+
+def contraction_of(text: str):
+    from ziggurat.transforms.tile.tile_sizes import is_contraction_op
+
+    report = check_pass_preserves_numerics(text, "graph-to-tile")
+    return next(op for op in report.transformed.walk() if is_contraction_op(op))
+
+
+GEMM_F16 = """
+    func.func @main(%a: tensor<1024x1024xf16>, %b: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
+      %y = graph.matmul %a, %b : (tensor<1024x1024xf16>, tensor<1024x1024xf16>) -> tensor<1024x1024xf16>
+      func.return %y : tensor<1024x1024xf16>
+    }"""
+
+
+def test_gemm_tiles_on_davinci_fill_l0_twice():
+    from xdsl.parser import Parser
+
+    from ziggurat.lowering.graph_to_tile import GraphToTilePass
+    from ziggurat.transforms.tile.tile_sizes import contraction_sizes, is_contraction_op
+
+    module = Parser(default_context(), GEMM_F16).parse_module()
+    GraphToTilePass().apply(default_context(), module)
+    op = next(op for op in module.walk() if is_contraction_op(op))
+    assert contraction_sizes(op, load_machine("davinci"), [1024, 1024, 1024]) == [128, 256, 64]
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_matmul_tiles_fit_the_spaces(machine):
+    from xdsl.parser import Parser
+
+    from ziggurat.lowering.graph_to_tile import GraphToTilePass
+    from ziggurat.transforms.tile.tile_sizes import contraction_sizes, is_contraction_op
+
+    module = Parser(default_context(), GEMM_F16).parse_module()
+    GraphToTilePass().apply(default_context(), module)
+    op = next(op for op in module.walk() if is_contraction_op(op))
+    spec = load_machine(machine)
+    tm, tn, tk = contraction_sizes(op, spec, [1024, 1024, 1024])
+    unit = spec.matrix
+    assert tm % unit.m == 0 and tn % unit.n == 0 and tk % unit.k == 0
+    a, b, c = tm * tk * 2, tk * tn * 2, tm * tn * 4
+    capacity = {name: space.capacity for name, space in spec.memories.items()}
+    used: dict[str, int] = {}
+    for space, size in ((unit.a_space, 2 * a), (unit.b_space, 2 * b), (unit.c_space, c)):
+        used[space] = used.get(space, 0) + size
+    assert all(size <= capacity[space] for space, size in used.items())
+    assert tm * tn >= 64 * 64
+
+
+# --------------------------------------------------------------------------- #
+# The tiling interface
+# --------------------------------------------------------------------------- #
+
+
+def test_window_access_gives_the_halo_and_a_local_map():
+    from xdsl.ir.affine import AffineExpr, AffineMap
+
+    from ziggurat.transforms.tile.tiling_interface import Linear, Tile, access_slice
+
+    d = [AffineExpr.dimension(i) for i in range(3)]
+    window = AffineMap(3, 0, (d[0] * 2 + d[2] * 3, d[1] * -1 + 9))
+    box, local = access_slice(window, Tile((Linear((), 4), Linear((), 2), Linear()), (5, 3, 3)))
+    # rows 2*4 .. 2*8 + 3*2 = 8 .. 22; columns 9 - 4 .. 9 - 2 = 5 .. 7
+    assert [o.static for o in box.offsets] == [8, 5]
+    assert box.sizes == (15, 3)
+    assert local == AffineMap(3, 0, (d[0] * 2 + d[2] * 3, d[1] * -1 + 2))
+
+
+def test_linear_offsets_and_their_ranges():
+    from xdsl.dialects.builtin import IndexType
+    from xdsl.ir import Block
+
+    from ziggurat.transforms.tile.tiling_interface import Linear
+
+    i, k = Block(arg_types=[IndexType(), IndexType()]).args
+    offset = Linear.of(i) * 2 + Linear.of(k) - 1
+    assert offset.static is None
+    assert offset.bounds({i: (0, 8), k: (4, 12)}) == (3, 27)
+    assert offset.bounds({i: (0, 8)}) is None
+    assert (offset - Linear.of(i) * 2).terms == ((k, 1),)
+    assert Linear((), 3).static == 3
