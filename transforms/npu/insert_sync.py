@@ -176,6 +176,8 @@ class _Step:
     accesses: dict[str, tuple[_Access, ...]]
     drains: tuple[str, ...] = ()
     """For an `npu.barrier` of the input: the pipes it drains."""
+    members: list[dict[str, tuple[_Access, ...]]] = field(default_factory=list)
+    """What each op of the step accesses, per pipe."""
 
     @property
     def first(self) -> Operation:
@@ -187,6 +189,15 @@ class _Step:
 
     def conflicts(self, pipe: str, other: _Step, other_pipe: str) -> bool:
         return any(a.conflicts(b) for a in self.accesses[pipe] for b in other.accesses[other_pipe])
+
+    def first_needing(self, pipe: str, producers: Iterable[_Step], src: str) -> int:
+        """The first op of the step whose accesses on `pipe` conflict with those of `producers` on `src`:
+        a wait for them need come no earlier."""
+        for index, member in enumerate(self.members):
+            mine = member.get(pipe, ())
+            if any(a.conflicts(b) for step in producers for a in mine for b in step.accesses.get(src, ())):
+                return index
+        return len(self.members) - 1
 
 
 @dataclass
@@ -203,10 +214,13 @@ class _Flag:
 
 @dataclass
 class _Dependence:
+    """Step `consumer` on pipe `dst` waits for step `producer` on pipe `src`, before its op number `before`."""
+
     src: str
     producer: int
     dst: str
     consumer: int
+    before: int = 0
 
 
 @dataclass
@@ -250,8 +264,9 @@ class _Function:
                 (pipe,) = accesses
                 previous.ops.append(op)
                 previous.accesses[pipe] += accesses[pipe]
+                previous.members.append(accesses)
             else:
-                steps.append(_Step([op], dict(accesses)))
+                steps.append(_Step([op], dict(accesses), members=[accesses]))
         return steps
 
     # -- blocks ------------------------------------------------------------- #
@@ -268,13 +283,13 @@ class _Function:
                 self.barrier_everywhere(op)
         steps = self.steps(block)
         forward, snapshots, known = self.forward(steps)
+        carried = [] if loop is None else self.carried(steps, forward, snapshots, known)
         for dependence in forward:
             self.add_flag(steps, dependence)
-        if loop is not None:
-            for dependence in self.carried(steps, forward, snapshots, known):
-                self.add_token(steps, dependence, loop)
-            if self.addresses.runs_once(loop):
-                self.learned[loop] = _learned_in_body(steps, known)
+        for dependence in carried:
+            self.add_token(steps, dependence, loop)
+        if loop is not None and self.addresses.runs_once(loop):
+            self.learned[loop] = _learned_in_body(steps, known)
 
     def forward(self, steps: list[_Step]) -> tuple[list[_Dependence], list[dict[str, Clock]], dict[str, Clock]]:
         """The dependences to flag within one pass over `steps`, each pipe's clock after each step, and at the end."""
@@ -285,8 +300,9 @@ class _Function:
             _drain(known, step, j, self.machine.pipes)
             for dst in step.accesses:
                 producers = self.producers(steps, j, dst, range(j - 1, -1, -1))
-                for src, i in _to_flag(known[dst], producers, lambda src, i: snapshots[i][src], 0):
-                    needed.append(_Dependence(src, i, dst, j))
+                for src, i, covered in _to_flag(known[dst], producers, lambda src, i: snapshots[i][src], 0):
+                    before = min(step.first_needing(dst, steps[:j], other) for other in covered)
+                    needed.append(_Dependence(src, i, dst, j, before))
             if len(step.ops) == 1 and step.first in self.learned:
                 _learn_from_loop(known, steps, j, self.learned[step.first])
             snapshots.append({pipe: {**known[pipe], pipe: j} for pipe in step.accesses})
@@ -309,12 +325,17 @@ class _Function:
         for j, step in enumerate(steps):
             _drain(known, step, j, self.machine.pipes)
             for dst in step.accesses:
-                for dependence in waits[j, dst]:
-                    _learn(known[dst], snapshots[dependence.producer][dependence.src])
                 producers = self.producers(steps, j, dst, range(count - 1, j - 1, -1))
+                needing = {src: step.first_needing(dst, steps[j:], src) for src in producers}
+                for dependence in waits[j, dst]:
+                    clock = snapshots[dependence.producer][dependence.src]
+                    for src, i in producers.items():
+                        if known[dst].get(src, _NEVER) < i - count <= clock.get(src, _NEVER):
+                            dependence.before = min(dependence.before, needing[src])
+                    _learn(known[dst], clock)
                 previous = lambda src, i: _shift(snapshots[i][src], -count)  # noqa: E731
-                for src, i in _to_flag(known[dst], producers, previous, -count):
-                    needed.append(_Dependence(src, i, dst, j))
+                for src, i, covered in _to_flag(known[dst], producers, previous, -count):
+                    needed.append(_Dependence(src, i, dst, j, min(needing[other] for other in covered)))
         return needed
 
     @staticmethod
@@ -333,7 +354,7 @@ class _Function:
         src, dst = dependence.src, dependence.dst
         setter, waiter = npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)
         Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
-        consumer = steps[dependence.consumer].first
+        consumer = steps[dependence.consumer].ops[dependence.before]
         Rewriter.insert_op(waiter, InsertPoint.before(consumer))
         self.flags.append(_Flag(src, dst, [setter, waiter], waiter, consumer))
 
@@ -342,7 +363,7 @@ class _Function:
         src, dst = dependence.src, dependence.dst
         ops = [npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0), npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)]
         before, waiter, setter, after = ops
-        consumer = steps[dependence.consumer].first
+        consumer = steps[dependence.consumer].ops[dependence.before]
         Rewriter.insert_op(before, InsertPoint.before(loop))
         Rewriter.insert_op(waiter, InsertPoint.before(consumer))
         Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
@@ -405,16 +426,21 @@ _NEVER = -(1 << 60)
 
 def _to_flag(
     known: Clock, producers: dict[str, int], clock_of: Callable[[str, int], Clock], shift: int
-) -> list[tuple[str, int]]:
-    """The producers (pipe, step) a consumer must wait for that `known` does not order already.
+) -> list[tuple[str, int, list[str]]]:
+    """The producers (pipe, step) a consumer must wait for that `known` does not order already,
+    each with the producers its wait orders (itself and those it orders transitively).
 
     The latest producer goes first, and among equals the one whose clock orders most of the
     others, since waiting for it may order the rest; each wait teaches `known` its producer's
     clock. Steps are compared shifted by `shift` (the previous iteration's count from -len).
     """
-    chosen = []
+    chosen: list[tuple[str, int, list[str]]] = []
+    waiting = {src: i for src, i in producers.items() if known.get(src, _NEVER) < i + shift}
     while True:
-        waiting = {src: i for src, i in producers.items() if known.get(src, _NEVER) < i + shift}
+        if chosen:
+            still = {src: i for src, i in waiting.items() if known.get(src, _NEVER) < i + shift}
+            chosen[-1][2].extend(src for src in waiting if src not in still)
+            waiting = still
         if not waiting:
             return chosen
 
@@ -423,7 +449,7 @@ def _to_flag(
             return waiting[src], sum(clock.get(other, _NEVER) >= i + shift for other, i in waiting.items())
 
         src = max(waiting, key=reach)
-        chosen.append((src, waiting[src]))
+        chosen.append((src, waiting[src], []))
         _learn(known, clock_of(src, waiting[src]))
 
 
