@@ -103,17 +103,20 @@ class _Analysis:
         return [view.dims[where[d]] for d in self.roles[role] if self.sizes[d] > 1 and where[d] is not None]
 
 
+# A loop dim's role from whether (A, B, C) use it.
+_ROLES = {(True, True, True): "batch", (True, False, True): "M", (False, True, True): "N", (True, True, False): "K"}
+
+
 def _analyze(op: LinalgStructuredOperation) -> _Analysis:
     a, b = contraction_roles(op)
     views = [view_of(v, op) for v in (*op.inputs, *op.outputs)]
     sizes, where = _dim_views(op, views)
     roles: dict[str, list[int]] = {"batch": [], "M": [], "N": [], "K": []}
     for d in range(len(sizes)):
-        key = (where[a][d] is not None, where[b][d] is not None, where[2][d] is not None)
-        role = {(True, True, True): "batch", (True, False, True): "M", (False, True, True): "N", (True, True, False): "K"}
-        if key not in role:
+        role = _ROLES.get((where[a][d] is not None, where[b][d] is not None, where[2][d] is not None))
+        if role is None:
             raise error_at(op, f"{op.name}: loop dimension {d} is not batch, M, N or K of a matmul")
-        roles[role[key]].append(d)
+        roles[role].append(d)
     return _Analysis((views[a], views[b], views[2]), (where[a], where[b], where[2]), sizes, roles)
 
 
@@ -135,7 +138,10 @@ def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: 
                 op, f"{op.name}: operand {key} must be a row-major tile of the two innermost dimensions of its "
                 f"buffer {analysis.tile(key)[0].base_type} for the matrix unit"
             )
-    extents = {role: max(_span(analysis.walked(key, role)) for key in "ABC" if role in analysis.tile(key)[2:]) for role in "MNK"}
+    extents = {
+        role: max(_span(analysis.walked(key, role)) for key in "ABC" if role in analysis.tile(key)[2:])
+        for role in "MNK"
+    }
     a_view, b_view, c_view = analysis.views
     shape = _instruction_shape(machine, a_view, c_view, extents["M"], extents["N"], extents["K"])
     for key in "ABC":
@@ -290,7 +296,9 @@ def _check_fits(op: Operation, view: View, shape: tuple[int, int, int], key: str
 def _emit_mma(emitter: Emitter, operands: tuple[View, View, View], shape: tuple[int, int, int], accumulate: bool):
     a, b, c = operands
     emitter.insert(
-        npu.MmaOp(a.base, emitter.indices(a), b.base, emitter.indices(b), c.base, emitter.indices(c), *shape, accumulate)
+        npu.MmaOp(
+            a.base, emitter.indices(a), b.base, emitter.indices(b), c.base, emitter.indices(c), *shape, accumulate
+        )
     )
 
 

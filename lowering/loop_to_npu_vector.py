@@ -65,7 +65,8 @@ _UNARY: dict[type[Operation], type[npu.VectorOperation]] = {
 }  # fmt: skip
 _REDUCTIONS: dict[type[Operation], tuple[str, type[npu.VectorOperation]]] = {
     arith.AddfOp: ("sum", npu.VecAddOp), arith.AddiOp: ("sum", npu.VecAddOp),
-    arith.MaximumfOp: ("max", npu.VecMaxOp), arith.MaxnumfOp: ("max", npu.VecMaxOp), arith.MaxSIOp: ("max", npu.VecMaxOp),
+    arith.MaximumfOp: ("max", npu.VecMaxOp), arith.MaxnumfOp: ("max", npu.VecMaxOp),
+    arith.MaxSIOp: ("max", npu.VecMaxOp),
 }  # fmt: skip
 
 
@@ -315,7 +316,8 @@ def _reduce_long_rows(emitter: Emitter, src: View, partial: View, lanes: int, pr
         _insert(emitter, npu.VecReduceOp, [partials], fewer, repeat=rows * width, **props)
         partials = fewer
     stride = {"stride": [width, 1]} if rows > 1 else {}
-    _insert(emitter, npu.VecReduceOp, [partials], partial, repeat=rows if rows > 1 else None, mask=width, **stride, **props)
+    repeat = rows if rows > 1 else None
+    _insert(emitter, npu.VecReduceOp, [partials], partial, repeat=repeat, mask=width, **stride, **props)
 
 
 def _reduce_columns(

@@ -190,7 +190,8 @@ def _reinterpreted(parent: View, op: memref.ReinterpretCastOp) -> View:
     row-major stride divides its stride (as the transposed or regrouped views that loop-to-npu
     itself writes do)."""
     strides = op.static_strides.get_values()
-    whole = all(o.static == 0 for o in parent.offsets) and [d.base_dim for d in parent.dims] == list(range(len(parent.dims)))
+    in_place = [d.base_dim for d in parent.dims] == list(range(len(parent.dims)))
+    whole = in_place and all(o.static == 0 for o in parent.offsets)
     if not whole or op.static_offsets.get_values() != (0,) or DYNAMIC_INDEX in strides:
         raise error_at(op, "loop-to-npu folds only static, zero-offset memref.reinterpret_cast views of a whole buffer")
     base_strides = row_major_strides(parent.base_type.get_shape())
