@@ -358,18 +358,21 @@ class _Window:
     what: str
     tile: bool
     """Whether the window is a tile of the buffer's innermost dimensions, which it must not wrap around."""
+    aligned: bool = True
+    """Whether it must start at a multiple of its space's alignment: compute units read aligned
+    blocks; DMA engines move bytes and start anywhere."""
 
     @staticmethod
     def of(
         buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape: Sequence[int],
-        strides: Sequence[int] | None, what: str,
+        strides: Sequence[int] | None, what: str, aligned: bool = True,
     ) -> _Window:  # fmt: skip
         """The window; without `strides` it is a tile, strided as the buffer is."""
         indices = get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
         tile = strides is None
         if strides is None:
             strides = npu.row_major_strides(buffer.type.get_shape())[-len(shape) :]
-        return _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile)
+        return _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile, aligned)
 
     @property
     def bytes(self) -> int:
@@ -607,7 +610,7 @@ class _Executor:
         itemsize = buffer.dtype.itemsize
         start = buffer.offset + base * itemsize
         alignment = self.machine.memories[buffer.space].alignment
-        if start % alignment:
+        if window.aligned and start % alignment:
             raise error_at(
                 op,
                 f"the {window.what} starts at byte {start} of '{buffer.space}', which is misaligned: "
@@ -632,8 +635,8 @@ class _Executor:
     def _decode_dma(self, op: npu.DmaOp) -> _DmaPlan:
         src_strides = None if op.src_strides is None else op.src_strides.get_values()
         dst_strides = None if op.dst_strides is None else op.dst_strides.get_values()
-        src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, src_strides, "source")
-        dst = _Window.of(op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, dst_strides, "destination")
+        src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, src_strides, "source", False)
+        dst = _Window.of(op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, dst_strides, "destination", False)
         pads = None if op.pad is None else op.pad.get_values()
         source_dtype = to_numpy_dtype(op.src.type.get_element_type())
         engine = self.machine.dmas[op.engine.data]
@@ -727,12 +730,14 @@ class InstructionContext:
         shape: Sequence[int],
         strides: Sequence[int] | None = None,
         what: str = "operand",
+        aligned: bool = True,
     ) -> tuple[np.ndarray, Access]:
         """A writable view of `shape` at `indices` of `buffer` (strided as the buffer, or by
-        `strides`), checked for bounds and alignment, and the access to pass to `issue`."""
+        `strides`), checked for bounds and (unless `aligned=False`, as for DMA windows) for
+        starting at a multiple of the space's alignment, and the access to pass to `issue`."""
         if strides is None:
             strides = npu.row_major_strides(buffer.type.get_shape())[-len(shape) :]
-        window = _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile=False)
+        window = _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile=False, aligned=aligned)
         return self._executor._window(op, self._env, window)
 
     def issue(

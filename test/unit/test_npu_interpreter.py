@@ -465,13 +465,21 @@ def test_window_past_the_buffer_at_run_time():
     )
 
 
-def test_misaligned_address():
-    text = COPY.replace(
+def test_dma_windows_start_anywhere_but_compute_operands_are_aligned():
+    shifted = COPY.replace(
         '  npu.dma "mte2" %x[0] -> %t[0] {shape = array<i64: 64>}',
         '  %c = arith.constant 1 : index\n  npu.dma "mte2" %x[0] -> %t[%c] {shape = array<i64: 63>}',
     )
-    message = diagnose(text, [np.zeros(64, np.float32)])
-    assert "the destination starts at byte 4 of 'ub', which is misaligned: addresses must be multiples of 32" in message
+    x = np.arange(64, dtype=np.float32)
+    assert list(run(shifted, [x]).outputs[0][1:]) == list(x[:63])
+    relu = shifted.replace(
+        '  npu.set_flag "mte2" -> "mte3", 0\n  npu.wait_flag "mte2" -> "mte3", 0\n',
+        '  npu.set_flag "mte2" -> "vector", 0\n  npu.wait_flag "mte2" -> "vector", 0\n'
+        '  npu.vec.relu %t[%c] -> %t[%c] {mask = 8 : i64} : memref<64xf32, "ub"> -> memref<64xf32, "ub">\n'
+        '  npu.set_flag "vector" -> "mte3", 0\n  npu.wait_flag "vector" -> "mte3", 0\n',
+    )
+    message = diagnose(relu, [x])
+    assert "the operand #0 starts at byte 4 of 'ub', which is misaligned: addresses must be multiples of 32" in message
 
 
 def test_machine_rules_are_checked_before_running():
