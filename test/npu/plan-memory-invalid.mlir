@@ -60,3 +60,12 @@ func.func @synchronized(%X: memref<64x1024xf16, "gm">, %Y: memref<64x1024xf16, "
   npu.vec.relu %y[0, 0] -> %z[0, 0] {repeat = 512 : i64} : memref<64x1024xf16, "ub"> -> memref<64x1024xf16, "ub">
   func.return
 }
+
+// -----
+
+// A buffer without a name is named by its type (the error points at its alloc).
+func.func @unnamed() {
+  // expected-error@+1 {{buffer memref<1024x1024xf16, "l1"> of 2097152 bytes does not fit in 'l1'}}
+  %0 = "memref.alloc"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<1024x1024xf16, "l1">
+  func.return
+}

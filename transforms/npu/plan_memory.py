@@ -63,7 +63,7 @@ class _Buffer:
     @property
     def name(self) -> str:
         hint = self.op.results[0].name_hint
-        return f"%{hint}" if hint else f"the buffer of type {self.op.results[0].type}"
+        return f"%{hint}" if hint else str(self.op.results[0].type)
 
     def lives_with(self, other: _Buffer) -> bool:
         return self.start <= other.end and other.start <= self.end
