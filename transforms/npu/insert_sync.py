@@ -7,8 +7,10 @@ wait for it: `npu.set_flag "P" -> "Q", id` after the producer on P, and
 `npu.wait_flag "P" -> "Q", id` before the consumer on Q.
 
 The pass works one block at a time, on *steps*: runs of consecutive
-instructions of one pipe (so a DMA of A and one of B are waited for together,
-as hand-written kernels do), and `scf.for`/`scf.if` ops, which stand for every
+instructions of one pipe (a flag is set after the whole run, so a DMA of A and
+one of B are waited for together, as hand-written kernels do; the wait goes
+before the first instruction of the consumer's run that needs it), and
+`scf.for`/`scf.if` ops, which stand for every
 instruction inside them (a dependence between an instruction inside and one
 outside is synchronized around the whole op; those inside are synchronized
 within). In a loop body, a step that depends on a later step of the previous
