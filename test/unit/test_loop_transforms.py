@@ -98,6 +98,28 @@ func.func @ragged(%A: memref<100x300xf16, "GM">, %B: memref<300x77xf16, "GM">, %
 }}
 """
 
+# Row blocks %i outside column blocks %j: the lhs tile is the same for every %j (hoist-copies' case).
+MATMUL_IJ = f"""
+func.func @matmul_ij(%A: memref<64x32xf16, "GM">, %B: memref<32x64xf16, "GM">, %result0: memref<64x64xf32, "GM">) {{
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c64 step %c32 {{
+    scf.for %j = %c0 to %c64 step %c32 {{
+      %a = memref.subview %A[%i, 0] [32, 32] [1, 1] : memref<64x32xf16, "GM"> to memref<32x32xf16, strided<[32, 1], offset: ?>, "GM">
+      %b = memref.subview %B[0, %j] [32, 32] [1, 1] : memref<32x64xf16, "GM"> to memref<32x32xf16, strided<[64, 1], offset: ?>, "GM">
+      %acc = memref.alloc() : memref<32x32xf32>
+      linalg.fill ins(%zero : f32) outs(%acc : memref<32x32xf32>)
+      linalg.generic {{{MATMUL_MAPS}}} ins(%a, %b : memref<32x32xf16, strided<[32, 1], offset: ?>, "GM">, memref<32x32xf16, strided<[64, 1], offset: ?>, "GM">) outs(%acc : memref<32x32xf32>) {{{CONTRACTION_BODY}
+      %out = memref.subview %result0[%i, %j] [32, 32] [1, 1] : memref<64x64xf32, "GM"> to memref<32x32xf32, strided<[64, 1], offset: ?>, "GM">
+      loop.copy %acc -> %out : memref<32x32xf32> -> memref<32x32xf32, strided<[64, 1], offset: ?>, "GM">
+    }}
+  }}
+  func.return
+}}
+"""
+
 CONV_RELU = """
 func.func @main(%x: tensor<1x4x8x8xf16>, %w: tensor<8x4x3x3xf16>) -> tensor<1x8x8x8xf16> {
   %c = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf16>, tensor<8x4x3x3xf16>) -> tensor<1x8x8x8xf16>
@@ -127,7 +149,7 @@ def loop_level(kernel: str, machine: str):
             f"graph-to-tile,tile-decompose-conv,tile-vectorize{{machine={machine}}},canonicalize,tile-to-loop{{machine={machine}}}",
         )
         return module
-    text = MATMUL_RELU if kernel == "matmul_relu" else RAGGED
+    text = {"matmul_relu": MATMUL_RELU, "matmul_ij": MATMUL_IJ, "ragged": RAGGED}[kernel]
     return parse(text.replace('"GM"', f'"{load_machine(machine).global_memory().name}"'))
 
 
@@ -143,7 +165,7 @@ PIPELINES = {
 
 
 @pytest.mark.parametrize("pipeline", list(PIPELINES))
-@pytest.mark.parametrize("kernel", ["matmul_relu", "ragged", "conv_relu", "softmax"])
+@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", "conv_relu", "softmax"])
 @pytest.mark.parametrize("machine", PRESETS)
 def test_passes_preserve_numerics(machine: str, kernel: str, pipeline: str):
     report = check_pass_preserves_numerics(loop_level(kernel, machine), PIPELINES[pipeline](machine))
@@ -197,6 +219,15 @@ def test_routes_come_from_the_machine():
     assert route(load_machine("tensorcore"), "smem", "gm") == ("smem", "rf", "gm")
 
 
+def test_hoist_copies_moves_the_invariant_lhs_out_of_the_inner_loop():
+    module = loop_level("matmul_ij", "davinci")
+    apply_pipeline(module, f"{promote('davinci')},hoist-copies")
+    inner = [op for op in module.walk() if isinstance(op, scf.ForOp)][1]
+    inside = spaces_used(inner, CopyAsyncOp)
+    assert ("gm", "l1") in inside and ("l1", "l0b") in inside
+    assert ("l1", "l0a") not in inside and len(spaces_used(module, CopyAsyncOp)) == len(inside) + 2
+
+
 def test_double_buffer_rejects_depth_zero():
     module = loop_level("ragged", "davinci")
     with pytest.raises(DiagnosticError, match="double-buffer needs depth >= 1, got 0"):
@@ -213,7 +244,7 @@ def test_double_buffer_depth_preserves_numerics(depth: int):
     assert any(op.memref.type.get_shape()[0] == depth for op in slotted)
 
 
-@pytest.mark.parametrize("kernel", ["matmul_relu", "ragged", "softmax"])
+@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", "softmax"])
 @pytest.mark.parametrize("machine", PRESETS)
 def test_output_lowers_to_npu_and_runs(machine: str, kernel: str):
     """What these passes produce is what loop-to-npu takes: the rest of lower-to-npu runs on run_npu."""
