@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -46,10 +46,13 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.dialects.npu import MACHINE_ATTR
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
+from ziggurat.transforms.npu import pass_machine
 
 
 def emitter_before(op: Operation, rewriter: PatternRewriter) -> Emitter:
@@ -123,14 +126,22 @@ class EraseDeadValue(RewritePattern):
 
 @dataclass(frozen=True)
 class LoopToNpuPass(ModulePass):
-    """Select npu instructions for the loop level on `machine` (a preset name or a machine TOML file)."""
+    """Select npu instructions for the loop level on `machine` (a preset name or a machine TOML file;
+    default: the module's `npu.machine`), and name that machine on the module (`npu.machine`) so the
+    result verifies against it and runs without naming it again."""
 
     name = "loop-to-npu"
 
-    machine: str = "davinci"
+    machine: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        machine = load_machine(self.machine)
+        machine = pass_machine(op, self.machine, self.name)
+        named = op.attributes.get(MACHINE_ATTR)
+        if isinstance(named, StringAttr) and load_machine(named.data).name != machine.name:
+            raise error_at(
+                op, f"{self.name}{{machine={self.machine}}}: the module targets machine '{named.data}' "
+                f"({MACHINE_ATTR})"
+            )
         contractions = LowerContraction(machine)
         # Contractions first: they look back for the zero fill of their accumulator.
         PatternRewriteWalker(contractions, apply_recursively=False).rewrite_module(op)
@@ -142,3 +153,5 @@ class LoopToNpuPass(ModulePass):
             apply_recursively=False,
         ).rewrite_module(op)
         PatternRewriteWalker(EraseDeadValue(), walk_reverse=True).rewrite_module(op)
+        if named is None:
+            op.attributes[MACHINE_ATTR] = StringAttr(self.machine or machine.name)

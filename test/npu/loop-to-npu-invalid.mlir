@@ -126,3 +126,12 @@ func.func @outer_reduction(%x: memref<16x64xf32, "ub">, %y: memref<64xf32, "ub">
   }
   func.return
 }
+
+// -----
+
+// expected-error@+1 {{loop-to-npu{machine=davinci}: the module targets machine 'tensorcore' (npu.machine)}}
+module attributes {npu.machine = "tensorcore"} {
+  func.func @other_machine() {
+    func.return
+  }
+}

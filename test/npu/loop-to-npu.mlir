@@ -3,6 +3,8 @@
 // single-op generics npu.vec.* with repeat/mask/stride from the 256-byte vector unit.
 // RUN: ziggurat-opt %s --split-input-file -p 'loop-to-npu{machine=davinci}' | filecheck %s
 
+// The module names the machine it now targets.
+// CHECK:       builtin.module attributes {npu.machine = "davinci"}
 // A gm tile into slot 1 of a double buffer (rank-reducing subview), the slot on to l0a, a strided gm view.
 // CHECK-LABEL: func.func @copies
 // CHECK-NEXT:    %a1 = memref.alloc() : memref<2x64x64xf16, "l1">
