@@ -30,7 +30,7 @@ import operator
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, math, tensor
+from xdsl.dialects import arith, math, memref, tensor
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, TensorType
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
@@ -370,7 +370,8 @@ def run_generic(
         operands = [value_of(o) for o in body_op.operands]
         if isinstance(body_op, linalg.IndexOp):
             result = grids[body_op.dim.value.data]
-        elif isinstance(body_op, tensor.ExtractOp):
+        elif isinstance(body_op, (tensor.ExtractOp, memref.LoadOp)):
+            # memref.load: tile-to-loop's form of a tensor.extract of an outer tensor.
             source = operands[0]
             result = (
                 source[tuple(np.asarray(i) for i in operands[1:])] if operands[1:] else source[()]

@@ -26,8 +26,10 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     Signedness,
     TensorType,
+    UnknownLoc,
     i64,
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
@@ -117,6 +119,14 @@ class Body:
 BodyFunction = Callable[[Body, tuple[SSAValue, ...]], Sequence[SSAValue]]
 
 
+def locate(op: Operation, location: LocationAttr) -> None:
+    """Give `op` and the ops in its regions that have none `location` (MLIR's convention:
+    what a pass creates while rewriting an op carries that op's location)."""
+    for inner in op.walk():
+        if isinstance(inner.location, UnknownLoc):
+            inner.location = location
+
+
 def tile_attributes(op: Operation) -> dict[str, Attribute]:
     """The `tile.*` discardable attributes of a graph op (`tile.group`, `tile.root`,
     `tile.sizes`), which every op it lowers to carries."""
@@ -133,6 +143,7 @@ class Emitter:
 
     def emit(self, op: Operation) -> SSAValue:
         op.attributes.update(tile_attributes(self.root))
+        locate(op, self.root.location)
         self.rewriter.insert(op, InsertPoint.before(self.root))
         return op.results[0]
 

@@ -19,6 +19,8 @@ TEST = Path(__file__).parents[1]
 
 CASES = [
     ("loop-to-npu{machine=davinci}", TEST / "npu" / "loop-to-npu.mlir"),
+    ("graph-to-tile", TEST / "tile" / "graph-to-tile.mlir"),
+    ("graph-fuse,graph-to-tile,tile-and-fuse{sizes=32,64,16}", TEST / "tile" / "tile-and-fuse.mlir"),
 ]
 
 

@@ -369,7 +369,7 @@ def _build_segments(b, dims, parts, values, body, scope, offsets, sizes) -> list
         return _build_segments(b, dims[1:], parts[1:], values, body, scope, offsets, sizes)
     bounds = [b.constant(v) for v in (part.start, part.start + part.count * part.size, part.size)]
     block = Block(arg_types=[IndexType(), *(v.type for v in values)])
-    inner = TileBuilder(InsertPoint.at_end(block))
+    inner = b.at(InsertPoint.at_end(block))
     iv = block.args[0]
     last = part.start + (part.count - 1) * part.size
     results = _build_segments(
@@ -403,14 +403,16 @@ class GroupTiler:
         return b.extract(value, box)
 
     def tile_op(self, op: Operation, tile: Tile, b: TileBuilder, scope: Scope) -> list[SSAValue]:
+        """`op`'s tile, its operands' slices produced first; what it creates has its location."""
         impl = tiling_of(op)
-        if op is self.group.anchor and self.sizes.reduction:
-            return self.tile_reduction(op, tile, b, scope)
-        operands = [
-            value if box is None else self.produce(value, box, b, scope)
-            for value, box in zip(op.operands, impl.operand_slices(op, tile))
-        ]
-        return impl.tile(op, b, operands, tile)
+        with b.located(op.location):
+            if op is self.group.anchor and self.sizes.reduction:
+                return self.tile_reduction(op, tile, b, scope)
+            operands = [
+                value if box is None else self.produce(value, box, b, scope)
+                for value, box in zip(op.operands, impl.operand_slices(op, tile))
+            ]
+            return impl.tile(op, b, operands, tile)
 
     def tile_reduction(self, op: Operation, tile: Tile, b: TileBuilder, scope: Scope) -> list[SSAValue]:
         """The anchor's tile with its reduction loops tiled, accumulating through iter_args."""
@@ -486,7 +488,7 @@ def tile_group(group: Group, machine: Machine | None, option: Sequence[int]) -> 
     extents = [loop.extent for loop in tiling_of(group.last).domain(group.last)]
     if sizes.outer == extents and not sizes.reduction:
         return
-    b = TileBuilder(InsertPoint.before(group.last))
+    b = TileBuilder(InsertPoint.before(group.last), group.last.location)
     result = GroupTiler(group, sizes).build(b, analysis)
     group.last.results[0].replace_all_uses_with(result)
 

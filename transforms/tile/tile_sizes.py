@@ -5,7 +5,8 @@
 
 * matmul-like contractions (every loop batch, M, N or K, as after
   `tile-decompose-conv`): M/N/K tiles that are multiples of the matrix unit's
-  shape (or a whole dim smaller than a multiple), such that the a and b operand
+  shape (N and K also of the global space's alignment in elements, so each
+  tile's DMA starts aligned; or a whole dim), such that the a and b operand
   tiles fit `matrix.a_space`/`b_space` twice (double buffering), both fit their
   staging space (the local space the DMA chain from global memory passes
   before `a_space`, e.g. davinci's l1) twice, and the accumulator (f32 for f16
@@ -151,8 +152,11 @@ def _fits(budget: _Budget, a: int, b: int, c: int, staged: int, c_copies: int) -
 
 def _unit_shape(machine: Machine, op: Operation) -> tuple[int, int, int]:
     matrix = machine.matrix
-    # A systolic array takes any shape but fills only in multiples of its rows/cols.
-    granule = (matrix.rows or 1, matrix.cols or 1, 1)
+    # A systolic array takes any shape but fills only in multiples of its rows/cols;
+    # N and K tiles are contiguous runs of b and a in global memory, whose DMAs must
+    # start aligned.
+    aligned = machine.global_memory().alignment // _element_bytes(op)[0]
+    granule = (matrix.rows or 1, max(matrix.cols or 1, aligned), aligned)
     try:
         in_dtype = str(to_numpy_dtype(op.operands[0].type.get_element_type()))
         acc_dtype = str(to_numpy_dtype(op.results[0].type.get_element_type()))

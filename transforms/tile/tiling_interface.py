@@ -35,10 +35,11 @@ is shifted by the tile's offset), `linalg.fill`, `matmul`, `transpose`,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IndexType, IntegerAttr, LocationAttr, TensorType
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
@@ -51,6 +52,8 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.lowering.graph_to_tile_builders import locate
 
 
 # --------------------------------------------------------------------------- #
@@ -182,12 +185,29 @@ def access_slice(indexing: AffineMap, tile: Tile) -> tuple[Tile, AffineMap]:
 
 
 class TileBuilder:
-    """Inserts ops at a point; turns `Linear` offsets into `index` values."""
+    """Inserts ops at a point, each with `location` where it has none (the location of
+    the op being tiled); turns `Linear` offsets into `index` values."""
 
-    def __init__(self, point: InsertPoint):
+    def __init__(self, point: InsertPoint, location: LocationAttr | None = None):
         self.point = point
+        self.location = location
+
+    def at(self, point: InsertPoint) -> TileBuilder:
+        """A builder at another point, with this one's location."""
+        return TileBuilder(point, self.location)
+
+    @contextmanager
+    def located(self, location: LocationAttr):
+        """Emit with `location` inside the `with` block."""
+        outer, self.location = self.location, location
+        try:
+            yield self
+        finally:
+            self.location = outer
 
     def emit(self, op: Operation) -> Operation:
+        if self.location is not None:
+            locate(op, self.location)
         Rewriter.insert_op(op, self.point)
         return op
 
@@ -367,6 +387,7 @@ class GenericTiling(TilingInterface):
         for index in [i for i in tiled.body.walk() if isinstance(i, linalg.IndexOp)]:
             if index.dim.value.data in offsets:
                 moved = arith.AddiOp(index.result, offsets[index.dim.value.data])
+                moved.location = index.location
                 Rewriter.insert_op(moved, InsertPoint.after(index))
                 index.result.replace_uses_with_if(moved.result, lambda use: use.operation is not moved)
         return results
