@@ -13,6 +13,10 @@ the generic.
 
 `tile.bitcast` (see `ziggurat.dialects.tile`) is a numpy view.
 
+Tiled IR (`tile-and-fuse`) runs too: `tensor.extract_slice`/`insert_slice` take
+dynamic offsets, sizes and strides (index values from the loops), `scf.for`
+with tensor `iter_args` is the shared runner's.
+
 `linalg.conv_2d_nchw_fchw` is ours (sliding windows and an einsum), not
 xDSL's, whose interpreter is wrong whenever C > 1 or F > 1 (DESIGN §9).
 
