@@ -67,7 +67,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -197,6 +197,10 @@ class _Promoter:
         self.vector_space = machine.vector.spaces[0]
         self.full: dict[SSAValue, SSAValue] = {}
         """Valid-region view of a padded accumulator -> the whole padded buffer."""
+        self.pool: dict[tuple[MemRefType, Block | None], list[SSAValue]] = {}
+        """Staging buffers by type and block, shared by the ops of a block one after the other."""
+        self.busy: set[SSAValue] = set()
+        """The staging buffers of the op being staged."""
 
     def run(self) -> None:
         for op in self.func.walk():
@@ -237,7 +241,8 @@ class _Promoter:
             move_to_space(root, c_space)
             return
         assert isinstance(root.type, MemRefType)
-        full = self.new_buffer(op, "the accumulator", root.type.element_type, padded, c_space)
+        full = alloc_at_top(self.func, contiguous(root.type.element_type, padded, c_space))
+        self.check_fits(op, "the accumulator", full.type)
         view = valid_region(full, static_shape(root))
         Rewriter.insert_op(view, InsertPoint.after(full.owner))
         root.replace_all_uses_with(view.result)
@@ -308,7 +313,15 @@ class _Promoter:
             return None
         if byte_size(in_space(buffer.type, space)) > self.machine.memories[space].capacity:
             return None
+        if space == want.space and not all(self.aligned(view, space) for _, view in readers):
+            return None  # its units would read windows at unaligned starts: stage each window instead
         return space
+
+    def aligned(self, view: SSAValue, space: str) -> bool:
+        """Whether a view starts at a static offset that `space`'s alignment allows (units need it; DMAs do not)."""
+        offset = view.type.get_offset()
+        element_bytes = (view.type.element_type.bitwidth + 7) // 8
+        return offset is not None and offset * element_bytes % self.machine.memories[space].alignment == 0
 
     # -- staging
 
@@ -336,6 +349,7 @@ class _Promoter:
         """Give each operand of `op` a buffer where its unit reads it; a value the op uses twice
         (e.g. in place, as input and output) gets one buffer, copied in and out as needed."""
         staged: dict[SSAValue, SSAValue] = {}
+        self.busy = set()
         after = InsertPoint.after(op)
         operands = list(op.operands)
         outputs = set(range(len(op.inputs), len(operands)))
@@ -423,6 +437,7 @@ class _Promoter:
         if direct is not None and engine_can(direct, copy):
             return
         steps = hops(self.machine, self.copy_route(copy, source, destination))
+        self.busy = set()
         pads = any(p for pair in copy.padding() for p in pair)
         casts = copy.source.type.element_type != copy.destination.type.element_type
         pad_hop = first_hop(steps, lambda e, d: e.pad) if pads else None
@@ -503,9 +518,17 @@ class _Promoter:
         return chain
 
     def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
+        """A staging buffer: one of an earlier op's in the same block when one of the type is free
+        (each op's copies and compute are done before the next op's start), else a new alloc."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
-        return alloc_at_top(self.func, memref_type)
+        pool = self.pool.setdefault((memref_type, op.parent_block()), [])
+        buffer = next((b for b in pool if b not in self.busy), None)
+        if buffer is None:
+            buffer = alloc_at_top(self.func, memref_type)
+            pool.append(buffer)
+        self.busy.add(buffer)
+        return buffer
 
     def check_fits(self, op: Operation, what: str, memref_type: MemRefType) -> None:
         space = memref_type.memory_space.data
