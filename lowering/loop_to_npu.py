@@ -28,13 +28,14 @@ and what it lacks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp, StridedLayoutAttr, StringAttr
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -50,7 +51,7 @@ from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.npu import MACHINE_ATTR
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
-from ziggurat.lowering.loop_to_npu_vector import emit_copy, lower_vector_op
+from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
 from ziggurat.transforms.npu import pass_machine
 
@@ -102,6 +103,82 @@ class LowerContraction(RewritePattern):
 
 
 @dataclass
+class FoldTransposedCopy(RewritePattern):
+    """A transposing copy between two local buffers of one vector space that no engine serves (K^T of
+    an attention in davinci's ub): the ops that read its result read the source through a transposed
+    view instead.
+
+    The vector unit reads blocks of adjacent elements and no engine copies ub -> ub, so the data is
+    not moved at all. Only where that means the same: every reader of the destination up to its next
+    write comes after the copy in its block and before the next write of the source.
+    """
+
+    machine: Machine
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not isinstance(op, LinalgStructuredOperation) or not all(_local(v, self.machine) for v in op.operands):
+            return
+        strides = copy_layout(op)
+        src, dst = op.operands if strides is not None else (None, None)
+        if src is None or self.machine.dma_for(space_name(src), space_name(dst)) is not None:
+            return
+        readers = _readers_until_rewritten(src, dst, op)
+        if readers is None:
+            return
+        shape = dst.type.get_shape()
+        layout = StridedLayoutAttr(strides, 0)
+        view_type = MemRefType(dst.type.get_element_type(), shape, layout, dst.type.memory_space)
+        view = memref.ReinterpretCastOp(src, [], [], [], [0], shape, strides, view_type)
+        Emitter(rewriter, InsertPoint.before(op), op.location).insert(view)
+        for user, index in readers:
+            user.operands[index] = view.result
+        rewriter.erase(op)
+
+
+def space_name(value: SSAValue) -> str:
+    space = value.type.memory_space
+    return space.data if isinstance(space, StringAttr) else ""
+
+
+def _local(value: SSAValue, machine: Machine) -> bool:
+    """A whole local buffer (a `memref.alloc`) in a vector space."""
+    return isinstance(value.owner, memref.AllocOp) and space_name(value) in machine.vector.spaces
+
+
+def _writes(op: Operation, buffer: SSAValue) -> bool:
+    """Whether `op` may write `buffer` (any use but a copy's source or a linalg input may)."""
+    if isinstance(op, CopyAsyncOp | CopyOp):
+        return op.destination is buffer
+    return not isinstance(op, LinalgStructuredOperation) or buffer in op.outputs
+
+
+def _readers_until_rewritten(src: SSAValue, dst: SSAValue, copy: Operation) -> list[tuple[Operation, int]] | None:
+    """The (op, operand index) uses of `dst` that read what `copy` wrote (those after it in its block, up
+    to the next write of `dst`), or None unless all come before the next write of `src` and every use
+    of either buffer is in that block."""
+    block = copy.parent_block()
+    start = block.get_operation_index(copy)
+    uses: list[tuple[SSAValue, Operation, int, int]] = []  # (buffer, user, operand index, position in block)
+    for buffer in (src, dst):
+        for use in buffer.uses:
+            ancestor = block.find_ancestor_op_in_block(use.operation)
+            if ancestor is None:
+                return None
+            uses.append((buffer, use.operation, use.index, block.get_operation_index(ancestor)))
+
+    def next_write(buffer: SSAValue) -> float:
+        writes = [p for b, user, _, p in uses if b is buffer and p > start and _writes(user, buffer)]
+        return min(writes, default=math.inf)
+
+    dst_written, src_written = next_write(dst), next_write(src)
+    readers = [(user, i, p) for b, user, i, p in uses if b is dst and start < p < dst_written]
+    overwriter_reads = any(b is dst and p == dst_written and not _writes(user, dst) for b, user, _, p in uses)
+    if overwriter_reads or any(p >= src_written for _, _, p in readers):
+        return None  # read by the op that overwrites the result, or after the source changed
+    return [(user, i) for user, i, _ in readers]
+
+
+@dataclass
 class LowerVectorOp(RewritePattern):
     """An elementwise, reduction, fill or copy-like linalg op -> `npu.vec.*` or `npu.dma`."""
 
@@ -149,7 +226,9 @@ class LoopToNpuPass(ModulePass):
             fill.detach()
             fill.erase()
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([LowerCopy(machine), DropWait(), LowerVectorOp(machine)]),
+            GreedyRewritePatternApplier(
+                [LowerCopy(machine), DropWait(), FoldTransposedCopy(machine), LowerVectorOp(machine)]
+            ),
             apply_recursively=False,
         ).rewrite_module(op)
         PatternRewriteWalker(EraseDeadValue(), walk_reverse=True).rewrite_module(op)

@@ -164,6 +164,20 @@ def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, operands
         emit_copy(emitter, op, machine, source, dst)
 
 
+def copy_layout(op: LinalgStructuredOperation) -> list[int] | None:
+    """For a copy-like op (its body yields its one input): the element strides, inside the source
+    buffer, of the source element each destination element receives; None for any other op."""
+    body = list(op.body.block.ops)
+    yielded = body[-1].operands[0] if len(body) == 1 and body[-1].operands else None
+    if len(op.operands) != 2 or not isinstance(yielded, BlockArgument) or yielded.index != 0:
+        return None
+    src, dst = _loop_operands(op)
+    if not isinstance(src, View) or not isinstance(dst, View):
+        return None
+    order = [expr.position for expr in op.get_indexing_maps().data[1].data.results]
+    return [src.element_strides()[d] for d in order]
+
+
 def emit_copy(
     emitter: Emitter,
     op: Operation,
@@ -178,6 +192,13 @@ def emit_copy(
     vector = machine.vector.spaces
     if machine.dma_for(src.space, dst.space) is None and unpadded and src.space in vector and dst.space in vector:
         _require_vector(op, machine, npu.VecCastOp, [src, dst])
+        ordered = _in_destination_order(squeezed([src, dst]))
+        stride = ordered[0].element_strides()[-1] if ordered[0].dims else 1
+        if stride != 1:
+            raise error_at(
+                op, f"{op.name}: machine '{machine.name}' has no DMA engine from '{src.space}' to '{dst.space}', "
+                f"and its vector unit copies blocks of adjacent elements, not a source read with stride {stride}"
+            )
         emit_vector(emitter, op, machine, npu.VecCastOp, [src], dst)
     else:
         emit_dma(emitter, op, machine, src, dst, pad, pad_value)

@@ -301,3 +301,30 @@ func.func @main(%X: memref<32x14x14xf16, "gm">, %W: memref<16x32xf16, "gm">, %re
   loop.copy %cs -> %result0 : memref<16x14x14xf32, strided<[224, 16, 1]>, "l0c"> -> memref<16x14x14xf32, "gm">
   func.return
 }
+
+// -----
+
+// A transpose inside ub (no engine serves ub -> ub, the vector unit reads adjacent elements): its
+// reader reads the source through transposed strides instead; the source is rewritten only after.
+// CHECK-LABEL: func.func @kt
+// CHECK-NEXT:    %a = memref.alloc() : memref<64x32xf16, "ub">
+// CHECK-NEXT:    %b = memref.alloc() : memref<32x64xf16, "ub">
+// CHECK-NEXT:    npu.dma "mte2" %k[0, 0] -> %a[0, 0] {shape = array<i64: 64, 32>}
+// CHECK-NEXT:    npu.dma "mte3" %a[0, 0] -> %result0[0, 0] {shape = array<i64: 32, 64>, src_strides = array<i64: 1, 32>} : memref<64x32xf16, "ub"> -> memref<32x64xf16, "gm">
+// CHECK-NEXT:    npu.dma "mte2" %k[0, 0] -> %a[0, 0]
+// CHECK-NEXT:    npu.vec.exp %b[0, 0] -> %b[0, 0]
+// CHECK-NEXT:    func.return
+func.func @kt(%k: memref<64x32xf16, "gm">, %result0: memref<32x64xf16, "gm">) {
+  %a = memref.alloc() : memref<64x32xf16, "ub">
+  %b = memref.alloc() : memref<32x64xf16, "ub">
+  loop.copy %k -> %a : memref<64x32xf16, "gm"> -> memref<64x32xf16, "ub">
+  linalg.transpose ins(%a : memref<64x32xf16, "ub">) outs(%b : memref<32x64xf16, "ub">) permutation = [1, 0]
+  loop.copy %b -> %result0 : memref<32x64xf16, "ub"> -> memref<32x64xf16, "gm">
+  loop.copy %k -> %a : memref<64x32xf16, "gm"> -> memref<64x32xf16, "ub">
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b : memref<32x64xf16, "ub">) outs(%b : memref<32x64xf16, "ub">) {
+  ^bb0(%in: f16, %out: f16):
+    %e = math.exp %in : f16
+    linalg.yield %e : f16
+  }
+  func.return
+}

@@ -402,6 +402,18 @@ def _differential_cases():
     yield "ragged_matmul-davinci", ragged_matmul(), "davinci"
     yield "conv_tile-davinci", conv_tile(), "davinci"
     yield "conv_1x1_nd-davinci", conv_1x1_nd(), "davinci"
+    yield "transpose_in_ub-davinci", TRANSPOSE_IN_UB, "davinci"
+
+
+TRANSPOSE_IN_UB = """func.func @main(%k: memref<64x32xf16, "gm">, %result0: memref<32x64xf16, "gm">) {
+  %a = memref.alloc() : memref<64x32xf16, "ub">
+  %b = memref.alloc() : memref<32x64xf16, "ub">
+  loop.copy %k -> %a : memref<64x32xf16, "gm"> -> memref<64x32xf16, "ub">
+  linalg.transpose ins(%a : memref<64x32xf16, "ub">) outs(%b : memref<32x64xf16, "ub">) permutation = [1, 0]
+  loop.copy %b -> %result0 : memref<32x64xf16, "ub"> -> memref<32x64xf16, "gm">
+  func.return
+}
+"""
 
 
 DIFFERENTIAL = list(_differential_cases())
