@@ -1,19 +1,22 @@
 """`loop-to-npu{machine=NAME}`: the loop level (docs/lowering.md, section 5) to npu instructions (section 6).
 
 * `loop.copy_async` / `loop.copy` -> `npu.dma` on the engine serving the (source
-  space, destination space) pair, subviews folded into indices and strides, pad
-  and cast carried, split into `scf.for` loops past the engine's `max_dims`
-  (`loop_to_npu_dma.py`); `loop.wait` is dropped: `npu-insert-sync` orders
-  the pipes from the dependences.
+  space, destination space) pair, views (subview, expand/collapse_shape,
+  reinterpret_cast) folded into indices and strides, pad and cast carried, split
+  into `scf.for` loops past the engine's `max_dims` (`loop_to_npu_dma.py`); a
+  copy inside the vector spaces that no engine serves is a vector cast;
+  `loop.wait` is dropped: `npu-insert-sync` orders the pipes from the dependences.
 * matmul-like contractions on the matrix unit's spaces -> `npu.mma`, batch dims
   as loops; a zero `linalg.fill` of the accumulator is dropped and the first
   `npu.mma` after it overwrites instead of accumulating (under `scf.if` on the
-  first iteration of the loops in between) (`loop_to_npu_matrix.py`).
+  first iteration of the loops in between); operand buffers of another shape
+  (N-d, transposed) relaid as the unit's matrices (`loop_to_npu_matrix.py`).
 * single-op elementwise, reduction and fill generics in a vector space ->
   `npu.vec.*` with repeat/mask/stride from the machine's lanes; copy-like
-  generics (identity, transpose) -> `npu.dma` (`loop_to_npu_vector.py`).
-* `memref.alloc` stays (`npu-plan-memory` places it); `memref.subview`s are
-  folded away.
+  generics (identity, transpose) -> `npu.dma`, or folded into their readers'
+  strides where no engine could move them (`loop_to_npu_vector.py`).
+* `memref.alloc` stays (`npu-plan-memory` places it); views are folded away.
+  The module gets `npu.machine` naming the machine.
 
 What no unit of the machine can do is an error at the op, naming the machine
 and what it lacks.
