@@ -62,12 +62,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import AffineMapAttr, FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -137,6 +138,34 @@ def first_hop(steps: list[tuple[str, str, DmaEngine]], accepts) -> int | None:
     return next((h for h, (_, space, engine) in enumerate(steps) if accepts(engine, space)), None)
 
 
+def cast_generic(source: SSAValue, destination: SSAValue) -> linalg.GenericOp:
+    """An elementwise generic converting `source`'s elements into `destination`'s element type."""
+    from_type, to_type = source.type.element_type, destination.type.element_type
+    if is_float(from_type) and is_float(to_type):
+        cast = arith.ExtFOp if to_type.bitwidth > from_type.bitwidth else arith.TruncFOp
+    elif is_float(to_type):
+        cast = arith.SIToFPOp
+    elif is_float(from_type):
+        cast = arith.FPToSIOp
+    else:
+        cast = arith.ExtSIOp if to_type.bitwidth > from_type.bitwidth else arith.TruncIOp
+    block = Block(arg_types=[from_type, to_type])
+    converted = cast(block.args[0], to_type)
+    block.add_ops([converted, linalg.YieldOp(converted.result)])
+    rank = source.type.get_num_dims()
+    identity = AffineMapAttr(AffineMap.identity(rank))
+    return linalg.GenericOp(
+        [source], [destination], Region(block), [identity, identity], [IteratorTypeAttr.parallel()] * rank
+    )
+
+
+def _anchor(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is or contains `op`, None if `op` is not inside `block`."""
+    while op is not None and op.parent_block() is not block:
+        op = op.parent_op()
+    return op
+
+
 def static_shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, MemRefType)
     return tuple(value.type.get_shape())
@@ -201,6 +230,8 @@ class _Promoter:
         """Staging buffers by type and block, shared by the ops of a block one after the other."""
         self.busy: set[SSAValue] = set()
         """The staging buffers of the op being staged."""
+        self.folded: list[CopyAsyncOp] = []
+        """Copies that cast generics became (a later redirect may change their source)."""
 
     def run(self) -> None:
         for op in self.func.walk():
@@ -222,7 +253,7 @@ class _Promoter:
         self.place_unplaced(compute)
         for op in compute:
             self.stage(op)
-        for copy in copies:
+        for copy in copies + self.folded:
             self.legalize(copy)
 
     # -- placement
@@ -263,6 +294,7 @@ class _Promoter:
             move_to_space(root_of(target), target_space)
         copy = CopyAsyncOp(op.operands[0], op.operands[1])
         Rewriter.replace_op(op, [copy, WaitOp(copy.token)], [])
+        self.folded.append(copy)
         return True
 
     def place_unplaced(self, compute: list[Operation]) -> None:
@@ -419,12 +451,44 @@ class _Promoter:
             Rewriter.insert_op(view, after)
             after = InsertPoint.after(view)
             current = view.result
-        chain = self.route(op, space_of(buffer), space_of(value) or self.machine.global_memory().name, what)
+        home = space_of(value) or self.machine.global_memory().name
+        if route(self.machine, space_of(buffer), home) is None and self.redirect_later_uses(op, value, buffer):
+            return after
+        chain = self.route(op, space_of(buffer), home, what)
         for _, space, _ in hops(self.machine, chain)[:-1]:
             hop = self.new_buffer(op, what, value.type.element_type, shape, space)
             after = self.copy(current, hop, after)
             current = hop
         return self.copy(current, value, after)
+
+    def redirect_later_uses(self, op: Operation, value: SSAValue, buffer: SSAValue) -> bool:
+        """Where an op updates an intermediate in place that cannot be copied back (davinci: a bias
+        added to the accumulator in ub cannot return to l0c), the ops after it in its block read
+        the new buffer instead. Only when every use of the buffer is in this block (nested ops
+        included), the later ones through `value` itself, and, in a loop body, the first use is a
+        fill (so nothing is carried from one iteration to the next through the old buffer)."""
+        root = root_of(value)
+        block = op.parent_block()
+        if not isinstance(root.owner, memref.AllocOp) or block is None:
+            return False
+        position = {o: i for i, o in enumerate(block.ops)}
+        anchored = [(_anchor(user, block), user, view) for user, view in users_through_views(root)]
+        if any(a is None for a, _, _ in anchored):
+            return False
+        later = [(user, view) for a, user, view in anchored if position[a] > position[op]]
+        if any(view is not value for _, view in later):
+            return False
+        first = min(anchored, key=lambda entry: position[entry[0]])[1]
+        if isinstance(block.parent_op(), scf.ForOp) and not isinstance(first, linalg.FillOp):
+            return False
+        for user, _ in later:
+            for index, operand in enumerate(user.operands):
+                if operand is value:
+                    user.operands[index] = buffer
+        for pool in self.pool.values():
+            if buffer in pool:
+                pool.remove(buffer)
+        return True
 
     # -- the program's own copies
 
@@ -436,8 +500,10 @@ class _Promoter:
         direct = self.machine.dma_for(source, destination) if source != destination else None
         if direct is not None and engine_can(direct, copy):
             return
-        steps = hops(self.machine, self.copy_route(copy, source, destination))
         self.busy = set()
+        if self.cast_in_vector_space(copy):
+            return self.legalize(copy)
+        steps = hops(self.machine, self.copy_route(copy, source, destination))
         pads = any(p for pair in copy.padding() for p in pair)
         casts = copy.source.type.element_type != copy.destination.type.element_type
         pad_hop = first_hop(steps, lambda e, d: e.pad) if pads else None
@@ -466,6 +532,23 @@ class _Promoter:
                 at = self.copy(current, target, at, [p for pair in copy.padding() for p in pair] if h == pad_hop else None, copy.pad_value)
             current = target
         self.replace_copy(copy)
+
+    def cast_in_vector_space(self, copy: CopyOp | CopyAsyncOp) -> bool:
+        """A casting copy out of a vector space whose engines do not cast: the vector unit casts
+        first (a cast generic into a buffer of the destination's element type), the copy moves."""
+        source, target = copy.source.type, copy.destination.type
+        space = space_of(copy.source)
+        if source.element_type == target.element_type or space not in self.machine.vector.spaces:
+            return False
+        if any(p for pair in copy.padding() for p in pair):
+            return False
+        chain = route(self.machine, space, space_of(copy.destination))
+        if chain is not None and any(engine.cast for _, _, engine in hops(self.machine, chain)):
+            return False
+        converted = self.new_buffer(copy, "a cast", target.element_type, static_shape(copy.source), space)
+        Rewriter.insert_op(cast_generic(copy.source, converted), InsertPoint.before(copy))
+        copy.operands[0] = converted
+        return True
 
     def copy_route(self, copy: Operation, source: str, destination: str) -> tuple[str, ...]:
         """The route between two spaces, or out of a space and back into it (through the nearest space)."""
