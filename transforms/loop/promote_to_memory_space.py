@@ -414,7 +414,7 @@ class _Promoter:
         element_type = value.type.element_type
         source = space_of(value) or self.machine.global_memory().name
         what = f"operand #{index} of {op.name}"
-        chain = self.route(op, source, want.space, what)
+        chain = self.route(op, source, want.space, what) if source != want.space else self.copy_route(op, source, source)
         steps = hops(self.machine, chain)
         needs_pad = tuple(want.shape) != shape
         pad_hop = next((h for h, (_, _, e) in enumerate(steps) if e.pad), None) if needs_pad else None
@@ -430,6 +430,13 @@ class _Promoter:
             target = buffer
             if last and needs_pad and pad_hop is None:
                 # No engine on the route pads: zero the buffer, then copy into its valid region.
+                if space not in self.machine.vector.spaces:
+                    raise error_at(
+                        op,
+                        f"{what} ({list(shape)}) must be padded to {list(want.shape)} for the matrix unit, but no "
+                        f"engine on the route {' -> '.join(chain)} pads and no vector unit can zero '{space}' "
+                        f"on machine '{self.machine.name}'; choose tile sizes that are multiples of the unit's",
+                    )
                 zero = _zero(element_type)
                 Rewriter.insert_op([zero, linalg.FillOp([zero.result], [buffer], res=[])], InsertPoint.before(op))
                 view = valid_region(buffer, shape)
