@@ -55,6 +55,12 @@ def _graph_canonicalize() -> type[ModulePass]:
     return GraphCanonicalizePass
 
 
+def _graph_convert_float() -> type[ModulePass]:
+    from ziggurat.transforms.graph.convert_float import GraphConvertFloat
+
+    return GraphConvertFloat
+
+
 def _graph_fold_batch_norm() -> type[ModulePass]:
     from ziggurat.transforms.graph.fold_batch_norm import GraphFoldBatchNormPass
 
@@ -153,6 +159,7 @@ def _tile_pack() -> type[ModulePass]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
+    "graph-convert-float": _graph_convert_float,
     "graph-fold-batch-norm": _graph_fold_batch_norm,
     "graph-fold-constants": _graph_fold_constants,
     "graph-fuse": _graph_fuse,
