@@ -16,18 +16,63 @@ bound: the fewest cycles the work could take on this core, the larger of
   timing model streams reads and writes side by side;
 
 with the fraction of that bound the run achieved.
+
+Per layer, the instructions are grouped by the source location they were
+lowered from (passes keep an op's location on what they make of it): an ONNX
+node's name, or `file:line` of a graph-level op. A layer's time is the span
+from its first instruction's start to its last one's end; layers run one
+after the other, so the spans add up to about the total.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from pathlib import Path
 from typing import Any
+
+from xdsl.dialects.builtin import FileLineColLoc, NameLoc
+from xdsl.ir import Operation
 
 from ziggurat.backends.machine import Machine
 from ziggurat.backends.timing import TimingStats
 
+UNATTRIBUTED = "(no source location)"
+TOP_LAYERS = 10
+"""Layers `format_report` lists, the longest first."""
 
-def build_report(stats: TimingStats, machine: Machine) -> dict[str, Any]:
-    """The report of one run as plain data (JSON-serializable)."""
+
+def layer_of(op: Operation) -> str:
+    """The layer an instruction belongs to: where the op it was lowered from came from."""
+    location = op.location
+    if isinstance(location, NameLoc):
+        return location.name.data
+    if isinstance(location, FileLineColLoc):
+        return f"{Path(location.filename.data).name}:{location.line.data}"
+    return UNATTRIBUTED
+
+
+def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
+    """Per layer: cycles from its first instruction's start to its last one's end, busy cycles
+    per pipe and instruction count; the longest layer first."""
+    spans: dict[str, list[float]] = {}
+    busy: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    count: dict[str, int] = defaultdict(int)
+    for event in stats.events:
+        layer = layer_of(event.op)
+        start, end = spans.setdefault(layer, [event.start, event.end])
+        spans[layer] = [min(start, event.start), max(end, event.end)]
+        busy[layer][event.pipe] += event.end - event.start
+        count[layer] += 1
+    layers = [
+        {"layer": name, "cycles": end - start, "busy_cycles": dict(busy[name]), "instructions": count[name]}
+        for name, (start, end) in spans.items()
+    ]
+    return sorted(layers, key=lambda layer: -layer["cycles"])
+
+
+def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> dict[str, Any]:
+    """The report of one run as plain data (JSON-serializable); with `layers`, also the
+    per-layer breakdown under "layers"."""
     # the work of `stats.cores` cores, each with its own matrix unit and its share of global bandwidth
     compute = sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items()) / stats.cores
     share = max(1, stats.active_cores) / stats.cores  # each core that ran gets 1 / active_cores of the bandwidth
@@ -57,6 +102,8 @@ def build_report(stats: TimingStats, machine: Machine) -> dict[str, Any]:
         },
         flops_per_second=stats.flops / stats.seconds if stats.total_cycles else 0.0,
     )
+    if layers:
+        report["layers"] = layer_breakdown(stats)
     return report
 
 
@@ -84,4 +131,13 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(
             f"{space:<10} {report['bytes_read'].get(space, 0):>14,} {report['bytes_written'].get(space, 0):>14,}"
         )
+    layers = report.get("layers", [])
+    if layers:
+        shown = layers[:TOP_LAYERS]
+        title = f"layers ({len(shown)} longest of {len(layers)})" if len(layers) > len(shown) else "layers"
+        width = max(len(title), *(len(layer["layer"]) for layer in shown))
+        lines += ["", f"{title:<{width}} {'cycles':>12} {'share':>7} {'instructions':>13}"]
+        for layer in shown:
+            share = layer["cycles"] / cycles if cycles else 0.0
+            lines.append(f"{layer['layer']:<{width}} {layer['cycles']:>12,.0f} {share:>7.1%} {layer['instructions']:>13,}")
     return "\n".join(lines)
