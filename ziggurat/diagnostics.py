@@ -51,6 +51,7 @@ import difflib
 import math
 import os
 import re
+import struct
 import sys
 import tempfile
 import traceback
@@ -321,8 +322,16 @@ class _LocatingParser(Parser):
         return dense_type
 
     def parse_operation(self) -> Operation:
-        line, col = self._lines.line_col(self._current_token.span.start)
-        op = super().parse_operation()
+        start = self._current_token.span.start
+        line, col = self._lines.line_col(start)
+        try:
+            op = super().parse_operation()
+        except (struct.error, OverflowError) as e:
+            # xDSL packs array<i64: ...> and other literals without a range check first.
+            raise ParseError(
+                Span(start, self._current_token.span.start, self.lexer.input),
+                f"a value of this op is out of range for its type ({e})",
+            ) from None
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(self._filename_attr, IntAttr(line), IntAttr(col))
         return op
@@ -431,7 +440,8 @@ def verify_module(module: Operation) -> None:
     dominance = _Dominance()
     for op in module.walk():
         try:
-            op.verify(verify_nested_ops=False)
+            with _without_module_dump():
+                op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
         except DiagnosticException as e:
             diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {exception_message(e)}"))
@@ -445,6 +455,24 @@ def verify_module(module: Operation) -> None:
                 break
     if diagnostics:
         raise DiagnosticError(diagnostics)
+
+
+def _raise_without_dump(self: Operation, message: str, underlying_error: Exception) -> NoReturn:
+    raise underlying_error
+
+
+@contextmanager
+def _without_module_dump() -> Iterator[None]:
+    """xDSL's `Operation.verify` reports a failing custom verifier through `emit_error`, which
+    prints the whole module into the exception's notes. `verify_module` reports the op at its
+    own location and never shows that dump; printing it once per failing op made verifying a
+    large file with many errors quadratic (most of the fuzzer's time on test/graph/invalid.mlir)."""
+    emit_error = Operation.emit_error
+    Operation.emit_error = _raise_without_dump  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Operation.emit_error = emit_error  # type: ignore[method-assign]
 
 
 class _Dominance:
