@@ -233,7 +233,9 @@ def level_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
         for name, t in zip(names, function.function_type.inputs.data)
         if not _is_output_argument(name, t)
     ]
-    return random_inputs(func.FuncOp.external(function.sym_name.data, tensor_types, []), seed)
+    signature = func.FuncOp.external(function.sym_name.data, tensor_types, [])
+    signature.location = function.location  # so that an argument it cannot draw is reported at the function
+    return random_inputs(signature, seed)
 
 
 def run_at_level(
