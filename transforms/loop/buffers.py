@@ -121,11 +121,21 @@ def read_buffers(op: Operation) -> list[SSAValue]:
     return []
 
 
-def alloc_at_top(func: FuncOp, memref_type: MemRefType) -> SSAValue:
-    """A new `memref.alloc` of `memref_type` after the allocs already at the top of `func`."""
+def alloc_at_top(func: FuncOp, memref_type: MemRefType, location: Attribute | None = None) -> SSAValue:
+    """A new `memref.alloc` of `memref_type` after the allocs already at the top of `func`
+    (located at its first user, `location`)."""
     alloc = memref.AllocOp([], [], memref_type)
+    if location is not None:
+        alloc.location = location
     Rewriter.insert_op(alloc, _after_leading_allocs(func.body.block))
     return alloc.memref
+
+
+def locate(ops: Sequence[Operation], anchor: Operation) -> None:
+    """Give `ops` (and the ops in their regions) the location of `anchor`, the op they serve."""
+    for op in ops:
+        for nested in op.walk():
+            nested.location = anchor.location
 
 
 def hoist_allocs(func: FuncOp) -> None:

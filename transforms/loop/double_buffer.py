@@ -51,7 +51,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
-from ziggurat.transforms.loop.buffers import byte_size, root_of, slot_view_type, space_of
+from ziggurat.transforms.loop.buffers import byte_size, locate, root_of, slot_view_type, space_of
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -151,6 +151,7 @@ class _DoubleBuffer:
         shape = list(buffer.type.get_shape())
         slotted = MemRefType(buffer.type.element_type, [self.depth, *shape], memory_space=buffer.type.memory_space)
         alloc = memref.AllocOp([], [], slotted)
+        locate([alloc], old)
         Rewriter.insert_op(alloc, InsertPoint.before(old))
         views = []
         point = InsertPoint.after(old)
@@ -158,6 +159,7 @@ class _DoubleBuffer:
             view = memref.SubviewOp.get(
                 alloc.memref, [slot] + [0] * len(shape), [1, *shape], [1] * (len(shape) + 1), slot_view_type(slotted, slot)
             )
+            locate([view], old)
             Rewriter.insert_op(view, point)
             point = InsertPoint.after(view)
             views.append(view.result)
@@ -177,6 +179,7 @@ class _DoubleBuffer:
             results, point, peeled = new_loop.results, InsertPoint.after(new_loop), range(main, trips)
         for iteration in peeled:
             iv = _index(lb + iteration * step)
+            locate([iv], loop)
             Rewriter.insert_op(iv, point)
             stage = (iteration - peeled.start) % self.depth
             results, point = self.clone_body(loop, iv.result, results, stage, slots, InsertPoint.after(iv))
@@ -191,6 +194,7 @@ class _DoubleBuffer:
         new_step, new_ub = _index(step * self.depth), _index(ub)
         body = loop.body.block
         new_loop = scf.ForOp(loop.lb, new_ub, new_step, list(loop.iter_args), [Block(arg_types=body.arg_types)])
+        locate([new_step, new_ub, new_loop], loop)
         Rewriter.insert_op([new_step, new_ub, new_loop], InsertPoint.before(loop))
         new_body = new_loop.body.block
         carried: Sequence[SSAValue] = new_body.args[1:]
@@ -198,7 +202,9 @@ class _DoubleBuffer:
         for stage in range(self.depth):
             iv, point = self.iteration_index(new_body.args[0], stage * step, point)
             carried, point = self.clone_body(loop, iv, carried, stage, slots, point)
-        Rewriter.insert_op(scf.YieldOp(*carried), point)
+        yield_op = scf.YieldOp(*carried)
+        locate([yield_op], loop)
+        Rewriter.insert_op(yield_op, point)
         return new_loop
 
     @staticmethod
@@ -207,6 +213,8 @@ class _DoubleBuffer:
             return iv, point
         constant = _index(offset)
         add = arith.AddiOp(iv, constant.result)
+        loop = iv.owner.parent_op()
+        locate([constant, add], loop)
         Rewriter.insert_op([constant, add], point)
         return add.result, InsertPoint.after(add)
 

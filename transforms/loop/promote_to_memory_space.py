@@ -85,6 +85,7 @@ from ziggurat.transforms.loop.buffers import (
     contiguous,
     hoist_allocs,
     in_space,
+    locate,
     move_to_space,
     root_of,
     space_of,
@@ -230,6 +231,8 @@ class _Promoter:
         """Staging buffers by type and block, shared by the ops of a block one after the other."""
         self.busy: set[SSAValue] = set()
         """The staging buffers of the op being staged."""
+        self.anchor: Operation = func
+        """The op that what is being inserted serves: inserted ops take its location."""
         self.folded: list[CopyAsyncOp] = []
         """Copies that cast generics became (a later redirect may change their source)."""
 
@@ -267,15 +270,16 @@ class _Promoter:
         if space_of(root) not in (None, global_space) or not isinstance(root.owner, memref.AllocOp):
             return
         padded = contraction_shapes(op, self.machine)[2]
+        self.anchor = op
         if root is not acc or padded == static_shape(root):
             self.check_fits(op, "the accumulator", in_space(root.type, c_space))
             move_to_space(root, c_space)
             return
         assert isinstance(root.type, MemRefType)
-        full = alloc_at_top(self.func, contiguous(root.type.element_type, padded, c_space))
+        full = alloc_at_top(self.func, contiguous(root.type.element_type, padded, c_space), op.location)
         self.check_fits(op, "the accumulator", full.type)
         view = valid_region(full, static_shape(root))
-        Rewriter.insert_op(view, InsertPoint.after(full.owner))
+        self.insert(view, InsertPoint.after(full.owner))
         root.replace_all_uses_with(view.result)
         Rewriter.erase_op(root.owner)
         self.full[view.result] = full
@@ -293,7 +297,9 @@ class _Promoter:
         if space_of(target) is None:
             move_to_space(root_of(target), target_space)
         copy = CopyAsyncOp(op.operands[0], op.operands[1])
-        Rewriter.replace_op(op, [copy, WaitOp(copy.token)], [])
+        wait = WaitOp(copy.token)
+        locate([copy, wait], op)
+        Rewriter.replace_op(op, [copy, wait], [])
         self.folded.append(copy)
         return True
 
@@ -382,6 +388,7 @@ class _Promoter:
         (e.g. in place, as input and output) gets one buffer, copied in and out as needed."""
         staged: dict[SSAValue, SSAValue] = {}
         self.busy = set()
+        self.anchor = op
         after = InsertPoint.after(op)
         operands = list(op.operands)
         outputs = set(range(len(op.inputs), len(operands)))
@@ -438,9 +445,9 @@ class _Promoter:
                         f"on machine '{self.machine.name}'; choose tile sizes that are multiples of the unit's",
                     )
                 zero = _zero(element_type)
-                Rewriter.insert_op([zero, linalg.FillOp([zero.result], [buffer], res=[])], InsertPoint.before(op))
+                self.insert([zero, linalg.FillOp([zero.result], [buffer], res=[])], InsertPoint.before(op))
                 view = valid_region(buffer, shape)
-                Rewriter.insert_op(view, InsertPoint.before(op))
+                self.insert(view, InsertPoint.before(op))
                 target = view.result
             self.copy(current, target, InsertPoint.before(op), pad)
             current = buffer
@@ -455,7 +462,7 @@ class _Promoter:
         current = buffer
         if padded:
             view = valid_region(buffer, shape)
-            Rewriter.insert_op(view, after)
+            self.insert(view, after)
             after = InsertPoint.after(view)
             current = view.result
         home = space_of(value) or self.machine.global_memory().name
@@ -508,6 +515,7 @@ class _Promoter:
         if direct is not None and engine_can(direct, copy):
             return
         self.busy = set()
+        self.anchor = copy
         if self.cast_in_vector_space(copy):
             return self.legalize(copy)
         steps = hops(self.machine, self.copy_route(copy, source, destination))
@@ -553,7 +561,7 @@ class _Promoter:
         if chain is not None and any(engine.cast for _, _, engine in hops(self.machine, chain)):
             return False
         converted = self.new_buffer(copy, "a cast", target.element_type, static_shape(copy.source), space)
-        Rewriter.insert_op(cast_generic(copy.source, converted), InsertPoint.before(copy))
+        self.insert(cast_generic(copy.source, converted), InsertPoint.before(copy))
         copy.operands[0] = converted
         return True
 
@@ -580,7 +588,7 @@ class _Promoter:
         )
         interior = valid_region(target, static_shape(source), [low for low, _ in copy.padding()])
         ops = [constant, linalg.FillOp([constant.result], [target], res=[]), interior]
-        Rewriter.insert_op(ops, at)
+        self.insert(ops, at)
         return self.copy(source, interior.result, InsertPoint.after(interior))
 
     @staticmethod
@@ -607,6 +615,12 @@ class _Promoter:
             )
         return chain
 
+    def insert(self, ops: Operation | Sequence[Operation], point: InsertPoint) -> None:
+        """Insert ops that serve `self.anchor`, with its location (MLIR's convention)."""
+        ops = [ops] if isinstance(ops, Operation) else list(ops)
+        locate(ops, self.anchor)
+        Rewriter.insert_op(ops, point)
+
     def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
         """A staging buffer: one of an earlier op's in the same block when one of the type is free
         (each op's copies and compute are done before the next op's start), else a new alloc."""
@@ -615,7 +629,7 @@ class _Promoter:
         pool = self.pool.setdefault((memref_type, op.parent_block()), [])
         buffer = next((b for b in pool if b not in self.busy), None)
         if buffer is None:
-            buffer = alloc_at_top(self.func, memref_type)
+            buffer = alloc_at_top(self.func, memref_type, op.location)
             pool.append(buffer)
         self.busy.add(buffer)
         return buffer
@@ -630,8 +644,8 @@ class _Promoter:
                 f"'{space}' ({capacity} bytes) on machine '{self.machine.name}'",
             )
 
-    @staticmethod
     def copy(
+        self,
         source: SSAValue,
         destination: SSAValue,
         at: InsertPoint,
@@ -646,7 +660,7 @@ class _Promoter:
             pad_value=pad_value.value.data if padded and pad_value is not None else None,
         )
         wait = WaitOp(copy.token)
-        Rewriter.insert_op([copy, wait], at)
+        self.insert([copy, wait], at)
         return InsertPoint.after(wait)
 
 
