@@ -215,10 +215,28 @@ def _lower_elementwise(emitter: Emitter, op: Operation, machine: Machine, body_o
             raise error_at(op, f"{op.name}: loop-to-npu reads only buffers and constants into a vector instruction")
         sources.append(source)
     dst = operands[-1]
+    if isinstance(body_op, math.AbsFOp | math.ExpM1Op) and isinstance(sources[0], View):
+        _two_step(emitter, op, machine, body_op, sources[0], dst)
+        return
     kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
     buffers = [s for s in sources if isinstance(s, View)]
     _require_vector(op, machine, kind, [*buffers, dst])
     emit_vector(emitter, op, machine, kind, buffers, dst, **props)
+
+
+def _two_step(emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, x: View, dst: View) -> None:
+    """abs(x) = max(x, -x) and expm1(x) = exp(x) - 1: two instructions the unit has."""
+    if isinstance(body_op, math.AbsFOp):
+        negated = _temporary(emitter, dst.space, dst.shape, x.base_type.get_element_type())
+        _require_vector(op, machine, npu.VecMulsOp, [x, negated])
+        _require_vector(op, machine, npu.VecMaxOp, [x, negated, dst])
+        emit_vector(emitter, op, machine, npu.VecMulsOp, [x], negated, scalar=FloatAttr(-1.0, 64))
+        emit_vector(emitter, op, machine, npu.VecMaxOp, [x, negated], dst)
+    else:
+        _require_vector(op, machine, npu.VecExpOp, [x, dst])
+        _require_vector(op, machine, npu.VecAddsOp, [dst])
+        emit_vector(emitter, op, machine, npu.VecExpOp, [x], dst)
+        emit_vector(emitter, op, machine, npu.VecAddsOp, [dst], dst, scalar=FloatAttr(-1.0, 64))
 
 
 def _instruction(

@@ -328,3 +328,26 @@ func.func @kt(%k: memref<64x32xf16, "gm">, %result0: memref<32x64xf16, "gm">) {
   }
   func.return
 }
+
+// -----
+
+// Two ops the unit has no single instruction for: abs as max(x, -x), expm1 as exp then adds -1.
+// CHECK-LABEL: func.func @abs_expm1
+// CHECK-NEXT:    %[[NEG:.*]] = memref.alloc() : memref<16x64xf16, "ub">
+// CHECK-NEXT:    npu.vec.muls %x[0, 0] -> %[[NEG]][0, 0] {scalar = -1.000000e+00 : f64, repeat = 8 : i64}
+// CHECK-NEXT:    npu.vec.max %x[0, 0], %[[NEG]][0, 0] -> %y[0, 0] {repeat = 8 : i64}
+// CHECK-NEXT:    npu.vec.exp %y[0, 0] -> %y[0, 0] {repeat = 8 : i64}
+// CHECK-NEXT:    npu.vec.adds %y[0, 0] -> %y[0, 0] {scalar = -1.000000e+00 : f64, repeat = 8 : i64}
+func.func @abs_expm1(%x: memref<16x64xf16, "ub">, %y: memref<16x64xf16, "ub">) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<16x64xf16, "ub">) outs(%y : memref<16x64xf16, "ub">) {
+  ^bb0(%in: f16, %out: f16):
+    %a = math.absf %in : f16
+    linalg.yield %a : f16
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y : memref<16x64xf16, "ub">) outs(%y : memref<16x64xf16, "ub">) {
+  ^bb0(%in: f16, %out: f16):
+    %e = math.expm1 %in : f16
+    linalg.yield %e : f16
+  }
+  func.return
+}
