@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ NAMED_PIPELINE_OPTIONS = ("layout=NHWC", "layout=NCHW", "machine=davinci", "mach
 INPUT_LEVELS = ("graph", "tensor", "loop")
 """The levels of the input chunks: npu seeds are kernels meant to run long (test/run/npu_limits.mlir)."""
 RUN_TIMEOUT_S = 30
+MACHINE_OPTION = re.compile(r'machine="?([\w./-]+)')
+MACHINE_ATTR = "npu.machine"
 SPECIAL_VALUES = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0)
 
 
@@ -112,10 +115,12 @@ Results = dict[tuple[str, str], tuple[str, "list[np.ndarray] | str"]]
 stopped the run). Functions that cannot run yet (`why_not_runnable`) are left out."""
 
 
-def _results(text: str, filename: str, levels: tuple[str, ...] = ("graph", "tensor", "loop", "npu")) -> Results | None:
+def _results(
+    text: str, filename: str, levels: tuple[str, ...] = ("graph", "tensor", "loop", "npu"), machine: str | None = None
+) -> Results | None:
     """Every public function's outputs on seeded random and special inputs, each on the interpreter of
-    its level; None if the text fails to parse or verify or has no function of one of `levels`.
-    A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
+    its level (npu code on `machine`, else the module's npu.machine); None if the text fails to parse
+    or verify or has no function of one of `levels`. A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
     from ziggurat.context import default_context
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source, verify_module
     from ziggurat.lowering.differential import level_inputs, level_of, why_not_runnable
@@ -133,13 +138,15 @@ def _results(text: str, filename: str, levels: tuple[str, ...] = ("graph", "tens
         name, level = function.sym_name.data, level_of(module, function)
         if level not in levels or why_not_runnable(module, level) is not None:
             continue
+        if level == "npu" and machine is None and MACHINE_ATTR not in module.attributes:
+            continue  # no machine to run it on
         for kind, make_inputs in (("random", lambda: level_inputs(function, 1)),
                                   ("special", lambda: special(level_inputs(function, 2)))):
-            results[(name, kind)] = (level, _run(module, make_inputs, name))
+            results[(name, kind)] = (level, _run(module, make_inputs, name, machine))
     return results or None
 
 
-def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str) -> list[np.ndarray] | str:
+def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str, machine: str | None) -> list[np.ndarray] | str:
     """The outputs of @name on the interpreter of its level, or the diagnostic that stopped it."""
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
     from ziggurat.lowering.differential import run_at_level
@@ -148,7 +155,7 @@ def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str) -> list
         # NaN and infinities from log, sqrt, overflow are values to compare, not problems.
         with collect_diagnostics(), time_limit(RUN_TIMEOUT_S), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return run_at_level(module, make_inputs(), name)
+            return run_at_level(module, make_inputs(), name, machine)
     except DiagnosticError as e:
         return e.format()
 
@@ -231,13 +238,20 @@ def check_pipeline_case(case: PipelineCase, workdir: Path) -> dict[str, Outcome]
     outcome = run_in_process(ziggurat_opt.main, [str(path), "-p", case.pipeline], location=None)
     if outcome.kind == "success":
         try:
-            problem = compare_results(_results(case.text, "before.mlir"), _results(outcome.stdout, "after.mlir"))
+            after = _results(outcome.stdout, "after.mlir", machine=pipeline_machine(case.pipeline))
+            problem = compare_results(_results(case.text, "before.mlir"), after)
         except CaseTimeout:
             outcome.kind, outcome.detail = "hang", f"the output ran past {RUN_TIMEOUT_S} s on the interpreter"
             return {"ziggurat-opt": outcome}
         if problem is not None:
             outcome.kind, outcome.detail = "mismatch", problem
     return {"ziggurat-opt": outcome}
+
+
+def pipeline_machine(pipeline: str) -> str | None:
+    """The machine the last `machine=` option of the pipeline names (npu output runs on it)."""
+    names = MACHINE_OPTION.findall(pipeline)
+    return names[-1] if names else None
 
 
 def compare_results(expected: Results | None, actual: Results | None) -> str | None:

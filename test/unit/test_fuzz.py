@@ -54,6 +54,32 @@ def test_every_category_is_sampled():
     assert set(SAMPLE) == set(CATEGORIES)
 
 
+def test_pipeline_fuzzer_draws_every_registered_pass_that_imports():
+    from fuzz.pipelines import discovered_passes
+
+    from ziggurat.universe import PASSES
+
+    importable = set()
+    for name, factory in PASSES.items():
+        try:
+            factory()
+            importable.add(name)
+        except ImportError:
+            pass  # a pass still being written
+    assert importable <= set(discovered_passes())
+    assert {"cse", "dce", "canonicalize"} <= set(discovered_passes())
+
+
+def test_make_fuzz_chunks_cover_each_share_once_interleaved():
+    from fuzz.__main__ import chunks
+
+    work = chunks({"ir": 250, "shapes": 120}, seed=1, size=100, cli_every=0)
+    assert [(c.category, c.first, c.count) for c in work] == [
+        ("ir", 0, 100), ("shapes", 0, 100), ("ir", 100, 100), ("shapes", 100, 20), ("ir", 200, 50)
+    ]
+    assert len({c.seed for c in work if c.category == "ir"}) == 3
+
+
 @pytest.mark.skipif(shutil.which("ziggurat-opt") is None, reason="console scripts not on PATH")
 def test_console_scripts_end_like_in_process_runs():
     tally = run_category("ir", 3, seed_value=7, cli_every=1)
