@@ -58,10 +58,19 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.backends.interpreter import argument_names, find_function
@@ -76,7 +85,7 @@ from ziggurat.backends.timing import (
     vector_cycles,
 )
 from ziggurat.diagnostics import DiagnosticError, error_at, verify_module
-from ziggurat.dialects import npu
+from ziggurat.dialects import graph, npu
 from ziggurat.dtypes import to_numpy_dtype
 
 
@@ -263,6 +272,17 @@ class _Buffer:
         return math.prod(self.shape)
 
 
+def _global_constant(machine: Machine, op: memref.GetGlobalOp) -> tuple[str, np.ndarray]:
+    """The global space and the initial contents of the `memref.global` that `op` reads."""
+    symbol = SymbolTable.lookup_symbol(op, op.name_)
+    if not isinstance(symbol, memref.GlobalOp) or not isinstance(symbol.initial_value, DenseIntOrFPElementsAttr):
+        raise error_at(op, f"{op.name_} is not a memref.global with a dense initial value")
+    space = npu.space_of(op.memref)
+    if space not in machine.memories or machine.memories[space].level != "global":
+        raise error_at(op, f"constant {op.name_} must be in a global memory space, got '{space}'")
+    return space, graph.ConstantOp(symbol.initial_value).to_array()
+
+
 def _buffer_of(value: SSAValue, offset: int) -> _Buffer:
     memref_type = value.type
     assert isinstance(memref_type, MemRefType)
@@ -272,19 +292,36 @@ def _buffer_of(value: SSAValue, offset: int) -> _Buffer:
 class _Memory:
     """One byte array per memory space; buffers are typed strided views into them."""
 
-    def __init__(self, machine: Machine, sizes: dict[str, int], arguments: dict[SSAValue, _Buffer]):
+    def __init__(
+        self,
+        machine: Machine,
+        sizes: dict[str, int],
+        arguments: dict[SSAValue, _Buffer],
+        globals_: dict[str, _Buffer] | None = None,
+    ):
         self.machine = machine
         self.bytes = {space: np.zeros(size, np.uint8) for space, size in sizes.items()}
         self.arguments = arguments
+        self.globals = globals_ or {}
 
     @classmethod
     def for_function(cls, machine: Machine, entry: func.FuncOp) -> _Memory:
-        """Local spaces at their capacity; global spaces hold their buffers, then the arguments after them."""
+        """Local spaces at their capacity; global spaces hold their buffers, then the constants
+        (`memref.global`s the function reads), then the arguments."""
         used: dict[str, int] = {}
         for op in entry.walk():
             if isinstance(op, npu.BufferOp):
                 space = npu.space_of(op.result)
                 used[space] = max(used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type))
+        constants: dict[str, tuple[_Buffer, np.ndarray]] = {}
+        for op in entry.walk():
+            if isinstance(op, memref.GetGlobalOp) and op.name_.root_reference.data not in constants:
+                name = op.name_.root_reference.data
+                space, data = _global_constant(machine, op)
+                alignment = machine.memories[space].alignment
+                offset = -(-used.get(space, 0) // alignment) * alignment
+                constants[name] = (_buffer_of(op.memref, offset), data)
+                used[space] = offset + npu.type_bytes(op.memref.type)
         arguments: dict[SSAValue, _Buffer] = {}
         for arg, name in zip(entry.args, argument_names(entry)):
             try:
@@ -308,7 +345,10 @@ class _Memory:
                 sizes[name] = used.get(name, 0)
             else:
                 sizes[name] = memory.capacity
-        return cls(machine, sizes, arguments)
+        memory = cls(machine, sizes, arguments, {name: buffer for name, (buffer, _) in constants.items()})
+        for buffer, data in constants.values():
+            memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = data
+        return memory
 
     def for_core(self) -> _Memory:
         """The memory another core sees: the same global spaces, its own (zeroed) local ones."""
@@ -482,6 +522,7 @@ class _Executor:
             npu.BarrierOp: self._barrier,
             npu.CoreIdOp: self._core_id,
             npu.NumCoresOp: self._num_cores,
+            memref.GetGlobalOp: self._get_global,
         }
 
     def run_block(self, block: Block, env: dict[SSAValue, object]) -> list[object]:
@@ -564,6 +605,9 @@ class _Executor:
             env[result] = value
 
     # -- buffers and addresses ------------------------------------------- #
+
+    def _get_global(self, op: memref.GetGlobalOp, env: dict[SSAValue, object]) -> None:
+        env[op.memref] = self.memory.globals[op.name_.root_reference.data]
 
     def _buffer(self, op: npu.BufferOp, env: dict[SSAValue, object]) -> None:
         env[op.result] = _buffer_of(op.result, op.byte_offset)

@@ -4,17 +4,26 @@
     ziggurat-compile model.onnx --opt -o model.mlir       # after graph-fold-constants, graph-canonicalize, cse, dce
     ziggurat-compile model.onnx --input-shape x=1x3x224x224 --run
     ziggurat-compile model.onnx --check                   # against onnxruntime, exit 1 on a mismatch
+    ziggurat-compile model.onnx --machine davinci -o model.npu.mlir       # down to npu instructions
+    ziggurat-compile model.onnx --machine davinci --run --check --report text --trace t.json
 
 The stages run in one process on in-memory IR (no text between them):
-import (`ziggurat.frontends.onnx`), the optional graph optimizations, then
-the IR is printed (or written atomically with `-o`) unless `--run`/`--check`
-asked for results instead. `--emit` names the level to stop at; only `graph`
-exists until the lowering pipeline lands, and asking for another level is a
-diagnostic rather than a silent fallback.
+import (`ziggurat.frontends.onnx`), the optional graph optimizations, then,
+with `--machine`, the `compile{machine=M}` pipeline (`graph-opt` and
+`lower-to-npu`, see docs/lowering.md) down to the `--emit` level: `tile` stops
+before `tile-to-loop`, `loop` before `loop-to-npu`, `npu` (the default with a
+machine) runs it all. When the machine's matrix unit has no instruction for
+the model's float type (f32 on davinci), the model computes in f16 inside
+(`graph-convert-float`; `--precision` chooses). The IR is printed (or written
+atomically with `-o`) unless `--run`/`--check` asked for results instead.
 
-`--run` runs `@main` on the graph interpreter; `--check` also runs the model
-with onnxruntime on the same inputs and reports, per output, the max absolute
-and relative error against a tolerance that depends on the element type.
+`--run` runs `@main` at the emitted level: the graph and tensor levels on the
+reference interpreter, the loop level on the loop interpreter, npu code on
+the machine model (`--report text|json` then prints its cost with the cycles
+of each layer, the ONNX node the instructions came from, and `--trace` writes
+a Perfetto trace). `--check` also runs the model with onnxruntime on the same
+inputs and reports, per output, the max absolute and relative error against a
+tolerance that depends on the element type it was computed in.
 Inputs come from `--inputs` (an .npz keyed by ONNX input name, argN or
 arr_N) or are random with a fixed `--seed`; `--outputs` saves ziggurat's
 results keyed by ONNX output name. Progress is shown on stderr when it is a
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -41,10 +51,16 @@ from rich.console import Console
 from rich.progress import Progress
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
-from ziggurat.backends.interpreter import find_function, random_inputs, run_function
+from ziggurat.backends.interpreter import find_function, random_inputs
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.backends.report import build_report, format_report
+from ziggurat.backends.trace import trace_events
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -55,7 +71,9 @@ from ziggurat.diagnostics import (
     verify_module,
     write_atomically,
 )
+from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
+from ziggurat.lowering.differential import build_passes, input_names, level_of, run_at_level
 from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.tools.ziggurat_run import summarize
 
@@ -63,7 +81,9 @@ GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
 """`--opt`: the graph-level passes, in order."""
 
 EMIT_LEVELS = ("graph", "tile", "loop", "npu")
-AVAILABLE_LEVELS = ("graph",)
+NEXT_LEVEL_STARTS = {"tile": "tile-to-loop", "loop": "loop-to-npu"}
+"""`--emit L` runs the compile pipeline up to (not including) the first pass of the level after L."""
+PRECISIONS = ("auto", "model", "f16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -105,10 +125,21 @@ def build_argument_parser() -> argparse.ArgumentParser:
 
     compilation = parser.add_argument_group("compilation")
     compilation.add_argument(
+        "--machine",
+        metavar="NAME|FILE",
+        help="lower for this machine (a preset such as davinci, or a machine TOML file)",
+    )
+    compilation.add_argument(
         "--emit",
         choices=EMIT_LEVELS,
-        default="graph",
-        help="the IR level to produce (default: graph; the lower levels are not available yet)",
+        help="the IR level to produce (default: npu with --machine, else graph; tile, loop and npu need --machine)",
+    )
+    compilation.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="float type to compute in with --machine: auto (f16 when the matrix unit has no instruction "
+        "for the model's floats), model (as the model says), f16 or bf16",
     )
     compilation.add_argument(
         "--opt", action="store_true", help=f"run the graph optimizations: {','.join(GRAPH_PIPELINE)}"
@@ -116,12 +147,18 @@ def build_argument_parser() -> argparse.ArgumentParser:
     compilation.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the IR to FILE")
 
     running = parser.add_argument_group("running")
-    running.add_argument("--run", action="store_true", help="run @main on the graph interpreter")
+    running.add_argument("--run", action="store_true", help="run @main at the emitted level")
     running.add_argument(
         "--check",
         action="store_true",
-        help="run on the graph interpreter and onnxruntime and compare each output (exit 1 on a mismatch)",
+        help="run at the emitted level and on onnxruntime and compare each output (exit 1 on a mismatch)",
     )
+    running.add_argument(
+        "--report",
+        choices=("text", "json"),
+        help="with npu code: print what the run cost on the machine, with the cycles of each layer",
+    )
+    running.add_argument("--trace", metavar="FILE", type=Path, help="with npu code: write a Perfetto trace")
     running.add_argument(
         "--inputs", metavar="NPZ", type=Path, help="inputs keyed by ONNX input name, argN or arr_N"
     )
@@ -220,11 +257,18 @@ def run_onnxruntime(model, names: Sequence[str], inputs: Sequence[np.ndarray]) -
         ) from None
 
 
-def compare(names: Sequence[str], ours: Sequence[np.ndarray], reference: Sequence[np.ndarray]) -> bool:
-    """Print one line per output (max abs and rel error, tolerance, verdict); True if all pass."""
+def compare(
+    names: Sequence[str],
+    ours: Sequence[np.ndarray],
+    reference: Sequence[np.ndarray],
+    computed_in: np.dtype | None = None,
+) -> bool:
+    """Print one line per output (max abs and rel error, tolerance, verdict); True if all pass.
+    Float outputs computed in a narrower type (`computed_in`) get that type's tolerance."""
     passed = True
     for name, actual, expected in zip(names, ours, reference):
-        tolerance = tolerance_for(expected.dtype)
+        narrower = computed_in is not None and expected.dtype.kind == "f" and computed_in.itemsize < expected.dtype.itemsize
+        tolerance = tolerance_for(computed_in if narrower else expected.dtype)
         if actual.shape != expected.shape:
             print(f"output '{name}': shape {list(actual.shape)}, onnxruntime {list(expected.shape)}  FAIL")
             passed = False
@@ -258,15 +302,87 @@ def _write(path: Path, data: str | bytes, what: str) -> None:
 # --------------------------------------------------------------------------- #
 
 
-def compile_model(args: argparse.Namespace) -> int:
-    if args.emit not in AVAILABLE_LEVELS:
+def choose_precision(requested: str, machine: Machine, module: ModuleOp) -> str | None:
+    """The float type to compute in (None: as the model says)."""
+    if requested in ("f16", "bf16"):
+        return requested
+    if requested == "model":
+        return None
+    floats = {
+        str(t.get_element_type())
+        for op in module.walk()
+        for t in (*op.operand_types, *op.result_types)
+        if isinstance(t, TensorType) and isinstance(t.get_element_type(), AnyFloat)
+    }
+    inputs = {pair[0] for pair in machine.matrix.dtypes}
+    if not floats or floats <= inputs:
+        return None
+    return next((t for t in ("f16", "bf16") if t in inputs), None)
+
+
+def lowering_passes(machine: str, emit: str, precision: str | None) -> tuple[ModulePass, ...]:
+    """The passes from the graph level down to `emit` for `machine`, in order."""
+    passes = build_passes(f"compile{{machine={json.dumps(machine)}}}")
+    if precision is not None:
+        passes = (*build_passes(f"graph-convert-float{{target={precision}}}"), *passes)
+    stop = NEXT_LEVEL_STARTS.get(emit)
+    if stop is not None:
+        passes = passes[: next(i for i, one in enumerate(passes) if one.name == stop)]
+    return passes
+
+
+def lower(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
+    """Apply `passes` in process, with a progress bar naming the pass that runs."""
+    with counted_stage("lowering") as progress:
+        for index, one in enumerate(passes):
+            if progress is not None:
+                progress(index, len(passes))
+            with running_pass(one.name):
+                one.apply(ctx, module)
+    verify_module(module)
+
+
+@dataclass
+class RunResult:
+    outputs: list[np.ndarray]
+    stats: object | None = None
+    """The machine model's TimingStats, for npu code."""
+
+
+def run_at_emitted_level(module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None) -> RunResult:
+    function = find_function(module, "main")
+    level = level_of(module, function)
+    if level == "npu":
+        with stage(f"running on {machine.name}"):
+            result = run_npu(module, machine, dict(zip(input_names(function), inputs)), "main")
+        return RunResult(result.outputs, result.stats)
+    with stage(f"running at the {level} level"):
+        return RunResult(run_at_level(module, inputs, "main"))
+
+
+def report_run(args: argparse.Namespace, stats, machine: Machine) -> None:
+    if args.trace is not None:
+        _write(args.trace, json.dumps(trace_events(stats)), "trace")
+    if args.report is None:
+        return
+    report = build_report(stats, machine, layers=True)
+    print(json.dumps(report, indent=2) if args.report == "json" else format_report(report))
+
+
+def check_options(args: argparse.Namespace, emit: str) -> None:
+    if emit != "graph" and args.machine is None:
+        raise DiagnosticError(Diagnostic("error", f"--emit {emit} lowers for a machine: give --machine NAME"))
+    if (args.report or args.trace) and emit != "npu":
         raise DiagnosticError(
-            Diagnostic(
-                "error",
-                f"--emit {args.emit} is not available yet: ziggurat-compile stops at the graph level "
-                "until the lowering pipeline (graph-to-tile, tile-to-loop, loop-to-npu) lands",
-            )
+            Diagnostic("error", "--report and --trace describe a run on the machine: give --machine (and --emit npu)")
         )
+
+
+def compile_model(args: argparse.Namespace) -> int:
+    emit = args.emit or ("npu" if args.machine else "graph")
+    check_options(args, emit)
+    running = args.run or args.check or args.report is not None or args.trace is not None
+    machine = load_machine(args.machine) if args.machine else None
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     with stage(f"loading {Path(args.model).name}"):
         model, where = load_model(args.model)
@@ -277,34 +393,49 @@ def compile_model(args: argparse.Namespace) -> int:
         with stage("optimizing"):
             optimize(ctx, module)
 
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    input_names_ = [value.name for value in model.graph.input if value.name not in initializers]
+    output_names = [value.name for value in model.graph.output]
+    graph_function: func.FuncOp = find_function(module, "main")
+    result_types = list(graph_function.function_type.outputs.data)
+    inputs = []
+    if running:
+        inputs = (
+            load_inputs(args.inputs, input_names_, graph_function)
+            if args.inputs
+            else random_inputs(graph_function, args.seed)
+        )
+    precision = None
+    if machine is not None:
+        precision = choose_precision(args.precision, machine, module)
+        lower(ctx, module, lowering_passes(args.machine, emit, precision))
+
     if args.output is not None:
         text = io.StringIO()
         Printer(stream=text).print_op(module)
         _write(args.output, text.getvalue() + "\n", "IR")
-    elif not (args.run or args.check):
+    elif not running:
         Printer(stream=sys.stdout).print_op(module)
         print()
-    if not (args.run or args.check):
+    if not running:
         return 0
 
-    function: func.FuncOp = find_function(module, "main")
-    initializers = {tensor.name for tensor in model.graph.initializer}
-    input_names = [value.name for value in model.graph.input if value.name not in initializers]
-    output_names = [value.name for value in model.graph.output]
-    inputs = load_inputs(args.inputs, input_names, function) if args.inputs else random_inputs(function, args.seed)
-    with stage("running on the graph interpreter"):
-        results = run_function(module, inputs, "main")
+    run = run_at_emitted_level(module, inputs, machine)
+    results = run.outputs
     if args.outputs is not None:
         _write(args.outputs, npz_bytes(dict(zip(output_names, results))), "outputs")
+    if run.stats is not None:
+        report_run(args, run.stats, machine)
 
     if not args.check:
-        if args.outputs is None:
-            for name, array, result_type in zip(output_names, results, function.function_type.outputs.data):
+        if args.outputs is None and args.report is None:
+            for name, array, result_type in zip(output_names, results, result_types):
                 print(summarize(name, result_type, array))
         return 0
     with stage("running onnxruntime"):
-        reference = run_onnxruntime(model, input_names, inputs)
-    if compare(output_names, results, reference):
+        reference = run_onnxruntime(model, input_names_, inputs)
+    computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+    if compare(output_names, results, reference, computed_in):
         print(f"check passed: {len(results)} output(s) match onnxruntime")
         return 0
     print("error: check failed: ziggurat and onnxruntime differ beyond the tolerance", file=sys.stderr)

@@ -9,7 +9,11 @@
 // SHAPE: error: invalid --input-shape 'x=16xQ': dimensions must be non-negative integers separated by 'x', e.g. x=1x3x224x224
 
 // RUN: not ziggurat-compile %t/dynamic.onnx --input-shape x=16x64 --emit npu 2>&1 | filecheck %s --check-prefix=EMIT
-// EMIT: error: --emit npu is not available yet: ziggurat-compile stops at the graph level
+// EMIT: error: --emit npu lowers for a machine: give --machine NAME
+// RUN: not ziggurat-compile %t/dynamic.onnx --input-shape x=16x64 --machine nosuchchip 2>&1 | filecheck %s --check-prefix=MACHINE
+// MACHINE: error: {{.*}}nosuchchip
+// RUN: not ziggurat-compile %t/dynamic.onnx --input-shape x=16x64 --report text 2>&1 | filecheck %s --check-prefix=REPORT
+// REPORT: error: --report and --trace describe a run on the machine: give --machine (and --emit npu)
 
 // RUN: not ziggurat-compile %t/missing.onnx 2>&1 | filecheck %s --check-prefix=MISSING
 // MISSING: missing.onnx: error: cannot read the ONNX model: no such file

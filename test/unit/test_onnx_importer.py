@@ -496,14 +496,14 @@ def test_malformed_file_exits_1_without_traceback(tmp_path: Path, contents: byte
     assert "Traceback" not in result.stderr
 
 
-def test_missing_file_and_unavailable_level(tmp_path: Path):
+def test_missing_file_and_level_without_machine(tmp_path: Path):
     result = ziggurat_compile_process(tmp_path / "none.onnx")
     assert (result.returncode, result.stderr.strip()) == (1, f"{tmp_path / 'none.onnx'}: error: cannot read the ONNX model: no such file")
     model = tmp_path / "relu.onnx"
     onnx.save(node_model(Case("Relu", "Relu", {"x": rand(2)})), str(model))
     result = ziggurat_compile_process(model, "--emit", "npu")
     assert result.returncode == 1
-    assert "error: --emit npu is not available yet" in result.stderr
+    assert "error: --emit npu lowers for a machine: give --machine NAME" in result.stderr
 
 
 def test_output_file_and_npz_round_trip(tmp_path: Path, capsys):
