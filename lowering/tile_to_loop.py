@@ -5,8 +5,9 @@ Tensors become memrefs, in place where safe:
 * function arguments become memrefs in the machine's global space; each
   result becomes one more argument `%result<i>` appended after the inputs
   (destination-passing style) and the function returns nothing;
-* `tensor.empty` becomes `memref.alloc`, in the global space outside tile
-  loops and unplaced (no memory space) inside them, unless its value ends up
+* `tensor.empty` becomes `memref.alloc`, unplaced (no memory space) inside
+  tile loops or when every op that touches the buffer has the same
+  `tile.group`, in the global space otherwise, unless its value ends up
   somewhere known, e.g. a `%result<i>` or the slice of a destination that an
   `insert_slice` writes: then the op computes straight into that buffer;
 * `tensor.extract_slice` becomes `memref.subview` (a strided view);
@@ -87,6 +88,9 @@ when it cannot be made there (an index it needs is defined later)."""
 
 VIEW_OPS = (tensor.ExtractSliceOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp)
 
+GROUP_ATTR = "tile.group"
+"""The fusion group an op belongs to (docs/lowering.md, section 1)."""
+
 
 # --------------------------------------------------------------------------- #
 # Types and IR helpers
@@ -157,6 +161,21 @@ def _only_detached_users(value: SSAValue) -> bool:
     """Whether every user of `value` is outside the IR (an op some pass built and dropped):
     such users do not keep a tensor value alive."""
     return all(use.operation.parent_op() is None for use in value.uses)
+
+
+def _within_one_group(value: SSAValue) -> bool:
+    """Whether every op that reads or writes the buffer of `value` (its users, and those of
+    the results computed into it in place) carries one and the same `tile.group`."""
+    groups: set[Attribute | None] = set()
+    pending = [value]
+    while pending:
+        for use in pending.pop().uses:
+            user = use.operation
+            groups.add(user.attributes.get(GROUP_ATTR))
+            first_init = len(user.operands) - len(_inits(user)) if _is_linalg(user) else len(user.operands)
+            if use.index >= first_init:
+                pending.append(user.results[use.index - first_init])
+    return len(groups) == 1 and None not in groups
 
 
 def _inside_loop(op: Operation) -> bool:
@@ -303,7 +322,7 @@ class _Bufferizer:
             buffer.type.get_element_type() == tensor_type.get_element_type()
         ):
             return buffer
-        space = None if _inside_loop(at) else self.space
+        space = None if _inside_loop(at) or _within_one_group(value) else self.space
         return self._insert(memref.AllocOp([], [], _memref(tensor_type, space)), at)
 
     def _read_only(self, buffer: SSAValue) -> bool:
@@ -462,7 +481,13 @@ class _Bufferizer:
             return None
         maps = op.indexing_maps.data
         for value, indexing in zip(op.inputs, maps):
-            if value.type == result.type and indexing == maps[-1] and value in self.buffers and self._consumed(value):
+            if (
+                value.type == result.type
+                and indexing == maps[-1]
+                and value in self.buffers
+                and self.buffers[value].type.memory_space == fresh.type.memory_space
+                and self._consumed(value)
+            ):
                 Rewriter.erase_op(fresh.owner)
                 return self.buffers[value]
         return None
