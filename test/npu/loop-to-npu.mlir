@@ -7,21 +7,27 @@
 // CHECK:       builtin.module attributes {npu.machine = "davinci"}
 // A gm tile into slot 1 of a double buffer (rank-reducing subview), the slot on to l0a, a strided gm view.
 // CHECK-LABEL: func.func @copies
-// CHECK-NEXT:    %a1 = memref.alloc() : memref<2x64x64xf16, "l1">
-// CHECK-NEXT:    npu.dma "mte2" %A[%i, 64] -> %a1[1, 0, 0] {shape = array<i64: 64, 64>} : memref<256x512xf16, "gm"> -> memref<2x64x64xf16, "l1">
-// CHECK-NEXT:    %a0 = memref.alloc() : memref<64x64xf16, "l0a">
-// CHECK-NEXT:    npu.dma "mte1" %a1[1, 0, 0] -> %a0[0, 0] {shape = array<i64: 64, 64>} : memref<2x64x64xf16, "l1"> -> memref<64x64xf16, "l0a">
+// CHECK:         %a1 = memref.alloc() : memref<2x64x64xf16, "l1">
+// CHECK-NEXT:    scf.for %i
+// CHECK-NEXT:      npu.dma "mte2" %A[%i, 64] -> %a1[1, 0, 0] {shape = array<i64: 64, 64>} : memref<256x512xf16, "gm"> -> memref<2x64x64xf16, "l1">
+// CHECK-NEXT:      %a0 = memref.alloc() : memref<64x64xf16, "l0a">
+// CHECK-NEXT:      npu.dma "mte1" %a1[1, 0, 0] -> %a0[0, 0] {shape = array<i64: 64, 64>} : memref<2x64x64xf16, "l1"> -> memref<64x64xf16, "l0a">
 // CHECK:         npu.dma "mte2" %A[0, 0] -> %u[0, 0] {shape = array<i64: 8, 32>, src_strides = array<i64: 1024, 1>} : memref<256x512xf16, "gm"> -> memref<8x32xf16, "ub">
 // CHECK-NOT:     loop.
 // CHECK-NOT:     memref.subview
-func.func @copies(%A: memref<256x512xf16, "gm">, %i: index) {
+func.func @copies(%A: memref<256x512xf16, "gm">) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
   %a1 = memref.alloc() : memref<2x64x64xf16, "l1">
+  scf.for %i = %c0 to %c256 step %c64 {
   %s = memref.subview %A[%i, 64] [64, 64] [1, 1] : memref<256x512xf16, "gm"> to memref<64x64xf16, strided<[512, 1], offset: ?>, "gm">
   %slot = memref.subview %a1[1, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xf16, "l1"> to memref<64x64xf16, strided<[64, 1], offset: 4096>, "l1">
   %t = loop.copy_async %s -> %slot : memref<64x64xf16, strided<[512, 1], offset: ?>, "gm"> -> memref<64x64xf16, strided<[64, 1], offset: 4096>, "l1">
   loop.wait %t : !loop.token
   %a0 = memref.alloc() : memref<64x64xf16, "l0a">
   loop.copy %slot -> %a0 : memref<64x64xf16, strided<[64, 1], offset: 4096>, "l1"> -> memref<64x64xf16, "l0a">
+  }
   %x = memref.alloc() : memref<4x8x16xf32, "ub">
   %xs = memref.subview %A[0, 0] [8, 32] [2, 1] : memref<256x512xf16, "gm"> to memref<8x32xf16, strided<[1024, 1]>, "gm">
   %u = memref.alloc() : memref<8x32xf16, "ub">
