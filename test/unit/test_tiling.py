@@ -334,3 +334,29 @@ def test_linear_offsets_and_their_ranges():
     assert offset.bounds({i: (0, 8)}) is None
     assert (offset - Linear.of(i) * 2).terms == ((k, 1),)
     assert Linear((), 3).static == 3
+
+
+def test_vector_groups_fit_half_the_vector_space():
+    text = """
+    func.func @main(%x: tensor<512x1024xf16>, %y: tensor<512x1024xf16>) -> tensor<512x1024xf16> {
+      %s = graph.add %x, %y : (tensor<512x1024xf16>, tensor<512x1024xf16>) -> tensor<512x1024xf16>
+      %r = graph.sigmoid %s : tensor<512x1024xf16>
+      func.return %r : tensor<512x1024xf16>
+    }"""
+    spec = load_machine("davinci")
+    module = lowered(text, "machine=davinci")
+    assert loops_of(module)
+    lanes = spec.vector.lanes(2)
+    for op in module.walk():
+        if isinstance(op, linalg.GenericOp):
+            rows, cols = op.results[0].type.get_shape()
+            assert cols % lanes == 0
+            assert 3 * rows * cols * 2 <= spec.memories[spec.vector.spaces[0]].capacity // 2
+
+
+def test_softmax_rows_from_the_machine_keep_whole_rows():
+    module = lowered(KERNELS["softmax"], "machine=davinci")
+    assert [static_bounds(loop)[:2] for loop in loops_of(module)] == [(0, 256)]
+    for op in module.walk():
+        if isinstance(op, linalg.GenericOp) and len(op.results[0].type.get_shape()) == 2:
+            assert op.results[0].type.get_shape()[1] == 300

@@ -60,6 +60,7 @@ from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, TensorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -91,17 +92,24 @@ GROUP, ROOT, SIZES = "tile.group", "tile.root", "tile.sizes"
 
 
 def is_tileable(op: Operation) -> bool:
-    """An op with a tiling implementation, one ranked tensor result and a domain."""
-    if tiling_of(op) is None or len(op.results) != 1:
+    """An op with a tiling implementation, one ranked tensor result, a domain, maps the
+    interval arithmetic follows and an output map of plain dims (an op that is not
+    is left whole)."""
+    impl = tiling_of(op)
+    if impl is None or len(op.results) != 1:
         return False
     result_type = op.results[0].type
     if not isinstance(result_type, TensorType) or not result_type.get_shape():
         return False
     try:
-        tiling_of(op).domain(op)
+        impl.domain(op)
+        maps = impl.indexing_maps(op)
+        for indexing in maps:
+            for expr in indexing.results if indexing is not None else ():
+                linear_form(expr)
     except NotTileable:
         return False
-    return True
+    return all(isinstance(expr, AffineDimExpr) for expr in maps[-1].results)
 
 
 @dataclass
@@ -287,7 +295,7 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
     for d, loop in enumerate(last_domain):
         if d in analysis.whole or loop.reduction:
             outer[d] = loop.extent
-    return Sizes(outer, reduction if group.last is anchor or anchor in group.fused else {})
+    return Sizes(outer, reduction)
 
 
 def _matrix_shaped(op: Operation) -> bool:
