@@ -23,7 +23,7 @@ module attributes {npu.machine = "gemmini"} {
 // -----
 
 func.func @unknown_function(%x: memref<16x16xf32, "acc">) {
-  // expected-error@+1 {{gemm.alu function must be one of relu, got 'gelu'}}
+  // expected-error@+1 {{gemm.alu function must be one of relu, cast, got 'gelu'}}
   gemm.alu "gelu" %x[0, 0] -> %x[0, 0] {rows = 16 : i64, cols = 16 : i64} : memref<16x16xf32, "acc"> -> memref<16x16xf32, "acc">
   func.return
 }

@@ -64,7 +64,9 @@ class GemmOperation(npu.NpuOperation):
         raise NotImplementedError
 
 
-class TransferOperation(GemmOperation):
+class TileOperation(GemmOperation):
+    """A command from a rows x cols tile of `src` to one of `dst`."""
+
     src = operand_def(MemRefType)
     src_indices = var_operand_def(IndexType)
     static_src_indices = prop_def(DenseArrayBase.constr(i64))
@@ -81,9 +83,7 @@ class TransferOperation(GemmOperation):
         f"$dst `` {_INDEX_LIST}($dst_indices, $static_dst_indices) attr-dict `:` type($src) `->` type($dst)"
     )
 
-    ENGINE: ClassVar[str] = ""
-
-    def __init__(self, src, src_indices, dst, dst_indices, rows: int, cols: int):
+    def __init__(self, src, src_indices, dst, dst_indices, rows: int, cols: int, **properties: Attribute):
         static_src, dynamic_src = _indices(src_indices)
         static_dst, dynamic_dst = _indices(dst_indices)
         super().__init__(
@@ -93,15 +93,13 @@ class TransferOperation(GemmOperation):
                 "static_dst_indices": static_dst,
                 "rows": IntegerAttr(rows, i64),
                 "cols": IntegerAttr(cols, i64),
+                **properties,
             },
         )
 
     @property
     def tile(self) -> tuple[int, int]:
         return self.rows.value.data, self.cols.value.data
-
-    def pipe(self, machine) -> str:
-        return machine.dmas[self.ENGINE].pipe
 
     def buffer_windows(self, machine) -> list[BufferWindow]:
         return [
@@ -117,6 +115,15 @@ class TransferOperation(GemmOperation):
                 raise VerifyException(f"{self.name} {key} must be a buffer of rank >= 2, got {buffer.type}")
             if len(getattr(self, f"static_{key}_indices").get_values()) != rank:
                 raise VerifyException(f"{self.name} {key} needs {rank} indices")
+
+
+class TransferOperation(TileOperation):
+    """A command of one of the machine's DMA engines (`ENGINE`)."""
+
+    ENGINE: ClassVar[str] = ""
+
+    def pipe(self, machine) -> str:
+        return machine.dmas[self.ENGINE].pipe
 
     def verify_machine(self, machine) -> None:
         """The rule: the machine's engine of this command serves the (src, dst) space pair."""
@@ -209,58 +216,25 @@ class ComputeOp(GemmOperation):
 
 
 @irdl_op_definition
-class AluOp(GemmOperation):
-    """An activation from one accumulator tile to another (or in place)."""
+class AluOp(TileOperation):
+    """An activation (`relu`) or a type conversion (`cast`) from one accumulator tile to another."""
 
     name = "gemm.alu"
 
-    FUNCTIONS: ClassVar[tuple[str, ...]] = ("relu",)
+    FUNCTIONS: ClassVar[tuple[str, ...]] = ("relu", "cast")
 
     function = prop_def(StringAttr)
-    src = operand_def(MemRefType)
-    src_indices = var_operand_def(IndexType)
-    static_src_indices = prop_def(DenseArrayBase.constr(i64))
-    dst = operand_def(MemRefType)
-    dst_indices = var_operand_def(IndexType)
-    static_dst_indices = prop_def(DenseArrayBase.constr(i64))
-    rows = prop_def(IntegerAttr[I64])
-    cols = prop_def(IntegerAttr[I64])
 
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    custom_directives = (DynamicIndexList,)
-    assembly_format = (
-        f"$function $src `` {_INDEX_LIST}($src_indices, $static_src_indices) `->` "
-        f"$dst `` {_INDEX_LIST}($dst_indices, $static_dst_indices) attr-dict `:` type($src) `->` type($dst)"
-    )
+    assembly_format = f"$function {TileOperation.assembly_format}"
 
     def __init__(self, function: str, src, src_indices, dst, dst_indices, rows: int, cols: int):
-        static_src, dynamic_src = _indices(src_indices)
-        static_dst, dynamic_dst = _indices(dst_indices)
-        super().__init__(
-            operands=[src, dynamic_src, dst, dynamic_dst],
-            properties={
-                "function": StringAttr(function),
-                "static_src_indices": static_src,
-                "static_dst_indices": static_dst,
-                "rows": IntegerAttr(rows, i64),
-                "cols": IntegerAttr(cols, i64),
-            },
-        )
-
-    @property
-    def tile(self) -> tuple[int, int]:
-        return self.rows.value.data, self.cols.value.data
+        super().__init__(src, src_indices, dst, dst_indices, rows, cols, function=StringAttr(function))
 
     def pipe(self, machine) -> str:
         return machine.vector.pipe
 
-    def buffer_windows(self, machine) -> list[BufferWindow]:
-        return [
-            _tile(self.src, self.static_src_indices, self.src_indices, self.tile, write=False),
-            _tile(self.dst, self.static_dst_indices, self.dst_indices, self.tile, write=True),
-        ]
-
     def verify_structure(self) -> None:
+        super().verify_structure()
         if self.function.data not in self.FUNCTIONS:
             raise VerifyException(f"gemm.alu function must be one of {', '.join(self.FUNCTIONS)}, got '{self.function.data}'")
 

@@ -56,9 +56,10 @@ def run_alu(ctx, op: AluOp) -> None:
     rows, cols = op.tile
     source, read = _window(ctx, op, "src", op.tile, "source")
     target, write = _window(ctx, op, "dst", op.tile, "destination")
-    target[...] = convert(np.maximum(source, 0), target.dtype)
-    block = cols * element_bytes(op.src.type.get_element_type())
-    ctx.issue(op, ctx.machine.vector.pipe, vector_cycles(ctx.machine, "relu", rows, block), [read], [write], rows * cols)
+    function = op.function.data
+    target[...] = convert(np.maximum(source, 0) if function == "relu" else np.array(source), target.dtype)
+    block = cols * max(element_bytes(op.src.type.get_element_type()), element_bytes(op.dst.type.get_element_type()))
+    ctx.issue(op, ctx.machine.vector.pipe, vector_cycles(ctx.machine, function, rows, block), [read], [write], rows * cols)
 
 
 INSTRUCTIONS = {LoadOp: run_transfer, StoreOp: run_transfer, ComputeOp: run_compute, AluOp: run_alu}

@@ -9,6 +9,7 @@ commands, one for one, and refuses what Gemmini cannot do:
     npu.dma "load" %A[%i, 0] -> %a[0, 0] {shape = array<i64: 16, 64>}   =>  gemm.load %A[%i, 0] -> %a[0, 0] {rows = 16, cols = 64}
     npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16, n = 16, k = 64}     =>  gemm.compute ...
     npu.vec.relu %c[0, 0] -> %d[0, 0] {repeat = 8}                       =>  gemm.alu "relu" %c[0, 0] -> %d[0, 0] {rows, cols}
+    npu.vec.cast (f32 -> f16 in the accumulator)                         =>  gemm.alu "cast" ...
     npu.dma "store" %c[0, 0] -> %C[%i, 0] {shape = array<i64: 16, 16>}  =>  gemm.store ...
 
 Flags and buffers are untouched; `npu-plan-memory` and `npu-insert-sync` handle the
@@ -29,6 +30,7 @@ from ziggurat.dialects import npu
 from ziggurat_gemmini.gemm import AluOp, ComputeOp, LoadOp, StoreOp
 
 _TRANSFERS = {"load": LoadOp, "store": StoreOp}
+_ALU_FUNCTIONS = {npu.VecReluOp: "relu", npu.VecCastOp: "cast"}
 
 
 def _indices(static, dynamic) -> list:
@@ -71,8 +73,9 @@ class VectorToAlu(RewritePattern):
     def match_and_rewrite(self, op, rewriter: PatternRewriter) -> None:
         if not isinstance(op, npu.VectorOperation):
             return
-        if not isinstance(op, npu.VecReluOp):
-            raise error_at(op, f"gemmini's ALU applies relu only, not '{op.name}'")
+        function = _ALU_FUNCTIONS.get(type(op))
+        if function is None:
+            raise error_at(op, f"gemmini's ALU applies relu and casts only, not '{op.name}'")
         if op.mask is not None or op.stride is not None:
             raise error_at(op, "gemm.alu works on whole accumulator rows: no mask or stride")
         elements = op.repeats * op.lanes(self.machine)
@@ -81,12 +84,12 @@ class VectorToAlu(RewritePattern):
         src, dst = _indices(src_static, src_dynamic), _indices(dst_static, dst_dynamic)
         if elements % cols or src[-1] != 0 or dst[-1] != 0 or dst_buffer.type.get_shape()[-1] != cols:
             raise error_at(op, f"gemm.alu works on whole rows of {cols} elements, not {elements} from column {src[-1]}")
-        rewriter.replace_op(op, AluOp("relu", src_buffer, src, dst_buffer, dst, elements // cols, cols))
+        rewriter.replace_op(op, AluOp(function, src_buffer, src, dst_buffer, dst, elements // cols, cols))
 
 
 @dataclass(frozen=True)
 class NpuToGemm(ModulePass):
-    """Replace npu.dma/npu.mma/npu.vec.relu by the gemm commands that do the same on gemmini."""
+    """Replace npu.dma/npu.mma/npu.vec.relu/npu.vec.cast by the gemm commands that do the same on gemmini."""
 
     name = "npu-to-gemm"
 
