@@ -74,3 +74,29 @@ module attributes {npu.machine = "davinci"} {
   }
 }
 
+
+// -----
+
+// %w is overwritten whole by the first instruction of each iteration that touches it, so nothing
+// of it is carried around the loop: it lives from that load to its last read, and %v, used only
+// before it in the body, shares its bytes ('ub' is short for both).
+// CHECK-LABEL: func.func @killed
+// CHECK:         %v = npu.buffer offset 0 : memref<64x1024xf32, "ub">
+// CHECK-NEXT:    %w = npu.buffer offset 0 : memref<64x1024xf32, "ub">
+module attributes {npu.machine = "davinci"} {
+  func.func @killed(%X: memref<64x1024xf32, "gm">, %Y: memref<64x1024xf32, "gm">) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %v = memref.alloc() : memref<64x1024xf32, "ub">
+    %w = memref.alloc() : memref<64x1024xf32, "ub">
+    scf.for %i = %c0 to %c4 step %c1 {
+      npu.dma "mte2" %X[0, 0] -> %v[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf32, "gm"> -> memref<64x1024xf32, "ub">
+      npu.dma "mte3" %v[0, 0] -> %Y[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf32, "ub"> -> memref<64x1024xf32, "gm">
+      npu.dma "mte2" %X[0, 0] -> %w[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf32, "gm"> -> memref<64x1024xf32, "ub">
+      npu.vec.relu %w[0, 0] -> %w[0, 0] {repeat = 1024 : i64} : memref<64x1024xf32, "ub"> -> memref<64x1024xf32, "ub">
+      npu.dma "mte3" %w[0, 0] -> %Y[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf32, "ub"> -> memref<64x1024xf32, "gm">
+    }
+    func.return
+  }
+}

@@ -5,7 +5,7 @@ aligned as the space requires (`alignment` in the machine file). Two buffers
 share bytes only when their live ranges do not overlap: a buffer lives from its
 first use to its last in program order, and a use inside a loop that the alloc
 is outside of keeps it alive for the whole loop (the next iteration comes back
-to it). Offsets are chosen greedily, largest buffer first (the greedy-by-size
+to it), unless each iteration starts by overwriting all of it. Offsets are chosen greedily, largest buffer first (the greedy-by-size
 planner of TFLite's arena allocator), each at the lowest aligned offset clear of
 every buffer already placed in its space; only where that would overflow the
 space does it take bytes of buffers that are dead by then, since instructions
@@ -28,6 +28,7 @@ Option `reuse=false` gives every buffer bytes of its own (for debugging a suspec
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -89,18 +90,42 @@ class _Positions:
                     self._number(inner)
         self.last[op] = len(self.first) - 1
 
-    def live_range(self, alloc: Operation) -> tuple[int, int]:
-        """From the first use to the last, a use inside a loop the alloc is outside of covering the loop."""
+    def live_range(self, alloc: Operation, machine: Machine) -> tuple[int, int]:
+        """From the first use to the last; a use inside a loop the alloc is outside of covers the loop,
+        unless each iteration starts by overwriting the whole buffer (nothing is carried around)."""
+        users = list(_users(alloc.results[0]))
         start, end = len(self.first), -1
-        for user in _users(alloc.results[0]):
+        for user in users:
             low, high = self.first[user], self.first[user]
             parent = user.parent_op()
             while parent is not None and not parent.is_ancestor(alloc):
-                if isinstance(parent, _LOOPS):
+                if isinstance(parent, _LOOPS) and not _overwritten_first(parent, users, alloc, machine, self):
                     low, high = self.first[parent], self.last[parent]
                 parent = parent.parent_op()
             start, end = min(start, low), max(end, high)
         return start, end
+
+
+def _overwritten_first(
+    loop: Operation, users: list[Operation], alloc: Operation, machine: Machine, positions: _Positions
+) -> bool:
+    """Whether the first use of the buffer in `loop`, in program order, is an instruction directly in
+    its body that writes every byte of the buffer and reads none."""
+    inside = [user for user in users if loop.is_ancestor(user)]
+    first = min(inside, key=lambda user: positions.first[user])
+    if first.parent_block() is not loop.regions[-1].blocks[0] or not isinstance(first, npu.NpuOperation):
+        return False
+    windows = first.buffer_windows(machine)
+    buffer = alloc.results[0]
+    if windows is None or any(w.buffer is buffer and not w.write for w in windows):
+        return False
+    elements = math.prod(buffer.type.get_shape())
+    return any(
+        w.buffer is buffer
+        and all(index == 0 for index in w.indices)
+        and math.prod(w.shape) == npu.window_extent(w.shape, w.strides) == elements
+        for w in windows
+    )
 
 
 def _users(value: SSAValue) -> Iterator[Operation]:
@@ -141,7 +166,7 @@ def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
     for op in function.walk():
         if isinstance(op, memref.AllocOp):
             space = _space_of_alloc(op, machine)
-            start, end = positions.live_range(op)
+            start, end = positions.live_range(op, machine)
             buffers.append(_Buffer(op, space, npu.type_bytes(op.memref.type), start, end))
         elif isinstance(op, npu.BufferOp):  # placed already: its bytes are taken for the whole function
             size = npu.type_bytes(op.result.type)
