@@ -44,12 +44,16 @@ from ziggurat.dialects.npu import BufferWindow, row_major_strides, space_of
 _INDEX_LIST = "custom<DynamicIndexList>"
 
 
-def _tile(buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape, write: bool) -> BufferWindow:
-    """The rows x cols tile at the indices: what a command reads or writes, for npu-insert-sync."""
+def _tile(
+    buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape, write: bool, strides=None
+) -> BufferWindow:
+    """The rows x cols tile at the indices (row-major in the buffer, or with element `strides`):
+    what a command reads or writes, for npu-insert-sync."""
     values = iter(dynamic)
     indices = tuple(next(values) if i == DYNAMIC_INDEX else i for i in static.get_values())
-    strides = tuple(row_major_strides(buffer.type.get_shape())[-2:])
-    return BufferWindow(buffer, indices, tuple(shape), strides, write)
+    if strides is None:
+        strides = row_major_strides(buffer.type.get_shape())[-2:]
+    return BufferWindow(buffer, indices, tuple(shape), tuple(strides), write)
 
 
 def _indices(values: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, list[SSAValue]]:
@@ -65,7 +69,9 @@ class GemmOperation(npu.NpuOperation):
 
 
 class TileOperation(GemmOperation):
-    """A command from a rows x cols tile of `src` to one of `dst`."""
+    """A command from a rows x cols tile of `src` to one of `dst`; a tile is row-major in its
+    buffer unless `src_strides`/`dst_strides` give its row and column strides in elements
+    (Gemmini's mvin/mvout take a main-memory row stride)."""
 
     src = operand_def(MemRefType)
     src_indices = var_operand_def(IndexType)
@@ -75,6 +81,8 @@ class TileOperation(GemmOperation):
     static_dst_indices = prop_def(DenseArrayBase.constr(i64))
     rows = prop_def(IntegerAttr[I64])
     cols = prop_def(IntegerAttr[I64])
+    src_strides = opt_prop_def(DenseArrayBase.constr(i64))
+    dst_strides = opt_prop_def(DenseArrayBase.constr(i64))
 
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     custom_directives = (DynamicIndexList,)
@@ -101,14 +109,22 @@ class TileOperation(GemmOperation):
     def tile(self) -> tuple[int, int]:
         return self.rows.value.data, self.cols.value.data
 
+    def strides(self, key: str) -> tuple[int, ...] | None:
+        """The element strides of the `key` ("src" or "dst") tile, None when row-major."""
+        explicit = getattr(self, f"{key}_strides")
+        return None if explicit is None else tuple(explicit.get_values())
+
     def buffer_windows(self, machine) -> list[BufferWindow]:
         return [
-            _tile(self.src, self.static_src_indices, self.src_indices, self.tile, write=False),
-            _tile(self.dst, self.static_dst_indices, self.dst_indices, self.tile, write=True),
+            _tile(self.src, self.static_src_indices, self.src_indices, self.tile, False, self.strides("src")),
+            _tile(self.dst, self.static_dst_indices, self.dst_indices, self.tile, True, self.strides("dst")),
         ]
 
     def verify_structure(self) -> None:
         for key in ("src", "dst"):
+            strides = self.strides(key)
+            if strides is not None and len(strides) != 2:
+                raise VerifyException(f"{self.name} {key}_strides must have 2 entries (row, column), got {len(strides)}")
             buffer = getattr(self, key)
             rank = buffer.type.get_num_dims()
             if rank < 2:

@@ -16,20 +16,22 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from ziggurat.backends.npu_interpreter import convert
 from ziggurat.backends.timing import dma_cycles, mma_cycles, vector_cycles
 from ziggurat.dialects.npu import element_bytes, space_of
-from ziggurat_gemmini.gemm import AluOp, ComputeOp, LoadOp, StoreOp, TransferOperation
+from ziggurat_gemmini.gemm import AluOp, ComputeOp, LoadOp, StoreOp, TileOperation, TransferOperation
 
 
-def _window(ctx, op, key: str, shape: tuple[int, int], what: str):
+def _window(ctx, op, key: str, shape: tuple[int, int], what: str, aligned: bool = True):
     buffer = getattr(op, key)
     static = getattr(op, f"static_{key}_indices").get_values()
     dynamic = getattr(op, f"{key}_indices")
     indices = [ctx.index(i) for i in get_dynamic_index_list(static, dynamic, DYNAMIC_INDEX)]
-    return ctx.window(op, buffer, indices, shape, what=what)
+    strides = op.strides(key) if isinstance(op, TileOperation) else None
+    return ctx.window(op, buffer, indices, shape, strides, what=what, aligned=aligned)
 
 
 def run_transfer(ctx, op: TransferOperation) -> None:
-    source, read = _window(ctx, op, "src", op.tile, "source")
-    target, write = _window(ctx, op, "dst", op.tile, "destination")
+    # like ziggurat's DMA engines, mvin and mvout move bytes: their tiles start anywhere
+    source, read = _window(ctx, op, "src", op.tile, "source", aligned=False)
+    target, write = _window(ctx, op, "dst", op.tile, "destination", aligned=False)
     target[...] = convert(np.array(source), target.dtype)
     engine = ctx.machine.dmas[op.ENGINE]
     cycles = dma_cycles(ctx.machine, engine, space_of(op.src), space_of(op.dst), read.bytes, write.bytes)

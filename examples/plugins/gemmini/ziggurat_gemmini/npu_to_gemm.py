@@ -18,10 +18,11 @@ gemm commands through the pipe and windows they declare.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, ModuleOp, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -38,9 +39,11 @@ def _indices(static, dynamic) -> list:
     return [next(values) if index == DYNAMIC_INDEX else index for index in static.get_values()]
 
 
-def _is_tile(buffer_shape, indices, shape) -> bool:
-    """Whether the window is a plain rows x cols tile of the buffer's two innermost dims."""
-    return len(shape) == 2 and len(indices) == len(buffer_shape) >= 2
+def _flat_rows(elements: int, *buffers) -> tuple[int, int]:
+    """A contiguous run of `elements` as rows x cols, cols dividing every buffer's row length
+    so the rows line up in each."""
+    cols = math.gcd(elements, *(buffer.type.get_shape()[-1] for buffer in buffers))
+    return elements // cols, cols
 
 
 class DmaToTransfer(RewritePattern):
@@ -50,11 +53,19 @@ class DmaToTransfer(RewritePattern):
         if command is None:
             raise error_at(op, f"gemmini has no command for DMA engine '{op.engine.data}'")
         src, dst = _indices(op.static_src_indices, op.src_indices), _indices(op.static_dst_indices, op.dst_indices)
-        plain = op.src_strides is None and op.dst_strides is None and op.pad is None and op.transpose is None
-        if not plain or not _is_tile(op.src.type.get_shape(), src, op.src_shape):
-            raise error_at(op, f"{command.name} moves 2-d tiles without strides, padding or transposition")
+        if op.pad is not None or op.transpose is not None or min(op.src.type.get_num_dims(), op.dst.type.get_num_dims()) < 2:
+            raise error_at(op, f"{command.name} moves tiles of 2-d or larger buffers, without padding or transposition")
+        strides = {side: getattr(op, f"{side}_strides") for side in ("src", "dst")}
+        if len(op.src_shape) == 1 and all(s is None or s.get_values() == (1,) for s in strides.values()):
+            rows, cols = _flat_rows(op.src_shape[0], op.src, op.dst)
+            flat = DenseArrayBase.from_list(i64, [cols, 1])
+            rewriter.replace_op(op, command(op.src, src, op.dst, dst, rows, cols, src_strides=flat, dst_strides=flat))
+            return
+        if len(op.src_shape) != 2:
+            raise error_at(op, f"{command.name} moves 2-d tiles, got a {len(op.src_shape)}-d window")
         rows, cols = op.src_shape
-        rewriter.replace_op(op, command(op.src, src, op.dst, dst, rows, cols))
+        given = {f"{side}_strides": value for side, value in strides.items() if value is not None}
+        rewriter.replace_op(op, command(op.src, src, op.dst, dst, rows, cols, **given))
 
 
 class MmaToCompute(RewritePattern):
@@ -77,14 +88,14 @@ class VectorToAlu(RewritePattern):
         if function is None:
             raise error_at(op, f"gemmini's ALU applies relu and casts only, not '{op.name}'")
         if op.mask is not None or op.stride is not None:
-            raise error_at(op, "gemm.alu works on whole accumulator rows: no mask or stride")
-        elements = op.repeats * op.lanes(self.machine)
+            raise error_at(op, "gemm.alu works on contiguous accumulator elements: no mask or stride")
         (src_buffer, src_static, src_dynamic), (dst_buffer, dst_static, dst_dynamic) = op.buffers()
-        cols = src_buffer.type.get_shape()[-1]
+        rows, cols = _flat_rows(op.repeats * op.lanes(self.machine), src_buffer, dst_buffer)
+        flat = DenseArrayBase.from_list(i64, [cols, 1])
         src, dst = _indices(src_static, src_dynamic), _indices(dst_static, dst_dynamic)
-        if elements % cols or src[-1] != 0 or dst[-1] != 0 or dst_buffer.type.get_shape()[-1] != cols:
-            raise error_at(op, f"gemm.alu works on whole rows of {cols} elements, not {elements} from column {src[-1]}")
-        rewriter.replace_op(op, AluOp(function, src_buffer, src, dst_buffer, dst, elements // cols, cols))
+        alu = AluOp(function, src_buffer, src, dst_buffer, dst, rows, cols)
+        alu.properties["src_strides"] = alu.properties["dst_strides"] = flat
+        rewriter.replace_op(op, alu)
 
 
 @dataclass(frozen=True)
