@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 

@@ -69,7 +69,6 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     StridedLayoutAttr,
-    SymbolRefAttr,
     TensorType,
     UnitAttr,
 )
@@ -579,9 +578,6 @@ class _Bufferizer:
         self.loops.append((new, tensor_args))
         self.dead.append(op)
 
-    def _tensor_extract(self, op: tensor.ExtractOp) -> None:
-        self._extract(op)
-
 
 _HANDLERS: dict[type[Operation], Callable[[_Bufferizer, Operation], None]] = {
     tensor.EmptyOp: _Bufferizer._empty,
@@ -591,7 +587,7 @@ _HANDLERS: dict[type[Operation], Callable[[_Bufferizer, Operation], None]] = {
     tensor.PadOp: _Bufferizer._pad,
     tensor.CollapseShapeOp: _Bufferizer._reshape,
     tensor.ExpandShapeOp: _Bufferizer._reshape,
-    tensor.ExtractOp: _Bufferizer._tensor_extract,
+    tensor.ExtractOp: _Bufferizer._extract,
     scf.ForOp: _Bufferizer._for,
 }
 
