@@ -77,6 +77,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.lexer import Span
 from xdsl.traits import NoTerminator
@@ -300,6 +301,7 @@ class _LocatingParser(Parser):
         self._lines = lines
         self._filename_attr = StringAttr(filename)
         self._first_uses: dict[str, Span] = {}
+        self._forward_names: dict[ForwardDeclaredValue, str] = {}
         self._literal_is_splat = False
 
     def _parse_tensor_literal(self):
@@ -346,17 +348,33 @@ class _LocatingParser(Parser):
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         if operand.operand_name not in self.ssa_values:
             self._first_uses.setdefault(operand.operand_name, operand.span)
-        return super().resolve_operand(operand, type)
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_names[value] = operand.operand_name
+        return value
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except ParseError as e:
             # xDSL reports values never defined at the end of the input; MLIR points at the use.
             undefined = [name for name in self.forward_ssa_references if name in self._first_uses]
             if e.msg.startswith("values used but not defined") and undefined:
                 raise ParseError(self._first_uses[undefined[0]], f"use of undefined value '%{undefined[0]}'") from None
             raise
+        self._check_no_forward_references_left(module)
+        return module
+
+    def _check_no_forward_references_left(self, module: ModuleOp) -> None:
+        # A value used before its name is defined in a nested region (lines swapped) can stay a
+        # placeholder that xDSL does not report; the verifiers then crash on it.
+        for op in module.walk():
+            for operand in op.operands:
+                if isinstance(operand, ForwardDeclaredValue):
+                    name = self._forward_names.get(operand, "?")
+                    if (span := self._first_uses.get(name)) is None:
+                        raise error_at(op, f"use of undefined value '%{name}'")
+                    raise ParseError(span, f"use of undefined value '%{name}'")
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         if op_type := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack):
