@@ -32,6 +32,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
@@ -109,23 +110,28 @@ class _Positions:
 def _overwritten_first(
     loop: Operation, users: list[Operation], alloc: Operation, machine: Machine, positions: _Positions
 ) -> bool:
-    """Whether the first use of the buffer in `loop`, in program order, is an instruction directly in
-    its body that writes every byte of the buffer and reads none."""
-    inside = [user for user in users if loop.is_ancestor(user)]
-    first = min(inside, key=lambda user: positions.first[user])
-    if first.parent_block() is not loop.regions[-1].blocks[0] or not isinstance(first, npu.NpuOperation):
-        return False
-    windows = first.buffer_windows(machine)
+    """Whether each iteration of `loop` writes every element of the buffer before it reads any: the
+    instructions directly in its body that use the buffer first only write it, at static indices,
+    and together cover it."""
     buffer = alloc.results[0]
-    if windows is None or any(w.buffer is buffer and not w.write for w in windows):
-        return False
-    elements = math.prod(buffer.type.get_shape())
-    return any(
-        w.buffer is buffer
-        and all(index == 0 for index in w.indices)
-        and math.prod(w.shape) == npu.window_extent(w.shape, w.strides) == elements
-        for w in windows
-    )
+    body = loop.regions[-1].blocks[0]
+    covered = np.zeros(math.prod(buffer.type.get_shape()), bool)
+    for user in sorted((u for u in users if loop.is_ancestor(u)), key=lambda u: positions.first[u]):
+        windows = user.buffer_windows(machine) if isinstance(user, npu.NpuOperation) else None
+        if user.parent_block() is not body or windows is None:
+            return False
+        mine = [w for w in windows if w.buffer is buffer]
+        if any(not w.write for w in mine) or any(not isinstance(i, int) for w in mine for i in w.indices):
+            return False
+        for window in mine:
+            base = sum(i * s for i, s in zip(window.indices, npu.row_major_strides(buffer.type.get_shape())))
+            offsets = np.zeros(1, np.int64)
+            for size, stride in zip(window.shape, window.strides):
+                offsets = (offsets[:, None] + np.arange(size) * stride).ravel()
+            covered[np.minimum(base + offsets, covered.size - 1)] = True
+        if covered.all():
+            return True
+    return False
 
 
 def _users(value: SSAValue) -> Iterator[Operation]:
