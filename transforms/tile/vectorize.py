@@ -5,8 +5,9 @@ becomes a chain of generics over the same iteration space, each with a body of
 exactly one `arith`/`math` op (then `linalg.yield`): one `npu.vec.*`
 instruction each. Intermediate values are tensors over the whole iteration
 space, or over the dims their operands use (a row's mean stays one value per
-row); the op that yields writes the original output through
-its original map. A reduction's ops other than the combiner become elementwise
+row); the op that yields writes the original output through its original map.
+An elementwise body may read the output (a depthwise window step's
+`acc + x * w`, which has no reduction dim). A reduction's ops other than the combiner become elementwise
 generics over the full space, and the combiner (`acc = combine(x, acc)`) is a
 last generic with the original iterators and init.
 
@@ -21,6 +22,9 @@ type and the `extf`/`truncf` pair disappears. Reductions still accumulate in
 their init's type (f32 for f16 data): their input is cast first, a `cast`
 instruction, so long sums keep f32 precision.
 
+Ops no vector unit has are first rewritten into ones it has (see
+`ExpandForVectorUnit`): sqrt, negf, tanh and erf.
+
     %y = linalg.generic ins(%x : tensor<4x16xf16>) outs(%e : tensor<4x16xf16>) {
       %a = arith.extf %x : f16 to f32
       %z = arith.constant 0.0 : f32
@@ -31,11 +35,11 @@ instruction, so long sums keep f32 precision.
 becomes (davinci: 128 f16 lanes)
 
     %z = arith.constant 0.0 : f16
-    %y = linalg.generic {maps = [id, () , id]} ins(%x, %z : tensor<4x16xf16>, f16) outs(%e) {
+    %y = linalg.generic {maps = [id, (), id]} ins(%x, %z : tensor<4x16xf16>, f16) outs(%e) {
       %m = arith.maximumf %a, %z : f16
     }
 
-Untouched: contractions (the matrix unit's), generics already in that form,
+Untouched: contractions over a reduction dim (the matrix unit's), generics already in that form,
 and generics whose bodies need more than a vector unit (`linalg.index`,
 `tensor.extract`, several results, an op reading a reduction's accumulator
 other than its combiner). The innermost dim is not re-tiled here: tile-and-fuse
@@ -89,6 +93,7 @@ def is_vectorized(op: linalg.GenericOp) -> bool:
 
 
 def reduces(op: linalg.GenericOp) -> bool:
+    """Whether `op` has a reduction iterator."""
     return any(it == REDUCTION for it in op.iterator_types.data)
 
 
