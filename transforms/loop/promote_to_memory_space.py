@@ -177,9 +177,9 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
 
     Which input is A (M x K) and which B (K x N) is loop-to-npu's `contraction_roles`.
 
-    Where the M (N, K) dims together are not a multiple of the unit's m (n, k), the
-    innermost of them (by position in the iteration domain) is rounded up; an operand
-    whose map is not a projected permutation keeps its shape.
+    Where the M (N, K) dims together are not a multiple of the unit's m (n, k), one of
+    them is rounded up (`_round_product`); an operand whose map is not a projected
+    permutation keeps its shape.
     """
     maps = [m.data for m in op.get_indexing_maps()]
     operands = list(op.operands)
@@ -194,12 +194,25 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
     lhs, rhs, acc = dims[a], dims[b], dims[2]
     in_type = str(op.inputs[0].type.element_type)
     acc_type = str(op.outputs[0].type.element_type)
-    m, n, k = machine.matrix.shape_for(in_type, acc_type) or (machine.matrix.m, machine.matrix.n, machine.matrix.k)
-    for kind, multiple in ((lhs & acc) - rhs, m), ((rhs & acc) - lhs, n), ((lhs & rhs) - acc, k):
+    unit = machine.matrix
+    unit_m, unit_n, unit_k = unit.shape_for(in_type, acc_type) or (unit.m, unit.n, unit.k)
+    for kind, multiple in ((lhs & acc) - rhs, unit_m), ((rhs & acc) - lhs, unit_n), ((lhs & rhs) - acc, unit_k):
         if kind and math.prod(extents[d] for d in kind) % multiple:
-            dim = max(kind)
-            extents[dim] = -(-extents[dim] // multiple) * multiple
-    return [tuple(extents[r.position] for r in m.results) for m in maps]
+            extents.update(_round_product(extents, sorted(kind), multiple))
+    return [tuple(extents[r.position] for r in indexing.results) for indexing in maps]
+
+
+def _round_product(extents: dict[int, int], dims: list[int], multiple: int) -> dict[int, int]:
+    """Round up one of `dims` so that their product is a multiple of `multiple`: the one that
+    pads least (the innermost on a tie), e.g. 7x8 to 8x8 rather than 7x16 for 16."""
+    total = math.prod(extents[d] for d in dims)
+    choices = []
+    for d in dims:
+        step = multiple // math.gcd(multiple, total // extents[d])
+        rounded = -(-extents[d] // step) * step
+        choices.append((total // extents[d] * rounded, -d, d, rounded))
+    _, _, dim, rounded = min(choices)
+    return {dim: rounded}
 
 
 def _padding(shape: Sequence[int], padded: Sequence[int]) -> list[int]:
