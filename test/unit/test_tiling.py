@@ -360,3 +360,53 @@ def test_softmax_rows_from_the_machine_keep_whole_rows():
     for op in module.walk():
         if isinstance(op, linalg.GenericOp) and len(op.results[0].type.get_shape()) == 2:
             assert op.results[0].type.get_shape()[1] == 300
+
+
+def tile_and_fuse_text(text: str, options: str):
+    from xdsl.parser import Parser
+
+    from ziggurat.transforms.tile.tile_and_fuse import TileAndFusePass
+
+    module = Parser(default_context(), text).parse_module()
+    TileAndFusePass(**options).apply(default_context(), module)
+    module.verify()
+    return module
+
+
+def test_ops_on_memrefs_and_unreadable_maps_are_left_alone():
+    text = """
+    func.func @f(%x: memref<16x16xf16>, %r: memref<16x16xf16>, %t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<16x16xf16>) outs(%r : memref<16x16xf16>) {
+      ^bb0(%a: f16, %o: f16):
+        linalg.yield %a : f16
+      }
+      %e = tensor.empty() : tensor<8x8xf32>
+      %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, (d0 + d1) mod 8)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+      ^bb0(%a: f32, %b: f32):
+        linalg.yield %a : f32
+      } -> tensor<8x8xf32>
+      func.return %y : tensor<8x8xf32>
+    }"""
+    module = tile_and_fuse_text(text, {"sizes": (2, 2)})
+    assert not loops_of(module)
+    assert sum(isinstance(op, linalg.GenericOp) for op in module.walk()) == 2
+
+
+def test_a_fill_outside_the_group_is_filled_per_tile():
+    # A splat weight: the fill is read by the matmul only in slices.
+    text = """
+    func.func @f(%a: tensor<64x256xf32>) -> tensor<64x128xf32> {
+      %one = arith.constant 1.0 : f32
+      %zero = arith.constant 0.0 : f32
+      %we = tensor.empty() : tensor<256x128xf32>
+      %w = linalg.fill ins(%one : f32) outs(%we : tensor<256x128xf32>) -> tensor<256x128xf32>
+      %ie = tensor.empty() : tensor<64x128xf32>
+      %init = linalg.fill ins(%zero : f32) outs(%ie : tensor<64x128xf32>) -> tensor<64x128xf32>
+      %y = linalg.matmul {tile.group = "g_0", tile.root} ins(%a, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%init : tensor<64x128xf32>) -> tensor<64x128xf32>
+      func.return %y : tensor<64x128xf32>
+    }"""
+    report = check_pass_preserves_numerics(text, "tile-and-fuse{sizes=32,64,64}")
+    assert report.ok, report
+    module = report.transformed
+    fills = [op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.FillOp)]
+    assert set(fills) == {(64, 64), (32, 64)}

@@ -397,7 +397,9 @@ class GroupTiler:
         """The `box` slice of `value`: computed in the tile when a fused member produces
         it, else sliced (a fresh `tensor.empty` for an empty init)."""
         producer = value.owner
-        if producer in self.group.fused:
+        # A fill is cheap and has no inputs: each tile fills its own slice, whether the
+        # fill belongs to the group or not (a splat weight, shared by several groups).
+        if producer in self.group.fused or (isinstance(producer, linalg.FillOp) and is_tileable(producer)):
             impl = tiling_of(producer)
             tile = impl.domain_tile_for_result(producer, value.index, box)
             if impl.can_tile(producer, tile, scope.bounds):
@@ -477,9 +479,15 @@ _REMOVABLE = (linalg.GenericOp, linalg.FillOp, linalg.MatmulOp, linalg.Transpose
 
 
 def remove_dead(block: Block) -> None:
-    """Erase the tensor-level ops whose results nothing reads any more (what tiling replaced)."""
+    """Erase the tensor-level ops whose results nothing reads any more (what tiling
+    replaced); ops without results (a generic on memrefs writes them) stay."""
     for op in reversed(list(block.ops)):
-        if isinstance(op, _REMOVABLE) and all(r.first_use is None for r in op.results):
+        if (
+            isinstance(op, _REMOVABLE)
+            and op.results
+            and all(isinstance(r.type, TensorType) or isinstance(op, arith.ConstantOp) for r in op.results)
+            and all(r.first_use is None for r in op.results)
+        ):
             Rewriter.erase_op(op)
 
 
@@ -516,6 +524,8 @@ class TileAndFusePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.machine is None and not self.sizes:
             raise error_at(op, "tile-and-fuse needs machine=NAME or sizes=S1,S2,...")
+        if any(size < 0 for size in self.sizes):
+            raise error_at(op, f"tile-and-fuse: tile sizes must be positive (0: whole), got {list(self.sizes)}")
         machine = load_machine(self.machine) if self.machine is not None else None
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if function.is_declaration:
