@@ -28,7 +28,7 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.diagnostics import error_at
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
 from ziggurat.dialects import graph
 from ziggurat.dtypes import to_numpy_dtype
 
@@ -36,7 +36,8 @@ from ziggurat.dtypes import to_numpy_dtype
 def _float_type(name: str) -> AnyFloat:
     parsed = Parser(Context(), name).parse_optional_type()
     if not isinstance(parsed, AnyFloat):
-        raise ValueError(f"'{name}' is not a float type")
+        # An option value given on the command line: a diagnostic, with no place in the IR to point at.
+        raise DiagnosticError(Diagnostic("error", f"graph-convert-float: '{name}' is not a float type"))
     return parsed
 
 
