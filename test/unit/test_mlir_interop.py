@@ -68,8 +68,14 @@ def missing_passes(pipeline: str) -> list[str]:
     return [name for name in names if name not in PASSES]
 
 
-@pytest.mark.parametrize("level", PIPELINES)
-@pytest.mark.parametrize("kernel", KERNELS)
+# A padded input bufferizes to ziggurat's `loop.copy {pad}` (MLIR would need tensor.pad's
+# bufferization into a fill and a copy); the conv's other levels are upstream.
+OURS = {("conv_bias_relu", "loops over buffers")}
+
+
+@pytest.mark.parametrize(
+    "kernel, level", [(kernel, level) for kernel in KERNELS for level in PIPELINES if (kernel, level) not in OURS]
+)
 def test_level_parses_with_upstream_dialects_alone(kernel, level):
     pipeline = PIPELINES[level]
     if missing := missing_passes(pipeline):
