@@ -33,12 +33,12 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, run_main
 from ziggurat.dialects.npu import VECTOR_OPS
+from ziggurat.plugins import loaded_entry_points
 
 PRESET_DIR = Path(__file__).parent / "presets"
 ENTRY_POINT_GROUP = "ziggurat.machines"
@@ -215,17 +215,12 @@ def _load_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        where = f"entry point '{entry_point.name} = {entry_point.value}' in group '{ENTRY_POINT_GROUP}'"
-        try:
-            target = entry_point.load()
-        except Exception as e:  # a broken plugin is the user's problem to fix, not an internal error
-            raise MachineError(Diagnostic("error", f"cannot load {where}: {type(e).__name__}: {e}")) from e
+    for name, target, where in loaded_entry_points(ENTRY_POINT_GROUP, MachineError):
         if not isinstance(target, (str, Path)):
             raise MachineError(
                 Diagnostic("error", f"{where} must load to the path of a TOML file, got {type(target).__name__}")
             )
-        _PRESETS.setdefault(entry_point.name, Path(target))
+        _PRESETS.setdefault(name, Path(target))
 
 
 def list_presets() -> list[str]:

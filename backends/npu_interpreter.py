@@ -55,7 +55,6 @@ import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
@@ -84,9 +83,10 @@ from ziggurat.backends.timing import (
     mma_cycles,
     vector_cycles,
 )
-from ziggurat.diagnostics import DiagnosticError, error_at, verify_module
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at, verify_module
 from ziggurat.dialects import graph, npu
 from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.plugins import loaded_entry_points
 
 
 @dataclass
@@ -119,8 +119,10 @@ def register_instruction(
 
 @functools.cache
 def _load_instruction_plugins() -> None:
-    for entry_point in entry_points(group=INSTRUCTIONS_ENTRY_POINT_GROUP):
-        for op_type, implementation in entry_point.load().items():
+    for _, instructions, where in loaded_entry_points(INSTRUCTIONS_ENTRY_POINT_GROUP):
+        if not isinstance(instructions, Mapping):
+            raise DiagnosticError(Diagnostic("error", f"{where} must load to a dict {{op class: implementation}}"))
+        for op_type, implementation in instructions.items():
             register_instruction(op_type, implementation)
 
 

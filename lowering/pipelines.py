@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
 
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from ziggurat.backends.machine import list_presets, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.plugins import loaded_entry_points
 
 PipelineOptions = Mapping[str, tuple[object, ...]]
 PipelineExpander = Callable[[PipelineOptions], str]
@@ -143,18 +143,13 @@ def _load_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        where = f"entry point '{entry_point.name} = {entry_point.value}' in group '{ENTRY_POINT_GROUP}'"
-        try:
-            expander = entry_point.load()
-        except Exception as e:  # a broken plugin is the user's to fix, not an internal error
-            raise DiagnosticError(Diagnostic("error", f"cannot load {where}: {type(e).__name__}: {e}")) from e
+    for name, expander, where in loaded_entry_points(ENTRY_POINT_GROUP):
         if not callable(expander):
             raise DiagnosticError(
                 Diagnostic("error", f"{where} must load to a pipeline expander function, got {type(expander).__name__}")
             )
         try:
-            register_pipeline(entry_point.name, expander)
+            register_pipeline(name, expander)
         except ValueError as e:
             raise DiagnosticError(Diagnostic("error", f"{where}: {e}")) from None
 

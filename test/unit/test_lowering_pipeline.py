@@ -299,13 +299,14 @@ def test_the_resnet_block_runs_lowered_on_davinci_as_on_the_graph_interpreter():
 def _with_entry_points(monkeypatch, *entries: tuple[str, str]) -> None:
     from importlib.metadata import EntryPoint
 
+    from ziggurat import plugins
     from ziggurat.lowering import pipelines
 
     group = pipelines.ENTRY_POINT_GROUP
     found = [EntryPoint(name, value, group) for name, value in entries]
     monkeypatch.setattr(pipelines, "PIPELINES", dict(pipelines.PIPELINES))
     monkeypatch.setattr(pipelines, "_entry_points_loaded", False)
-    monkeypatch.setattr(pipelines, "entry_points", lambda group: found if group == pipelines.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(plugins, "entry_points", lambda group: found if group == pipelines.ENTRY_POINT_GROUP else [])
 
 
 def test_plugins_add_pipelines_through_entry_points(monkeypatch):

@@ -12,6 +12,8 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+
+import ziggurat.plugins as ziggurat_plugins
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ziggurat.backends import machine as machine_module
@@ -515,7 +517,7 @@ def test_presets_from_entry_points(tmp_path, monkeypatch):
     def plugins(*values: str):
         points = [EntryPoint(f"chip{i}", value, "ziggurat.machines") for i, value in enumerate(values)]
         monkeypatch.setattr(
-            machine_module, "entry_points", lambda group: points if group == "ziggurat.machines" else []
+            ziggurat_plugins, "entry_points", lambda group: points if group == "ziggurat.machines" else []
         )
         monkeypatch.setattr(machine_module, "_entry_points_loaded", False)
 
