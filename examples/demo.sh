@@ -60,7 +60,13 @@ for kernel in gemm_single_buffered gemm_double_buffered; do
 done
 echo "Open $traces/gemm_*.json in https://ui.perfetto.dev to see the pipes overlap."
 
-step "7. a bad input gets a located diagnostic, not a traceback"
+step "7. the whole pipeline: a ResNet block lowered by lower-to-npu and run on davinci"
+show ziggurat-opt --print-pipeline -p 'lower-to-npu{machine=davinci}' examples/resnet_block.mlir
+show ziggurat-run examples/resnet_block.mlir --save-inputs "$out/block.in.npz" --outputs "$out/block.graph.npz"
+show ziggurat-opt examples/resnet_block.mlir -p 'lower-to-npu{machine=davinci}' -o "$out/resnet_block.npu.mlir"
+show ziggurat-run "$out/resnet_block.npu.mlir" --inputs "$out/block.in.npz" --expect "$out/block.graph.npz" --report text
+
+step "8. a bad input gets a located diagnostic, not a traceback"
 printf 'func.func @f(%%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n  %%y = graph.transpose %%x {perm = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>\n  func.return %%y : tensor<3x2xf32>\n}\n' > "$out/bad.mlir"
 set +e
 ziggurat-opt "$out/bad.mlir" 2>&1 | sed "s|$out/||"
