@@ -66,6 +66,7 @@ from ziggurat.diagnostics import (
     Diagnostic,
     DiagnosticError,
     add_debug_option,
+    parse_command_line,
     run_main,
     running_pass,
     verify_module,
@@ -443,11 +444,7 @@ def compile_model(args: argparse.Namespace) -> int:
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    try:
-        return build_argument_parser().parse_args(argv)
-    except SystemExit as exit:
-        # argparse exits 2 on a bad command line; ziggurat tools keep 2 for internal errors.
-        raise SystemExit(1 if exit.code == 2 else exit.code) from None
+    return parse_command_line(build_argument_parser(), argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -82,6 +82,7 @@ from ziggurat.diagnostics import (
     DiagnosticError,
     add_debug_option,
     error_at,
+    parse_command_line,
     parse_source,
     run_main,
     verify_module,
@@ -704,11 +705,7 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    try:
-        return build_argument_parser().parse_args(argv)
-    except SystemExit as exit:
-        # argparse exits 2 on a bad command line; ziggurat tools keep 2 for internal errors.
-        raise SystemExit(1 if exit.code == 2 else exit.code) from None
+    return parse_command_line(build_argument_parser(), argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

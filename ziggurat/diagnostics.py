@@ -621,6 +621,15 @@ def running_pass(pass_name: str) -> Iterator[None]:
         raise
 
 
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, exiting 1 on a bad command line: argparse exits 2, which
+    ziggurat's tools keep for internal errors."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exit:
+        raise SystemExit(1 if exit.code == 2 else exit.code) from None
+
+
 def run_main(main: Callable[[], int | None]) -> NoReturn:
     """Run a console script's `main`; user errors exit 1 with diagnostics, internal errors exit 2."""
     try:
