@@ -220,7 +220,8 @@ def _array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, values)
 
 
-def _split_indices(indices: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, list[SSAValue]]:
+def split_indices(indices: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, list[SSAValue]]:
+    """MLIR's mixed index list: the static indices (DYNAMIC_INDEX where a value stands) and the values."""
     static = [i if isinstance(i, int) else DYNAMIC_INDEX for i in indices]
     return _array(static), [i for i in indices if isinstance(i, SSAValue)]
 
@@ -240,7 +241,7 @@ class BufferWindow:
     write: bool
 
 
-def _window(
+def buffer_window(
     buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape: Sequence[int],
     strides: Sequence[int] | None, write: bool,
 ) -> BufferWindow:  # fmt: skip
@@ -454,8 +455,8 @@ class DmaOp(NpuOperation):
         pad_value: float | None = None,
         transpose: bool = False,
     ):
-        static_src, dynamic_src = _split_indices(src_indices)
-        static_dst, dynamic_dst = _split_indices(dst_indices)
+        static_src, dynamic_src = split_indices(src_indices)
+        static_dst, dynamic_dst = split_indices(dst_indices)
         properties: dict[str, Attribute] = {
             "engine": StringAttr(engine),
             "static_src_indices": static_src,
@@ -500,8 +501,8 @@ class DmaOp(NpuOperation):
 
     def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
         return [
-            _window(self.src, self.static_src_indices, self.src_indices, self.src_shape, self.window_strides("src"), False),
-            _window(self.dst, self.static_dst_indices, self.dst_indices, self.dst_shape, self.window_strides("dst"), True),
+            buffer_window(self.src, self.static_src_indices, self.src_indices, self.src_shape, self.window_strides("src"), False),
+            buffer_window(self.dst, self.static_dst_indices, self.dst_indices, self.dst_shape, self.window_strides("dst"), True),
         ]
 
     def verify_structure(self) -> None:
@@ -627,7 +628,7 @@ class MmaOp(NpuOperation):
         operands: list[SSAValue | list[SSAValue]] = []
         properties: dict[str, Attribute] = {"m": _int_prop(m), "n": _int_prop(n), "k": _int_prop(k)}
         for key, buffer, indices in (("a", a, a_indices), ("b", b, b_indices), ("c", c, c_indices)):
-            static, dynamic = _split_indices(indices)
+            static, dynamic = split_indices(indices)
             operands += [buffer, dynamic]
             properties[f"static_{key}_indices"] = static
         if accumulate:
@@ -647,8 +648,8 @@ class MmaOp(NpuOperation):
 
     def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
         windows = [
-            _window(getattr(self, key), getattr(self, f"static_{key}_indices"), getattr(self, f"{key}_indices"),
-                    tile, None, key == "c")
+            buffer_window(getattr(self, key), getattr(self, f"static_{key}_indices"), getattr(self, f"{key}_indices"),
+                          tile, None, key == "c")
             for key, tile in zip("abc", self.tiles())
         ]  # fmt: skip
         if self.accumulate is not None:
@@ -760,7 +761,7 @@ class VectorOperation(NpuOperation):
         operands: list[SSAValue | list[SSAValue]] = []
         props: dict[str, Attribute] = dict(properties)
         for key, (buffer, indices) in zip((*cls.SOURCES, "dst"), (*sources, dst), strict=True):
-            static, dynamic = _split_indices(indices)
+            static, dynamic = split_indices(indices)
             operands += [buffer, dynamic]
             props[f"static_{key}_indices"] = static
         for key, value in (("repeat", repeat), ("mask", mask)):
@@ -813,7 +814,7 @@ class VectorOperation(NpuOperation):
         operands = self.buffers()
         lengths, strides = self.block_lengths(self.active_lanes(machine)), self.strides(machine)
         return [
-            _window(buffer, static, dynamic, (self.repeats, length), (stride, 1), index == len(operands) - 1)
+            buffer_window(buffer, static, dynamic, (self.repeats, length), (stride, 1), index == len(operands) - 1)
             for index, ((buffer, static, dynamic), length, stride) in enumerate(zip(operands, lengths, strides))
         ]
 

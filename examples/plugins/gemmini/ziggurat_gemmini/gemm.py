@@ -21,12 +21,11 @@ module holding them on the machine model (see `instructions.py`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, I64, IndexType, IntegerAttr, MemRefType, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, I64, IndexType, IntegerAttr, MemRefType, StringAttr, UnitAttr, i64
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -39,26 +38,9 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects import npu
-from ziggurat.dialects.npu import BufferWindow, row_major_strides, space_of
+from ziggurat.dialects.npu import BufferWindow, buffer_window, space_of, split_indices
 
 _INDEX_LIST = "custom<DynamicIndexList>"
-
-
-def _tile(
-    buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], shape, write: bool, strides=None
-) -> BufferWindow:
-    """The rows x cols tile at the indices (row-major in the buffer, or with element `strides`):
-    what a command reads or writes, for npu-insert-sync."""
-    values = iter(dynamic)
-    indices = tuple(next(values) if i == DYNAMIC_INDEX else i for i in static.get_values())
-    if strides is None:
-        strides = row_major_strides(buffer.type.get_shape())[-2:]
-    return BufferWindow(buffer, indices, tuple(shape), tuple(strides), write)
-
-
-def _indices(values: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, list[SSAValue]]:
-    static = [value if isinstance(value, int) else DYNAMIC_INDEX for value in values]
-    return DenseArrayBase.from_list(i64, static), [v for v in values if not isinstance(v, int)]
 
 
 class GemmOperation(npu.NpuOperation):
@@ -92,8 +74,8 @@ class TileOperation(GemmOperation):
     )
 
     def __init__(self, src, src_indices, dst, dst_indices, rows: int, cols: int, **properties: Attribute):
-        static_src, dynamic_src = _indices(src_indices)
-        static_dst, dynamic_dst = _indices(dst_indices)
+        static_src, dynamic_src = split_indices(src_indices)
+        static_dst, dynamic_dst = split_indices(dst_indices)
         super().__init__(
             operands=[src, dynamic_src, dst, dynamic_dst],
             properties={
@@ -116,8 +98,8 @@ class TileOperation(GemmOperation):
 
     def buffer_windows(self, machine) -> list[BufferWindow]:
         return [
-            _tile(self.src, self.static_src_indices, self.src_indices, self.tile, False, self.strides("src")),
-            _tile(self.dst, self.static_dst_indices, self.dst_indices, self.tile, True, self.strides("dst")),
+            buffer_window(self.src, self.static_src_indices, self.src_indices, self.tile, self.strides("src"), False),
+            buffer_window(self.dst, self.static_dst_indices, self.dst_indices, self.tile, self.strides("dst"), True),
         ]
 
     def verify_structure(self) -> None:
@@ -197,7 +179,7 @@ class ComputeOp(GemmOperation):
         operands: list = []
         properties: dict[str, Attribute] = {key: IntegerAttr(v, i64) for key, v in (("m", m), ("n", n), ("k", k))}
         for key, buffer, indices in (("a", a, a_indices), ("b", b, b_indices), ("c", c, c_indices)):
-            static, dynamic = _indices(indices)
+            static, dynamic = split_indices(indices)
             operands += [buffer, dynamic]
             properties[f"static_{key}_indices"] = static
         if accumulate:
@@ -213,10 +195,10 @@ class ComputeOp(GemmOperation):
 
     def buffer_windows(self, machine) -> list[BufferWindow]:
         m, n, k = self.mnk
-        c = _tile(self.c, self.static_c_indices, self.c_indices, (m, n), write=True)
+        c = buffer_window(self.c, self.static_c_indices, self.c_indices, (m, n), None, True)
         windows = [
-            _tile(self.a, self.static_a_indices, self.a_indices, (m, k), write=False),
-            _tile(self.b, self.static_b_indices, self.b_indices, (k, n), write=False),
+            buffer_window(self.a, self.static_a_indices, self.a_indices, (m, k), None, False),
+            buffer_window(self.b, self.static_b_indices, self.b_indices, (k, n), None, False),
             c,
         ]
         if self.accumulate is not None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -35,8 +36,7 @@ _ALU_FUNCTIONS = {npu.VecReluOp: "relu", npu.VecCastOp: "cast"}
 
 
 def _indices(static, dynamic) -> list:
-    values = iter(dynamic)
-    return [next(values) if index == DYNAMIC_INDEX else index for index in static.get_values()]
+    return get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
 
 
 def _flat_rows(elements: int, *buffers) -> tuple[int, int]:
