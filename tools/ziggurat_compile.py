@@ -60,6 +60,7 @@ from ziggurat.backends.interpreter import find_function, random_inputs
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.backends.report import build_report, format_report
+from ziggurat.backends.timing import TimingStats
 from ziggurat.backends.trace import trace_events
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import (
@@ -346,8 +347,8 @@ def lower(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
 @dataclass
 class RunResult:
     outputs: list[np.ndarray]
-    stats: object | None = None
-    """The machine model's TimingStats, for npu code."""
+    stats: TimingStats | None = None
+    """What the run cost on the machine, for npu code."""
 
 
 def run_at_emitted_level(module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None) -> RunResult:
@@ -361,7 +362,7 @@ def run_at_emitted_level(module: ModuleOp, inputs: list[np.ndarray], machine: Ma
         return RunResult(run_at_level(module, inputs, "main"))
 
 
-def report_run(args: argparse.Namespace, stats, machine: Machine) -> None:
+def report_run(args: argparse.Namespace, stats: TimingStats, machine: Machine) -> None:
     if args.trace is not None:
         _write(args.trace, json.dumps(trace_events(stats)), "trace")
     if args.report is None:
@@ -395,14 +396,14 @@ def compile_model(args: argparse.Namespace) -> int:
             optimize(ctx, module)
 
     initializers = {tensor.name for tensor in model.graph.initializer}
-    input_names_ = [value.name for value in model.graph.input if value.name not in initializers]
+    onnx_inputs = [value.name for value in model.graph.input if value.name not in initializers]
     output_names = [value.name for value in model.graph.output]
     graph_function: func.FuncOp = find_function(module, "main")
     result_types = list(graph_function.function_type.outputs.data)
     inputs = []
     if running:
         inputs = (
-            load_inputs(args.inputs, input_names_, graph_function)
+            load_inputs(args.inputs, onnx_inputs, graph_function)
             if args.inputs
             else random_inputs(graph_function, args.seed)
         )
@@ -434,7 +435,7 @@ def compile_model(args: argparse.Namespace) -> int:
                 print(summarize(name, result_type, array))
         return 0
     with stage("running onnxruntime"):
-        reference = run_onnxruntime(model, input_names_, inputs)
+        reference = run_onnxruntime(model, onnx_inputs, inputs)
     computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
     if compare(output_names, results, reference, computed_in):
         print(f"check passed: {len(results)} output(s) match onnxruntime")
