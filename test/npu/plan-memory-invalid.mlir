@@ -1,4 +1,4 @@
-// npu-plan-memory refuses what it cannot place, at the alloc.
+// npu-plan-memory refuses what it cannot place, at the alloc, and loop-level code, at its first op.
 // RUN: ziggurat-opt %s --split-input-file --verify-diagnostics -p 'npu-plan-memory{machine=davinci}'
 
 func.func @too_big(%X: memref<64x64xf32, "gm">) {
@@ -67,5 +67,17 @@ func.func @synchronized(%X: memref<64x1024xf16, "gm">, %Y: memref<64x1024xf16, "
 func.func @unnamed() {
   // expected-error@+1 {{buffer memref<1024x1024xf16, "l1"> of 2097152 bytes does not fit in 'l1'}}
   %0 = "memref.alloc"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<1024x1024xf16, "l1">
+  func.return
+}
+
+// -----
+
+// Loop-level code (a fuzzer find: tile-vectorize,npu-plan-memory on test/loop/promote-copies.mlir):
+// its buffers would become npu.buffers that linalg and loop ops read, which no interpreter runs.
+func.func @not_lowered(%x: memref<16xf16, "gm">, %result0: memref<16xf16, "gm">) {
+  %t = memref.alloc() : memref<16xf16, "ub">
+  // expected-error@+1 {{npu-plan-memory places the buffers of npu code, and loop.copy is not lowered to npu instructions yet (run loop-to-npu first)}}
+  loop.copy %x -> %t : memref<16xf16, "gm"> -> memref<16xf16, "ub">
+  loop.copy %t -> %result0 : memref<16xf16, "ub"> -> memref<16xf16, "gm">
   func.return
 }

@@ -14,6 +14,10 @@ them), which costs the overlap between pipes. A buffer that does not fit is an
 error at its alloc naming it, its size, the space, its capacity and what else is
 live then.
 
+It runs on npu code (after loop-to-npu): a function that has allocs to place and still
+holds ops of a higher level (`linalg`, `loop`, `tensor`, `graph`) is refused at the first
+of them, since those ops would be left reading npu buffers that no interpreter runs.
+
 Run it before `npu-insert-sync`, which then sees the bytes that buffers share
 and orders their accesses. On a function that already has flags or barriers
 (hand-written sync, or sync inserted first) space is not reused, since nothing
@@ -47,6 +51,8 @@ from ziggurat.transforms.npu import pass_machine
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
 _SYNC_OPS = (npu.SetFlagOp, npu.WaitFlagOp, npu.BarrierOp)
+_NOT_LOWERED_DIALECTS = ("graph", "tensor", "linalg", "loop")
+"""Dialects of the levels above npu: an op of theirs reading an `npu.buffer` would run on no interpreter."""
 
 
 @dataclass
@@ -205,9 +211,19 @@ def _check_fits(buffer: _Buffer, machine: Machine) -> None:
     )
 
 
+def _check_lowered(function: func.FuncOp) -> None:
+    """Refuse a function still holding ops of a higher level: its buffers are not npu buffers yet."""
+    for op in function.walk():
+        if op.name.split(".", 1)[0] in _NOT_LOWERED_DIALECTS:
+            raise error_at(op, f"npu-plan-memory places the buffers of npu code, and {op.name} is not lowered "
+                           "to npu instructions yet (run loop-to-npu first)")
+
+
 def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
     """Replace the allocs of `function` by `npu.buffer`s at planned offsets."""
     buffers = _collect(function, machine)
+    if any(isinstance(buffer.op, memref.AllocOp) for buffer in buffers):
+        _check_lowered(function)
     reuse = reuse and not any(isinstance(op, _SYNC_OPS) for op in function.walk())
     for buffer in buffers:
         buffer.conflicts = [
