@@ -21,9 +21,9 @@ Tensors become memrefs, in place where safe:
   is read again later;
 * `linalg` ops take memref operands and have no results;
 * `tensor.extract` becomes `memref.load` (in generic bodies too);
-* constants: a splat tensor constant becomes an alloc filled by `linalg.fill`,
-  any other a read-only `memref.global` in the global space read with
-  `memref.get_global`.
+* constants: a splat tensor constant inside a tile loop or one group becomes
+  an alloc filled by `linalg.fill`, any other a read-only `memref.global` in
+  the global space read with `memref.get_global`.
 
 A linalg op writes its `outs` buffer in place when no one reads the `outs`
 tensor afterwards and it is not a function input, a constant, or a view of a
@@ -428,7 +428,10 @@ class _Bufferizer:
         value = op.value
         assert isinstance(value, DenseIntOrFPElementsAttr)
         tensor_type = _static_tensor(op.result, op)
-        if value.is_splat():
+        # A splat outside tile loops is a whole tensor (e.g. the weights of a model
+        # exported with ConstantOfShape); filling it would need it in the vector
+        # unit's memory at once, so it is a global like any other constant.
+        if value.is_splat() and (_inside_loop(op) or _within_one_group(op.result)):
             buffer = self._place(op.result, op)
             scalar = self._insert(arith.ConstantOp(value.get_attrs()[0]), op)
             self._insert(linalg.FillOp((scalar,), (buffer,), ()), op)

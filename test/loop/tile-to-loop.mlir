@@ -114,3 +114,31 @@ func.func @reshape(%x: tensor<2x3x4xi32>) -> (tensor<6x4xi32>, tensor<2x3x2x2xi3
   %v = tensor.collapse_shape %s [[0, 1, 2]] : tensor<2x1x1xi32> into tensor<2xi32>
   func.return %c, %e, %v, %x : tensor<6x4xi32>, tensor<2x3x2x2xi32>, tensor<2xi32>, tensor<2x3x4xi32>
 }
+
+// -----
+
+// Constants: a splat of a whole tensor outside tile loops (weights exported as
+// ConstantOfShape) is a read-only global like any other constant, not a fill of a
+// buffer that would have to fit the vector unit's memory; a splat inside a tile
+// loop is a fill of its (small) buffer.
+// CHECK:       "memref.global"() <{sym_name = "[[G:constant[0-9]+]]", type = memref<1000x2048xf32, "gm">, initial_value = dense<1.000000e+00> : tensor<1000x2048xf32>, {{.*}}constant}>
+// CHECK-LABEL: func.func @splat_weights(
+// CHECK:         %[[W:.*]] = memref.get_global @[[G]] : memref<1000x2048xf32, "gm">
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for
+// CHECK:           linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<16xf32>)
+// CHECK:         loop.copy %[[W]] -> %result0
+func.func @splat_weights(%x: tensor<4x1000xf32>) -> (tensor<1000x2048xf32>, tensor<4x1000xf32>) {
+  %w = arith.constant dense<1.0> : tensor<1000x2048xf32>
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1000 = arith.constant 1000 : index
+  %r = scf.for %i = %c0 to %c1000 step %c16 iter_args(%acc = %x) -> (tensor<4x1000xf32>) {
+    %ones = arith.constant dense<2.0> : tensor<16xf32>
+    %e = tensor.empty() : tensor<4x16xf32>
+    %b = linalg.broadcast ins(%ones : tensor<16xf32>) outs(%e : tensor<4x16xf32>) dimensions = [0]
+    %u = tensor.insert_slice %b into %acc[0, %i] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<4x1000xf32>
+    scf.yield %u : tensor<4x1000xf32>
+  }
+  func.return %w, %r : tensor<1000x2048xf32>, tensor<4x1000xf32>
+}
