@@ -71,17 +71,38 @@ func.func @named_dilated(%x: tensor<1x2x5x5xf32>, %w: tensor<4x2x2x2xf32>, %acc:
 
 // -----
 
-// A matmul (maps already projected permutations) and a max pool (no multiply-add) stay.
-// CHECK-LABEL: func.func @untouched(
-// CHECK-NOT:     tensor.extract_slice
-// CHECK:         affine_map<(d0, d1, d2, d3) -> (((d0 * 2) + d2), ((d1 * 2) + d3))>
-func.func @untouched(%x: tensor<6x6xf32>, %win: tensor<2x2xf32>, %acc: tensor<3x3xf32>) -> tensor<3x3xf32> {
-  %y = linalg.generic {indexing_maps = [affine_map<(i, j, ki, kj) -> (i * 2 + ki, j * 2 + kj)>, affine_map<(i, j, ki, kj) -> (ki, kj)>, affine_map<(i, j, ki, kj) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x, %win : tensor<6x6xf32>, tensor<2x2xf32>) outs(%acc : tensor<3x3xf32>) {
+// A max pool: one elementwise max per window point, on strided slices, chained
+// through the accumulator; the window-shape operand (%win) is read by no step.
+// CHECK-LABEL: func.func @max_pool(
+// CHECK-NEXT:    %[[X00:.*]] = tensor.extract_slice %x[0, 0] [3, 3] [2, 2] : tensor<7x7xf32> to tensor<3x3xf32>
+// CHECK-NEXT:    %[[M00:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[X00]] : tensor<3x3xf32>) outs(%acc : tensor<3x3xf32>)
+// CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: f32, %[[S:.*]]: f32):
+// CHECK-NEXT:      arith.maximumf %[[S]], %[[A]] : f32
+// CHECK:         %[[X01:.*]] = tensor.extract_slice %x[0, 1] [3, 3] [2, 2]
+// CHECK-NEXT:    %[[M01:.*]] = linalg.generic {{.*}} ins(%[[X01]] : tensor<3x3xf32>) outs(%[[M00]] : tensor<3x3xf32>)
+// CHECK:         tensor.extract_slice %x[1, 0] [3, 3] [2, 2]
+// CHECK:         %[[X22:.*]] = tensor.extract_slice %x[2, 2] [3, 3] [2, 2]
+// CHECK-NEXT:    %[[M22:.*]] = linalg.generic {{.*}} ins(%[[X22]] : tensor<3x3xf32>)
+// CHECK-NOT:     %win
+// CHECK:         func.return %[[M22]] : tensor<3x3xf32>
+func.func @max_pool(%x: tensor<7x7xf32>, %win: tensor<3x3xf32>, %acc: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j, ki, kj) -> (i * 2 + ki, j * 2 + kj)>, affine_map<(i, j, ki, kj) -> (ki, kj)>, affine_map<(i, j, ki, kj) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x, %win : tensor<7x7xf32>, tensor<3x3xf32>) outs(%acc : tensor<3x3xf32>) {
   ^bb0(%a: f32, %b: f32, %s: f32):
     %m = arith.maximumf %s, %a : f32
     linalg.yield %m : f32
   } -> tensor<3x3xf32>
   func.return %y : tensor<3x3xf32>
+}
+
+// -----
+
+// A matmul (maps already projected permutations) stays.
+// CHECK-LABEL: func.func @untouched(
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         linalg.matmul
+func.func @untouched(%a: tensor<4x6xf32>, %b: tensor<6x3xf32>, %acc: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<4x6xf32>, tensor<6x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
 }
 
 // -----

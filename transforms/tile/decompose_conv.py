@@ -8,7 +8,10 @@ window's offsets are then static, so each operand is a `tensor.extract_slice`
 with static offsets and strides `[.., s, s]` that later levels turn into one
 DMA each, with no index arithmetic. The contractions chain through their
 accumulator, in the window's row-major order. `linalg.conv_2d_nchw_fchw` is
-read as the generic it stands for.
+read as the generic it stands for. Any other windowed generic with one output
+(a max or sum pool) is decomposed the same way: its steps, with the window
+dims gone, are elementwise `acc = max(acc, x[oh * s + kh, ...])` on strided
+slices, which the vector unit runs.
 
 A sum `d1 * b + d5` whose second dim spans exactly `b` (a group times its
 channels, `d1 * cg + d5`, or a window that tiles its input) is no window: the
@@ -301,11 +304,12 @@ def _is_windowed(op: linalg.GenericOp) -> bool:
 
 
 class DecomposeConvolution(RewritePattern):
-    """One matmul-like contraction per window point, chained through the accumulator."""
+    """One step per window point (a matmul-like contraction for a convolution, an
+    elementwise op for a pool), chained through the accumulator."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.GenericOp, rewriter: PatternRewriter, /):
-        if not is_contraction(op) or not _is_windowed(op):
+        if not on_tensors(op) or len(op.outputs) != 1 or not _is_windowed(op):
             return
         _require_static(op)
         contraction = Contraction(
@@ -334,16 +338,22 @@ class DecomposeConvolution(RewritePattern):
         )
         iterators = [op.iterator_types.data[d] for d in kept]
         accumulator = op.outputs[0]
+        # A pool's window-shape operand only gives the window dims their extent.
+        read = [i for i, arg in enumerate(op.body.block.args[: len(inputs)]) if arg.uses]
         for values in itertools.product(*(range(contraction.extents[w]) for w in windows)):
             point = dict(zip(windows, values))
             sliced = [
-                _window_slice(contraction, v, row, point, renumber, rewriter)
-                for (v, _), row in zip(inputs, accesses)
+                _window_slice(contraction, inputs[i][0], accesses[i], point, renumber, rewriter)
+                for i in read
             ]
+            body = op.body.clone()
+            for i in reversed(range(len(inputs))):
+                if i not in read:
+                    body.block.erase_arg(body.block.args[i])
             step = linalg.GenericOp(
                 [v for v, _ in sliced],
                 [accumulator],
-                op.body.clone(),
+                body,
                 [AffineMapAttr(m) for _, m in sliced] + [AffineMapAttr(out_map)],
                 ArrayAttr(iterators),
                 [accumulator.type],
@@ -356,8 +366,9 @@ class DecomposeConvolution(RewritePattern):
 
 @dataclass(frozen=True)
 class TileDecomposeConvPass(ModulePass):
-    """Every windowed contraction (convolutions and their tiles) as a sum, over the
-    window's points, of matmul-like contractions on strided slices."""
+    """Every windowed generic (convolutions, pools and their tiles) as a chain, over
+    the window's points, of generics on strided slices: matmul-like contractions
+    for a convolution, elementwise ops for a pool."""
 
     name = "tile-decompose-conv"
 
