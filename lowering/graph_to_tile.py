@@ -743,10 +743,16 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
 
 def reduce(e: Emitter, value: SSAValue, axes, kind: str, element_type=None) -> SSAValue:
     """`kind` ("sum", "prod" or "max") over `axes`, the reduced dimensions dropped; the result
-    is in the compute type of `value` (or `element_type`)."""
+    is in the compute type of `value` (or `element_type`). Several axes are reduced one
+    at a time, the last first (a global pool sums w, then h): vector units reduce an
+    innermost dimension, and a generic reducing one axis is what they lower."""
+    accumulator = element_type or compute_type(element_type_of(value))
+    axes = sorted(axes)
+    if len(axes) > 1:
+        partial = reduce(e, value, axes[-1:], kind, accumulator)
+        return reduce(e, partial, axes[:-1], kind, accumulator)
     shape = shape_of(value)
     rank = len(shape)
-    accumulator = element_type or compute_type(element_type_of(value))
     kept = [i for i in range(rank) if i not in axes]
     identity = {"sum": 0, "prod": 1, "max": lowest_value(to_numpy_dtype(accumulator))}[kind]
     init = e.filled([shape[i] for i in kept], accumulator, identity)

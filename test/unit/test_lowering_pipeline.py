@@ -177,6 +177,21 @@ func.func @main(%x: tensor<1x16x14x14xf16>, %w: tensor<16x16x3x3xf16>) -> tensor
   %y = graph.add %r, %x : (tensor<1x16x14x14xf16>, tensor<1x16x14x14xf16>) -> tensor<1x16x14x14xf16>
   func.return %y : tensor<1x16x14x14xf16>
 }}""",
+    "max_pool": """
+func.func @main(%x: tensor<1x16x15x15xf16>) -> tensor<1x16x8x8xf16> {
+  %y = graph.max_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x15x15xf16> -> tensor<1x16x8x8xf16>
+  func.return %y : tensor<1x16x8x8xf16>
+}""",
+    "avg_pool": """
+func.func @main(%x: tensor<1x16x14x14xf16>) -> tensor<1x16x7x7xf16> {
+  %y = graph.avg_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x14x14xf16> -> tensor<1x16x7x7xf16>
+  func.return %y : tensor<1x16x7x7xf16>
+}""",
+    "global_avg_pool": """
+func.func @main(%x: tensor<1x32x7x7xf16>) -> tensor<1x32x1x1xf16> {
+  %y = graph.global_avg_pool %x : tensor<1x32x7x7xf16> -> tensor<1x32x1x1xf16>
+  func.return %y : tensor<1x32x1x1xf16>
+}""",
     "softmax": """
 func.func @main(%x: tensor<32x100xf16>) -> tensor<32x100xf16> {
   %y = graph.softmax %x : tensor<32x100xf16>
