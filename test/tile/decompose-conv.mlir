@@ -96,6 +96,25 @@ func.func @max_pool(%x: tensor<7x7xf32>, %win: tensor<3x3xf32>, %acc: tensor<3x3
 
 // -----
 
+// A pool window that tiles its input (2x2, stride 2) is still unrolled per point:
+// split into blocks it would reduce two dims at once.
+// CHECK-LABEL: func.func @tiling_window(
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         tensor.extract_slice %x[0, 0] [3, 3] [2, 2] : tensor<6x6xf32> to tensor<3x3xf32>
+// CHECK:         tensor.extract_slice %x[1, 1] [3, 3] [2, 2] : tensor<6x6xf32> to tensor<3x3xf32>
+// CHECK-NOT:     "reduction"
+// CHECK:         func.return
+func.func @tiling_window(%x: tensor<6x6xf32>, %win: tensor<2x2xf32>, %acc: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j, ki, kj) -> (i * 2 + ki, j * 2 + kj)>, affine_map<(i, j, ki, kj) -> (ki, kj)>, affine_map<(i, j, ki, kj) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x, %win : tensor<6x6xf32>, tensor<2x2xf32>) outs(%acc : tensor<3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %s: f32):
+    %m = arith.maximumf %s, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<3x3xf32>
+  func.return %y : tensor<3x3xf32>
+}
+
+// -----
+
 // A matmul (maps already projected permutations) stays.
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT:     tensor.extract_slice

@@ -187,6 +187,13 @@ func.func @main(%x: tensor<1x16x14x14xf16>) -> tensor<1x16x7x7xf16> {
   %y = graph.avg_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x14x14xf16> -> tensor<1x16x7x7xf16>
   func.return %y : tensor<1x16x7x7xf16>
 }""",
+    # Windows that tile their input (2x2 stride 2; a 7x7 average over all of a 7x7 map).
+    "tiling_pools": """
+func.func @main(%x: tensor<1x32x7x7xf16>, %y: tensor<1x16x8x8xf16>) -> (tensor<1x32x1x1xf16>, tensor<1x16x4x4xf16>) {
+  %a = graph.avg_pool %x {kernel = array<i64: 7, 7>} : tensor<1x32x7x7xf16> -> tensor<1x32x1x1xf16>
+  %m = graph.max_pool %y {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x16x8x8xf16> -> tensor<1x16x4x4xf16>
+  func.return %a, %m : tensor<1x32x1x1xf16>, tensor<1x16x4x4xf16>
+}""",
     "global_avg_pool": """
 func.func @main(%x: tensor<1x32x7x7xf16>) -> tensor<1x32x1x1xf16> {
   %y = graph.global_avg_pool %x : tensor<1x32x7x7xf16> -> tensor<1x32x1x1xf16>

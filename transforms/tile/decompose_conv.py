@@ -322,10 +322,13 @@ class DecomposeConvolution(RewritePattern):
             },
         )
         maps = [m.data for m in op.indexing_maps.data]
-        if not maps[2].is_projected_permutation():
-            raise contraction.fail(f"output map {maps[2]} is not a projected permutation")
+        if not maps[-1].is_projected_permutation():
+            raise contraction.fail(f"output map {maps[-1]} is not a projected permutation")
+        # A pool keeps its windows even where they tile the input: split into blocks
+        # it would still reduce two dims at once, which vector units do not.
         inputs = [
-            _split_blocks(contraction, v, m, rewriter) for v, m in zip(op.inputs, maps[:2])
+            _split_blocks(contraction, v, m, rewriter) if is_contraction(op) else (v, m)
+            for v, m in zip(op.inputs, maps[: len(op.inputs)])
         ]
         accesses = [[contraction.access(e) for e in m.results] for _, m in inputs]
         windows = sorted(
@@ -334,7 +337,7 @@ class DecomposeConvolution(RewritePattern):
         kept = [d for d in range(len(contraction.extents)) if d not in windows]
         renumber = {d: i for i, d in enumerate(kept)}
         out_map = AffineMap(
-            len(kept), 0, tuple(AffineExpr.dimension(renumber[e.position]) for e in maps[2].results)
+            len(kept), 0, tuple(AffineExpr.dimension(renumber[e.position]) for e in maps[-1].results)
         )
         iterators = [op.iterator_types.data[d] for d in kept]
         accumulator = op.outputs[0]
