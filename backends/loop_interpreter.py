@@ -171,7 +171,7 @@ class LoopFunctions(InterpreterFunctions):
     def run_generic(self, interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues):
         if op.results:
             return self.tensor.run_generic(interpreter, op, args).values
-        for output, value in zip(args[len(op.inputs) :], run_generic(interpreter, op, args)):
+        for output, value in zip(args[len(op.inputs) :], run_generic(interpreter, op, args, self.tensor.plans)):
             write(op, output, value)
         return ()
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, math, memref, tensor
@@ -253,21 +255,34 @@ def _affine(expr: AffineExpr, grids: Sequence[np.ndarray]):
     raise ValueError(f"affine expression {expr} has symbols")
 
 
-def _read(array: np.ndarray, indexing: AffineMap, grids: Sequence[np.ndarray]) -> np.ndarray:
-    """`array` read over the iteration space: element `array[map(i)]` at point `i`
-    (broadcastable to the iteration space, not materialized)."""
-    rank = len(grids)
+def _permutation(indexing: AffineMap) -> tuple[list[int], list[int]] | None:
+    """(axes in the order of their dims, each axis's dim) if `indexing` is a projected permutation."""
     results = indexing.results
     positions = [r.position for r in results if isinstance(r, AffineDimExpr)]
-    if len(positions) == len(results) and len(set(positions)) == len(positions):
+    if len(positions) != len(results) or len(set(positions)) != len(positions):
+        return None
+    return sorted(range(len(positions)), key=lambda k: positions[k]), positions
+
+
+def _read(
+    array: np.ndarray,
+    indexing: AffineMap,
+    grids: Sequence[np.ndarray] | None,
+    rank: int,
+    permutation: tuple[list[int], list[int]] | None,
+) -> np.ndarray:
+    """`array` read over the iteration space: element `array[map(i)]` at point `i`
+    (broadcastable to the iteration space, not materialized). `permutation`: `_permutation(indexing)`;
+    `grids` (needed when it is None): one index array per loop dim."""
+    if permutation is not None:
         # A projected permutation: a transposed view with size-1 axes inserted.
-        order = sorted(range(len(positions)), key=lambda k: positions[k])
-        view = np.transpose(array, order)
+        order, positions = permutation
         shape = [1] * rank
         for k in order:
             shape[positions[k]] = array.shape[k]
-        return view.reshape(shape)
-    indices = tuple(np.asarray(_affine(r, grids)) for r in results)
+        return np.transpose(array, order).reshape(shape)
+    assert grids is not None
+    indices = tuple(np.asarray(_affine(r, grids)) for r in indexing.results)
     if not indices:
         return np.asarray(array).reshape([1] * rank)
     value = array[indices]
@@ -321,34 +336,49 @@ def _reduction_of(op: linalg.GenericOp, value: SSAValue, accumulator: SSAValue):
     )
 
 
-def run_generic(
-    interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues
-) -> tuple[np.ndarray, ...]:
-    arrays = [np.asarray(a) for a in args]
+@dataclass
+class _GenericPlan:
+    """What evaluating a generic needs from its attributes and body, worked out once per op and run."""
+
+    maps: list[AffineMap]
+    dim_sources: list[tuple[int, int]]
+    """Per loop dim, the (operand, axis) whose size gives its extent (`loop_ranges`)."""
+    permutations: list[tuple[list[int], list[int]] | None]
+    """Per operand whose map is a projected permutation, (axis order, dim of each axis) for `_read`."""
+    needs_grids: bool
+    """Whether index grids are needed: a map other than a projected permutation, or linalg.index."""
+    reduction_dims: tuple[int, ...]
+    parallel: list[int]
+    steps: list[Operation]
+    """The body ops evaluated on whole arrays, in order (not the yield, combiners or contractions)."""
+    reductions: dict[int, tuple[Operation, SSAValue]]
+    """Output index -> (combiner, the value it combines into that output's accumulator)."""
+    contractions: set[Operation]
+    """The products that a sum reduction adds up: one einsum each."""
+    output_orders: list[list[int]]
+    """Per output, the transpose from the parallel dims in order to the output map's order."""
+
+
+def _plan(op: linalg.GenericOp) -> _GenericPlan:
     maps = [m.data for m in op.indexing_maps.data]
-    ranges = loop_ranges(op, [a.shape for a in arrays])
-    rank = len(ranges)
-    grids = [
-        np.arange(n).reshape([n if i == d else 1 for i in range(rank)])
-        for d, n in enumerate(ranges)
-    ]
+    rank = maps[0].num_dims
+    sources: dict[int, tuple[int, int]] = {}
+    for operand, indexing in enumerate(maps):
+        for axis, result in enumerate(indexing.results):
+            if isinstance(result, AffineDimExpr):
+                sources.setdefault(result.position, (operand, axis))
+    missing = [f"d{d}" for d in range(rank) if d not in sources]
+    if missing:
+        raise error_at(op, f"no operand's indexing map gives the size of {', '.join(missing)}")
+    permutations = [_permutation(indexing) for indexing in maps]
     reduction_dims = tuple(
-        d
-        for d, it in enumerate(op.iterator_types.data)
-        if it.data == linalg_attrs.IteratorType.REDUCTION
+        d for d, it in enumerate(op.iterator_types.data) if it.data == linalg_attrs.IteratorType.REDUCTION
     )
+    parallel = [d for d in range(rank) if d not in reduction_dims]
     block = op.body.block
-    num_inputs = len(op.inputs)
-    values: dict[SSAValue, np.ndarray] = {}
-    for arg, array, indexing in zip(block.args, arrays, maps):
-        values[arg] = _read(array, indexing, grids)
-    outputs = block.args[num_inputs:]
+    outputs = block.args[len(op.inputs) :]
     yielded = block.last_op.operands
-    reductions = (
-        {i: _reduction_of(op, v, outputs[i]) for i, v in enumerate(yielded)}
-        if reduction_dims
-        else {}
-    )
+    reductions = {i: _reduction_of(op, v, outputs[i]) for i, v in enumerate(yielded)} if reduction_dims else {}
     combiners = {combiner for combiner, _ in reductions.values()}
     # A sum of products (matmul, conv) is one einsum of the two factors, so the
     # product over the whole iteration space is never materialized.
@@ -359,6 +389,68 @@ def run_generic(
         and isinstance(contribution.owner, (arith.MulfOp, arith.MuliOp))
         and contribution.has_one_use()
     }
+    steps = [o for o in block.ops if o is not block.last_op and o not in combiners and o not in contractions]
+    for step in steps:
+        if reduction_dims and any(o in outputs for o in step.operands):
+            raise error_at(op, f"'{step.name}' reads the accumulator of a reduction")
+    output_orders = []
+    for out_map in maps[len(op.inputs) :]:
+        positions = [r.position for r in out_map.results if isinstance(r, AffineDimExpr)]
+        if len(positions) != len(out_map.results) or sorted(positions) != parallel:
+            raise error_at(op, f"output map {out_map} is not a permutation of the parallel dimensions")
+        output_orders.append([parallel.index(p) for p in positions])
+    needs_grids = None in permutations or any(isinstance(step, linalg.IndexOp) for step in steps)
+    return _GenericPlan(
+        maps, [sources[d] for d in range(rank)], permutations, needs_grids,
+        reduction_dims, parallel, steps, reductions, contractions, output_orders,
+    )
+
+
+def _with_rank(array: np.ndarray, rank: int) -> np.ndarray:
+    """`array` with leading size-1 axes up to `rank` (a 0-d constant among the body's values)."""
+    return array if array.ndim == rank else array.reshape((1,) * (rank - array.ndim) + array.shape)
+
+
+Plans = dict[Operation, Any]
+"""What one run worked out from each op's attributes (`TensorFunctions.plans`: a generic's
+`_GenericPlan`, a slice's static offsets, sizes and strides). An op in a loop body runs once per
+iteration (a nest of 1x1 tiles runs the same few ops tens of thousands of times), and decoding
+its attributes each time would dominate; a new run plans again, as passes may have changed the IR."""
+
+
+def _planned(plans: Plans | None, op: Operation, make: Callable[[Operation], Any]) -> Any:
+    if plans is None:
+        return make(op)
+    if op not in plans:
+        plans[op] = make(op)
+    return plans[op]
+
+
+EINSUM_PATH_MIN_POINTS = 4096
+"""Iteration spaces from this many points up take numpy's optimized einsum (BLAS where it can);
+below, working out the path costs more than the contraction."""
+
+
+def run_generic(
+    interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues, plans: Plans | None = None
+) -> tuple[np.ndarray, ...]:
+    plan = _planned(plans, op, _plan)
+    arrays = [np.asarray(a) for a in args]
+    ranges = [arrays[operand].shape[axis] for operand, axis in plan.dim_sources]
+    rank = len(ranges)
+    grids = (
+        [np.arange(n).reshape([n if i == d else 1 for i in range(rank)]) for d, n in enumerate(ranges)]
+        if plan.needs_grids
+        else None
+    )
+    reduction_dims, parallel = plan.reduction_dims, plan.parallel
+    block = op.body.block
+    num_inputs = len(op.inputs)
+    values: dict[SSAValue, np.ndarray] = {}
+    for arg, array, indexing, permutation in zip(block.args, arrays, plan.maps, plan.permutations):
+        values[arg] = _read(array, indexing, grids, rank, permutation)
+    outputs = block.args[num_inputs:]
+    yielded = block.last_op.operands
 
     def value_of(operand: SSAValue) -> np.ndarray:
         if operand in values:
@@ -366,13 +458,10 @@ def run_generic(
         # Defined above the generic (e.g. the tensor a `tensor.extract` reads).
         return np.asarray(interpreter.get_values((operand,))[0])
 
-    for body_op in block.ops:
-        if body_op is block.last_op or body_op in combiners or body_op in contractions:
-            continue
-        if reduction_dims and any(o in outputs for o in body_op.operands):
-            raise error_at(op, f"'{body_op.name}' reads the accumulator of a reduction")
+    for body_op in plan.steps:
         operands = [value_of(o) for o in body_op.operands]
         if isinstance(body_op, linalg.IndexOp):
+            assert grids is not None
             result = grids[body_op.dim.value.data]
         elif isinstance(body_op, (tensor.ExtractOp, memref.LoadOp)):
             # memref.load: tile-to-loop's form of a tensor.extract of an outer tensor.
@@ -386,21 +475,20 @@ def run_generic(
 
     results = []
     full_shape = tuple(ranges)
-    parallel = [d for d in range(rank) if d not in reduction_dims]
-    for index, (init, out_map) in enumerate(zip(arrays[num_inputs:], maps[num_inputs:])):
-        if index in reductions:
-            combiner, contribution = reductions[index]
+    for index, (init, order) in enumerate(zip(arrays[num_inputs:], plan.output_orders)):
+        if index in plan.reductions:
+            combiner, contribution = plan.reductions[index]
             with np.errstate(all="ignore"):
-                if contribution.owner in contractions:
+                if contribution.owner in plan.contractions:
                     lhs, rhs = (value_of(o) for o in contribution.owner.operands)
                     every = list(range(rank))
                     reduced = np.einsum(
-                        np.broadcast_to(lhs, np.broadcast_shapes(lhs.shape, (1,) * rank)),
+                        _with_rank(lhs, rank),
                         every,
-                        np.broadcast_to(rhs, np.broadcast_shapes(rhs.shape, (1,) * rank)),
+                        _with_rank(rhs, rank),
                         every,
                         parallel,
-                        optimize=True,
+                        optimize=int(np.prod(full_shape)) >= EINSUM_PATH_MIN_POINTS,
                     )
                     reduced = np.broadcast_to(reduced, [full_shape[d] for d in parallel])
                 else:
@@ -415,13 +503,8 @@ def run_generic(
                 if reduction_dims
                 else value
             )
-        positions = [r.position for r in out_map.results if isinstance(r, AffineDimExpr)]
-        if len(positions) != len(out_map.results) or sorted(positions) != parallel:
-            raise error_at(
-                op, f"output map {out_map} is not a permutation of the parallel dimensions"
-            )
         value = np.broadcast_to(value, [full_shape[d] for d in parallel])
-        value = np.transpose(value, [parallel.index(p) for p in positions])
+        value = np.transpose(value, order)
         results.append(np.array(value, dtype=init.dtype))
     return tuple(results)
 
@@ -441,13 +524,19 @@ def _filled(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
     return [int(next(values)) if v == tensor.DYNAMIC_INDEX else v for v in static]
 
 
-def _slices(op, args: Sequence) -> tuple[slice, ...]:
+def _static_slice(op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int, int]:
+    """An extract/insert_slice's static offsets, sizes, strides, and how many offsets and sizes are dynamic."""
+    statics = (op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values())
+    return (*statics, len(op.offsets), len(op.sizes))
+
+
+def _slices(op, args: Sequence, plans: Plans | None = None) -> tuple[slice, ...]:
     """The numpy slices of an extract/insert_slice; `args` are its operands past the
     tensors (dynamic offsets, then sizes, then strides)."""
-    n_offsets, n_sizes = len(op.offsets), len(op.sizes)
-    offsets = _filled(op.static_offsets.get_values(), args[:n_offsets])
-    sizes = _filled(op.static_sizes.get_values(), args[n_offsets : n_offsets + n_sizes])
-    strides = _filled(op.static_strides.get_values(), args[n_offsets + n_sizes :])
+    static_offsets, static_sizes, static_strides, n_offsets, n_sizes = _planned(plans, op, _static_slice)
+    offsets = _filled(static_offsets, args[:n_offsets])
+    sizes = _filled(static_sizes, args[n_offsets : n_offsets + n_sizes])
+    strides = _filled(static_strides, args[n_offsets + n_sizes :])
     return tuple(
         slice(offset, offset + (size - 1) * stride + 1 if size else offset, stride)
         for offset, size, stride in zip(offsets, sizes, strides)
@@ -458,9 +547,12 @@ def _slices(op, args: Sequence) -> tuple[slice, ...]:
 class TensorFunctions(InterpreterFunctions):
     """linalg and tensor ops; math and arith inside generic bodies (see the module docstring)."""
 
+    def __init__(self) -> None:
+        self.plans: Plans = {}
+
     @impl(linalg.GenericOp)
     def run_generic(self, interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues):
-        return run_generic(interpreter, op, args)
+        return run_generic(interpreter, op, args, self.plans)
 
     @impl(linalg.FillOp)
     def run_fill(self, interpreter: Interpreter, op: linalg.FillOp, args: PythonValues):
@@ -510,7 +602,7 @@ class TensorFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tensor.ExtractSliceOp, args: PythonValues
     ):
         source = args[0]
-        return (source[_slices(op, args[1:])].reshape(op.result.type.get_shape()).copy(),)
+        return (source[_slices(op, args[1:], self.plans)].reshape(op.result.type.get_shape()).copy(),)
 
     @impl(tensor.InsertSliceOp)
     def run_insert_slice(
@@ -518,7 +610,7 @@ class TensorFunctions(InterpreterFunctions):
     ):
         source, dest = args[:2]
         result = np.array(dest, copy=True)
-        slices = _slices(op, args[2:])
+        slices = _slices(op, args[2:], self.plans)
         result[slices] = np.reshape(source, result[slices].shape)
         return (result,)
 

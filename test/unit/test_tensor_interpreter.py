@@ -227,3 +227,40 @@ def test_a_generic_contraction_runs_as_one_einsum():
     init = randn(256, 384)
     (y,) = run(text, a, b, init)
     np.testing.assert_allclose(y, init + a @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_a_generic_in_a_loop_is_planned_once_per_run(monkeypatch):
+    # A nest of 1x1 tiles (tile-and-fuse{sizes=1,1,1,1}) runs one generic tens of thousands of
+    # times; decoding its maps and body each time made a 32x32x32 matmul chain take 30 s.
+    from ziggurat.backends import tensor_interpreter
+
+    planned = []
+    plan = tensor_interpreter._plan
+    monkeypatch.setattr(tensor_interpreter, "_plan", lambda op: planned.append(op) or plan(op))
+    x = randn(4)
+    text = """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %e = tensor.empty() : tensor<4xf32>
+      %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%o = %e) -> (tensor<4xf32>) {
+        %s = tensor.extract_slice %x[%i] [1] [1] : tensor<4xf32> to tensor<1xf32>
+        %t = tensor.empty() : tensor<1xf32>
+        %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                             iterator_types = ["parallel"]} ins(%s : tensor<1xf32>) outs(%t : tensor<1xf32>) {
+        ^bb0(%a: f32, %b: f32):
+          %n = arith.negf %a : f32
+          linalg.yield %n : f32
+        } -> tensor<1xf32>
+        %u = tensor.insert_slice %y into %o[%i] [1] [1] : tensor<1xf32> into tensor<4xf32>
+        scf.yield %u : tensor<4xf32>
+      }
+      func.return %r : tensor<4xf32>
+    }"""
+    module = parse_source(default_context(), text, "test.mlir")
+    (y,) = run_function(module, [x])
+    np.testing.assert_array_equal(y, -x)
+    assert len(planned) == 1
+    run_function(module, [x])  # a new run plans again: passes may have changed the IR in between
+    assert len(planned) == 2
