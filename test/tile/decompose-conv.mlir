@@ -139,3 +139,24 @@ func.func @on_memrefs(%x: memref<1x2x6x6xf32>, %w: memref<3x2x3x3xf32>, %y: memr
   }
   func.return
 }
+
+// -----
+
+// A strided 1x1 convolution (ResNet's downsampling shortcut): the weights lose
+// their unit window dims through a rank-reducing slice even though the slice
+// covers the whole tensor.
+// CHECK-LABEL: func.func @strided_1x1(
+// CHECK-NEXT:    %[[X:.*]] = tensor.extract_slice %x[0, 0, 0, 0] [1, 32, 7, 7] [1, 1, 2, 2] : tensor<1x32x13x13xf16> to tensor<1x32x7x7xf16>
+// CHECK-NEXT:    %[[W:.*]] = tensor.extract_slice %w[0, 0, 0, 0] [64, 32, 1, 1] [1, 1, 1, 1] : tensor<64x32x1x1xf16> to tensor<64x32xf16>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<1x32x7x7xf16>, tensor<64x32xf16>) outs(%acc : tensor<1x64x7x7xf32>)
+func.func @strided_1x1(%x: tensor<1x32x13x13xf16>, %w: tensor<64x32x1x1xf16>, %acc: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, ((d2 * 2) + d5), ((d3 * 2) + d6))>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x32x13x13xf16>, tensor<64x32x1x1xf16>) outs(%acc : tensor<1x64x7x7xf32>) {
+  ^bb0(%a: f16, %b: f16, %s: f32):
+    %ea = arith.extf %a : f16 to f32
+    %eb = arith.extf %b : f16 to f32
+    %p = arith.mulf %ea, %eb : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<1x64x7x7xf32>
+  func.return %y : tensor<1x64x7x7xf32>
+}

@@ -291,7 +291,7 @@ def _window_slice(
         kept_shape.append(extent)
     indexing = AffineMap(len(renumber), 0, tuple(results))
     whole = list(value.type.get_shape())
-    if sizes == whole and set(strides) <= {1} and not any(offsets):
+    if kept_shape == whole and set(strides) <= {1} and not any(offsets):
         return value, indexing
     result_type = TensorType(value.type.get_element_type(), kept_shape)
     sliced = tensor.ExtractSliceOp(value, offsets, sizes, strides, result_type)
