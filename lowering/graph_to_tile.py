@@ -895,13 +895,14 @@ def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
     layout = op.layout.data
     x = transpose(e, op.input, (0, 3, 1, 2)) if layout == "NHWC" else op.input
     element_type = element_type_of(x)
-    accumulator = compute_type(element_type)
+    is_max = isinstance(op, graph.MaxPoolOp)
+    # A maximum is exact in the element type; a sum is accumulated wider.
+    accumulator = element_type if is_max else compute_type(element_type)
     kernel, strides, pads, dilations = op.window(op.properties)
     n, c, h, w = shape_of(x)
     (oh, ow), ends = window_geometry(
         (h, w), kernel, strides, dilations, pads, op.ceil_mode.value.data
     )
-    is_max = isinstance(op, graph.MaxPoolOp)
     fill = lowest_value(to_numpy_dtype(element_type)) if is_max else 0
     padded = pad_constant(e, x, [0, 0, *pads[:2]], [0, 0, *ends], fill)
     d = [AffineExpr.dimension(i) for i in range(6)]
