@@ -23,9 +23,12 @@ the machine model (`--report text|json` then prints its cost with the cycles
 of each layer, the ONNX node the instructions came from, and `--trace` writes
 a Perfetto trace). `--check` also runs the model with onnxruntime on the same
 inputs and reports, per output, the max absolute and relative error against a
-tolerance that depends on the element type it was computed in.
+tolerance that depends on the element type it was computed in; a model that
+ships expected outputs in the onnx backend-test layout (`test_data_set_0/`,
+or `light_*_output_N.pb` beside it) is run on their inputs and compared with
+those outputs too (`ziggurat.frontends.onnx.reference_data`).
 Inputs come from `--inputs` (an .npz keyed by ONNX input name, argN or
-arr_N) or are random with a fixed `--seed`; `--outputs` saves ziggurat's
+arr_N), else from the shipped test data, else are random with a fixed `--seed`; `--outputs` saves ziggurat's
 results keyed by ONNX output name. Progress is shown on stderr when it is a
 terminal.
 
@@ -76,6 +79,7 @@ from ziggurat.diagnostics import (
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
 from ziggurat.lowering.differential import build_passes, input_names, level_of, run_at_level
+from ziggurat.frontends.onnx.reference_data import shipped_reference
 from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.tools.ziggurat_run import summarize
 
@@ -272,7 +276,7 @@ def compare(
         narrower = computed_in is not None and expected.dtype.kind == "f" and computed_in.itemsize < expected.dtype.itemsize
         tolerance = tolerance_for(computed_in if narrower else expected.dtype)
         if actual.shape != expected.shape:
-            print(f"output '{name}': shape {list(actual.shape)}, onnxruntime {list(expected.shape)}  FAIL")
+            print(f"output '{name}': shape {list(actual.shape)}, expected {list(expected.shape)}  FAIL")
             passed = False
             continue
         a, e = actual.astype(np.float64), expected.astype(np.float64)
@@ -401,12 +405,15 @@ def compile_model(args: argparse.Namespace) -> int:
     graph_function: func.FuncOp = find_function(module, "main")
     result_types = list(graph_function.function_type.outputs.data)
     inputs = []
+    shipped = shipped_reference(Path(args.model), model) if running and not args.inputs else None
     if running:
-        inputs = (
-            load_inputs(args.inputs, onnx_inputs, graph_function)
-            if args.inputs
-            else random_inputs(graph_function, args.seed)
-        )
+        if args.inputs:
+            inputs = load_inputs(args.inputs, onnx_inputs, graph_function)
+        elif shipped is not None:
+            arg_types = graph_function.function_type.inputs.data
+            inputs = [restore_element_type(shipped.inputs[n], t) for n, t in zip(onnx_inputs, arg_types, strict=True)]
+        else:
+            inputs = random_inputs(graph_function, args.seed)
     precision = None
     if machine is not None:
         precision = choose_precision(args.precision, machine, module)
@@ -437,10 +444,18 @@ def compile_model(args: argparse.Namespace) -> int:
     with stage("running onnxruntime"):
         reference = run_onnxruntime(model, onnx_inputs, inputs)
     computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
-    if compare(output_names, results, reference, computed_in):
-        print(f"check passed: {len(results)} output(s) match onnxruntime")
+    references = [("onnxruntime", reference)]
+    if shipped is not None:
+        references.append((f"the expected outputs shipped with the model ({shipped.source})", shipped.outputs))
+    failed = []
+    for against, expected in references:
+        print(f"against {against}:")
+        if not compare(output_names, results, expected, computed_in):
+            failed.append(against)
+    if not failed:
+        print(f"check passed: {len(results)} output(s) match {' and '.join(a for a, _ in references)}")
         return 0
-    print("error: check failed: ziggurat and onnxruntime differ beyond the tolerance", file=sys.stderr)
+    print(f"error: check failed: ziggurat and {' and '.join(failed)} differ beyond the tolerance", file=sys.stderr)
     return 1
 
 
