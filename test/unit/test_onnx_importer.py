@@ -580,3 +580,38 @@ def test_inconsistent_shape_arithmetic_is_a_diagnostic():
     model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [index]), opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(DiagnosticError, match=r"ONNX shape inference failed: .*indices must be in \[-rank, rank-1\]"):
         import_model(model)
+
+
+def _with_shipped_data(tmp_path: Path, expected_scale: float) -> tuple[Path, np.ndarray]:
+    """A Relu model in the backend-test layout: model.onnx and test_data_set_0/{input,output}_0.pb."""
+    case = Case("Relu", "Relu", {"x": rand(2, 3)})
+    path = tmp_path / "model.onnx"
+    onnx.save(node_model(case), str(path))
+    data_set = tmp_path / "test_data_set_0"
+    data_set.mkdir()
+    x = case.inputs["x"]
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), str(data_set / "input_0.pb"))
+    expected = np.maximum(x, 0) * expected_scale
+    onnx.save_tensor(numpy_helper.from_array(expected.astype(np.float32), "y"), str(data_set / "output_0.pb"))
+    return path, x
+
+
+def test_check_uses_and_compares_with_the_shipped_test_data(tmp_path: Path, capsys):
+    path, x = _with_shipped_data(tmp_path, expected_scale=1.0)
+    outputs = tmp_path / "ours.npz"
+    args = ziggurat_compile.build_argument_parser().parse_args([str(path), "--check", "--outputs", str(outputs)])
+    assert ziggurat_compile.compile_model(args) == 0
+    out = capsys.readouterr().out
+    assert "against the expected outputs shipped with the model" in out
+    assert "match onnxruntime and the expected outputs shipped with the model" in out
+    (ours,) = np.load(outputs).values()
+    np.testing.assert_array_equal(ours, np.maximum(x, 0))  # run on the shipped input, not a random one
+
+
+def test_check_fails_when_the_shipped_outputs_differ(tmp_path: Path, capsys):
+    path, _ = _with_shipped_data(tmp_path, expected_scale=2.0)
+    args = ziggurat_compile.build_argument_parser().parse_args([str(path), "--check"])
+    assert ziggurat_compile.compile_model(args) == 1
+    captured = capsys.readouterr()
+    assert "FAIL" in captured.out
+    assert "differ beyond the tolerance" in captured.err and "onnxruntime and" not in captured.err
