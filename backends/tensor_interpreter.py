@@ -530,13 +530,22 @@ def _static_slice(op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]
     return (*statics, len(op.offsets), len(op.sizes))
 
 
-def _slices(op, args: Sequence, plans: Plans | None = None) -> tuple[slice, ...]:
-    """The numpy slices of an extract/insert_slice; `args` are its operands past the
-    tensors (dynamic offsets, then sizes, then strides)."""
+def _slices(op, args: Sequence, shape: Sequence[int], plans: Plans | None = None) -> tuple[slice, ...]:
+    """The numpy slices of an extract/insert_slice of a tensor of `shape`; `args` are its operands
+    past the tensors (dynamic offsets, then sizes, then strides). A slice reaching outside the
+    tensor is an error at the op (numpy would clip it silently or fail to reshape)."""
     static_offsets, static_sizes, static_strides, n_offsets, n_sizes = _planned(plans, op, _static_slice)
     offsets = _filled(static_offsets, args[:n_offsets])
     sizes = _filled(static_sizes, args[n_offsets : n_offsets + n_sizes])
     strides = _filled(static_strides, args[n_offsets + n_sizes :])
+    for dim, (offset, size, stride, extent) in enumerate(zip(offsets, sizes, strides, shape)):
+        last = offset + (size - 1) * stride
+        if size < 0 or stride < 1 or (size > 0 and not 0 <= offset <= last < extent):
+            raise error_at(
+                op,
+                f"{op.name} reaches outside its tensor: dim {dim} has {extent} elements, the slice takes "
+                f"{size} from offset {offset} with stride {stride}",
+            )
     return tuple(
         slice(offset, offset + (size - 1) * stride + 1 if size else offset, stride)
         for offset, size, stride in zip(offsets, sizes, strides)
@@ -602,7 +611,8 @@ class TensorFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tensor.ExtractSliceOp, args: PythonValues
     ):
         source = args[0]
-        return (source[_slices(op, args[1:], self.plans)].reshape(op.result.type.get_shape()).copy(),)
+        window = source[_slices(op, args[1:], np.shape(source), self.plans)]
+        return (window.reshape(op.result.type.get_shape()).copy(),)
 
     @impl(tensor.InsertSliceOp)
     def run_insert_slice(
@@ -610,7 +620,7 @@ class TensorFunctions(InterpreterFunctions):
     ):
         source, dest = args[:2]
         result = np.array(dest, copy=True)
-        slices = _slices(op, args[2:], self.plans)
+        slices = _slices(op, args[2:], result.shape, self.plans)
         result[slices] = np.reshape(source, result[slices].shape)
         return (result,)
 
