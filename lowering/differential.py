@@ -157,13 +157,14 @@ def compare_outputs(
     return comparisons
 
 
-def stage_tolerance(expected: np.ndarray) -> tuple[float, float]:
-    """(rtol, atol) for a lowered program's output: the dtype's rtol, and an atol of rtol times
-    the output's root mean square (at least the dtype's atol). A tiled reduction rounds its
+def stage_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None) -> tuple[float, float]:
+    """(rtol, atol) for a lowered program's output: the rtol of its dtype (or of `computed_in`, the
+    type it was computed in, e.g. after graph-convert-float), and an atol of rtol times the
+    output's root mean square (at least that type's atol). A tiled reduction rounds its
     partial sums, and an f16 vector unit each intermediate, so an element that cancels to
     near zero carries an error of the size of the terms, not of itself; a wrong tile, index
     or op is off by the whole magnitude and still fails."""
-    rtol, atol = tolerance_for(expected.dtype)
+    rtol, atol = tolerance_for(expected.dtype if computed_in is None else computed_in)
     if rtol == 0.0 or expected.size == 0:
         return rtol, atol
     wide = expected.astype(np.float64)

@@ -130,7 +130,9 @@ def save_failure(failure: Failure, suffix: str, case_number: int) -> Path:
         f"case: {failure.case.describe()}",
         *failure.outcome.stderr.strip().splitlines()[-10:],
     ]
-    text = "\n".join(f"{comment} {line}" for line in header) + "\n" + failure.case.text
+    # A detail may span lines (a diagnostic with its source line): each is commented, so the file still parses.
+    lines = [line for entry in header for line in entry.splitlines()]
+    text = "\n".join(f"{comment} {line}" for line in lines) + "\n" + failure.case.text
     path.write_text(text)
     return path
 

@@ -115,6 +115,71 @@ def test_run_in_process_reports_hangs_and_escaping_exceptions():
     assert run_in_process(raises, []).kind == "traceback"
 
 
+def test_pipeline_comparison_allows_the_precision_graph_convert_float_chose():
+    from fuzz.pipelines import compare_results, computed_in, pipeline_passes
+
+    before = np.linspace(-1, 1, 12, dtype=np.float32)
+    in_f16 = before.astype(np.float16).astype(np.float32)
+    expected = {("f", "random"): ("graph", [before])}
+    actual = {("f", "random"): ("graph", [in_f16])}
+    assert "values differ" in compare_results(expected, actual)
+    assert computed_in(pipeline_passes("graph-canonicalize")) is None
+    assert computed_in(pipeline_passes("graph-convert-float,cse")) == np.float16
+    assert computed_in(pipeline_passes("graph-convert-float{target=bf16}")) == ml_dtypes.bfloat16
+    assert compare_results(expected, actual, np.dtype(np.float16)) is None
+    # Still a wrong answer when off by more than f16 rounding.
+    actual = {("f", "random"): ("graph", [in_f16 * 1.1])}
+    assert "values differ" in compare_results(expected, actual, np.dtype(np.float16))
+
+
+def test_npu_output_runs_only_after_the_passes_that_finish_it():
+    from fuzz.pipelines import pipeline_machine, pipeline_passes, unfinished_npu_passes
+
+    def unfinished(pipeline: str) -> tuple[str, ...]:
+        return unfinished_npu_passes(pipeline_passes(pipeline))
+
+    assert unfinished("loop-to-npu{machine=davinci}") == ("npu-plan-memory", "npu-insert-sync")
+    assert unfinished("npu-plan-memory,loop-to-npu,npu-insert-sync") == ("npu-plan-memory",)
+    assert unfinished("lower-to-npu{machine=davinci},cse") == ()
+    assert pipeline_machine(pipeline_passes("lower-to-npu{machine=systolic},canonicalize")) == "systolic"
+
+
+def test_outputs_over_the_interpreter_budget_are_counted_not_run():
+    from fuzz.pipelines import OPS_BUDGET, interpreted_ops
+
+    text = """
+    func.func @f(%n: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c10 = arith.constant 10 : index
+      scf.for %i = %c0 to %c10 step %c1 {
+        scf.for %j = %c0 to %c10 step %c1 {
+          %k = arith.addi %i, %j : index
+        }
+        scf.for %j = %c0 to %n step %c1 {
+        }
+      }
+      func.return
+    }"""
+    (function,) = parse_source(default_context(), text, "ops.mlir").ops
+    # 4 ops and the loop; per outer iteration 2 loops, 10 x (addi + yield), the dynamic loop's yield once, the yield.
+    assert interpreted_ops(function.body.block) == 5 + 10 * (2 + 10 * 2 + 1 + 1)
+    assert OPS_BUDGET > 100_000
+
+
+def test_saved_failures_comment_every_header_line(tmp_path, monkeypatch):
+    from fuzz import campaign
+    from fuzz.outcome import Outcome
+    from fuzz.pipelines import PipelineCase
+
+    monkeypatch.setattr(campaign, "FAILURES_DIR", tmp_path)
+    outcome = Outcome("mismatch", 0, "", "", "a diagnostic:\n    %zero = arith.constant\n    ^")
+    case = PipelineCase("seed.mlir", 0, "func.func @f() {\n  func.return\n}\n", "cse")
+    saved = campaign.save_failure(campaign.Failure("pipeline", "ziggurat-opt", outcome, case), ".mlir", 7)
+    lines = saved.read_text().splitlines()
+    assert all(line.startswith("// ") for line in lines[:4]) and lines[4] == "func.func @f() {"
+
+
 # --------------------------------------------------------------------------- #
 # Regressions: bugs the fuzzer found, fixed in ziggurat/diagnostics.py
 # --------------------------------------------------------------------------- #
