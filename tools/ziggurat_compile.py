@@ -263,37 +263,59 @@ def run_onnxruntime(model, names: Sequence[str], inputs: Sequence[np.ndarray]) -
         ) from None
 
 
+@dataclass(frozen=True)
+class OutputCheck:
+    """One output of the model against its expected value."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    tolerance: Tolerance
+    max_abs: float
+    max_rel: float
+    ok: bool
+    shape_differs: str | None = None
+    """The shape ziggurat produced, when it is not the expected one."""
+
+    def __str__(self) -> str:
+        if self.shape_differs is not None:
+            return f"output '{self.name}': shape {self.shape_differs}, expected {list(self.shape)}  FAIL"
+        return (
+            f"output '{self.name}': {self.dtype}{list(self.shape)}  max abs {self.max_abs:.3g}  "
+            f"max rel {self.max_rel:.3g}  (atol {self.tolerance.atol:g}, rtol {self.tolerance.rtol:g})  "
+            f"{'ok' if self.ok else 'FAIL'}"
+        )
+
+
+def check_output(name: str, actual: np.ndarray, expected: np.ndarray, computed_in: np.dtype | None = None) -> OutputCheck:
+    """Max abs and rel error of `actual` against `expected`, and whether it is within the tolerance.
+    A float output computed in a narrower type (`computed_in`) gets that type's tolerance."""
+    narrower = computed_in is not None and expected.dtype.kind == "f" and computed_in.itemsize < expected.dtype.itemsize
+    tolerance = tolerance_for(computed_in if narrower else expected.dtype)
+    if actual.shape != expected.shape:
+        return OutputCheck(name, expected.dtype, expected.shape, tolerance, np.inf, np.inf, False, str(list(actual.shape)))
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    both_nan = np.isnan(a) & np.isnan(e)
+    difference = np.where(both_nan, 0.0, np.abs(a - e))
+    difference = np.where(np.isnan(difference), np.inf, difference)
+    relative = difference / np.maximum(np.abs(e), np.finfo(np.float64).tiny)
+    max_abs = float(difference.max()) if difference.size else 0.0
+    max_rel = float(np.where(difference == 0, 0.0, relative).max()) if difference.size else 0.0
+    ok = bool(np.all(difference <= tolerance.atol + tolerance.rtol * np.abs(np.nan_to_num(e))))
+    return OutputCheck(name, expected.dtype, expected.shape, tolerance, max_abs, max_rel, ok)
+
+
 def compare(
     names: Sequence[str],
     ours: Sequence[np.ndarray],
     reference: Sequence[np.ndarray],
     computed_in: np.dtype | None = None,
 ) -> bool:
-    """Print one line per output (max abs and rel error, tolerance, verdict); True if all pass.
-    Float outputs computed in a narrower type (`computed_in`) get that type's tolerance."""
-    passed = True
-    for name, actual, expected in zip(names, ours, reference):
-        narrower = computed_in is not None and expected.dtype.kind == "f" and computed_in.itemsize < expected.dtype.itemsize
-        tolerance = tolerance_for(computed_in if narrower else expected.dtype)
-        if actual.shape != expected.shape:
-            print(f"output '{name}': shape {list(actual.shape)}, expected {list(expected.shape)}  FAIL")
-            passed = False
-            continue
-        a, e = actual.astype(np.float64), expected.astype(np.float64)
-        both_nan = np.isnan(a) & np.isnan(e)
-        difference = np.where(both_nan, 0.0, np.abs(a - e))
-        difference = np.where(np.isnan(difference), np.inf, difference)
-        relative = difference / np.maximum(np.abs(e), np.finfo(np.float64).tiny)
-        max_abs = float(difference.max()) if difference.size else 0.0
-        max_rel = float(np.where(difference == 0, 0.0, relative).max()) if difference.size else 0.0
-        ok = bool(np.all(difference <= tolerance.atol + tolerance.rtol * np.abs(np.nan_to_num(e))))
-        passed &= ok
-        print(
-            f"output '{name}': {expected.dtype}{list(expected.shape)}  max abs {max_abs:.3g}  "
-            f"max rel {max_rel:.3g}  (atol {tolerance.atol:g}, rtol {tolerance.rtol:g})  "
-            f"{'ok' if ok else 'FAIL'}"
-        )
-    return passed
+    """Print one line per output (max abs and rel error, tolerance, verdict); True if all pass."""
+    checks = [check_output(*one, computed_in) for one in zip(names, ours, reference)]
+    for check in checks:
+        print(check)
+    return all(check.ok for check in checks)
 
 
 def _write(path: Path, data: str | bytes, what: str) -> None:
