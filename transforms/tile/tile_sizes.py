@@ -171,44 +171,55 @@ def _best(options):
     return max(options, key=lambda o: (o["mn"], -o["traffic"], o["k"], o["n"]), default=None)
 
 
-def matmul_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
+def matmul_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int) -> list[dict]:
+    """Every M/N/K tile (`{"m", "n", "k", ...}`) of a contraction with one M, N and K loop
+    that fits the machine with the accumulator `c_copies` times (the candidates
+    `matmul_sizes` chooses from, and `ziggurat-tune` searches)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
     m_extent, n_extent, k_extent = (math.prod(extents[d] for d in dims) for dims in (roles.m, roles.n, roles.k))
+    options = []
+    for tm, tn, tk in itertools.product(_candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)):
+        rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
+        a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
+        if _fits(budget, a, b, c, a + b, c_copies):
+            options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
+    return options
+
+
+def matmul_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
     sizes = list(extents)
     for d in roles.batch:
         sizes[d] = 1
     if len(roles.m) != 1 or len(roles.n) != 1 or len(roles.k) != 1:
         return sizes
     for c_copies in (2, 1):
-        options = []
-        for tm, tn, tk in itertools.product(
-            _candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)
-        ):
-            rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
-            a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
-            if _fits(budget, a, b, c, a + b, c_copies):
-                options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
-        best = _best(options)
+        best = _best(matmul_options(op, machine, roles, extents, c_copies))
         if best is not None:
             sizes[roles.m[0]], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
     return [1 if d in roles.m or d in roles.n else e for d, e in enumerate(extents)]
 
 
-def conv_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
-    """Output rows x output channels x input channels (see the module docstring)."""
+def _conv_base(roles: Roles, extents: Sequence[int]) -> list[int]:
+    """A conv's sizes before choosing: the outer output dims and the batch 1, the rest whole."""
+    sizes = list(extents)
+    for d in roles.m[:-2] + roles.batch:
+        sizes[d] = 1
+    return sizes
+
+
+def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int) -> list[dict]:
+    """Every output-rows x output-channels x input-channels tile (`{"m": rows, "n", "k", ...}`)
+    of a convolution (two or more M loops, one N and K) that fits the machine with its halo
+    and the accumulator `c_copies` times (what `conv_sizes` chooses from)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
     lhs_map = tiling_of(op).indexing_maps(op)[0]
-    sizes = list(extents)
-    if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
-        return sizes
+    sizes = _conv_base(roles, extents)
     rows, cols = roles.m[-2], roles.m[-1]
-    for d in roles.m[:-2] + roles.batch:
-        sizes[d] = 1
     window = math.prod(extents[d] for d in roles.window)
 
     def input_tile(r: int, tk: int) -> int:
@@ -217,19 +228,28 @@ def conv_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[
         box[rows], box[roles.k[0]] = r, tk
         return math.prod(access_slice(lhs_map, Tile.whole(box))[0].sizes)
 
+    options = []
+    for r, tn, tk in itertools.product(
+        range(1, extents[rows] + 1),
+        _candidates(extents[roles.n[0]], un),
+        _candidates(extents[roles.k[0]], uk),
+    ):
+        rm, rn, rk = _round_up(r * extents[cols], um), _round_up(tn, un), _round_up(tk, uk)
+        a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
+        staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
+        if _fits(budget, a, b, c, staged, c_copies):
+            options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
+    return options
+
+
+def conv_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
+    """Output rows x output channels x input channels (see the module docstring)."""
+    if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
+        return list(extents)
+    sizes = _conv_base(roles, extents)
+    rows = roles.m[-2]
     for c_copies in (2, 1):
-        options = []
-        for r, tn, tk in itertools.product(
-            range(1, extents[rows] + 1),
-            _candidates(extents[roles.n[0]], un),
-            _candidates(extents[roles.k[0]], uk),
-        ):
-            rm, rn, rk = _round_up(r * extents[cols], um), _round_up(tn, un), _round_up(tk, uk)
-            a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
-            staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
-            if _fits(budget, a, b, c, staged, c_copies):
-                options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
-        best = _best(options)
+        best = _best(conv_options(op, machine, roles, extents, c_copies))
         if best is not None:
             sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
@@ -286,7 +306,9 @@ __all__ = [
     "apply_override",
     "contraction_roles",
     "contraction_sizes",
+    "conv_options",
     "element_bytes",
     "is_contraction_op",
+    "matmul_options",
     "vector_sizes",
 ]
