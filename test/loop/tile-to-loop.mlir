@@ -128,17 +128,17 @@ func.func @reshape(%x: tensor<2x3x4xi32>) -> (tensor<6x4xi32>, tensor<2x3x2x2xi3
 // CHECK:         scf.for
 // CHECK:           linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<16xf32>)
 // CHECK:         loop.copy %[[W]] -> %result0
-func.func @splat_weights(%x: tensor<4x1000xf32>) -> (tensor<1000x2048xf32>, tensor<4x1000xf32>) {
+func.func @splat_weights(%x: tensor<4x1024xf32>) -> (tensor<1000x2048xf32>, tensor<4x1024xf32>) {
   %w = arith.constant dense<1.0> : tensor<1000x2048xf32>
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
-  %c1000 = arith.constant 1000 : index
-  %r = scf.for %i = %c0 to %c1000 step %c16 iter_args(%acc = %x) -> (tensor<4x1000xf32>) {
+  %c1024 = arith.constant 1024 : index
+  %r = scf.for %i = %c0 to %c1024 step %c16 iter_args(%acc = %x) -> (tensor<4x1024xf32>) {
     %ones = arith.constant dense<2.0> : tensor<16xf32>
     %e = tensor.empty() : tensor<4x16xf32>
     %b = linalg.broadcast ins(%ones : tensor<16xf32>) outs(%e : tensor<4x16xf32>) dimensions = [0]
-    %u = tensor.insert_slice %b into %acc[0, %i] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<4x1000xf32>
-    scf.yield %u : tensor<4x1000xf32>
+    %u = tensor.insert_slice %b into %acc[0, %i] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<4x1024xf32>
+    scf.yield %u : tensor<4x1024xf32>
   }
-  func.return %w, %r : tensor<1000x2048xf32>, tensor<4x1000xf32>
+  func.return %w, %r : tensor<1000x2048xf32>, tensor<4x1024xf32>
 }
