@@ -1,0 +1,367 @@
+"""Conformance end to end: the onnx package's light models, compiled to npu code and simulated.
+
+    python benchmarks/conformance.py                      # or `make conformance`
+    python benchmarks/conformance.py --models squeezenet,resnet50 --jobs 2 --timeout 600
+
+The onnx package ships real topologies under `onnx/backend/test/data/light/`
+(ResNet-50, DenseNet-121, Inception v1/v2, ShuffleNet, SqueezeNet, VGG-19,
+AlexNet, ZFNet-512), each with the output onnx's runner expects for its dummy
+input (`ziggurat.frontends.onnx.reference_data`). Each model goes the way
+`ziggurat-compile MODEL --machine M --run --check` takes it, in process and
+through the same functions:
+
+1. import (`load_model`, `import_loaded_model`);
+2. graph level: the imported module on the reference interpreter, compared
+   with the expected output (column "graph");
+3. compile: `graph-convert-float` when the machine's matrix unit has no
+   instruction for the model's float type (f32 on davinci: the model computes
+   in f16), then the `compile{machine=M}` pipeline down to npu code;
+4. simulate: the npu code on the machine model, compared with the expected
+   output at the tolerance of the type it computed in (column "npu", with the
+   max abs and rel error), its simulated cycles, and the wall times of
+   compiling (import and lowering) and simulating.
+
+A model without shipped outputs (a path given to `--models`) is compared with
+onnxruntime on random inputs instead. Every model runs in its own process,
+`--jobs` at a time, and is stopped after `--timeout` seconds, so one that
+hangs or is too big still leaves its row in the table. A failed model's row
+says at which stage, with the first line of the diagnostic. The results go to
+benchmarks/results/conformance.json (`--output`); the script exits 1 when a
+model does not pass at the npu level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+
+import numpy as np
+import onnx
+from rich.console import Console
+from rich.table import Table
+from xdsl.context import Context
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from ziggurat.backends.interpreter import find_function, random_inputs
+from ziggurat.backends.machine import load_machine
+from ziggurat.context import default_context
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, exception_message, run_main
+from ziggurat.diagnostics import write_atomically
+from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.frontends.onnx import import_loaded_model, load_model
+from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference
+from ziggurat.npz import restore_element_type
+from ziggurat.tools.ziggurat_compile import (
+    check_output,
+    choose_precision,
+    lower,
+    lowering_passes,
+    run_at_emitted_level,
+    run_onnxruntime,
+)
+
+LIGHT_MODELS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+RESULTS = Path(__file__).parent / "results"
+GRAPH_STAGES = ("import", "reference", "graph")
+"""The stages before lowering: a failure there fails the graph level as well."""
+DEFAULT_TIMEOUT = 1200.0
+"""Seconds per model: the biggest light models take minutes to simulate on a busy 2-core machine."""
+
+
+@dataclass
+class ModelResult:
+    """One model's way through the compiler. A verdict is None when unknown (the model was stopped
+    for its time, or its worker died); a figure is None where the model did not get that far."""
+
+    model: str
+    graph_passed: bool | None = None
+    npu_passed: bool | None = None
+    max_abs: float | None = None
+    """At the npu level, against the expected outputs (the largest over the outputs)."""
+    max_rel: float | None = None
+    graph_max_abs: float | None = None
+    cycles: float | None = None
+    compile_seconds: float | None = None
+    """Import and lowering to npu code."""
+    graph_seconds: float | None = None
+    simulate_seconds: float | None = None
+    expected_from: str | None = None
+    """"shipped" (the outputs beside the model) or "onnxruntime"."""
+    computed_in: str | None = None
+    """The float type the npu code computes in, when not the model's (graph-convert-float)."""
+    failure: str | None = None
+    """The first stage that failed, with the first line of its diagnostic."""
+
+    def fail(self, stage: str, reason: str) -> None:
+        """The model fails at the npu level, and at the graph level too when `stage` is one of
+        GRAPH_STAGES; the first failure is the one kept, later stages may fail because of it."""
+        if stage in GRAPH_STAGES:
+            self.graph_passed = False
+        self.npu_passed = False
+        if self.failure is None:
+            self.failure = f"{stage}: {reason}"
+
+
+# --------------------------------------------------------------------------- #
+# One model (in a worker process)
+# --------------------------------------------------------------------------- #
+
+
+class StageFailed(Exception):
+    """A stage failed; its reason is in the model's result."""
+
+
+def failure_reason(error: BaseException) -> str:
+    """The first line of what ziggurat-compile would print for `error`."""
+    if isinstance(error, DiagnosticError):
+        return error.diagnostics[0].format().splitlines()[0]
+    if isinstance(error, (DiagnosticException, ParseError)):
+        return f"error: {exception_message(error)}"
+    if isinstance(error, MemoryError):
+        return "error: out of memory"
+    context = "; ".join(note for note in getattr(error, "__notes__", []) if "\n" not in note)
+    return f"internal error: {type(error).__name__}: {exception_message(error)}" + (f" ({context})" if context else "")
+
+
+@contextmanager
+def stage(result: ModelResult, name: str, seconds: str | None = None) -> Iterator[None]:
+    """One stage of `result`'s model: its wall time is added to the field `seconds`; an error is
+    recorded as the model's failure and ends the stage with StageFailed."""
+    start = time.perf_counter()
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - a failure is a row of the table, not a crash of the run
+        result.fail(name, failure_reason(error))
+        raise StageFailed from None
+    finally:
+        if seconds is not None:
+            setattr(result, seconds, (getattr(result, seconds) or 0.0) + time.perf_counter() - start)
+
+
+def compare_all(
+    result: ModelResult, level: str, actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], computed_in=None
+) -> tuple[bool, float, float]:
+    """(passed, max abs, max rel) over the outputs, with ziggurat-compile --check's verdict."""
+    checks = [check_output(f"#{i}", a, e, computed_in) for i, (a, e) in enumerate(zip(actual, expected, strict=True))]
+    if failed := next((c for c in checks if not c.ok), None):
+        result.fail(level, f"{failed} (against the {result.expected_from} outputs)")
+    return all(c.ok for c in checks), max(c.max_abs for c in checks), max(c.max_rel for c in checks)
+
+
+def evaluate(path: Path, machine_name: str) -> ModelResult:
+    """Import, run, compile and simulate one model, recording how far it got."""
+    result = ModelResult(path.stem)
+    with suppress(StageFailed):
+        compile_and_simulate(result, path, machine_name)
+    return result
+
+
+def compile_and_simulate(result: ModelResult, path: Path, machine_name: str) -> None:
+    machine = load_machine(machine_name)
+    with stage(result, "import", "compile_seconds"):
+        model, where = load_model(path)
+        module = import_loaded_model(model, {}, where)
+    with stage(result, "reference"):
+        inputs, expected = reference_data(result, path, model, module)
+    # A model wrong at the graph level still goes on: its npu row tells whether lowering adds to it.
+    with suppress(StageFailed), stage(result, "graph", "graph_seconds"):
+        outputs = run_at_emitted_level(module, inputs, None).outputs
+        result.graph_passed, result.graph_max_abs, _ = compare_all(result, "graph", outputs, expected)
+    with stage(result, "compile", "compile_seconds"):
+        precision = choose_precision("auto", machine, module)
+        result.computed_in = precision
+        lower(default_context(), module, lowering_passes(machine_name, "npu", precision))
+    with stage(result, "simulate", "simulate_seconds"):
+        run = run_at_emitted_level(module, inputs, machine)
+    result.cycles = run.stats.total_cycles
+    computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+    result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
+
+
+def reference_data(result: ModelResult, path: Path, model: onnx.ModelProto, module) -> tuple[list, list]:
+    """The inputs and expected outputs: shipped beside the model, else onnxruntime's on random inputs."""
+    function = find_function(module, "main")
+    names = [value.name for value in graph_inputs(model)]
+    shipped = shipped_reference(path, model)
+    if shipped is None:
+        result.expected_from = "onnxruntime"
+        inputs = random_inputs(function, seed=0)
+        return inputs, run_onnxruntime(model, names, inputs)
+    result.expected_from = "shipped"
+    arg_types = function.function_type.inputs.data
+    return [restore_element_type(shipped.inputs[n], t) for n, t in zip(names, arg_types, strict=True)], shipped.outputs
+
+
+def worker(path: Path, machine: str, connection: Connection) -> None:
+    """A worker process's body: evaluate one model, send back its result."""
+    # ziggurat-compile's spinners and progress bars would draw over each other from several workers.
+    sys.stdout = sys.stderr = io.StringIO()
+    connection.send(asdict(evaluate(path, machine)))
+    connection.close()
+
+
+# --------------------------------------------------------------------------- #
+# Scheduling the workers
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Running:
+    path: Path
+    process: multiprocessing.Process
+    connection: Connection
+    deadline: float
+
+
+def run_models(
+    paths: Sequence[Path], machine: str, jobs: int, timeout: float, on_result: Callable[[ModelResult], None]
+) -> list[ModelResult]:
+    """Each model in its own process, `jobs` at a time; one past `timeout` seconds is killed."""
+    # fork: the worker is a function of this script, which spawn could not import by name.
+    context = multiprocessing.get_context("fork")
+    pending, running, results = list(paths), [], {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            path = pending.pop(0)
+            receiving, sending = context.Pipe(duplex=False)
+            process = context.Process(target=worker, args=(path, machine, sending), name=f"conformance {path.stem}")
+            process.start()
+            sending.close()
+            running.append(Running(path, process, receiving, time.monotonic() + timeout))
+        wait([one.process.sentinel for one in running], timeout=max(0.0, min(r.deadline for r in running) - time.monotonic()))
+        for one in list(running):
+            result = finished(one, timeout)
+            if result is not None:
+                running.remove(one)
+                results[one.path] = result
+                on_result(result)
+    return [results[path] for path in paths]
+
+
+def finished(one: Running, timeout: float) -> ModelResult | None:
+    """The result of a worker that is done (or was killed for its time), None while it runs."""
+    if one.process.is_alive() and time.monotonic() < one.deadline:
+        return None
+    if one.process.is_alive():
+        one.process.kill()
+        one.process.join()
+        result = ModelResult(one.path.stem, failure=f"timeout: stopped after {timeout:g} s")
+    elif one.connection.poll():
+        result = ModelResult(**one.connection.recv())
+        one.process.join()
+    else:
+        one.process.join()
+        result = ModelResult(one.path.stem, failure=f"crash: the worker exited with status {one.process.exitcode}")
+    one.connection.close()
+    return result
+
+
+# --------------------------------------------------------------------------- #
+# Command line and table
+# --------------------------------------------------------------------------- #
+
+
+def select_models(names: str | None, data: Path) -> list[Path]:
+    """Models by name (`squeezenet` or `light_squeezenet`) or path; all of `data`'s when `names` is None."""
+    available = {path.stem: path for path in sorted(data.glob("light_*.onnx"))}
+    if names is None:
+        return list(available.values())
+    paths = []
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        path = Path(name) if name.endswith(".onnx") else available.get(name, available.get(f"light_{name}"))
+        if path is None or not path.is_file():
+            short = [stem.removeprefix("light_") for stem in available]
+            raise DiagnosticError(
+                Diagnostic("error", f"no model '{name}' in {data}{did_you_mean(name.removeprefix('light_'), short)}")
+            )
+        paths.append(path)
+    return paths
+
+
+def verdict(passed: bool | None) -> str:
+    return "-" if passed is None else "pass" if passed else "FAIL"
+
+
+def number(value: float | None, spec: str) -> str:
+    return "" if value is None else format(value, spec)
+
+
+def results_table(results: Sequence[ModelResult], machine: str) -> Table:
+    table = Table(title=f"light models on {machine}", title_justify="left")
+    for column in ("model", "graph", "npu", "max abs", "max rel", "cycles", "compile s", "simulate s"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for r in results:
+        table.add_row(
+            r.model.removeprefix("light_"), verdict(r.graph_passed), verdict(r.npu_passed),
+            number(r.max_abs, ".3g"), number(r.max_rel, ".3g"), number(r.cycles, ",.0f"),
+            number(r.compile_seconds, ".2f"), number(r.simulate_seconds, ".2f"),
+        )
+    return table
+
+
+def print_results(results: Sequence[ModelResult], machine: str, console: Console) -> None:
+    """The table, then why each failing model failed."""
+    console.print(results_table(results, machine))
+    passed = sum(bool(r.npu_passed) for r in results)
+    console.print(f"{passed} of {len(results)} pass end to end on {machine}")
+    for r in results:
+        if r.failure is not None:
+            console.print(f"{r.model.removeprefix('light_')}: {r.failure}", highlight=False, soft_wrap=True)
+
+
+def build_argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", metavar="A,B", help="models by name (squeezenet) or .onnx path (default: all)")
+    parser.add_argument("--data", type=Path, default=LIGHT_MODELS, help="the folder of light_*.onnx models")
+    parser.add_argument("--machine", default="davinci", help="machine preset or file (default: davinci)")
+    parser.add_argument("--jobs", type=int, default=1, help="models run at once, each in its own process (default: 1)")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds per model (default: {DEFAULT_TIMEOUT:g})"
+    )
+    parser.add_argument(
+        "--output", type=Path, default=RESULTS / "conformance.json", help="the JSON results (default: %(default)s)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_argument_parser().parse_args(argv)
+    paths = select_models(args.models, args.data)
+    load_machine(args.machine)  # a bad machine is one error here, not one per model
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    progress = Console(stderr=True)
+    start = time.perf_counter()
+    results = run_models(
+        paths, args.machine, max(1, args.jobs), args.timeout,
+        lambda r: progress.print(f"{r.model}: graph {verdict(r.graph_passed)}, npu {verdict(r.npu_passed)}", highlight=False),
+    )
+    print_results(results, args.machine, console)
+    report = {
+        "machine": args.machine,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "jobs": args.jobs,
+        "timeout_seconds": args.timeout,
+        "total_seconds": time.perf_counter() - start,
+        "models": [asdict(r) for r in results],
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(args.output, json.dumps(report, indent=2) + "\n")
+    return 0 if all(r.npu_passed for r in results) else 1
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,122 @@
+"""benchmarks/conformance.py on a tiny model (`make conformance` runs it on the onnx package's light models).
+
+The model is a MatMul and a Relu written in the light models' layout:
+`light_tiny.onnx` with the output for onnx's dummy input beside it as
+`light_tiny_output_0.pb`, so the script takes the same path as for ResNet-50.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.frontends.onnx.reference_data import dummy_inputs
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "conformance.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("conformance", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["conformance"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+conformance = load_script()
+
+
+def tiny_model() -> onnx.ModelProto:
+    weights = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])],
+        [numpy_helper.from_array(weights, "w")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def write_light_model(folder: Path, scale: float = 1.0) -> Path:
+    """light_tiny.onnx and its expected output (times `scale`: 1 is the right answer)."""
+    model = tiny_model()
+    path = folder / "light_tiny.onnx"
+    onnx.save(model, path)
+    x = dummy_inputs(model)["x"]
+    weights = numpy_helper.to_array(model.graph.initializer[0])
+    expected = (np.maximum(x @ weights, 0) * scale).astype(np.float32)
+    onnx.save_tensor(numpy_helper.from_array(expected), folder / "light_tiny_output_0.pb")
+    return path
+
+
+def run(folder: Path, *options: str) -> tuple[int, dict]:
+    output = folder / "results.json"
+    code = conformance.main(["--data", str(folder), "--output", str(output), *options])
+    return code, json.loads(output.read_text())
+
+
+def test_a_model_that_compiles_and_matches_passes_with_its_cycles(tmp_path: Path, capsys):
+    write_light_model(tmp_path)
+    code, results = run(tmp_path)
+    assert code == 0
+    (row,) = results["models"]
+    assert row["model"] == "light_tiny" and row["graph_passed"] and row["npu_passed"]
+    assert row["expected_from"] == "shipped" and row["computed_in"] == "f16"  # davinci's matrix unit has no f32
+    assert row["cycles"] > 0 and row["compile_seconds"] > 0 and row["simulate_seconds"] > 0
+    assert 0 < row["max_abs"] < 1e-2 and row["failure"] is None
+    assert results["machine"] == "davinci" and results["host"]["cpus"] >= 1
+    out = capsys.readouterr().out
+    assert "│ tiny " in out and "1 of 1 pass end to end on davinci" in out
+
+
+def test_a_wrong_expected_output_fails_both_levels_and_says_why(tmp_path: Path, capsys):
+    write_light_model(tmp_path, scale=2.0)
+    code, results = run(tmp_path)
+    assert code == 1
+    (row,) = results["models"]
+    assert row["graph_passed"] is False and row["npu_passed"] is False
+    assert row["max_abs"] > 1  # the npu level still ran and measured its error
+    assert row["failure"].startswith("graph: output '#0': float32[4, 16]") and "FAIL" in row["failure"]
+    assert "tiny: graph: output '#0'" in capsys.readouterr().out
+
+
+def test_a_model_without_shipped_outputs_is_compared_with_onnxruntime(tmp_path: Path):
+    path = tmp_path / "tiny.onnx"
+    onnx.save(tiny_model(), path)
+    code, results = run(tmp_path, "--models", str(path))
+    assert code == 0 and results["models"][0]["expected_from"] == "onnxruntime"
+
+
+def test_a_model_past_its_time_is_stopped_and_keeps_its_row(tmp_path: Path):
+    write_light_model(tmp_path)
+    code, results = run(tmp_path, "--timeout", "0.01")
+    assert code == 1
+    (row,) = results["models"]
+    assert row["failure"] == "timeout: stopped after 0.01 s" and row["npu_passed"] is None
+
+
+def test_a_compile_error_is_the_first_line_of_its_diagnostic(tmp_path: Path):
+    path = tmp_path / "bad.onnx"
+    model = tiny_model()
+    model.graph.node[1].op_type = "NoSuchOp"
+    onnx.save(model, path)
+    code, results = run(tmp_path, "--models", str(path))
+    row = results["models"][0]
+    assert code == 1 and row["graph_passed"] is False and row["npu_passed"] is False
+    assert row["failure"].startswith("import: ") and "NoSuchOp" in row["failure"] and "\n" not in row["failure"]
+
+
+def test_an_unknown_model_name_is_an_error_naming_the_close_one(tmp_path: Path):
+    write_light_model(tmp_path)
+    with pytest.raises(DiagnosticError, match="no model 'tinny'.*tiny"):
+        conformance.select_models("tinny", tmp_path)
+    assert conformance.select_models("tiny,light_tiny", tmp_path) == [tmp_path / "light_tiny.onnx"] * 2
