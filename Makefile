@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: install demo test lit pytest fuzz docs bench clean
+.PHONY: install demo test lit pytest fuzz docs bench conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/scalesim_validation.py
 	$(BIN)/python benchmarks/roofline_validation.py
 	$(BIN)/python benchmarks/lowering_quality.py
+
+# The onnx package's light models compiled to npu code and simulated on davinci (not part of
+# `make test`; minutes per model): the table of docs/conformance.md, results in benchmarks/results/.
+conformance: $(STAMP)
+	$(BIN)/python benchmarks/conformance.py --machine davinci
 
 # The documentation site (mkdocs, into site/): the dialect, pass and tool references are
 # generated from the code into docs/reference/ first (neither is committed).
