@@ -38,6 +38,7 @@ import json
 import multiprocessing
 import os
 import platform
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -237,7 +238,10 @@ def run_models(
         while pending and len(running) < jobs:
             path = pending.pop(0)
             receiving, sending = context.Pipe(duplex=False)
-            process = context.Process(target=worker, args=(path, machine, sending), name=f"conformance {path.stem}")
+            # daemon: a worker is ended with the script when the script stops on an error
+            process = context.Process(
+                target=worker, args=(path, machine, sending), name=f"conformance {path.stem}", daemon=True
+            )
             process.start()
             sending.close()
             running.append(Running(path, process, receiving, time.monotonic() + timeout))
@@ -253,18 +257,18 @@ def run_models(
 
 def finished(one: Running, timeout: float) -> ModelResult | None:
     """The result of a worker that is done (or was killed for its time), None while it runs."""
-    if one.process.is_alive() and time.monotonic() < one.deadline:
-        return None
-    if one.process.is_alive():
-        one.process.kill()
-        one.process.join()
-        result = ModelResult(one.path.stem, failure=f"timeout: stopped after {timeout:g} s")
-    elif one.connection.poll():
+    if one.connection.poll():
         result = ModelResult(**one.connection.recv())
-        one.process.join()
+    elif one.process.is_alive():
+        if time.monotonic() < one.deadline:
+            return None
+        one.process.kill()
+        result = ModelResult(one.path.stem, failure=f"timeout: stopped after {timeout:g} s")
     else:
-        one.process.join()
-        result = ModelResult(one.path.stem, failure=f"crash: the worker exited with status {one.process.exitcode}")
+        status = one.process.exitcode
+        ended = f"by signal {signal.Signals(-status).name}" if status < 0 else f"with status {status}"
+        result = ModelResult(one.path.stem, failure=f"crash: the worker ended {ended}")
+    one.process.join()
     one.connection.close()
     return result
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -120,3 +122,10 @@ def test_an_unknown_model_name_is_an_error_naming_the_close_one(tmp_path: Path):
     with pytest.raises(DiagnosticError, match="no model 'tinny'.*tiny"):
         conformance.select_models("tinny", tmp_path)
     assert conformance.select_models("tiny,light_tiny", tmp_path) == [tmp_path / "light_tiny.onnx"] * 2
+
+
+def test_a_worker_that_dies_is_a_crash_with_its_signal(tmp_path: Path, monkeypatch):
+    write_light_model(tmp_path)
+    monkeypatch.setattr(conformance, "evaluate", lambda path, machine: os.kill(os.getpid(), signal.SIGKILL))
+    code, results = run(tmp_path)
+    assert code == 1 and results["models"][0]["failure"] == "crash: the worker ended by signal SIGKILL"
