@@ -1,0 +1,162 @@
+"""`ziggurat-tune FILE --machine M`: search tile sizes per fusion group on the machine model.
+
+    ziggurat-tune model.mlir --machine davinci -o tuned.mlir --cache tune-cache.json
+    ziggurat-opt tuned.mlir -p 'lower-to-npu{machine=davinci}'
+
+The input is graph-level IR (what `lower-to-npu` takes). For each fusion group
+whose root is a matrix-unit contraction (`transforms/tune/space.py`), the tile
+sizes that fit the machine are ranked by an analytic estimate
+(`transforms/tune/estimate.py`); the default heuristic's schedule and the
+`--top-k` - 1 best estimates are lowered alone with `lower-to-npu` and run on
+the npu interpreter with timing, checked against the graph interpreter; the
+fastest that matches wins (`transforms/tune/tuner.py`). The output is the input
+with `tile.sizes` on each tuned group's root, which `tile-and-fuse` honours;
+groups not tuned keep the heuristic.
+
+`--jobs N` measures on N processes (default: every core); `--budget SECONDS`
+stops launching measurements after that long and keeps the best so far;
+`--cache FILE` keeps each group's result in a JSON file keyed by machine, op
+kinds, shapes and dtypes, so a second run measures nothing. Progress goes to
+stderr (a progress bar on a terminal, a line per measurement otherwise), then
+a table of default vs tuned cycles per group. Bad input, options or machine
+are diagnostics (exit 1); a bug is an internal error (exit 2, traceback with
+`--debug`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from ziggurat.backends.machine import load_machine
+from ziggurat.context import default_context
+from ziggurat.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    add_debug_option,
+    parse_command_line,
+    parse_source,
+    run_main,
+    verify_module,
+    write_atomically,
+)
+from ziggurat.transforms.tune.space import Group, set_sizes, tunable_groups
+from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
+
+_STDERR = Console(stderr=True)
+
+
+def build_argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ziggurat-tune",
+        description="Tune the tile sizes of each fusion group on the machine model.",
+        epilog="The output lowers with: ziggurat-opt OUT -p 'lower-to-npu{machine=M}'",
+    )
+    parser.add_argument("input", metavar="FILE", help="graph-level IR ('-' for stdin)")
+    parser.add_argument("--machine", required=True, help="a preset (davinci, systolic, tensorcore) or a machine TOML file")
+    parser.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the tuned IR to FILE (default: stdout)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes measuring at once (default: all cores)")
+    parser.add_argument("--budget", type=float, metavar="SECONDS", help="stop launching measurements after this long")
+    parser.add_argument("--top-k", type=int, default=4, help="schedules measured per group, the default included (default: 4)")
+    parser.add_argument("--cache", metavar="FILE", type=Path, help="JSON file of tuned groups, read and updated")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs the numerics are checked on")
+    add_debug_option(parser)
+    return parser
+
+
+def check_options(args: argparse.Namespace) -> None:
+    for name, value, minimum in (("--jobs", args.jobs, 1), ("--top-k", args.top_k, 1)):
+        if value < minimum:
+            raise DiagnosticError(Diagnostic("error", f"{name} must be at least {minimum}, got {value}"))
+    if args.budget is not None and not args.budget > 0:
+        raise DiagnosticError(Diagnostic("error", f"--budget must be a positive number of seconds, got {args.budget}"))
+
+
+def read_module(path: str) -> ModuleOp:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DiagnosticError(Diagnostic("error", f"cannot read '{path}': {error}")) from None
+    module = parse_source(default_context(), text, "<stdin>" if path == "-" else path)
+    verify_module(module)
+    return module
+
+
+@contextmanager
+def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
+    """`report(group, measurement)`: a bar on a terminal, else one line per measurement."""
+    done = 0
+    if _STDERR.is_terminal:
+        with Progress(*Progress.get_default_columns(), console=_STDERR, transient=True) as bar:
+            task = bar.add_task("tuning", total=total)
+
+            def advance(group: Group, m: Measurement) -> None:
+                bar.update(task, advance=1, description=f"tuning {group.name}")
+
+            yield advance
+        return
+
+    def line(group: Group, m: Measurement) -> None:
+        nonlocal done
+        done += 1
+        sizes = "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
+        outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
+        print(f"tune: [{done}/{total}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
+
+    yield line
+
+
+def summary(choices: Sequence[Choice]) -> str:
+    lines = ["group                      default cycles    tuned cycles  speedup  tile.sizes"]
+    for c in choices:
+        default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
+        tuned = f"{c.cycles:,.0f}" if c.cycles else "-"
+        speedup = f"{c.default_cycles / c.cycles:.2f}x" if c.cycles and c.default_cycles else "-"
+        sizes = "heuristic" if c.sizes is None else "[" + ", ".join(map(str, c.sizes)) + "]"
+        note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
+        lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
+    return "\n".join(lines)
+
+
+def main_with(args: argparse.Namespace) -> int:
+    check_options(args)
+    machine = load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
+    module = read_module(args.input)
+    cache = TuneCache.load(args.cache)
+    groups = tunable_groups(module, machine)
+    options = TuneOptions(jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed)
+    to_measure = sum(min(args.top_k, len(g.candidates)) for g in groups if cache.get(g.key) is None)
+    with progress(to_measure) as report:
+        choices = tune(groups, args.machine, options, cache, report)
+    ops = list(module.walk())
+    for choice in choices:
+        if choice.sizes is not None:
+            set_sizes(ops[choice.group.target], choice.sizes)
+    cache.save()
+    text = io.StringIO()
+    Printer(stream=text).print_op(module)
+    if args.output is not None:
+        write_atomically(args.output, text.getvalue() + "\n")
+    else:
+        print(text.getvalue())
+    print(summary(choices) if choices else "no group with a schedule to tune", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = build_argument_parser()
+    run_main(lambda: main_with(parse_command_line(parser, argv)))
+
+
+if __name__ == "__main__":
+    main()

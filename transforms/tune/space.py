@@ -1,0 +1,241 @@
+"""The search space of `ziggurat-tune`: the fusion groups of a graph-level module and their tile sizes.
+
+`tunable_groups(module, machine)` finds the groups that `lower-to-npu` will
+tile (`graph-fuse`, `graph-to-tile`, then `tile-and-fuse`'s own grouping) and,
+for each group whose root is a matrix-unit contraction, returns a `Group`:
+
+* `module_text`: the group alone, as the graph-level function `@main` (its
+  operands are arguments), which a worker lowers and runs;
+* `target`: which graph op of the input carries the group's schedule, the op
+  whose `tile.sizes` attribute `tile-and-fuse` reads (the root the group's
+  contraction came from), as its index in the input module's `walk()`;
+* `candidates`: `tile.sizes` values, one size per loop of the root's domain:
+  every M/N/K tile (for a convolution: output rows / output channels / input
+  channels) that `tile_sizes.matmul_options`/`conv_options` accept, i.e. the
+  multiples of the matrix unit and the alignment that fit the operand,
+  staging and accumulator spaces as the default heuristic requires; the
+  heuristic's own choice comes first;
+* `key`: the cache key, from the machine, the group's op kinds, its signature
+  (shapes and dtypes) and a hash of its IR (attributes such as strides), and
+  `SPACE_VERSION`.
+
+Loop order is not searched (tile-and-fuse has one order: output tiles outside,
+the reduction inside), nor double buffering (the `double-buffer` pass fits
+what the machine holds, and the candidates all leave room for two slots), nor
+layout (graph-layout converts the whole module, not a group). Vector groups
+(elementwise, softmax, layer_norm, depthwise) keep the heuristic's tiles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from io import StringIO
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.printer import Printer
+
+from ziggurat.backends.machine import Machine
+from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.transforms.tune.estimate import estimate_cycles
+from ziggurat.transforms.tile.tile_and_fuse import collect_groups
+from ziggurat.transforms.tile.tile_sizes import (
+    contraction_roles,
+    contraction_sizes,
+    conv_options,
+    is_contraction_op,
+    matmul_options,
+)
+from ziggurat.transforms.tile.tiling_interface import tiling_of
+
+SPACE_VERSION = 1
+"""Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
+
+TUNE_ID = "tile.tune_id"
+"""Marks each graph op of a private copy with its index in the input's walk; graph-to-tile
+carries `tile.*` attributes to the linalg ops, so a group's root leads back to its graph op."""
+
+SMALL_CONSTANT = 64
+"""Constants of at most this many elements are copied into an extracted group (shapes, scalars);
+larger ones (weights) become arguments, as they live in global memory anyway."""
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    """The group's `tile.group` name (e.g. `matmul_relu_0`), for progress and reports."""
+    target: int
+    module_text: str
+    key: str
+    loops: tuple[str, ...]
+    """Per loop of the root's domain, its role: "m", "n", "k", "batch" or "window"."""
+    extents: tuple[int, ...]
+    candidates: tuple[tuple[int, ...], ...]
+    """`tile.sizes` values: the default heuristic's first, then the others by their estimate."""
+    estimates: tuple[float, ...]
+    """`estimate.estimate_cycles` of each candidate."""
+
+
+def _is_graph_op(op: Operation) -> bool:
+    return op.name.startswith("graph.") and op.name not in ("graph.fused", "graph.yield")
+
+
+def _printed(op: Operation) -> str:
+    stream = StringIO()
+    Printer(stream=stream).print_op(op)
+    return stream.getvalue()
+
+
+def _extract(op: Operation) -> ModuleOp:
+    """`op` (a top-level op of a function after graph-fuse) alone in `@main`: small constant
+    producers are copied in, every other operand is an argument."""
+    arguments: list[SSAValue] = []
+    copied: list[Operation] = []
+    for operand in op.operands:
+        producer = operand.owner
+        if isinstance(producer, Operation) and not producer.operands and _elements(operand) <= SMALL_CONSTANT:
+            if producer not in copied:
+                copied.append(producer)
+        elif operand not in arguments:
+            arguments.append(operand)
+    function = func.FuncOp("main", ([a.type for a in arguments], [r.type for r in op.results]))
+    block = function.body.block
+    mapping = dict(zip(arguments, block.args))
+    for producer in copied:
+        clone = producer.clone()
+        block.add_op(clone)
+        mapping.update(zip(producer.results, clone.results))
+    clone = op.clone(value_mapper=dict(mapping))
+    block.add_op(clone)
+    block.add_op(func.ReturnOp(*clone.results))
+    return ModuleOp([function])
+
+
+def _elements(value: SSAValue) -> int:
+    shape = value.type.get_shape() if hasattr(value.type, "get_shape") else ()
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def _roles_by_loop(op: Operation) -> tuple[str, ...]:
+    roles = contraction_roles(op)
+    by_loop = {}
+    for role in ("batch", "m", "n", "k", "window"):
+        for d in getattr(roles, role):
+            by_loop[d] = role
+    return tuple(by_loop[d] for d in range(len(by_loop)))
+
+
+def candidate_sizes(root: Operation, machine: Machine) -> list[tuple[int, ...]]:
+    """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search."""
+    roles = contraction_roles(root)
+    extents = [loop.extent for loop in tiling_of(root).domain(root)]
+    if len(roles.n) != 1 or len(roles.k) != 1:
+        return []
+    if roles.window and len(roles.m) >= 2:
+        options_of, m_dim = conv_options, roles.m[-2]
+    elif not roles.window and len(roles.m) == 1:
+        options_of, m_dim = matmul_options, roles.m[0]
+    else:
+        return []
+    default = tuple(contraction_sizes(root, machine, extents))
+    found = [default]
+    for c_copies in (2, 1):
+        for option in options_of(root, machine, roles, extents, c_copies):
+            sizes = list(default)
+            sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
+            if tuple(sizes) not in found:
+                found.append(tuple(sizes))
+    return found
+
+
+def _cache_key(machine: Machine, extracted: ModuleOp, text: str) -> str:
+    kinds = "+".join(op.name.removeprefix("graph.") for op in extracted.walk() if _is_graph_op(op))
+    function = next(op for op in extracted.walk() if isinstance(op, func.FuncOp))
+    signature = str(function.function_type).replace(" ", "")
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"v{SPACE_VERSION}|{machine.name}|{kinds}|{signature}|{digest}"
+
+
+def _without_ids_and_locations(module: ModuleOp) -> str:
+    """The IR a cache key hashes: the same group anywhere in any model prints the same."""
+    copy = module.clone()
+    for op in copy.walk():
+        op.attributes.pop(TUNE_ID, None)
+    return _printed(copy)
+
+
+def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
+    """The groups of `module` (graph level) with a schedule to search, in program order."""
+    tagged = module.clone()
+    for index, op in enumerate(tagged.walk()):
+        if _is_graph_op(op):
+            op.attributes[TUNE_ID] = IntegerAttr(index, 64)
+    apply_pipeline(tagged, "graph-fuse")
+    groups = []
+    for function in [f for f in tagged.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]:
+        for op in list(function.body.block.ops):
+            if op.name == "graph.fused" or _is_graph_op(op) and op.operands:
+                groups.extend(_groups_of(_extract(op), machine))
+    return groups
+
+
+def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
+    module_text = _printed(extracted)
+    key = _cache_key(machine, extracted, _without_ids_and_locations(extracted))
+    lowered = extracted.clone()
+    apply_pipeline(lowered, "graph-to-tile")
+    function = next(op for op in lowered.walk() if isinstance(op, func.FuncOp))
+    found = []
+    for group in collect_groups(function.body.block):
+        root = group.anchor
+        if root is None or not is_contraction_op(root) or TUNE_ID not in root.attributes:
+            continue
+        candidates = candidate_sizes(root, machine)
+        if len(candidates) < 2:
+            continue
+        estimates = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
+        ranked = [candidates[0], *sorted(candidates[1:], key=estimates.__getitem__)]
+        name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
+        found.append(
+            Group(
+                name=name,
+                target=root.attributes[TUNE_ID].value.data,
+                module_text=module_text,
+                key=key if len(found) == 0 else f"{key}#{len(found)}",
+                loops=_roles_by_loop(root),
+                extents=tuple(loop.extent for loop in tiling_of(root).domain(root)),
+                candidates=tuple(ranked),
+                estimates=tuple(estimates[sizes] for sizes in ranked),
+            )
+        )
+    return found
+
+
+def _estimate(root: Operation, machine: Machine, sizes: tuple[int, ...]) -> float:
+    try:
+        return estimate_cycles(root, machine, sizes)
+    except (KeyError, ValueError):  # a dtype pair or route the machine lacks: lowering will say
+        return math.inf
+
+
+def set_sizes(op: Operation, sizes: Sequence[int]) -> None:
+    op.attributes["tile.sizes"] = DenseArrayBase.from_list(i64, list(sizes))
+
+
+def schedule_group(extracted: ModuleOp, target: int, sizes: Sequence[int] | None) -> None:
+    """In a `Group.module_text` module: give the group's root `tile.sizes = sizes` (None: keep
+    the heuristic) and drop the marks, so the module lowers as the tuned input would."""
+    for op in extracted.walk():
+        mark = op.attributes.pop(TUNE_ID, None)
+        if mark is not None and mark.value.data == target and sizes is not None:
+            set_sizes(op, sizes)
+
+
+__all__ = ["SPACE_VERSION", "Group", "candidate_sizes", "schedule_group", "set_sizes", "tunable_groups"]

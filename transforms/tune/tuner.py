@@ -1,0 +1,270 @@
+"""Measure the best candidates of each group on the machine model and keep the fastest that is right.
+
+`tune(groups, machine, options, cache, on_result)`:
+
+1. A group whose cache key (`space.Group.key`) is in the cache takes the cached
+   sizes without running anything.
+2. Every other group gets its default schedule (`tile.sizes` unset: the
+   heuristic) and its `top_k - 1` best-estimated candidates measured: the group
+   alone (`Group.module_text`) lowered with `lower-to-npu{machine=M}`, run on
+   the npu interpreter with timing (`run_npu`), its outputs compared with the
+   graph interpreter's on the same random inputs (`compare_outputs`, the
+   tolerances of `lowering.differential`). A candidate that does not lower,
+   does not run, or differs is discarded with its reason.
+3. Measurements run on a `multiprocessing` pool of `jobs` processes (1: in
+   this process), all groups' defaults first, then the next-best candidate of
+   each group in turn. Past `budget` seconds nothing more is launched, runs in
+   flight are stopped, and each group keeps the best it has: a group whose
+   default was not measured keeps the heuristic (so tuned is never slower
+   than the default), and is not cached.
+4. The winner is the fastest measured schedule that matches; completed groups
+   go into the cache (`TuneCache`, a JSON file written atomically).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ziggurat.backends.interpreter import find_function
+from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.context import default_context
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, exception_message, parse_source, write_atomically
+from ziggurat.lowering.differential import (
+    apply_pipeline,
+    compare_outputs,
+    input_names,
+    level_inputs,
+    run_at_level,
+)
+from ziggurat.transforms.tune.space import SPACE_VERSION, Group, schedule_group
+
+CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    jobs: int = 1
+    """Processes measuring at once (1: in this process)."""
+    budget: float | None = None
+    """Seconds; past it nothing more is launched and runs in flight are stopped."""
+    top_k: int = 4
+    """Schedules measured per group: the default and the `top_k - 1` best estimates."""
+    seed: int = 0
+    """Seed of the random inputs the numerics are checked on."""
+
+
+@dataclass(frozen=True)
+class Task:
+    group: int
+    candidate: int
+    module_text: str
+    target: int
+    sizes: tuple[int, ...] | None
+    """None: the default heuristic (no `tile.sizes`)."""
+    machine: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class Measurement:
+    group: int
+    candidate: int
+    cycles: float | None
+    """None when the candidate failed (`error` says why)."""
+    error: str | None
+    seconds: float
+
+
+@dataclass
+class Choice:
+    """What tuning decided for a group."""
+
+    group: Group
+    sizes: tuple[int, ...] | None
+    """The winning `tile.sizes` (None: keep the heuristic)."""
+    cycles: float | None
+    default_cycles: float | None
+    measured: int = 0
+    failed: int = 0
+    cached: bool = False
+    complete: bool = False
+    """Every planned candidate was measured (only then is it cached)."""
+
+
+def measure(task: Task) -> Measurement:
+    """Lower the group with the candidate's sizes, run it with timing, check its numerics."""
+    start = time.monotonic()
+    try:
+        ctx = default_context()
+        module = parse_source(ctx, task.module_text, f"<group {task.group}>")
+        function = find_function(module, "main")
+        inputs = level_inputs(function, task.seed)
+        expected = run_at_level(module, inputs, "main")
+        schedule_group(module, task.target, task.sizes)
+        apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
+        lowered = find_function(module, "main")
+        result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
+        bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+        if bad:
+            return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", time.monotonic() - start)
+        return Measurement(task.group, task.candidate, result.stats.total_cycles, None, time.monotonic() - start)
+    except Exception as error:  # a candidate that does not lower or run loses, whatever the reason
+        return Measurement(task.group, task.candidate, None, exception_message(error), time.monotonic() - start)
+
+
+# --------------------------------------------------------------------------- #
+# Cache
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class TuneCache:
+    """Tuned sizes by group key, in a JSON file: {"format", "space_version", "entries": {key: {...}}}."""
+
+    path: Path | None
+    entries: dict[str, dict] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path | None) -> TuneCache:
+        if path is None or not path.exists():
+            return cls(path)
+        try:
+            data = json.loads(path.read_text())
+            entries = data["entries"] if data.get("space_version") == SPACE_VERSION else {}
+            if not isinstance(entries, dict):
+                raise TypeError("entries is not an object")
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            raise DiagnosticError(Diagnostic("error", f"cannot read tuning cache '{path}': {error}")) from None
+        return cls(path, entries)
+
+    def get(self, key: str) -> dict | None:
+        entry = self.entries.get(key)
+        return entry if isinstance(entry, dict) and "sizes" in entry else None
+
+    def put(self, choice: Choice) -> None:
+        self.entries[choice.group.key] = {
+            "group": choice.group.name,
+            "sizes": None if choice.sizes is None else list(choice.sizes),
+            "cycles": choice.cycles,
+            "default_cycles": choice.default_cycles,
+            "measured": choice.measured,
+        }
+
+    def save(self) -> None:
+        if self.path is not None:
+            data = {"format": CACHE_FORMAT, "space_version": SPACE_VERSION, "entries": self.entries}
+            write_atomically(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+# --------------------------------------------------------------------------- #
+# The search
+# --------------------------------------------------------------------------- #
+
+
+def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Task]:
+    """Every group's default first, then each group's next-best estimate in turn."""
+    per_group = [
+        [
+            Task(g, c, group.module_text, group.target, None if c == 0 else group.candidates[c], machine, options.seed)
+            for c in range(min(options.top_k, len(group.candidates)))
+        ]
+        for g, group in enumerate(groups)
+    ]
+    return [tasks[rank] for rank in range(max(map(len, per_group), default=0)) for tasks in per_group if rank < len(tasks)]
+
+
+def _run(tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], None]) -> None:
+    deadline = None if options.budget is None else time.monotonic() + options.budget
+
+    def in_time() -> bool:
+        return deadline is None or time.monotonic() < deadline
+
+    if options.jobs <= 1:
+        for task in tasks:
+            if not in_time():
+                return
+            on_measurement(measure(task))
+        return
+    pending = deque(tasks)
+    pool = multiprocessing.get_context("fork").Pool(options.jobs)
+    try:
+        in_flight = []
+        while pending or in_flight:
+            while pending and len(in_flight) < options.jobs and in_time():
+                in_flight.append(pool.apply_async(measure, (pending.popleft(),)))
+            if not in_time():
+                pending.clear()
+            done = [r for r in in_flight if r.ready()]
+            if not done:
+                if not in_time():
+                    return  # runs still in flight are stopped by terminate()
+                time.sleep(0.02)
+                continue
+            for result in done:
+                in_flight.remove(result)
+                on_measurement(result.get())
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def tune(
+    groups: Sequence[Group],
+    machine: str,
+    options: TuneOptions,
+    cache: TuneCache,
+    on_measurement: Callable[[Group, Measurement], None] = lambda group, m: None,
+) -> list[Choice]:
+    """The schedule of each group: cached, else measured (see the module docstring). `machine` is
+    a preset name or a machine TOML file, as `lower-to-npu{machine=...}` takes it."""
+    choices = [_cached_choice(group, cache.get(group.key)) for group in groups]
+    todo = [g for g, choice in enumerate(choices) if choice is None]
+    for g in todo:
+        choices[g] = Choice(groups[g], None, None, None)
+    results: dict[int, list[Measurement]] = {g: [] for g in todo}
+
+    def record(m: Measurement) -> None:
+        results[todo[m.group]].append(m)
+        on_measurement(groups[todo[m.group]], m)
+
+    tasks = plan([groups[g] for g in todo], machine, options)
+    _run(tasks, options, record)
+    planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
+    for g in todo:
+        choices[g] = _decide(groups[g], results[g], planned[g])
+        if choices[g].complete:
+            cache.put(choices[g])
+    return choices
+
+
+def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
+    if entry is None:
+        return None
+    sizes = entry.get("sizes")
+    return Choice(
+        group, None if sizes is None else tuple(sizes), entry.get("cycles"), entry.get("default_cycles"),
+        entry.get("measured", 0), cached=True, complete=True,
+    )
+
+
+def _decide(group: Group, measurements: list[Measurement], planned: int) -> Choice:
+    ok = [m for m in measurements if m.cycles is not None]
+    default = next((m for m in measurements if m.candidate == 0), None)
+    choice = Choice(
+        group, None, None, None if default is None else default.cycles,
+        measured=len(measurements), failed=len(measurements) - len(ok), complete=len(measurements) == planned,
+    )
+    if default is None or not ok:
+        return choice  # the default was never run (budget), or nothing matched: keep the heuristic
+    best = min(ok, key=lambda m: (m.cycles, m.candidate))
+    choice.sizes, choice.cycles = group.candidates[best.candidate], best.cycles
+    return choice
+
+
+__all__ = ["Choice", "Measurement", "TuneCache", "TuneOptions", "measure", "plan", "tune"]
