@@ -312,9 +312,11 @@ def pipeline_passes(pipeline: str) -> list[ArgSpec]:
 
 
 def pipeline_machine(passes: list[ArgSpec]) -> str | None:
-    """The machine the last `machine` option of the pipeline names (npu output runs on it)."""
-    machines = [str(p.parameters["machine"][0]) for p in passes if p.parameters.get("machine")]
-    return machines[-1] if machines else None
+    """The machine npu output runs on: the one its last `loop-to-npu` wrote code for (None: the
+    module's npu.machine). Passes after it may name other machines, e.g. a loop-level pass that
+    npu code passes through unchanged."""
+    machines = [p.parameters.get("machine", (None,))[0] for p in passes if p.name == NPU_LOWERING]
+    return None if not machines or machines[-1] is None else str(machines[-1])
 
 
 def unfinished_npu_passes(passes: list[ArgSpec]) -> tuple[str, ...]:

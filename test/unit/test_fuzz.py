@@ -142,6 +142,10 @@ def test_npu_output_runs_only_after_the_passes_that_finish_it():
     assert unfinished("npu-plan-memory,loop-to-npu,npu-insert-sync") == ("npu-plan-memory",)
     assert unfinished("lower-to-npu{machine=davinci},cse") == ()
     assert pipeline_machine(pipeline_passes("lower-to-npu{machine=systolic},canonicalize")) == "systolic"
+    # Found by the fuzzer: a later pass naming another machine does not move the npu code there.
+    passes = pipeline_passes("lower-to-gemmini,promote-to-memory-space{machine=tensorcore}")
+    assert pipeline_machine(passes) == "gemmini"
+    assert pipeline_machine(pipeline_passes("tile-to-loop{machine=davinci}")) is None
 
 
 def test_outputs_over_the_interpreter_budget_are_counted_not_run():
