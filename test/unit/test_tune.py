@@ -1,0 +1,112 @@
+"""ziggurat-tune: the search finds a schedule no slower than the default heuristic, whose IR
+lowers and matches the graph interpreter; the cache skips work; the budget stops it; bad input
+and options are diagnostics."""
+
+import time
+
+import pytest
+
+from ziggurat.backends.machine import load_machine
+from ziggurat.context import default_context
+from ziggurat.diagnostics import parse_source
+from ziggurat.lowering.differential import check_pass_preserves_numerics
+from ziggurat.tools import ziggurat_tune
+from ziggurat.transforms.tune.space import set_sizes, tunable_groups
+from ziggurat.transforms.tune.tuner import Task, TuneCache, TuneOptions, measure, tune
+
+MACHINE = "davinci"
+
+
+def gemm(m: int, n: int, k: int) -> str:
+    return f"""
+func.func @main(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{
+  %c = graph.matmul %a, %b : (tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16>
+  %r = graph.relu %c : tensor<{m}x{n}xf16>
+  func.return %r : tensor<{m}x{n}xf16>
+}}"""
+
+
+def parse(text: str):
+    return parse_source(default_context(), text, "test.mlir")
+
+
+@pytest.fixture(scope="module")
+def gemm256():
+    module = parse(gemm(256, 256, 256))
+    return module, tunable_groups(module, load_machine(MACHINE))
+
+
+def test_groups_and_candidates_follow_the_machine(gemm256):
+    _, groups = gemm256
+    (group,) = groups
+    assert group.loops == ("m", "n", "k") and group.extents == (256, 256, 256)
+    assert group.candidates[0] == (128, 256, 64)  # the heuristic's own choice comes first
+    assert all(m % 16 == 0 and n % 16 == 0 and k % 16 == 0 for m, n, k in group.candidates)
+    assert list(group.estimates[1:]) == sorted(group.estimates[1:])
+    assert "davinci" in group.key and "matmul+relu" in group.key and "256x256xf16" in group.key
+
+
+def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
+    module, groups = gemm256
+    cache = TuneCache(tmp_path / "cache.json")
+    seen = []
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=3), cache, lambda g, m: seen.append(m))
+    assert len(seen) == 3 and all(m.cycles is not None for m in seen)
+    assert choice.complete and choice.sizes is not None
+    assert choice.cycles == min(m.cycles for m in seen) <= choice.default_cycles
+    tuned = module.clone()
+    set_sizes(list(tuned.walk())[choice.group.target], choice.sizes)
+    report = check_pass_preserves_numerics(tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    assert report.ok, str(report)
+
+    cache.save()
+    again = []
+    (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=3), TuneCache.load(cache.path), lambda g, m: again.append(m))
+    assert again == [] and cached.cached and cached.sizes == choice.sizes
+
+
+def test_a_candidate_that_does_not_fit_loses_with_its_reason(gemm256):
+    _, (group,) = gemm256
+    whole = Task(0, 1, group.module_text, group.target, (256, 256, 256), MACHINE, 0)
+    result = measure(whole)
+    assert result.cycles is None and result.error
+
+
+def test_budget_stops_launching_and_keeps_the_heuristic(tmp_path):
+    module = parse(gemm(256, 256, 512))
+    groups = tunable_groups(module, load_machine(MACHINE))
+    cache = TuneCache(tmp_path / "cache.json")
+    start = time.monotonic()
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=2, top_k=4, budget=0.3), cache)
+    assert time.monotonic() - start < 1.5  # runs in flight are stopped, not awaited
+    assert not choice.complete and choice.sizes is None
+    assert cache.entries == {}  # a partial search is not cached
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--budget", "-1"], "--budget must be a positive number"),
+        (["--machine", "nosuch"], "nosuch"),
+        (["--bogus"], "unrecognized arguments"),
+    ],
+)
+def test_bad_options_are_diagnostics(argv, message, tmp_path, capsys):
+    source = tmp_path / "in.mlir"
+    source.write_text(gemm(64, 64, 64))
+    args = [str(source), "--machine", MACHINE, *argv]
+    with pytest.raises(SystemExit) as exit:
+        ziggurat_tune.main(args)
+    assert exit.value.code == 1
+    assert message in capsys.readouterr().err
+
+
+def test_bad_input_is_a_diagnostic(tmp_path, capsys):
+    source = tmp_path / "in.mlir"
+    source.write_text("func.func @main( {")
+    with pytest.raises(SystemExit) as exit:
+        ziggurat_tune.main([str(source), "--machine", MACHINE])
+    assert exit.value.code == 1
+    err = capsys.readouterr().err
+    assert "in.mlir:1" in err and "Traceback" not in err
