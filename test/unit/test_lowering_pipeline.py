@@ -199,6 +199,13 @@ func.func @main(%x: tensor<1x32x7x7xf16>) -> tensor<1x32x1x1xf16> {
   %y = graph.global_avg_pool %x : tensor<1x32x7x7xf16> -> tensor<1x32x1x1xf16>
   func.return %y : tensor<1x32x1x1xf16>
 }""",
+    # A window too large for one tile of all channels: the vector tile counts the 13x13
+    # each output reads (SqueezeNet's last layer has 1000 channels).
+    "global_avg_pool_wide": """
+func.func @main(%x: tensor<1x256x13x13xf16>) -> tensor<1x256x1x1xf16> {
+  %y = graph.global_avg_pool %x : tensor<1x256x13x13xf16> -> tensor<1x256x1x1xf16>
+  func.return %y : tensor<1x256x1x1xf16>
+}""",
     "softmax": """
 func.func @main(%x: tensor<32x100xf16>) -> tensor<32x100xf16> {
   %y = graph.softmax %x : tensor<32x100xf16>

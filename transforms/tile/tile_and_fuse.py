@@ -52,8 +52,10 @@ becomes (sizes=128,256,64)
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf, tensor
@@ -289,13 +291,25 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
             outer = apply_override(extents, override)
         elif machine is not None:
             whole = analysis.whole | {d for d, loop in enumerate(last_domain) if loop.reduction}
-            per_element = sum(element_bytes(op) * len(op.operands) for op in group.fused)
             lane_bytes = element_bytes(group.last)
-            outer = vector_sizes(extents, whole, per_element, machine, lane_bytes)
+            outer = vector_sizes(extents, whole, partial(_vector_footprint, group, analysis), machine, lane_bytes)
     for d, loop in enumerate(last_domain):
         if d in analysis.whole or loop.reduction:
             outer[d] = loop.extent
     return Sizes(outer, reduction)
+
+
+def _vector_footprint(group: Group, analysis: Analysis, sizes: Sequence[int]) -> int:
+    """Bytes of the operands of a vector group's tile of `sizes` (per loop of the last
+    op): each member counts the points it computes per tile, so a producer of a
+    reduction counts the whole window it reads for every output element."""
+    total = 0
+    for op in group.fused:
+        points = 1
+        for loop, deps in zip(tiling_of(op).domain(op), analysis.deps[op]):
+            points *= min(loop.extent, math.prod(sizes[d] for d in deps)) if deps else loop.extent
+        total += element_bytes(op) * len(op.operands) * points
+    return total
 
 
 def _matrix_shaped(op: Operation) -> bool:

@@ -18,9 +18,10 @@
   input channels; batch 1, output width and the window whole; the input
   tile with its halo and the weight tile must fit the staging space twice.
 * everything else (vector groups): whole loops, then shrunk from the outermost
-  until the tile's operands together (`bytes_per_element` per element of the
-  tile) fit half the vector space, the innermost loop kept a multiple of the
-  vector lanes.
+  until the tile's operands together (the caller's `footprint`, which counts
+  the whole window a fused reduction reads per element) fit half the vector
+  space, the innermost loop kept a multiple of the vector lanes while one
+  block of lanes fits.
 
 `override` (the `tile.sizes` attribute or the pass's `sizes` option) wins: one
 size per loop, 0 meaning whole, missing trailing loops whole.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
@@ -257,15 +258,23 @@ def conv_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[
 
 
 def vector_sizes(
-    extents: Sequence[int], whole: set[int], bytes_per_element: int, machine: Machine, lane_bytes: int
+    extents: Sequence[int],
+    whole: set[int],
+    footprint: Callable[[Sequence[int]], int],
+    machine: Machine,
+    lane_bytes: int,
 ) -> list[int]:
-    """Parallel tiles of a vector group (see the module docstring); dims in `whole` stay whole."""
+    """Parallel tiles of a vector group (see the module docstring); dims in `whole` stay whole.
+
+    `footprint(sizes)` is the bytes a tile of `sizes` touches. The innermost loop
+    stays a multiple of the lanes unless even one block of lanes does not fit
+    (a reduction's producers hold its whole window per output element)."""
     space = machine.memories[machine.vector.spaces[0]].capacity // 2
     lanes = machine.vector.lanes(lane_bytes)
     sizes = list(extents)
 
     def fits() -> bool:
-        return math.prod(sizes) * bytes_per_element <= space
+        return footprint(sizes) <= space
 
     for d in range(len(sizes) - 1):
         while not fits() and d not in whole and sizes[d] > 1:
@@ -274,6 +283,8 @@ def vector_sizes(
     if sizes and last not in whole:
         while not fits() and sizes[last] > lanes:
             sizes[last] = max(lanes, _round_up(sizes[last] // 2, lanes))
+        while not fits() and sizes[last] > 1:
+            sizes[last] = max(1, sizes[last] // 2)
     return sizes
 
 
