@@ -1,0 +1,33 @@
+// ziggurat-tune on a GEMM + relu: each measurement logged (not a terminal), the winner
+// written as tile.sizes on the group's root, the cache making a second run measure
+// nothing, the tuned IR lowering and running right; bad options are diagnostics.
+// RUN: rm -f %t.cache.json
+// RUN: ziggurat-tune %s --machine davinci --jobs 1 --top-k 2 --cache %t.cache.json -o %t.mlir 2>&1 | filecheck %s --check-prefix=LOG
+// RUN: filecheck %s --check-prefix=IR < %t.mlir
+// RUN: ziggurat-tune %s --machine davinci --jobs 1 --top-k 2 --cache %t.cache.json -o %t.again.mlir 2>&1 | filecheck %s --check-prefix=CACHED
+// RUN: diff %t.mlir %t.again.mlir
+// RUN: ziggurat-run %s --outputs %t.graph.npz
+// RUN: ziggurat-opt %t.mlir -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --machine davinci --expect %t.graph.npz | filecheck %s --check-prefix=LOWERED
+// RUN: not ziggurat-tune %s --machine davinci --top-k 0 2>&1 | filecheck %s --check-prefix=BAD-K
+// RUN: not ziggurat-tune %t.missing.mlir --machine davinci 2>&1 | filecheck %s --check-prefix=MISSING
+
+func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x128xf16> {
+  %c = graph.matmul %a, %b : (tensor<128x256xf16>, tensor<256x128xf16>) -> tensor<128x128xf16>
+  %r = graph.relu %c : tensor<128x128xf16>
+  func.return %r : tensor<128x128xf16>
+}
+
+// LOG:      tune: [{{[12]}}/2] matmul_relu_0 {{default|[0-9x]+}}: {{[0-9,]+}} cycles
+// LOG:      tune: [{{[12]}}/2] matmul_relu_0 {{default|[0-9x]+}}: {{[0-9,]+}} cycles
+// LOG:      group {{ +}}default cycles {{ +}}tuned cycles
+// LOG-NEXT: matmul_relu_0 {{ +}}[[DEFAULT:[0-9,]+]] {{ +}}{{[0-9,]+}} {{.*}}[{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}]
+
+// IR:       graph.matmul %a, %b {tile.sizes = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>}
+// IR-NOT:   tile.tune_id
+
+// CACHED-NOT: tune: [
+// CACHED:     matmul_relu_0 {{.*}} (cached)
+
+// LOWERED:    result0: ok
+// BAD-K:      error: --top-k must be at least 1, got 0
+// MISSING:    error: cannot read '{{.*}}missing.mlir'
