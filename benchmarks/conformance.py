@@ -59,8 +59,15 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from ziggurat.backends.interpreter import find_function, random_inputs
 from ziggurat.backends.machine import load_machine
 from ziggurat.context import default_context
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, exception_message, run_main
-from ziggurat.diagnostics import write_atomically
+from ziggurat.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    did_you_mean,
+    exception_message,
+    parse_command_line,
+    run_main,
+    write_atomically,
+)
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference
@@ -255,10 +262,18 @@ def run_models(
     return [results[path] for path in paths]
 
 
+def received(connection: Connection) -> dict | None:
+    """What a worker sent, None while it has sent nothing (or died without a word: end of file)."""
+    try:
+        return connection.recv() if connection.poll() else None
+    except EOFError:
+        return None
+
+
 def finished(one: Running, timeout: float) -> ModelResult | None:
     """The result of a worker that is done (or was killed for its time), None while it runs."""
-    if one.connection.poll():
-        result = ModelResult(**one.connection.recv())
+    if (sent := received(one.connection)) is not None:
+        result = ModelResult(**sent)
     elif one.process.is_alive():
         if time.monotonic() < one.deadline:
             return None
@@ -316,11 +331,17 @@ def results_table(results: Sequence[ModelResult], machine: str) -> Table:
     return table
 
 
-def print_results(results: Sequence[ModelResult], machine: str, console: Console) -> None:
-    """The table, then why each failing model failed."""
+def print_results(results: Sequence[ModelResult], report: dict, console: Console) -> None:
+    """The table, the totals and the run's circumstances, then why each failing model failed."""
+    machine, host = report["machine"], report["host"]
     console.print(results_table(results, machine))
-    passed = sum(bool(r.npu_passed) for r in results)
-    console.print(f"{passed} of {len(results)} pass end to end on {machine}")
+    graph, npu = (sum(bool(getattr(r, level)) for r in results) for level in ("graph_passed", "npu_passed"))
+    console.print(f"{npu} of {len(results)} pass end to end on {machine} ({graph} at the graph level)", highlight=False)
+    console.print(
+        f"run {report['date']} on {host['cpus']} cores ({host['processor']}), --jobs {report['jobs']}, "
+        f"{report['total_seconds']:.0f} s in all",
+        highlight=False,
+    )
     for r in results:
         if r.failure is not None:
             console.print(f"{r.model.removeprefix('light_')}: {r.failure}", highlight=False, soft_wrap=True)
@@ -342,7 +363,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_argument_parser().parse_args(argv)
+    args = parse_command_line(build_argument_parser(), argv)
     paths = select_models(args.models, args.data)
     load_machine(args.machine)  # a bad machine is one error here, not one per model
     console = Console(width=None if sys.stdout.isatty() else 160)
@@ -352,16 +373,16 @@ def main(argv: list[str] | None = None) -> int:
         paths, args.machine, max(1, args.jobs), args.timeout,
         lambda r: progress.print(f"{r.model}: graph {verdict(r.graph_passed)}, npu {verdict(r.npu_passed)}", highlight=False),
     )
-    print_results(results, args.machine, console)
     report = {
         "machine": args.machine,
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "jobs": args.jobs,
         "timeout_seconds": args.timeout,
         "total_seconds": time.perf_counter() - start,
         "models": [asdict(r) for r in results],
     }
+    print_results(results, report, console)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(args.output, json.dumps(report, indent=2) + "\n")
     return 0 if all(r.npu_passed for r in results) else 1
