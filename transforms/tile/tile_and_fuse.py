@@ -275,7 +275,7 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
         if override is not None:
             sizes = apply_override(anchor_extents, override)
         elif machine is not None:
-            sizes = contraction_sizes(anchor, machine, anchor_extents)
+            sizes = contraction_sizes(anchor, machine, anchor_extents, _epilogue_bytes(group))
         else:
             sizes = anchor_extents
         window = set(contraction_roles(anchor).window)
@@ -310,6 +310,20 @@ def _vector_footprint(group: Group, analysis: Analysis, sizes: Sequence[int]) ->
             points *= min(loop.extent, math.prod(sizes[d] for d in deps)) if deps else loop.extent
         total += element_bytes(op) * len(op.operands) * points
     return total
+
+
+def _epilogue_bytes(group: Group) -> int:
+    """Operand bytes per output element of the vector ops fused after a group's contraction;
+    a generic that only converts types is none (the DMA out of the accumulator converts)."""
+    return sum(
+        element_bytes(op) * len(op.operands)
+        for op in group.fused
+        if op is not group.anchor and isinstance(op, linalg.GenericOp) and not _converts_only(op)
+    )
+
+
+def _converts_only(op: linalg.GenericOp) -> bool:
+    return all(isinstance(inner, (arith.ExtFOp, arith.TruncFOp, linalg.YieldOp)) for inner in op.body.block.ops)
 
 
 def _matrix_shaped(op: Operation) -> bool:

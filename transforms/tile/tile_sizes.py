@@ -14,6 +14,9 @@
   largest output tile, then the most square (least operand traffic), then the
   longest K, then the widest N. GEMM 1024^3 f16 on davinci gets
   M=128, N=256, K=64 (l0a 16 KiB, l0b 32 KiB, l0c 128 KiB, each twice).
+  When vector ops are fused after the contraction (bias, activation,
+  residual add: its epilogue; a lone type conversion is none, DMAs convert),
+  the output tile must also fit half the vector space with their operands.
 * convolutions (window loops in the maps): output rows x output channels x
   input channels; batch 1, output width and the window whole; the input
   tile with its halo and the weight tile must fit the staging space twice.
@@ -172,9 +175,18 @@ def _best(options):
     return max(options, key=lambda o: (o["mn"], -o["traffic"], o["k"], o["n"]), default=None)
 
 
-def matmul_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int) -> list[dict]:
+def _epilogue_fits(machine: Machine, points: int, epilogue_bytes: int) -> bool:
+    """Whether an output tile of `points` elements fits half the vector space with
+    `epilogue_bytes` per element (the vector ops fused after the contraction)."""
+    return points * epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // 2
+
+
+def matmul_options(
+    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int, epilogue_bytes: int = 0
+) -> list[dict]:
     """Every M/N/K tile (`{"m", "n", "k", ...}`) of a contraction with one M, N and K loop
-    that fits the machine with the accumulator `c_copies` times (the candidates
+    that fits the machine with the accumulator `c_copies` times and its epilogue
+    (`epilogue_bytes` per output element) in the vector space (the candidates
     `matmul_sizes` chooses from, and `ziggurat-tune` searches)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
@@ -184,19 +196,21 @@ def matmul_options(op: Operation, machine: Machine, roles: Roles, extents: Seque
     for tm, tn, tk in itertools.product(_candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)):
         rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
         a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
-        if _fits(budget, a, b, c, a + b, c_copies):
+        if _fits(budget, a, b, c, a + b, c_copies) and _epilogue_fits(machine, tm * tn, epilogue_bytes):
             options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
     return options
 
 
-def matmul_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
+def matmul_sizes(
+    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], epilogue_bytes: int = 0
+) -> list[int]:
     sizes = list(extents)
     for d in roles.batch:
         sizes[d] = 1
     if len(roles.m) != 1 or len(roles.n) != 1 or len(roles.k) != 1:
         return sizes
     for c_copies in (2, 1):
-        best = _best(matmul_options(op, machine, roles, extents, c_copies))
+        best = _best(matmul_options(op, machine, roles, extents, c_copies, epilogue_bytes))
         if best is not None:
             sizes[roles.m[0]], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
@@ -211,10 +225,13 @@ def _conv_base(roles: Roles, extents: Sequence[int]) -> list[int]:
     return sizes
 
 
-def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int) -> list[dict]:
+def conv_options(
+    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int, epilogue_bytes: int = 0
+) -> list[dict]:
     """Every output-rows x output-channels x input-channels tile (`{"m": rows, "n", "k", ...}`)
-    of a convolution (two or more M loops, one N and K) that fits the machine with its halo
-    and the accumulator `c_copies` times (what `conv_sizes` chooses from)."""
+    of a convolution (two or more M loops, one N and K) that fits the machine with its halo,
+    the accumulator `c_copies` times and its epilogue (`epilogue_bytes` per output element)
+    in the vector space (what `conv_sizes` chooses from)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
@@ -238,19 +255,22 @@ def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequenc
         rm, rn, rk = _round_up(r * extents[cols], um), _round_up(tn, un), _round_up(tk, uk)
         a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
         staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
-        if _fits(budget, a, b, c, staged, c_copies):
+        points = r * extents[cols] * tn
+        if _fits(budget, a, b, c, staged, c_copies) and _epilogue_fits(machine, points, epilogue_bytes):
             options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
     return options
 
 
-def conv_sizes(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int]) -> list[int]:
+def conv_sizes(
+    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], epilogue_bytes: int = 0
+) -> list[int]:
     """Output rows x output channels x input channels (see the module docstring)."""
     if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
         return list(extents)
     sizes = _conv_base(roles, extents)
     rows = roles.m[-2]
     for c_copies in (2, 1):
-        best = _best(conv_options(op, machine, roles, extents, c_copies))
+        best = _best(conv_options(op, machine, roles, extents, c_copies, epilogue_bytes))
         if best is not None:
             sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
@@ -297,12 +317,13 @@ def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]
     return sizes
 
 
-def contraction_sizes(op: Operation, machine: Machine, extents: Sequence[int]) -> list[int]:
-    """Matrix-unit tile sizes for a contraction's loops (conv or matmul-like)."""
+def contraction_sizes(op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int = 0) -> list[int]:
+    """Matrix-unit tile sizes for a contraction's loops (conv or matmul-like), whose output
+    tile also passes through the vector unit with `epilogue_bytes` per element."""
     roles = contraction_roles(op)
     if roles.window:
-        return conv_sizes(op, machine, roles, extents)
-    return matmul_sizes(op, machine, roles, extents)
+        return conv_sizes(op, machine, roles, extents, epilogue_bytes)
+    return matmul_sizes(op, machine, roles, extents, epilogue_bytes)
 
 
 def element_bytes(op: Operation) -> int:
