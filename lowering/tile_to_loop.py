@@ -12,7 +12,10 @@ Tensors become memrefs, in place where safe:
   `insert_slice` writes: then the op computes straight into that buffer;
 * `tensor.extract_slice` becomes `memref.subview` (a strided view);
   `insert_slice` of a value computed into the slice it inserts is elided,
-  otherwise it is a `loop.copy` into the destination's subview;
+  otherwise it is a `loop.copy` into the destination's subview; a concat's
+  `tensor.empty` moves to the top of the function so that its parts are
+  computed straight into their slices (chained inserts that write other
+  elements than a part's do not stand in its way);
 * `tensor.pad` becomes `loop.copy {pad, pad_value}` into a new buffer;
 * `collapse_shape`/`expand_shape` become memref views of a row-major buffer
   (a strided source is copied to one first);
@@ -211,6 +214,29 @@ def _same_slice(view: SSAValue, base: SSAValue, insert: tensor.InsertSliceOp) ->
     )
 
 
+def _disjoint(a: tensor.InsertSliceOp, b: tensor.InsertSliceOp) -> bool:
+    """Whether two static insert_slices write no element in common."""
+    boxes = []
+    for op in (a, b):
+        offsets, sizes, steps = (attr.get_values() for attr in (op.static_offsets, op.static_sizes, op.static_strides))
+        if DYNAMIC_INDEX in (*offsets, *sizes, *steps):
+            return False
+        boxes.append([(o, o + (n - 1) * s) for o, n, s in zip(offsets, sizes, steps)])
+    return any(hi_a < lo_b or hi_b < lo_a for (lo_a, hi_a), (lo_b, hi_b) in zip(*boxes))
+
+
+def _hoist_insert_destinations(block: Block) -> None:
+    """Moves each `tensor.empty` that `insert_slice`s fill (a concat) to the top of the
+    function, so that the parts inserted into it can be computed straight into their
+    slices of its buffer (the later destinations first: a concat inserted into another)."""
+    for op in list(block.ops):
+        if isinstance(op, tensor.EmptyOp) and not op.operands and any(
+            isinstance(use.operation, tensor.InsertSliceOp) and use.operation.dest is op.tensor for use in op.tensor.uses
+        ):
+            op.detach()
+            block.insert_op_before(op, block.first_op)
+
+
 def _pad_value(op: tensor.PadOp) -> float:
     yielded = op.region.block.last_op.operands[0]
     constant = yielded.owner
@@ -284,12 +310,26 @@ class _Bufferizer:
 
     def _slice_of(self, insert: tensor.InsertSliceOp) -> Dest:
         def make(at: Operation) -> SSAValue | None:
-            base = self.buffers.get(insert.dest)
+            base = self._insert_base(insert)
             if base is None or not all(_dominates(v, at) for v in (base, *insert.offsets)):
                 return None
             return self._subview(base, insert, at)
 
         return make
+
+    def _insert_base(self, insert: tensor.InsertSliceOp) -> SSAValue | None:
+        """The buffer `insert` will write into. Before the inserts into its destination
+        are converted, it is the buffer they all write in place (a concat's), when
+        they write other elements than `insert` does."""
+        dest = insert.dest
+        while dest not in self.buffers and isinstance(dest.owner, tensor.InsertSliceOp):
+            if not dest.has_one_use() or not _disjoint(dest.owner, insert):
+                return None
+            dest = dest.owner.dest
+        base = self.buffers.get(dest)
+        if dest is not insert.dest and (base is None or not dest.has_one_use() or self._read_only(base)):
+            return None
+        return base
 
     # -- buffers ------------------------------------------------------------
 
@@ -369,6 +409,7 @@ class _Bufferizer:
         for value, result in zip(returned.operands, results):
             if not isinstance(value, BlockArgument):
                 self._prefer(value, lambda at, result=result: result)
+        _hoist_insert_destinations(block)
         self._propagate(block)
         self._convert_block(block)
         for value, result in zip(returned.operands, results):
