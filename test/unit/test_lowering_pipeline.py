@@ -206,6 +206,17 @@ func.func @main(%x: tensor<1x256x13x13xf16>) -> tensor<1x256x1x1xf16> {
   %y = graph.global_avg_pool %x : tensor<1x256x13x13xf16> -> tensor<1x256x1x1xf16>
   func.return %y : tensor<1x256x1x1xf16>
 }""",
+    # SqueezeNet's fire module: 1x1 and 3x3 expand convs + relu computed into their
+    # slices of the concat.
+    "fire_concat": """
+func.func @main(%x: tensor<1x16x10x10xf16>, %w1: tensor<32x16x1x1xf16>, %w3: tensor<32x16x3x3xf16>) -> tensor<1x64x10x10xf16> {
+  %a = graph.conv2d %x, %w1 : (tensor<1x16x10x10xf16>, tensor<32x16x1x1xf16>) -> tensor<1x32x10x10xf16>
+  %ra = graph.relu %a : tensor<1x32x10x10xf16>
+  %b = graph.conv2d %x, %w3 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x10x10xf16>, tensor<32x16x3x3xf16>) -> tensor<1x32x10x10xf16>
+  %rb = graph.relu %b : tensor<1x32x10x10xf16>
+  %y = graph.concat %ra, %rb {axis = 1 : i64} : (tensor<1x32x10x10xf16>, tensor<1x32x10x10xf16>) -> tensor<1x64x10x10xf16>
+  func.return %y : tensor<1x64x10x10xf16>
+}""",
     "softmax": """
 func.func @main(%x: tensor<32x100xf16>) -> tensor<32x100xf16> {
   %y = graph.softmax %x : tensor<32x100xf16>
