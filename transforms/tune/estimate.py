@@ -10,7 +10,9 @@ the matrix unit runs one instruction per window point, and each output tile
 goes back along the chain from `c_space`. Each transfer costs what the timing
 model charges (`timing.dma_cycles`, `timing.mma_cycles`), summed per pipe;
 pipes overlap (double buffering), so the estimate is the busiest pipe's sum
-plus the first step's loads and the last tile's store, which nothing hides.
+plus the first step's loads and the last tile's store, which nothing hides. A
+convolution's window points run one after the other, each point's loads into
+`a_space`/`b_space` then its instruction (they share one buffer per operand).
 It ignores the scalar unit, flags and the vector epilogue: good enough to rank
 tiles, not to replace the interpreter's timing, which confirms the best.
 """
@@ -70,19 +72,28 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
     a_global = math.prod(access_slice(tiling_of(root).indexing_maps(root)[0], Tile.whole(box))[0].sizes) * in_bytes
     b_global = tile(roles.k) * tile(roles.n) * window * in_bytes
 
+    steps = outer * inner
     busy: dict[str, float] = defaultdict(float)
     fill = 0.0
+    point = mma_cycles(machine, rm, rn, rk, in_dtype, acc_dtype)  # one window point: its loads and its mma
+    busy[matrix.pipe] += steps * window * point
     for space, first_bytes, local_bytes in (
         (matrix.a_space, a_global, rm * rk * in_bytes),
         (matrix.b_space, b_global, rk * rn * in_bytes),
     ):
         for position, (src, dst, engine) in enumerate(_chain(machine, machine.global_memory().name, space)):
-            one = dma_cycles(machine, engine, src, dst, first_bytes, first_bytes) if position == 0 else (
-                window * dma_cycles(machine, engine, src, dst, local_bytes, local_bytes)
-            )
-            busy[engine.pipe] += outer * inner * one
+            if position == 0:
+                one = dma_cycles(machine, engine, src, dst, first_bytes, first_bytes)
+            else:
+                one = dma_cycles(machine, engine, src, dst, local_bytes, local_bytes)
+                point += one
+                one *= window
+            busy[engine.pipe] += steps * one
             fill += one
-    busy[matrix.pipe] += outer * inner * window * mma_cycles(machine, rm, rn, rk, in_dtype, acc_dtype)
+    if window > 1:
+        # tile-decompose-conv unrolls the window within one iteration, so the points share one
+        # buffer per operand in a_space/b_space: a point's load waits for the previous mma
+        busy["window points"] = steps * window * point
     store = 0.0
     for src, dst, engine in _chain(machine, matrix.c_space, machine.global_memory().name):
         one = dma_cycles(machine, engine, src, dst, rm * rn * acc_bytes, rm * rn * acc_bytes)
