@@ -42,7 +42,7 @@ from xdsl.printer import Printer
 from ziggurat.backends.machine import Machine
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.transforms.tune.estimate import estimate_cycles
-from ziggurat.transforms.tile.tile_and_fuse import collect_groups
+from ziggurat.transforms.tile.tile_and_fuse import _epilogue_bytes, collect_groups
 from ziggurat.transforms.tile.tile_sizes import (
     contraction_roles,
     contraction_sizes,
@@ -52,7 +52,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
-SPACE_VERSION = 1
+SPACE_VERSION = 2
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -132,8 +132,9 @@ def _roles_by_loop(op: Operation) -> tuple[str, ...]:
     return tuple(by_loop[d] for d in range(len(by_loop)))
 
 
-def candidate_sizes(root: Operation, machine: Machine) -> list[tuple[int, ...]]:
-    """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search."""
+def candidate_sizes(root: Operation, machine: Machine, epilogue_bytes: int = 0) -> list[tuple[int, ...]]:
+    """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
+    `epilogue_bytes` per output element of the vector ops fused after it, as tile-and-fuse counts them."""
     roles = contraction_roles(root)
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
     if len(roles.n) != 1 or len(roles.k) != 1:
@@ -144,10 +145,10 @@ def candidate_sizes(root: Operation, machine: Machine) -> list[tuple[int, ...]]:
         options_of, m_dim = matmul_options, roles.m[0]
     else:
         return []
-    default = tuple(contraction_sizes(root, machine, extents))
+    default = tuple(contraction_sizes(root, machine, extents, epilogue_bytes))
     found = [default]
     for c_copies in (2, 1):
-        for option in options_of(root, machine, roles, extents, c_copies):
+        for option in options_of(root, machine, roles, extents, c_copies, epilogue_bytes):
             sizes = list(default)
             sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
             if tuple(sizes) not in found:
@@ -197,7 +198,7 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
         root = group.anchor
         if root is None or not is_contraction_op(root) or TUNE_ID not in root.attributes:
             continue
-        candidates = candidate_sizes(root, machine)
+        candidates = candidate_sizes(root, machine, _epilogue_bytes(group))
         if len(candidates) < 2:
             continue
         estimates = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
