@@ -60,7 +60,8 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
     um, un, uk = matrix.shape_for(in_dtype, acc_dtype) or (matrix.m, matrix.n, matrix.k)
 
     def tile(dims: list[int]) -> int:
-        return math.prod(sizes[d] for d in dims)
+        """Elements of an average tile over `dims` (a remainder tile is smaller than `sizes`)."""
+        return math.ceil(math.prod(extents[d] / math.ceil(extents[d] / sizes[d]) for d in dims))
 
     def count(dims: list[int]) -> int:
         return math.prod(math.ceil(extents[d] / sizes[d]) for d in dims)
