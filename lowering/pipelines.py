@@ -63,7 +63,7 @@ def graph_opt(options: PipelineOptions) -> str:
     cancels the transposes it can) after the batch norms are folded, as a batch
     norm stays NCHW."""
     check_options("graph-opt", options, {"layout": "NCHW (default: unchanged) or NHWC"})
-    passes = ["graph-fold-constants", "graph-canonicalize", "graph-fold-batch-norm"]
+    passes = ["graph-fold-constants", "graph-canonicalize", "graph-fold-batch-norm", "graph-split-grouped-conv"]
     layout = str(options.get("layout", ("NCHW",))[0])
     if layout not in GRAPH_LAYOUTS:
         raise DiagnosticError(

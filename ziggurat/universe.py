@@ -67,6 +67,12 @@ def _graph_fold_batch_norm() -> type[ModulePass]:
     return GraphFoldBatchNormPass
 
 
+def _graph_split_grouped_conv() -> type[ModulePass]:
+    from ziggurat.transforms.graph.split_grouped_conv import GraphSplitGroupedConvPass
+
+    return GraphSplitGroupedConvPass
+
+
 def _graph_fuse() -> type[ModulePass]:
     from ziggurat.transforms.graph.fuse import GraphFusePass
 
@@ -164,6 +170,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-fold-constants": _graph_fold_constants,
     "graph-fuse": _graph_fuse,
     "graph-layout": _graph_layout,
+    "graph-split-grouped-conv": _graph_split_grouped_conv,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
     "tile-pack": _tile_pack,

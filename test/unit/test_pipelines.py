@@ -22,7 +22,7 @@ def scratch_registry(monkeypatch):
 
 def test_graph_opt_expands_to_plain_passes():
     assert expand_pipeline("graph-opt") == (
-        "graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse"
+        "graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv,cse,dce,graph-fuse"
     )
     assert expand_pipeline("graph-fuse{max-ops=3},dce") == "graph-fuse{max-ops=3},dce"
 
@@ -65,7 +65,7 @@ def test_graph_opt_preserves_numerics(path: str, function: str):
 def test_graph_opt_nhwc_preserves_numerics():
     text = (GRAPH_TESTS / "layout.mlir").read_text()
     spec = expand_pipeline("graph-opt{layout=NHWC}")
-    assert 'graph-fold-batch-norm,graph-layout{layout="NHWC"},cse' in spec
+    assert 'graph-split-grouped-conv,graph-layout{layout="NHWC"},cse' in spec
     for function in ("conv_relu_conv", "pool_add_mul", "residual"):
         report = check_pass_preserves_numerics(text, spec, function=function)
         assert report.ok, str(report)
