@@ -165,6 +165,7 @@ TOOLS = {
     "ziggurat-opt": "ziggurat.tools.ziggurat_opt",
     "ziggurat-run": "ziggurat.tools.ziggurat_run",
     "ziggurat-compile": "ziggurat.tools.ziggurat_compile",
+    "ziggurat-tune": "ziggurat.tools.ziggurat_tune",
     "python -m ziggurat.backends.machine": "ziggurat.backends.machine",
 }
 
