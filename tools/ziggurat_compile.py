@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -82,6 +83,8 @@ from ziggurat.lowering.differential import build_passes, input_names, level_of, 
 from ziggurat.frontends.onnx.reference_data import shipped_reference
 from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.tools.ziggurat_run import summarize
+from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
+from ziggurat.transforms.tune.tuner import TuneOptions
 
 GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
 """`--opt`: the graph-level passes, in order."""
@@ -149,6 +152,11 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     compilation.add_argument(
         "--opt", action="store_true", help=f"run the graph optimizations: {','.join(GRAPH_PIPELINE)}"
+    )
+    compilation.add_argument(
+        "--tune", nargs="?", const="", metavar="CACHE.json",
+        help="with --machine: tune each fusion group's tile sizes on the machine model first (ziggurat-tune), "
+        "keeping the results in CACHE.json if given",
     )
     compilation.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the IR to FILE")
 
@@ -398,6 +406,8 @@ def report_run(args: argparse.Namespace, stats: TimingStats, machine: Machine) -
 
 
 def check_options(args: argparse.Namespace, emit: str) -> None:
+    if args.tune is not None and args.machine is None:
+        raise DiagnosticError(Diagnostic("error", "--tune tunes for a machine: give --machine NAME"))
     if emit != "graph" and args.machine is None:
         raise DiagnosticError(Diagnostic("error", f"--emit {emit} lowers for a machine: give --machine NAME"))
     if (args.report or args.trace) and emit != "npu":
@@ -439,7 +449,13 @@ def compile_model(args: argparse.Namespace) -> int:
     precision = None
     if machine is not None:
         precision = choose_precision(args.precision, machine, module)
-        lower(ctx, module, lowering_passes(args.machine, emit, precision))
+        passes = lowering_passes(args.machine, emit, precision)
+        if args.tune is not None:
+            split = tuning_point(passes)
+            lower(ctx, module, passes[:split])
+            tune_module(module, args.machine, TuneOptions(jobs=os.cpu_count() or 1), Path(args.tune) if args.tune else None)
+            passes = passes[split:]
+        lower(ctx, module, passes)
 
     if args.output is not None:
         text = io.StringIO()

@@ -36,6 +36,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
 from ziggurat.backends.machine import load_machine
@@ -128,21 +129,34 @@ def summary(choices: Sequence[Choice]) -> str:
     return "\n".join(lines)
 
 
-def main_with(args: argparse.Namespace) -> int:
-    check_options(args)
-    machine = load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
-    module = read_module(args.input)
-    cache = TuneCache.load(args.cache)
-    groups = tunable_groups(module, machine)
-    options = TuneOptions(jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed)
-    to_measure = sum(min(args.top_k, len(g.candidates)) for g in groups if cache.get(g.key) is None)
+def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None) -> list[Choice]:
+    """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
+    the winners' `tile.sizes` on their roots, in place; the cache is read and saved."""
+    cache = TuneCache.load(cache_path)
+    groups = tunable_groups(module, load_machine(machine))
+    to_measure = sum(min(options.top_k, len(g.candidates)) for g in groups if cache.get(g.key) is None)
     with progress(to_measure) as report:
-        choices = tune(groups, args.machine, options, cache, report)
+        choices = tune(groups, machine, options, cache, report)
     ops = list(module.walk())
     for choice in choices:
         if choice.sizes is not None:
             set_sizes(ops[choice.group.target], choice.sizes)
     cache.save()
+    return choices
+
+
+def tuning_point(passes: Sequence[ModulePass]) -> int:
+    """Where in a lowering pipeline `ziggurat-compile --tune` tunes: before `graph-to-tile`, on the
+    graph IR that lower-to-npu will tile (after any precision conversion and graph-opt)."""
+    return next((i for i, one in enumerate(passes) if one.name == "graph-to-tile"), len(passes))
+
+
+def main_with(args: argparse.Namespace) -> int:
+    check_options(args)
+    load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
+    module = read_module(args.input)
+    options = TuneOptions(jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed)
+    choices = tune_module(module, args.machine, options, args.cache)
     text = io.StringIO()
     Printer(stream=text).print_op(module)
     if args.output is not None:

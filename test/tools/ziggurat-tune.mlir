@@ -1,7 +1,8 @@
 // ziggurat-tune on a GEMM + relu: each measurement logged (not a terminal), the winner
 // written as tile.sizes on the group's root, the cache making a second run measure
 // nothing, the tuned IR lowering and running right; bad options are diagnostics.
-// RUN: rm -f %t.cache.json
+// (ziggurat-tune is a console script: `make install` puts it on PATH.)
+// RUN: rm -f %t.cache.json %t.compile-cache.json
 // RUN: ziggurat-tune %s --machine davinci --jobs 1 --top-k 2 --cache %t.cache.json -o %t.mlir 2>&1 | filecheck %s --check-prefix=LOG
 // RUN: filecheck %s --check-prefix=IR < %t.mlir
 // RUN: ziggurat-tune %s --machine davinci --jobs 1 --top-k 2 --cache %t.cache.json -o %t.again.mlir 2>&1 | filecheck %s --check-prefix=CACHED
@@ -10,6 +11,10 @@
 // RUN: ziggurat-opt %t.mlir -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --machine davinci --expect %t.graph.npz | filecheck %s --check-prefix=LOWERED
 // RUN: not ziggurat-tune %s --machine davinci --top-k 0 2>&1 | filecheck %s --check-prefix=BAD-K
 // RUN: not ziggurat-tune %t.missing.mlir --machine davinci 2>&1 | filecheck %s --check-prefix=MISSING
+// ziggurat-compile --tune: tunes the model's groups before lowering, then checks against onnxruntime.
+// RUN: python %examples/models/mlp.py %t.mlp.onnx
+// RUN: ziggurat-compile %t.mlp.onnx --machine davinci --tune %t.compile-cache.json --check 2>&1 | filecheck %s --check-prefix=COMPILE
+// RUN: not ziggurat-compile %t.mlp.onnx --tune 2>&1 | filecheck %s --check-prefix=COMPILE-NO-MACHINE
 
 func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x128xf16> {
   %c = graph.matmul %a, %b : (tensor<128x256xf16>, tensor<256x128xf16>) -> tensor<128x128xf16>
@@ -31,3 +36,6 @@ func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x
 // LOWERED:    result0: ok
 // BAD-K:      error: --top-k must be at least 1, got 0
 // MISSING:    error: cannot read '{{.*}}missing.mlir'
+// COMPILE:    tune: [1/{{[0-9]+}}] gemm
+// COMPILE:    check passed
+// COMPILE-NO-MACHINE: error: --tune tunes for a machine: give --machine NAME
