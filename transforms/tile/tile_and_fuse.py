@@ -81,6 +81,7 @@ from ziggurat.transforms.tile.tiling_interface import (
     NotTileable,
     Tile,
     TileBuilder,
+    access_slice,
     linear_form,
     tiling_of,
 )
@@ -300,15 +301,26 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
 
 
 def _vector_footprint(group: Group, analysis: Analysis, sizes: Sequence[int]) -> int:
-    """Bytes of the operands of a vector group's tile of `sizes` (per loop of the last
-    op): each member counts the points it computes per tile, so a producer of a
-    reduction counts the whole window it reads for every output element."""
+    """Bytes of the operand slices of a vector group's tile of `sizes` (per loop of the
+    last op). Each member's tile follows the loops of the last op it depends on and
+    spans its other loops whole, so a fused reduction's producers count the whole
+    window per output element, and a conv's input its halo, not one copy per tap.
+    Every operand counts at the op's widest element type: tile-vectorize widens an
+    f16 input of an f32 reduction into a buffer of its own."""
     total = 0
     for op in group.fused:
-        points = 1
-        for loop, deps in zip(tiling_of(op).domain(op), analysis.deps[op]):
-            points *= min(loop.extent, math.prod(sizes[d] for d in deps)) if deps else loop.extent
-        total += element_bytes(op) * len(op.operands) * points
+        impl = tiling_of(op)
+        width = element_bytes(op)
+        box = [
+            min(loop.extent, math.prod(sizes[d] for d in deps)) if deps else loop.extent
+            for loop, deps in zip(impl.domain(op), analysis.deps[op])
+        ]
+        for operand, indexing in zip(op.operands, impl.indexing_maps(op)):
+            if indexing is None or not isinstance(operand.type, TensorType):
+                continue
+            box_sizes = access_slice(indexing, Tile.whole(box))[0].sizes
+            elements = math.prod(min(n, e) for n, e in zip(box_sizes, operand.type.get_shape()))
+            total += elements * width
     return total
 
 
