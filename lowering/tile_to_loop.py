@@ -180,6 +180,20 @@ def _within_one_group(value: SSAValue) -> bool:
     return len(groups) == 1 and None not in groups
 
 
+def _first_user_in_block(op: Operation) -> Operation:
+    """The first op of `op`'s block that uses one of its results (itself, or an op whose
+    regions hold the use); `op` when nothing uses it."""
+    block = op.parent_block()
+    users = set()
+    for result in op.results:
+        for use in result.uses:
+            user = use.operation
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            users.add(user)
+    return next((candidate for candidate in block.ops if candidate in users), op)
+
+
 def _inside_loop(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
@@ -473,9 +487,12 @@ class _Bufferizer:
         # exported with ConstantOfShape); filling it would need it in the vector
         # unit's memory at once, so it is a global like any other constant.
         if value.is_splat() and (_inside_loop(op) or _within_one_group(op.result)):
-            buffer = self._place(op.result, op)
-            scalar = self._insert(arith.ConstantOp(value.get_attrs()[0]), op)
-            self._insert(linalg.FillOp((scalar,), (buffer,), ()), op)
+            # Filled where it is first used: constants sit at the top of the function,
+            # and a buffer filled there would stay live (and take space) until that use.
+            at = _first_user_in_block(op)
+            buffer = self._place(op.result, at)
+            scalar = self._insert(arith.ConstantOp(value.get_attrs()[0]), at)
+            self._insert(linalg.FillOp((scalar,), (buffer,), ()), at)
         else:
             buffer = self._insert(memref.GetGlobalOp(self._global(value, tensor_type), _memref(tensor_type, self.space)), op)
         self.buffers[op.result] = buffer

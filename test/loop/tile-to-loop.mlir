@@ -142,3 +142,31 @@ func.func @splat_weights(%x: tensor<4x1024xf32>) -> (tensor<1000x2048xf32>, tens
   }
   func.return %w, %r : tensor<1000x2048xf32>, tensor<4x1024xf32>
 }
+
+// -----
+
+// A splat constant of one group is filled where that group first uses it, not
+// where the constant sits (the top of the function): its buffer is live only
+// from there.
+// CHECK-LABEL: func.func @fill_at_first_use(
+// CHECK:         linalg.generic {{.*}} attrs =  {tile.group = "first"}
+// CHECK:         %[[B:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    linalg.fill ins(%[[TWO]] : f32) outs(%[[B]] : memref<16xf32>)
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%{{.*}}, %[[B]] : memref<16xf32, "gm">, memref<16xf32>) outs(%result0 : memref<16xf32, "gm">) attrs =  {tile.group = "second"}
+func.func @fill_at_first_use(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %b = arith.constant dense<2.0> : tensor<16xf32>
+  %e = tensor.empty() : tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) attrs = {tile.group = "first"} {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<16xf32>
+  %e2 = tensor.empty() : tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%r, %b : tensor<16xf32>, tensor<16xf32>) outs(%e2 : tensor<16xf32>) attrs = {tile.group = "second"} {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  func.return %s : tensor<16xf32>
+}
