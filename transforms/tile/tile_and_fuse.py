@@ -276,7 +276,7 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
         if override is not None:
             sizes = apply_override(anchor_extents, override)
         elif machine is not None:
-            sizes = contraction_sizes(anchor, machine, anchor_extents, _epilogue_bytes(group))
+            sizes = contraction_sizes(anchor, machine, anchor_extents, epilogue_bytes(group))
         else:
             sizes = anchor_extents
         window = set(contraction_roles(anchor).window)
@@ -324,7 +324,7 @@ def _vector_footprint(group: Group, analysis: Analysis, sizes: Sequence[int]) ->
     return total
 
 
-def _epilogue_bytes(group: Group) -> int:
+def epilogue_bytes(group: Group) -> int:
     """Operand bytes per output element of the vector ops fused after a group's contraction;
     a generic that only converts types is none (the DMA out of the accumulator converts)."""
     return sum(

@@ -40,9 +40,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
 from ziggurat.backends.machine import Machine
+from ziggurat.diagnostics import DiagnosticError
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.transforms.tune.estimate import estimate_cycles
-from ziggurat.transforms.tile.tile_and_fuse import _epilogue_bytes, collect_groups
+from ziggurat.transforms.tile.tile_and_fuse import epilogue_bytes, collect_groups
 from ziggurat.transforms.tile.tile_sizes import (
     contraction_roles,
     contraction_sizes,
@@ -183,7 +184,10 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
     for function in [f for f in tagged.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]:
         for op in list(function.body.block.ops):
             if op.name == "graph.fused" or _is_graph_op(op) and op.operands:
-                groups.extend(_groups_of(_extract(op), machine))
+                try:
+                    groups.extend(_groups_of(_extract(op), machine))
+                except DiagnosticError:
+                    continue  # a group that does not lower alone keeps the heuristic
     return groups
 
 
@@ -198,7 +202,7 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
         root = group.anchor
         if root is None or not is_contraction_op(root) or TUNE_ID not in root.attributes:
             continue
-        candidates = candidate_sizes(root, machine, _epilogue_bytes(group))
+        candidates = candidate_sizes(root, machine, epilogue_bytes(group))
         if len(candidates) < 2:
             continue
         estimates = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
