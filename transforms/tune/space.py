@@ -43,7 +43,7 @@ from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.transforms.tune.estimate import estimate_cycles
-from ziggurat.transforms.tile.tile_and_fuse import epilogue_bytes, collect_groups
+from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
 from ziggurat.transforms.tile.tile_sizes import (
     contraction_roles,
     contraction_sizes,
@@ -133,9 +133,9 @@ def _roles_by_loop(op: Operation) -> tuple[str, ...]:
     return tuple(by_loop[d] for d in range(len(by_loop)))
 
 
-def candidate_sizes(root: Operation, machine: Machine, epilogue_bytes: int = 0) -> list[tuple[int, ...]]:
+def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> list[tuple[int, ...]]:
     """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
-    `epilogue_bytes` per output element of the vector ops fused after it, as tile-and-fuse counts them."""
+    `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them."""
     roles = contraction_roles(root)
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
     if len(roles.n) != 1 or len(roles.k) != 1:
@@ -146,10 +146,10 @@ def candidate_sizes(root: Operation, machine: Machine, epilogue_bytes: int = 0) 
         options_of, m_dim = matmul_options, roles.m[0]
     else:
         return []
-    default = tuple(contraction_sizes(root, machine, extents, epilogue_bytes))
+    default = tuple(contraction_sizes(root, machine, extents, epilogue))
     found = [default]
     for c_copies in (2, 1):
-        for option in options_of(root, machine, roles, extents, c_copies, epilogue_bytes):
+        for option in options_of(root, machine, roles, extents, c_copies, epilogue):
             sizes = list(default)
             sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
             if tuple(sizes) not in found:
