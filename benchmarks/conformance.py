@@ -83,6 +83,9 @@ from ziggurat.tools.ziggurat_compile import (
 
 LIGHT_MODELS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 RESULTS = Path(__file__).parent / "results"
+REASON_CHARACTERS = 300
+"""A failure's line in the printed table is cut there (a memory-planning error lists every live buffer);
+the JSON has it whole."""
 GRAPH_STAGES = ("import", "reference", "graph")
 """The stages before lowering: a failure there fails the graph level as well."""
 DEFAULT_TIMEOUT = 1200.0
@@ -331,6 +334,10 @@ def results_table(results: Sequence[ModelResult], machine: str) -> Table:
     return table
 
 
+def shorten(text: str, limit: int = REASON_CHARACTERS) -> str:
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
 def print_results(results: Sequence[ModelResult], report: dict, console: Console) -> None:
     """The table, the totals and the run's circumstances, then why each failing model failed."""
     machine, host = report["machine"], report["host"]
@@ -344,7 +351,7 @@ def print_results(results: Sequence[ModelResult], report: dict, console: Console
     )
     for r in results:
         if r.failure is not None:
-            console.print(f"{r.model.removeprefix('light_')}: {r.failure}", highlight=False, soft_wrap=True)
+            console.print(f"{r.model.removeprefix('light_')}: {shorten(r.failure)}", highlight=False, soft_wrap=True)
 
 
 def build_argument_parser() -> argparse.ArgumentParser:

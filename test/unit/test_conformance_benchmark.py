@@ -129,3 +129,14 @@ def test_a_worker_that_dies_is_a_crash_with_its_signal(tmp_path: Path, monkeypat
     monkeypatch.setattr(conformance, "evaluate", lambda path, machine: os.kill(os.getpid(), signal.SIGKILL))
     code, results = run(tmp_path)
     assert code == 1 and results["models"][0]["failure"] == "crash: the worker ended by signal SIGKILL"
+
+
+def test_a_long_reason_is_cut_in_the_table_and_whole_in_the_json(tmp_path: Path, capsys):
+    path = tmp_path / "bad.onnx"
+    model = tiny_model()
+    model.graph.node[1].op_type = "NoSuchOp" + "x" * 400
+    onnx.save(model, path)
+    _, results = run(tmp_path, "--models", str(path))
+    assert len(results["models"][0]["failure"]) > 400
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("bad: import:")]
+    assert len(line) == len("bad: ") + conformance.REASON_CHARACTERS and line.endswith(" ...")
