@@ -54,6 +54,7 @@ def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
     assert len(seen) == 3 and all(m.cycles is not None for m in seen)
     assert choice.complete and choice.sizes is not None
     assert choice.cycles == min(m.cycles for m in seen) <= choice.default_cycles
+    assert 0.7 < choice.group.estimates[0] / choice.default_cycles < 1.3  # the estimate ranks in the right range
     tuned = module.clone()
     set_sizes(list(tuned.walk())[choice.group.target], choice.sizes)
     report = check_pass_preserves_numerics(tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
@@ -81,6 +82,14 @@ def test_budget_stops_launching_and_keeps_the_heuristic(tmp_path):
     assert time.monotonic() - start < 1.5  # runs in flight are stopped, not awaited
     assert not choice.complete and choice.sizes is None
     assert cache.entries == {}  # a partial search is not cached
+
+
+def test_budget_in_process_keeps_what_was_measured(gemm256):
+    _, groups = gemm256
+    measured = []
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=4, budget=0.01), TuneCache(None), lambda g, m: measured.append(m))
+    assert [m.candidate for m in measured] == [0]  # launched in time; nothing launched after the budget
+    assert choice.sizes == groups[0].candidates[0] and not choice.complete
 
 
 @pytest.mark.parametrize(
