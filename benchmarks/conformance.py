@@ -181,6 +181,7 @@ def evaluate(path: Path, machine_name: str) -> ModelResult:
 
 
 def compile_and_simulate(result: ModelResult, path: Path, machine_name: str) -> None:
+    """`evaluate`'s stages in order; a failed stage raises StageFailed, except the graph level's."""
     machine = load_machine(machine_name)
     with stage(result, "import", "compile_seconds"):
         model, where = load_model(path)
@@ -198,8 +199,9 @@ def compile_and_simulate(result: ModelResult, path: Path, machine_name: str) -> 
     with stage(result, "simulate", "simulate_seconds"):
         run = run_at_emitted_level(module, inputs, machine)
     result.cycles = run.stats.total_cycles
-    computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
-    result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
+    with stage(result, "npu"):
+        computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+        result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
 
 
 def reference_data(result: ModelResult, path: Path, model: onnx.ModelProto, module) -> tuple[list, list]:
