@@ -134,7 +134,8 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
     the winners' `tile.sizes` on their roots, in place; the cache is read and saved."""
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
-    to_measure = sum(min(options.top_k, len(g.candidates)) for g in groups if cache.get(g.key) is None)
+    searched = {g.key: min(options.top_k, len(g.candidates)) for g in groups if cache.get(g.key) is None}
+    to_measure = sum(searched.values())
     with progress(to_measure) as report:
         choices = tune(groups, machine, options, cache, report)
     ops = list(module.walk())

@@ -22,16 +22,16 @@ func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x
   func.return %r : tensor<128x128xf16>
 }
 
-// LOG:      tune: [{{[12]}}/2] matmul_relu_0 {{default|[0-9x]+}}: {{[0-9,]+}} cycles
-// LOG:      tune: [{{[12]}}/2] matmul_relu_0 {{default|[0-9x]+}}: {{[0-9,]+}} cycles
+// LOG:      tune: [{{[12]}}/2] matmul_relu:{{[0-9]+}} {{default|[0-9x]+}}: {{[0-9,]+}} cycles
+// LOG:      tune: [{{[12]}}/2] matmul_relu:{{[0-9]+}} {{default|[0-9x]+}}: {{[0-9,]+}} cycles
 // LOG:      group {{ +}}default cycles {{ +}}tuned cycles
-// LOG-NEXT: matmul_relu_0 {{ +}}[[DEFAULT:[0-9,]+]] {{ +}}{{[0-9,]+}} {{.*}}[{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}]
+// LOG-NEXT: matmul_relu:{{[0-9]+}} {{ +}}[[DEFAULT:[0-9,]+]] {{ +}}{{[0-9,]+}} {{.*}}[{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}]
 
 // IR:       graph.matmul %a, %b {tile.sizes = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>}
 // IR-NOT:   tile.tune_id
 
 // CACHED-NOT: tune: [
-// CACHED:     matmul_relu_0 {{.*}} (cached)
+// CACHED:     matmul_relu:{{[0-9]+}} {{.*}} (cached)
 
 // LOWERED:    result0: ok
 // BAD-K:      error: --top-k must be at least 1, got 0

@@ -66,6 +66,20 @@ def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
     assert again == [] and cached.cached and cached.sizes == choice.sizes
 
 
+def test_a_repeated_layer_is_measured_once():
+    module = parse("""
+func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %c: tensor<128x128xf16>) -> tensor<128x128xf16> {
+  %x = graph.matmul %a, %b : (tensor<128x128xf16>, tensor<128x128xf16>) -> tensor<128x128xf16>
+  %z = graph.matmul %x, %c : (tensor<128x128xf16>, tensor<128x128xf16>) -> tensor<128x128xf16>
+  func.return %z : tensor<128x128xf16>
+}""")
+    groups = tunable_groups(module, load_machine(MACHINE))
+    assert len(groups) == 2 and groups[0].key == groups[1].key and groups[0].name != groups[1].name
+    measured = []
+    first, second = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2), TuneCache(None), lambda g, m: measured.append(m))
+    assert len(measured) == 2 and first.sizes == second.sizes and second.group is groups[1]
+
+
 def test_a_candidate_that_does_not_fit_loses_with_its_reason(gemm256):
     _, (group,) = gemm256
     whole = Task(0, 1, group.module_text, group.target, (256, 256, 256), MACHINE, 0)

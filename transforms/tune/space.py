@@ -40,7 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
 from ziggurat.backends.machine import Machine
-from ziggurat.diagnostics import DiagnosticError
+from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.transforms.tune.estimate import estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
@@ -68,7 +68,7 @@ larger ones (weights) become arguments, as they live in global memory anyway."""
 @dataclass(frozen=True)
 class Group:
     name: str
-    """The group's `tile.group` name (e.g. `matmul_relu_0`), for progress and reports."""
+    """The group's kind and the input line of its root (e.g. `matmul_relu:3`), for progress and reports."""
     target: int
     module_text: str
     key: str
@@ -170,6 +170,8 @@ def _without_ids_and_locations(module: ModuleOp) -> str:
     copy = module.clone()
     for op in copy.walk():
         op.attributes.pop(TUNE_ID, None)
+        for value in (*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)):
+            value.name_hint = None
     return _printed(copy)
 
 
@@ -191,6 +193,11 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
     return groups
 
 
+def _line(op: Operation) -> str:
+    location = op_location(op)
+    return "" if location is None else f":{location.line.data}"
+
+
 def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
     module_text = _printed(extracted)
     key = _cache_key(machine, extracted, _without_ids_and_locations(extracted))
@@ -207,7 +214,8 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
             continue
         estimates = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
         ranked = [candidates[0], *sorted(candidates[1:], key=estimates.__getitem__)]
-        name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
+        group_name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
+        name = group_name.removesuffix("_0") + _line(root)  # where its root is in the input
         found.append(
             Group(
                 name=name,

@@ -3,7 +3,8 @@
 `tune(groups, machine, options, cache, on_result)`:
 
 1. A group whose cache key (`space.Group.key`) is in the cache takes the cached
-   sizes without running anything.
+   sizes without running anything; groups with the same key (a layer repeated
+   in the model) are searched once.
 2. Every other group gets its default schedule (`tile.sizes` unset: the
    heuristic) and its `top_k - 1` best-estimated candidates measured: the group
    alone (`Group.module_text`) lowered with `lower-to-npu{machine=M}`, run on
@@ -28,7 +29,7 @@ import multiprocessing
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ziggurat.backends.interpreter import find_function
@@ -224,9 +225,11 @@ def tune(
     """The schedule of each group: cached, else measured (see the module docstring). `machine` is
     a preset name or a machine TOML file, as `lower-to-npu{machine=...}` takes it."""
     choices = [_cached_choice(group, cache.get(group.key)) for group in groups]
-    todo = [g for g, choice in enumerate(choices) if choice is None]
-    for g in todo:
-        choices[g] = Choice(groups[g], None, None, None)
+    first_of_key: dict[str, int] = {}
+    for g, choice in enumerate(choices):
+        if choice is None:
+            first_of_key.setdefault(groups[g].key, g)
+    todo = list(first_of_key.values())  # a layer repeated in the model is measured once
     results: dict[int, list[Measurement]] = {g: [] for g in todo}
 
     def record(m: Measurement) -> None:
@@ -236,10 +239,13 @@ def tune(
     tasks = plan([groups[g] for g in todo], machine, options)
     _run(tasks, options, record)
     planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
-    for g in todo:
-        choices[g] = _decide(groups[g], results[g], planned[g])
-        if choices[g].complete:
-            cache.put(choices[g])
+    decided = {groups[g].key: _decide(groups[g], results[g], planned[g]) for g in todo}
+    for choice in decided.values():
+        if choice.complete:
+            cache.put(choice)
+    for g, group in enumerate(groups):
+        if choices[g] is None:
+            choices[g] = replace(decided[group.key], group=group)
     return choices
 
 
