@@ -133,3 +133,13 @@ def test_bad_input_is_a_diagnostic(tmp_path, capsys):
     assert exit.value.code == 1
     err = capsys.readouterr().err
     assert "in.mlir:1" in err and "Traceback" not in err
+
+
+def test_a_broken_cache_is_a_diagnostic(tmp_path, capsys):
+    source, cache = tmp_path / "in.mlir", tmp_path / "cache.json"
+    source.write_text(gemm(64, 64, 64))
+    cache.write_text("{not json")
+    with pytest.raises(SystemExit) as exit:
+        ziggurat_tune.main([str(source), "--machine", MACHINE, "--cache", str(cache)])
+    assert exit.value.code == 1
+    assert "cannot read tuning cache" in capsys.readouterr().err

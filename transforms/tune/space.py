@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, ShapedType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
@@ -70,8 +70,11 @@ class Group:
     name: str
     """The group's kind and the input line of its root (e.g. `matmul_relu:3`), for progress and reports."""
     target: int
+    """The index in the input module's `walk()` of the graph op whose `tile.sizes` schedules the group."""
     module_text: str
+    """The group alone as the graph-level function `@main`, marked with `TUNE_ID` (see `schedule_group`)."""
     key: str
+    """The cache key: `v<SPACE_VERSION>|<machine>|<op kinds>|<signature>|<hash of the IR>`."""
     loops: tuple[str, ...]
     """Per loop of the root's domain, its role: "m", "n", "k", "batch" or "window"."""
     extents: tuple[int, ...]
@@ -117,11 +120,7 @@ def _extract(op: Operation) -> ModuleOp:
 
 
 def _elements(value: SSAValue) -> int:
-    shape = value.type.get_shape() if hasattr(value.type, "get_shape") else ()
-    count = 1
-    for d in shape:
-        count *= d
-    return count
+    return math.prod(value.type.get_shape()) if isinstance(value.type, ShapedType) else 1
 
 
 def _roles_by_loop(op: Operation) -> tuple[str, ...]:
