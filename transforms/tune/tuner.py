@@ -115,6 +115,9 @@ def measure(task: Task) -> Measurement:
         if bad:
             return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", time.monotonic() - start)
         return Measurement(task.group, task.candidate, result.stats.total_cycles, None, time.monotonic() - start)
+    except DiagnosticError as error:  # the extracted group's positions mean nothing to the user
+        reason = "; ".join(d.message for d in error.diagnostics)
+        return Measurement(task.group, task.candidate, None, reason, time.monotonic() - start)
     except Exception as error:  # a candidate that does not lower or run loses, whatever the reason
         return Measurement(task.group, task.candidate, None, exception_message(error), time.monotonic() - start)
 
