@@ -35,7 +35,14 @@ from pathlib import Path
 from ziggurat.backends.interpreter import find_function
 from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, exception_message, parse_source, write_atomically
+from ziggurat.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    collect_diagnostics,
+    exception_message,
+    parse_source,
+    write_atomically,
+)
 from ziggurat.lowering.differential import (
     apply_pipeline,
     compare_outputs,
@@ -102,24 +109,30 @@ def measure(task: Task) -> Measurement:
     """Lower the group with the candidate's sizes, run it with timing, check its numerics."""
     start = time.monotonic()
     try:
-        ctx = default_context()
-        module = parse_source(ctx, task.module_text, f"<group {task.group}>")
-        function = find_function(module, "main")
-        inputs = level_inputs(function, task.seed)
-        expected = run_at_level(module, inputs, "main")
-        schedule_group(module, task.target, task.sizes)
-        apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
-        lowered = find_function(module, "main")
-        result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
-        bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
-        if bad:
-            return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", time.monotonic() - start)
-        return Measurement(task.group, task.candidate, result.stats.total_cycles, None, time.monotonic() - start)
+        with collect_diagnostics():  # warnings and remarks about the group alone are no news to the user
+            return _measure(task, start)
     except DiagnosticError as error:  # the extracted group's positions mean nothing to the user
         reason = "; ".join(d.message for d in error.diagnostics)
         return Measurement(task.group, task.candidate, None, reason, time.monotonic() - start)
     except Exception as error:  # a candidate that does not lower or run loses, whatever the reason
         return Measurement(task.group, task.candidate, None, exception_message(error), time.monotonic() - start)
+
+
+def _measure(task: Task, start: float) -> Measurement:
+    """`measure` without its error handling: the time from `start`, or why the candidate loses."""
+    ctx = default_context()
+    module = parse_source(ctx, task.module_text, f"<group {task.group}>")
+    function = find_function(module, "main")
+    inputs = level_inputs(function, task.seed)
+    expected = run_at_level(module, inputs, "main")
+    schedule_group(module, task.target, task.sizes)
+    apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
+    lowered = find_function(module, "main")
+    result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
+    bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+    if bad:
+        return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", time.monotonic() - start)
+    return Measurement(task.group, task.candidate, result.stats.total_cycles, None, time.monotonic() - start)
 
 
 # --------------------------------------------------------------------------- #
