@@ -208,10 +208,14 @@ class Contraction:
 
     def is_block(self, terms: dict[int, int], size: int) -> tuple[int, int] | None:
         """(outer, inner) when the sum is `outer * extent(inner) + inner` over the
-        whole dimension: a split of it, not a window."""
+        whole dimension: a split of it, not a window. A window dim over a unit
+        output dim is still a window (`oh + kh` of a one-row tile is unrolled as
+        in the other tiles, rather than making `kh` one more K dim than the tile
+        sizes planned for)."""
         for outer, inner in itertools.permutations(terms, 2):
             if (
-                terms[inner] == 1
+                not (outer in self.reductions and self.extents[inner] == 1)
+                and terms[inner] == 1
                 and terms[outer] == self.extents[inner]
                 and size == self.extents[outer] * self.extents[inner]
             ):
