@@ -73,6 +73,7 @@ from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference
 from ziggurat.npz import restore_element_type
 from ziggurat.tools.ziggurat_compile import (
+    PRECISIONS,
     check_output,
     choose_precision,
     lower,
@@ -172,15 +173,15 @@ def compare_all(
     return all(c.ok for c in checks), max(c.max_abs for c in checks), max(c.max_rel for c in checks)
 
 
-def evaluate(path: Path, machine_name: str) -> ModelResult:
+def evaluate(path: Path, machine_name: str, precision: str) -> ModelResult:
     """Import, run, compile and simulate one model, recording how far it got."""
     result = ModelResult(path.stem)
     with suppress(StageFailed):
-        compile_and_simulate(result, path, machine_name)
+        compile_and_simulate(result, path, machine_name, precision)
     return result
 
 
-def compile_and_simulate(result: ModelResult, path: Path, machine_name: str) -> None:
+def compile_and_simulate(result: ModelResult, path: Path, machine_name: str, requested: str) -> None:
     """`evaluate`'s stages in order; a failed stage raises StageFailed, except the graph level's."""
     machine = load_machine(machine_name)
     with stage(result, "import", "compile_seconds"):
@@ -193,7 +194,7 @@ def compile_and_simulate(result: ModelResult, path: Path, machine_name: str) -> 
         outputs = run_at_emitted_level(module, inputs, None).outputs
         result.graph_passed, result.graph_max_abs, _ = compare_all(result, "graph", outputs, expected)
     with stage(result, "compile", "compile_seconds"):
-        precision = choose_precision("auto", machine, module)
+        precision = choose_precision(requested, machine, module)
         result.computed_in = precision
         lower(default_context(), module, lowering_passes(machine_name, "npu", precision))
     with stage(result, "simulate", "simulate_seconds"):
@@ -218,11 +219,11 @@ def reference_data(result: ModelResult, path: Path, model: onnx.ModelProto, modu
     return [restore_element_type(shipped.inputs[n], t) for n, t in zip(names, arg_types, strict=True)], shipped.outputs
 
 
-def worker(path: Path, machine: str, connection: Connection) -> None:
+def worker(path: Path, machine: str, precision: str, connection: Connection) -> None:
     """A worker process's body: evaluate one model, send back its result."""
     # ziggurat-compile's spinners and progress bars would draw over each other from several workers.
     sys.stdout = sys.stderr = io.StringIO()
-    connection.send(asdict(evaluate(path, machine)))
+    connection.send(asdict(evaluate(path, machine, precision)))
     connection.close()
 
 
@@ -240,26 +241,29 @@ class Running:
 
 
 def run_models(
-    paths: Sequence[Path], machine: str, jobs: int, timeout: float, on_result: Callable[[ModelResult], None]
+    paths: Sequence[Path], args: argparse.Namespace, on_result: Callable[[ModelResult], None]
 ) -> list[ModelResult]:
-    """Each model in its own process, `jobs` at a time; one past `timeout` seconds is killed."""
+    """Each model in its own process, `args.jobs` at a time; one past `args.timeout` seconds is killed."""
     # fork: the worker is a function of this script, which spawn could not import by name.
     context = multiprocessing.get_context("fork")
     pending, running, results = list(paths), [], {}
     while pending or running:
-        while pending and len(running) < jobs:
+        while pending and len(running) < max(1, args.jobs):
             path = pending.pop(0)
             receiving, sending = context.Pipe(duplex=False)
             # daemon: a worker is ended with the script when the script stops on an error
             process = context.Process(
-                target=worker, args=(path, machine, sending), name=f"conformance {path.stem}", daemon=True
+                target=worker,
+                args=(path, args.machine, args.precision, sending),
+                name=f"conformance {path.stem}",
+                daemon=True,
             )
             process.start()
             sending.close()
-            running.append(Running(path, process, receiving, time.monotonic() + timeout))
+            running.append(Running(path, process, receiving, time.monotonic() + args.timeout))
         wait([one.process.sentinel for one in running], timeout=max(0.0, min(r.deadline for r in running) - time.monotonic()))
         for one in list(running):
-            result = finished(one, timeout)
+            result = finished(one, args.timeout)
             if result is not None:
                 running.remove(one)
                 results[one.path] = result
@@ -347,8 +351,8 @@ def print_results(results: Sequence[ModelResult], report: dict, console: Console
     graph, npu = (sum(bool(getattr(r, level)) for r in results) for level in ("graph_passed", "npu_passed"))
     console.print(f"{npu} of {len(results)} pass end to end on {machine} ({graph} at the graph level)", highlight=False)
     console.print(
-        f"run {report['date']} on {host['cpus']} cores ({host['processor']}), --jobs {report['jobs']}, "
-        f"{report['total_seconds']:.0f} s in all",
+        f"run {report['date']} on {host['cpus']} cores ({host['processor']}), --precision {report['precision']}, "
+        f"--jobs {report['jobs']}, {report['total_seconds']:.0f} s in all",
         highlight=False,
     )
     for r in results:
@@ -361,6 +365,12 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--models", metavar="A,B", help="models by name (squeezenet) or .onnx path (default: all)")
     parser.add_argument("--data", type=Path, default=LIGHT_MODELS, help="the folder of light_*.onnx models")
     parser.add_argument("--machine", default="davinci", help="machine preset or file (default: davinci)")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="float type to compute in, as ziggurat-compile's --precision (default: auto, f16 on davinci)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="models run at once, each in its own process (default: 1)")
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds per model (default: {DEFAULT_TIMEOUT:g})"
@@ -379,13 +389,14 @@ def main(argv: list[str] | None = None) -> int:
     progress = Console(stderr=True)
     start = time.perf_counter()
     results = run_models(
-        paths, args.machine, max(1, args.jobs), args.timeout,
+        paths, args,
         lambda r: progress.print(f"{r.model}: graph {verdict(r.graph_passed)}, npu {verdict(r.npu_passed)}", highlight=False),
     )
     report = {
         "machine": args.machine,
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "precision": args.precision,
         "jobs": args.jobs,
         "timeout_seconds": args.timeout,
         "total_seconds": time.perf_counter() - start,

@@ -126,7 +126,7 @@ def test_an_unknown_model_name_is_an_error_naming_the_close_one(tmp_path: Path):
 
 def test_a_worker_that_dies_is_a_crash_with_its_signal(tmp_path: Path, monkeypatch):
     write_light_model(tmp_path)
-    monkeypatch.setattr(conformance, "evaluate", lambda path, machine: os.kill(os.getpid(), signal.SIGKILL))
+    monkeypatch.setattr(conformance, "evaluate", lambda *_: os.kill(os.getpid(), signal.SIGKILL))
     code, results = run(tmp_path)
     assert code == 1 and results["models"][0]["failure"] == "crash: the worker ended by signal SIGKILL"
 
@@ -140,3 +140,11 @@ def test_a_long_reason_is_cut_in_the_table_and_whole_in_the_json(tmp_path: Path,
     assert len(results["models"][0]["failure"]) > 400
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("bad: import:")]
     assert len(line) == len("bad: ") + conformance.REASON_CHARACTERS and line.endswith(" ...")
+
+
+def test_precision_model_keeps_f32_which_davinci_cannot_multiply(tmp_path: Path):
+    write_light_model(tmp_path)
+    code, results = run(tmp_path, "--precision", "model")
+    row = results["models"][0]
+    assert code == 1 and results["precision"] == "model"
+    assert row["graph_passed"] and row["computed_in"] is None and row["failure"].startswith("compile: ")
