@@ -15,7 +15,8 @@ through the same functions:
    with the expected output (column "graph");
 3. compile: `graph-convert-float` when the machine's matrix unit has no
    instruction for the model's float type (f32 on davinci: the model computes
-   in f16), then the `compile{machine=M}` pipeline down to npu code;
+   in f16; `--precision` chooses, as ziggurat-compile's), then the
+   `compile{machine=M}` pipeline down to npu code;
 4. simulate: the npu code on the machine model, compared with the expected
    output at the tolerance of the type it computed in (column "npu", with the
    max abs and rel error), its simulated cycles, and the wall times of
