@@ -18,7 +18,12 @@ and, when the level did not change, on inputs with NaN, infinities and
 signed zeros. Comparing after printing and parsing again is deliberate: a
 value that survives the passes but not the text (NaN, -0.0) is a wrong
 answer for `ziggurat-opt | ziggurat-run`. Output that cannot run yet (npu
-code before `npu-plan-memory`) is only parsed and verified.
+code that the pipeline did not take through `npu-plan-memory` and
+`npu-insert-sync` after its last `loop-to-npu`) is only parsed and verified, and
+so is output whose run would interpret more than `OPS_BUDGET` ops (tiles of 1
+over a large loop nest: correct, but minutes on the interpreter). After
+`graph-convert-float` the numbers are compared with the tolerance of the type
+the program now computes in (f16 by default), as `ziggurat-compile --check` does.
 """
 
 from __future__ import annotations
