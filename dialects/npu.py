@@ -82,7 +82,7 @@ from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import DiagnosticError, error_at
-from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.dtypes import is_float, to_numpy_dtype
 
 if TYPE_CHECKING:
     from ziggurat.backends.machine import Machine
@@ -939,7 +939,7 @@ class VecSubOp(BinaryVectorOperation):
 
 
 def _require_floats(op: VectorOperation, element_types: list[Attribute]) -> None:
-    if to_numpy_dtype(element_types[0]).kind != "f":
+    if not is_float(element_types[0]):
         raise VerifyException(f"{op.name} computes on floats, got {element_types[0]}")
 
 

@@ -13,8 +13,9 @@ with `--machine`, the `compile{machine=M}` pipeline (`graph-opt` and
 `lower-to-npu`, see docs/lowering.md) down to the `--emit` level: `tile` stops
 before `tile-to-loop`, `loop` before `loop-to-npu`, `npu` (the default with a
 machine) runs it all. When the machine's matrix unit has no instruction for
-the model's float type (f32 on davinci), the model computes in f16 inside
-(`graph-convert-float`; `--precision` chooses). The IR is printed (or written
+the model's float type (f32 on davinci), the model computes in bf16 inside
+where the unit has it (f32's range: nothing that fits f32 overflows), else in
+f16 (`graph-convert-float`; `--precision` chooses). The IR is printed (or written
 atomically with `-o`) unless `--run`/`--check` asked for results instead.
 
 `--run` runs `@main` at the emitted level: the graph and tensor levels on the
@@ -147,8 +148,9 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "--precision",
         choices=PRECISIONS,
         default="auto",
-        help="float type to compute in with --machine: auto (f16 when the matrix unit has no instruction "
-        "for the model's floats), model (as the model says), f16 or bf16",
+        help="float type to compute in with --machine: auto (when the matrix unit has no instruction "
+        "for the model's floats: bf16, which keeps f32's range, else f16), model (as the model says), "
+        "f16 or bf16",
     )
     compilation.add_argument(
         "--opt", action="store_true", help=f"run the graph optimizations: {','.join(GRAPH_PIPELINE)}"
@@ -353,7 +355,9 @@ def choose_precision(requested: str, machine: Machine, module: ModuleOp) -> str 
     inputs = {pair[0] for pair in machine.matrix.dtypes}
     if not floats or floats <= inputs:
         return None
-    return next((t for t in ("f16", "bf16") if t in inputs), None)
+    # bf16 first: it keeps f32's exponent range, so a value that fits the model's f32 never
+    # overflows (f16 stops at 65504); as XLA computes f32 matmuls on TPUs.
+    return next((t for t in ("bf16", "f16") if t in inputs), None)
 
 
 def lowering_passes(machine: str, emit: str, precision: str | None) -> tuple[ModulePass, ...]:

@@ -1,6 +1,6 @@
 // An ONNX MLP compiled down to each level for a machine, run there and checked against
-// onnxruntime. The model is f32; davinci's cube takes f16, so it computes in f16 inside
-// (graph-convert-float) and is checked with f16's tolerance.
+// onnxruntime. The model is f32; davinci's cube takes f16 and bf16, so it computes in bf16
+// inside (graph-convert-float; bf16 keeps f32's range) and is checked with bf16's tolerance.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python %examples/models/mlp.py %t/mlp.onnx
 // RUN: ziggurat-compile %t/mlp.onnx --machine davinci --emit tile | filecheck %s --check-prefix=TILE
