@@ -15,7 +15,7 @@ through the same functions:
    with the expected output (column "graph");
 3. compile: `graph-convert-float` when the machine's matrix unit has no
    instruction for the model's float type (f32 on davinci: the model computes
-   in f16; `--precision` chooses, as ziggurat-compile's), then the
+   in bf16; `--precision` chooses, as ziggurat-compile's), then the
    `compile{machine=M}` pipeline down to npu code;
 4. simulate: the npu code on the machine model, compared with the expected
    output at the tolerance of the type it computed in (column "npu", with the
@@ -370,7 +370,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "--precision",
         choices=PRECISIONS,
         default="auto",
-        help="float type to compute in, as ziggurat-compile's --precision (default: auto, f16 on davinci)",
+        help="float type to compute in, as ziggurat-compile's --precision (default: auto, bf16 on davinci)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="models run at once, each in its own process (default: 1)")
     parser.add_argument(

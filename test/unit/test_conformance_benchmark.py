@@ -72,9 +72,9 @@ def test_a_model_that_compiles_and_matches_passes_with_its_cycles(tmp_path: Path
     assert code == 0
     (row,) = results["models"]
     assert row["model"] == "light_tiny" and row["graph_passed"] and row["npu_passed"]
-    assert row["expected_from"] == "shipped" and row["computed_in"] == "f16"  # davinci's matrix unit has no f32
+    assert row["expected_from"] == "shipped" and row["computed_in"] == "bf16"  # davinci's matrix unit has no f32
     assert row["cycles"] > 0 and row["compile_seconds"] > 0 and row["simulate_seconds"] > 0
-    assert 0 < row["max_abs"] < 1e-2 and row["failure"] is None
+    assert 0 < row["max_abs"] < 0.05 and row["failure"] is None  # bf16 keeps 8 bits of mantissa
     assert results["machine"] == "davinci" and results["host"]["cpus"] >= 1
     out = capsys.readouterr().out
     assert "│ tiny " in out and "1 of 1 pass end to end on davinci" in out
