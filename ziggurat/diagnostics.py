@@ -334,6 +334,12 @@ class _LocatingParser(Parser):
                 Span(start, self._current_token.span.start, self.lexer.input),
                 f"a value of this op is out of range for its type ({e})",
             ) from None
+        except ValueError as e:
+            # Custom op parsers convert words to values unchecked (linalg.generic's iterator
+            # types: "'par5llel' is not a valid IteratorType").
+            raise ParseError(
+                Span(start, self._current_token.span.start, self.lexer.input), f"invalid value in this op: {e}"
+            ) from None
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(self._filename_attr, IntAttr(line), IntAttr(col))
         return op
@@ -461,6 +467,7 @@ def verify_module(module: Operation) -> None:
             with _without_module_dump():
                 op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
+            _verify_linalg_index(op)
         except DiagnosticException as e:
             diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {exception_message(e)}"))
             continue
@@ -545,6 +552,20 @@ def _verify_regions_not_empty(op: Operation) -> None:
     for region in op.regions:
         if len(region.blocks) == 1 and region.block.first_op is None:
             raise VerifyException("contains an empty block in a single-block region that expects a terminator")
+
+
+def _verify_linalg_index(op: Operation) -> None:
+    # MLIR's linalg.index verifier, which xDSL lacks: an index past the loops crashed the interpreter.
+    from xdsl.dialects.linalg import GenericOp, IndexOp
+
+    if not isinstance(op, IndexOp):
+        return
+    parent = op.parent_op()
+    if not isinstance(parent, GenericOp):
+        raise VerifyException("expected parent op with LinalgOp interface")
+    dim, loops = op.dim.value.data, len(parent.iterator_types)
+    if dim >= loops:
+        raise VerifyException(f"expected dim ({dim}) to be lower than the number of loops ({loops}) of the enclosing LinalgOp")
 
 
 def exception_message(e: BaseException) -> str:
