@@ -57,6 +57,7 @@ its space, a dynamic shape.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -532,6 +533,8 @@ class _Promoter:
         if self.cast_in_vector_space(copy):
             return self.legalize(copy)
         steps = hops(self.machine, self.copy_route(copy, source, destination))
+        if self.split_oversized(copy, steps):
+            return
         pads = any(p for pair in copy.padding() for p in pair)
         casts = copy.source.type.element_type != copy.destination.type.element_type
         pad_hop = first_hop(steps, lambda e, d: e.pad) if pads else None
@@ -560,6 +563,29 @@ class _Promoter:
                 at = self.copy(current, target, at, [p for pair in copy.padding() for p in pair] if h == pad_hop else None, copy.pad_value)
             current = target
         self.replace_copy(copy)
+
+    def split_oversized(self, copy: CopyOp | CopyAsyncOp, steps) -> bool:
+        """A synchronous copy without padding whose staging buffers would not fit their
+        space (a concat's part moved within global memory) becomes copies of static
+        chunks along its outer dims, each half that space at most, legalized one by one."""
+        staged = [space for _, space, _ in steps[:-1]]
+        if not staged or not isinstance(copy, CopyOp) or any(p for pair in copy.padding() for p in pair):
+            return False
+        widest = max(byte_size(v.type) // max(1, math.prod(static_shape(v))) for v in (copy.source, copy.destination))
+        budget = min(self.machine.memories[space].capacity for space in staged) // 2
+        shape = static_shape(copy.source)
+        if math.prod(shape) * widest <= budget:
+            return False
+        pieces = []
+        for offsets, sizes in _chunks(shape, budget // widest):
+            views = [valid_region(v, sizes, offsets) for v in (copy.source, copy.destination)]
+            pieces.append((views, CopyOp(views[0].result, views[1].result)))
+        for views, piece in pieces:
+            self.insert([*views, piece], InsertPoint.before(copy))
+        Rewriter.erase_op(copy)
+        for _, piece in pieces:
+            self.legalize(piece)
+        return True
 
     def cast_in_vector_space(self, copy: CopyOp | CopyAsyncOp) -> bool:
         """A casting copy out of a vector space whose engines do not cast: the vector unit casts
@@ -675,6 +701,25 @@ class _Promoter:
         wait = WaitOp(copy.token)
         self.insert([copy, wait], at)
         return InsertPoint.after(wait)
+
+
+def _chunks(shape: Sequence[int], elements: int) -> list[tuple[list[int], list[int]]]:
+    """(offsets, sizes) of boxes that tile `shape` in row-major order, each of at most
+    `elements` elements (or one innermost row): the outermost dim that must be split
+    is cut into runs that fit, the dims outside it into single indices."""
+    inner = math.prod(shape)
+    for d, extent in enumerate(shape):
+        inner //= extent
+        run = max(1, elements // inner) if inner else extent
+        if run >= extent and d < len(shape) - 1:
+            continue
+        outer = [range(n) for n in shape[:d]]
+        return [
+            ([*index, start, *[0] * (len(shape) - d - 1)], [1] * d + [min(run, extent - start), *shape[d + 1 :]])
+            for index in itertools.product(*outer)
+            for start in range(0, extent, run)
+        ]
+    return [([0] * len(shape), list(shape))]
 
 
 @dataclass(frozen=True)
