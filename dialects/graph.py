@@ -271,7 +271,10 @@ def widen(array: np.ndarray) -> np.ndarray:
 
 def lowest_value(dtype: np.dtype):
     """The identity of max for a compute dtype (also the max of an empty set, as in ONNX)."""
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    # ml_dtypes' floats (bf16, fp8) are kind "V"; float8_e4m3fn has no infinity.
+    return -np.inf if np.isinf(np.array(-np.inf).astype(dtype)) else float(ml_dtypes.finfo(dtype).min)
 
 
 def element_dtype(value_type: TensorType) -> np.dtype:

@@ -297,10 +297,11 @@ def test_every_stage_of_lower_to_npu_keeps_the_numerics(kernel: str, machine: st
 
 
 @pytest.mark.parametrize("machine", ["davinci", "tensorcore"])
-def test_a_bf16_conv_block_keeps_the_numerics(machine: str):
+@pytest.mark.parametrize("kernel", ["conv_bn_relu_add", "max_pool", "global_avg_pool", "mlp"])
+def test_bf16_kernels_keep_the_numerics(kernel: str, machine: str):
     """bf16 is what `ziggurat-compile --precision auto` computes f32 models in where the matrix
     unit has it (davinci's cube since the 910B, tensorcore): f32's range in 16 bits."""
-    text = KERNEL_TEXTS["conv_bn_relu_add"].replace("f16", "bf16")
+    text = KERNEL_TEXTS[kernel].replace("f16", "bf16")
     report = check_pipeline_stages(text, f"lower-to-npu{{machine={machine}}}", machine)
     assert report.ok, str(report)
     assert str(report.stages[-1].outputs[0].dtype) == "bfloat16"
