@@ -239,16 +239,20 @@ def _disjoint(a: tensor.InsertSliceOp, b: tensor.InsertSliceOp) -> bool:
     return any(hi_a < lo_b or hi_b < lo_a for (lo_a, hi_a), (lo_b, hi_b) in zip(*boxes))
 
 
-def _hoist_insert_destinations(block: Block) -> None:
+def _hoist_insert_destinations(block: Block) -> set[SSAValue]:
     """Moves each `tensor.empty` that `insert_slice`s fill (a concat) to the top of the
     function, so that the parts inserted into it can be computed straight into their
-    slices of its buffer (the later destinations first: a concat inserted into another)."""
+    slices of its buffer (the later destinations first: a concat inserted into another).
+    Returns the values of those empties."""
+    hoisted = set()
     for op in list(block.ops):
         if isinstance(op, tensor.EmptyOp) and not op.operands and any(
             isinstance(use.operation, tensor.InsertSliceOp) and use.operation.dest is op.tensor for use in op.tensor.uses
         ):
             op.detach()
             block.insert_op_before(op, block.first_op)
+            hoisted.add(op.tensor)
+    return hoisted
 
 
 def _pad_value(op: tensor.PadOp) -> float:
@@ -286,6 +290,8 @@ class _Bufferizer:
     loops: list[tuple[scf.ForOp, list[BlockArgument]]] = field(default_factory=list)
     tensor_args: list[BlockArgument] = field(default_factory=list)
     outputs: list[BlockArgument] = field(default_factory=list)
+    concats: set[SSAValue] = field(default_factory=set)
+    """Concat destinations: whole tensors that no tile loop covers, so never local."""
 
     # -- destinations -------------------------------------------------------
 
@@ -375,7 +381,8 @@ class _Bufferizer:
             buffer.type.get_element_type() == tensor_type.get_element_type()
         ):
             return buffer
-        space = None if _inside_loop(at) or _within_one_group(value) else self.space
+        local = _inside_loop(at) or (_within_one_group(value) and value not in self.concats)
+        space = None if local else self.space
         return self._insert(memref.AllocOp([], [], _memref(tensor_type, space)), at)
 
     def _read_only(self, buffer: SSAValue) -> bool:
@@ -423,7 +430,7 @@ class _Bufferizer:
         for value, result in zip(returned.operands, results):
             if not isinstance(value, BlockArgument):
                 self._prefer(value, lambda at, result=result: result)
-        _hoist_insert_destinations(block)
+        self.concats = _hoist_insert_destinations(block)
         self._propagate(block)
         self._convert_block(block)
         for value, result in zip(returned.operands, results):
