@@ -240,8 +240,10 @@ class TimingStats:
         )
 
 
-@dataclass
+@dataclass(eq=False)
 class _Record:
+    """One access an instruction made; records are compared by identity (each is one access)."""
+
     access: Access
     pipe: str
     seq: int
@@ -274,8 +276,11 @@ class _AccessLog:
 
     def remove(self, record: _Record) -> None:
         space = record.access.space
-        index = self.records[space].index(record)
-        del self.starts[space][index], self.records[space][index]
+        starts, records = self.starts[space], self.records[space]
+        index = bisect.bisect_left(starts, record.access.start)
+        while records[index] is not record:  # among the few records that start at the same byte
+            index += 1
+        del starts[index], records[index]
         self.size -= 1
 
     def keep(self, predicate: Callable[[_Record], bool]) -> None:
@@ -284,6 +289,8 @@ class _AccessLog:
             self.size -= len(records) - len(kept)
             self.records[space] = kept
             self.starts[space] = [r.access.start for r in kept]
+            # `overlapping` looks back by the longest record: a big access long pruned must not widen it
+            self.longest[space] = max((r.access.end - r.access.start for r in kept), default=0)
 
 
 class Timeline:
