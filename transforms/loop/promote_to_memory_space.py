@@ -540,6 +540,8 @@ class _Promoter:
         pad_hop = first_hop(steps, lambda e, d: e.pad) if pads else None
         fill_hop = first_hop(steps, lambda e, d: d in self.machine.vector.spaces) if pads and pad_hop is None else None
         cast_hop = first_hop(steps, lambda e, d: e.cast) if casts else None
+        if pads and pad_hop is None and fill_hop is None and self.pad_in_source_space(copy, source):
+            return
         if (pads and pad_hop is None and fill_hop is None) or (casts and cast_hop is None):
             missing = "pads" if pads and pad_hop is None and fill_hop is None else "casts"
             raise error_at(
@@ -563,6 +565,27 @@ class _Promoter:
                 at = self.copy(current, target, at, [p for pair in copy.padding() for p in pair] if h == pad_hop else None, copy.pad_value)
             current = target
         self.replace_copy(copy)
+
+    def pad_in_source_space(self, copy: CopyOp | CopyAsyncOp, source: str) -> bool:
+        """A padding copy out of a vector space whose route neither pads nor passes a vector
+        space (ub -> gm): the vector unit zero-fills a padded buffer next to the source, the
+        interior is copied in, and the padded buffer is copied out whole."""
+        if not isinstance(copy, CopyOp) or source not in self.machine.vector.spaces:
+            return False
+        source_type = copy.source.type
+        padded = self.new_buffer(copy, "a padded copy", source_type.element_type, static_shape(copy.destination), source)
+        value = copy.pad_value.value.data if copy.pad_value is not None else 0.0
+        element_type = source_type.element_type
+        constant = arith.ConstantOp(
+            FloatAttr(value, element_type) if is_float(element_type) else IntegerAttr(int(value), element_type)
+        )
+        interior = valid_region(padded, static_shape(copy.source), [low for low, _ in copy.padding()])
+        pieces = [CopyOp(copy.source, interior.result), CopyOp(padded, copy.destination)]
+        self.insert([constant, linalg.FillOp([constant.result], [padded], res=[]), interior, *pieces], InsertPoint.before(copy))
+        Rewriter.erase_op(copy)
+        for piece in pieces:
+            self.legalize(piece)
+        return True
 
     def split_oversized(self, copy: CopyOp | CopyAsyncOp, steps) -> bool:
         """A synchronous copy without padding whose staging buffers would not fit their
