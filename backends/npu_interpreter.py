@@ -136,11 +136,13 @@ def run_npu(
     active_cores: int | None = None,
     max_cycles: float | None = None,
     watch: Callable[[Timeline, Operation], None] | None = None,
+    verify: bool = True,
 ) -> NpuRunResult:
     """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
 
-    The module is verified first; ops are checked against `machine`'s rules, and also against
-    the module's own `npu.machine` when it names one.
+    The module is verified first (`verify=False`: the caller just did; seconds for a network);
+    ops are checked against `machine`'s rules, and also against the module's own `npu.machine`
+    when it names one.
 
     `cores` cores run the function, each with its own local memories and its `npu.core_id`,
     all sharing global memory; they do not synchronize, so global bytes one core writes and
@@ -157,7 +159,8 @@ def run_npu(
     if not 1 <= cores <= machine.cores:
         raise error_at(module, f"cannot run on {cores} cores: machine '{machine.name}' has {machine.cores}")
     active_cores = cores if active_cores is None else active_cores
-    verify_module(module)
+    if verify:
+        verify_module(module)
     npu.verify_for_machine(module, machine)
     entry = _entry_function(module, function)
     memory = _Memory.for_function(machine, entry)
