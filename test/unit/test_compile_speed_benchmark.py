@@ -1,0 +1,63 @@
+"""benchmarks/compile_speed.py on a tiny model (`make bench` runs it on the light ResNet-50)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "compile_speed.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("compile_speed", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["compile_speed"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+compile_speed = load_script()
+
+
+def gemm_relu(folder: Path) -> Path:
+    weights = np.random.default_rng(0).standard_normal((32, 32)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])],
+        "gemm_relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])],
+        [numpy_helper.from_array(weights, "w")],
+    )
+    path = folder / "gemm_relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_both_stages_are_timed_and_the_run_simulated(tmp_path: Path, capsys):
+    code = compile_speed.main(["--model", str(gemm_relu(tmp_path)), "--results", str(tmp_path)])
+    results = json.loads((tmp_path / "compile_speed.json").read_text())
+    assert code == 0
+    assert [s["name"] for s in results["stages"]] == ["compile to npu", "simulate"]
+    assert all(s["cpu_seconds"] > 0 and s["wall_seconds"] > 0 and s["met"] for s in results["stages"])
+    assert results["simulated_cycles"] > 0
+    assert "| compile to npu |" in capsys.readouterr().out
+
+
+def test_a_stage_over_the_target_fails_the_script(tmp_path: Path, capsys):
+    code = compile_speed.main(["--model", str(gemm_relu(tmp_path)), "--results", str(tmp_path), "--target", "0"])
+    assert code == 1
+    assert "FAIL: compile to npu" in capsys.readouterr().err
+
+
+def test_a_model_that_does_not_compile_says_which_stage(tmp_path: Path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(SystemExit, match="compile to npu failed"):
+        compile_speed.main(["--model", str(bad), "--results", str(tmp_path)])
