@@ -19,7 +19,8 @@ with the fraction of that bound the run achieved.
 
 Per layer, the instructions are grouped by the source location they were
 lowered from (passes keep an op's location on what they make of it): an ONNX
-node's name, or `file:line` of a graph-level op. A layer's time is the span
+node's name (an unnamed node's op type and first output), or `file:line` of a
+graph-level op. A layer's time is the span
 from its first instruction's start to its last one's end; layers run one
 after the other, so the spans add up to about the total.
 """

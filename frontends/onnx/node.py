@@ -35,6 +35,14 @@ def element_type_of(onnx_type: int, what: str) -> Attribute:
         ) from None
 
 
+def location_name(node: onnx.NodeProto) -> str:
+    """The name an op imported from `node` is located at (and reported under, per layer):
+    the node's name, else its op type and first output, as model viewers show unnamed nodes."""
+    if node.name:
+        return node.name
+    return f"{node.op_type} {node.output[0]}" if node.output and node.output[0] else node.op_type
+
+
 def node_label(node: onnx.NodeProto, index: int) -> str:
     """How diagnostics name a node: `node 'conv1'`, or `node #7` when it has no name."""
     return f"node '{node.name}'" if node.name else f"node #{index}"
@@ -161,7 +169,7 @@ class NodeContext:
                 with np.errstate(all="ignore"):
                     (array,) = op.evaluate(*arrays)
                 return self.importer.constant(array)
-        self.importer.insert(op, self.node.name)
+        self.importer.insert(op, location_name(self.node))
         return result
 
     def constant_value(self, array: np.ndarray) -> SSAValue:

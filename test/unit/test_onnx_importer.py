@@ -615,3 +615,14 @@ def test_check_fails_when_the_shipped_outputs_differ(tmp_path: Path, capsys):
     captured = capsys.readouterr()
     assert "FAIL" in captured.out
     assert "differ beyond the tolerance" in captured.err and "onnxruntime and" not in captured.err
+
+
+def test_ops_are_located_at_their_node_or_its_op_type_and_output():
+    named = node_model(Case("Relu", "Relu", {"x": rand(2, 3)}))
+    unnamed = node_model(Case("Relu", "Relu", {"x": rand(2, 3)}))
+    unnamed.graph.node[0].name = ""
+    locations = [
+        [str(op.location) for op in import_model(model).walk() if isinstance(op, graph.ReluOp)]
+        for model in (named, unnamed)
+    ]
+    assert locations == [['loc("the_relu"(unknown))'], ['loc("Relu y0"(unknown))']]
