@@ -71,7 +71,7 @@ from ziggurat.diagnostics import (
 )
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model
-from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference
+from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference, with_random_weights
 from ziggurat.npz import restore_element_type
 from ziggurat.tools.ziggurat_compile import (
     PRECISIONS,
@@ -174,30 +174,32 @@ def compare_all(
     return all(c.ok for c in checks), max(c.max_abs for c in checks), max(c.max_rel for c in checks)
 
 
-def evaluate(path: Path, machine_name: str, precision: str) -> ModelResult:
+def evaluate(path: Path, args: argparse.Namespace) -> ModelResult:
     """Import, run, compile and simulate one model, recording how far it got."""
     result = ModelResult(path.stem)
     with suppress(StageFailed):
-        compile_and_simulate(result, path, machine_name, precision)
+        compile_and_simulate(result, path, args)
     return result
 
 
-def compile_and_simulate(result: ModelResult, path: Path, machine_name: str, requested: str) -> None:
+def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespace) -> None:
     """`evaluate`'s stages in order; a failed stage raises StageFailed, except the graph level's."""
-    machine = load_machine(machine_name)
+    machine = load_machine(args.machine)
     with stage(result, "import", "compile_seconds"):
         model, where = load_model(path)
+        if args.random_weights:
+            model = with_random_weights(model)
         module = import_loaded_model(model, {}, where)
     with stage(result, "reference"):
-        inputs, expected = reference_data(result, path, model, module)
+        inputs, expected = reference_data(result, None if args.random_weights else path, model, module)
     # A model wrong at the graph level still goes on: its npu row tells whether lowering adds to it.
     with suppress(StageFailed), stage(result, "graph", "graph_seconds"):
         outputs = run_at_emitted_level(module, inputs, None).outputs
         result.graph_passed, result.graph_max_abs, _ = compare_all(result, "graph", outputs, expected)
     with stage(result, "compile", "compile_seconds"):
-        precision = choose_precision(requested, machine, module)
+        precision = choose_precision(args.precision, machine, module)
         result.computed_in = precision
-        lower(default_context(), module, lowering_passes(machine_name, "npu", precision))
+        lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
     with stage(result, "simulate", "simulate_seconds"):
         run = run_at_emitted_level(module, inputs, machine)
     result.cycles = run.stats.total_cycles
@@ -206,11 +208,12 @@ def compile_and_simulate(result: ModelResult, path: Path, machine_name: str, req
         result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
 
 
-def reference_data(result: ModelResult, path: Path, model: onnx.ModelProto, module) -> tuple[list, list]:
-    """The inputs and expected outputs: shipped beside the model, else onnxruntime's on random inputs."""
+def reference_data(result: ModelResult, path: Path | None, model: onnx.ModelProto, module) -> tuple[list, list]:
+    """The inputs and expected outputs: shipped beside the model at `path`, else (or without a path)
+    onnxruntime's on random inputs."""
     function = find_function(module, "main")
     names = [value.name for value in graph_inputs(model)]
-    shipped = shipped_reference(path, model)
+    shipped = None if path is None else shipped_reference(path, model)
     if shipped is None:
         result.expected_from = "onnxruntime"
         inputs = random_inputs(function, seed=0)
@@ -220,11 +223,11 @@ def reference_data(result: ModelResult, path: Path, model: onnx.ModelProto, modu
     return [restore_element_type(shipped.inputs[n], t) for n, t in zip(names, arg_types, strict=True)], shipped.outputs
 
 
-def worker(path: Path, machine: str, precision: str, connection: Connection) -> None:
+def worker(path: Path, args: argparse.Namespace, connection: Connection) -> None:
     """A worker process's body: evaluate one model, send back its result."""
     # ziggurat-compile's spinners and progress bars would draw over each other from several workers.
     sys.stdout = sys.stderr = io.StringIO()
-    connection.send(asdict(evaluate(path, machine, precision)))
+    connection.send(asdict(evaluate(path, args)))
     connection.close()
 
 
@@ -255,7 +258,7 @@ def run_models(
             # daemon: a worker is ended with the script when the script stops on an error
             process = context.Process(
                 target=worker,
-                args=(path, args.machine, args.precision, sending),
+                args=(path, args, sending),
                 name=f"conformance {path.stem}",
                 daemon=True,
             )
@@ -353,7 +356,8 @@ def print_results(results: Sequence[ModelResult], report: dict, console: Console
     console.print(f"{npu} of {len(results)} pass end to end on {machine} ({graph} at the graph level)", highlight=False)
     console.print(
         f"run {report['date']} on {host['cpus']} cores ({host['processor']}), --precision {report['precision']}, "
-        f"--jobs {report['jobs']}, {report['total_seconds']:.0f} s in all",
+        f"{'--random-weights, ' if report['random_weights'] else ''}--jobs {report['jobs']}, "
+        f"{report['total_seconds']:.0f} s in all",
         highlight=False,
     )
     for r in results:
@@ -371,6 +375,12 @@ def build_argument_parser() -> argparse.ArgumentParser:
         choices=PRECISIONS,
         default="auto",
         help="float type to compute in, as ziggurat-compile's --precision (default: auto, bf16 on davinci)",
+    )
+    parser.add_argument(
+        "--random-weights",
+        action="store_true",
+        help="replace each model's constant weight fills by seeded random values and compare with onnxruntime "
+        "on random inputs (checks every layer's arithmetic; the shipped outputs do not)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="models run at once, each in its own process (default: 1)")
     parser.add_argument(
@@ -398,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "precision": args.precision,
+        "random_weights": args.random_weights,
         "jobs": args.jobs,
         "timeout_seconds": args.timeout,
         "total_seconds": time.perf_counter() - start,

@@ -10,6 +10,10 @@
 `ziggurat-compile --check` compares with these outputs as well as with
 onnxruntime when the model has them; the conformance suite and benchmark read
 them the same way.
+
+The light models' weights are constant fills, so their expected outputs give
+every class the same score and check little arithmetic; `with_random_weights`
+makes a model whose outputs onnxruntime can check instead.
 """
 
 from __future__ import annotations
@@ -73,3 +77,30 @@ def shipped_reference(path: Path, model: onnx.ModelProto) -> ShippedReference | 
 
 def _number(path: Path) -> int:
     return int(path.stem.rsplit("_", 1)[1])
+
+
+def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """The model with each ConstantOfShape weight fill replaced by a seeded random initializer.
+
+    Weights are scaled by 1/sqrt(fan-in) and 1-D parameters (biases, batch-norm
+    statistics) drawn from [0.5, 1.5], so activations stay in a range where
+    float32 differences mean something.
+    """
+    rng = np.random.default_rng(seed)
+    shapes = {tensor.name: numpy_helper.to_array(tensor) for tensor in model.graph.initializer}
+    randomized = onnx.ModelProto()
+    randomized.CopyFrom(model)
+    # IR version 3 wants every initializer listed as a graph input as well; 4 does not.
+    randomized.ir_version = max(randomized.ir_version, 4)
+    del randomized.graph.node[:]
+    for node in model.graph.node:
+        if node.op_type != "ConstantOfShape" or node.input[0] not in shapes:
+            randomized.graph.node.append(node)
+            continue
+        shape = tuple(int(d) for d in shapes[node.input[0]])
+        if len(shape) == 1:
+            value = rng.uniform(0.5, 1.5, shape)
+        else:
+            value = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
+        randomized.graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+    return randomized

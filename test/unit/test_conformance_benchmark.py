@@ -148,3 +148,11 @@ def test_precision_model_keeps_f32_which_davinci_cannot_multiply(tmp_path: Path)
     row = results["models"][0]
     assert code == 1 and results["precision"] == "model"
     assert row["graph_passed"] and row["computed_in"] is None and row["failure"].startswith("compile: ")
+
+
+def test_random_weights_compare_with_onnxruntime_not_the_shipped_outputs(tmp_path: Path, capsys):
+    write_light_model(tmp_path, scale=2.0)  # shipped outputs that would fail
+    code, results = run(tmp_path, "--random-weights")
+    row = results["models"][0]
+    assert code == 0 and results["random_weights"] and row["expected_from"] == "onnxruntime" and row["npu_passed"]
+    assert "--random-weights, --jobs 1" in capsys.readouterr().out

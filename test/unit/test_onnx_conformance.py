@@ -38,6 +38,7 @@ from onnx import numpy_helper
 
 from ziggurat.backends.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
+from ziggurat.frontends.onnx.reference_data import with_random_weights
 from ziggurat.tools.ziggurat_compile import tolerance_for
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -112,33 +113,6 @@ def test_light_model(path: Path):
     inputs = light_inputs(model)
     expected = tensors(path.parent / f"{path.stem}_output_{i}.pb" for i in range(len(model.graph.output)))
     assert_outputs_match(run_function(import_model(model), list(inputs.values())), expected)
-
-
-def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
-    """The model with each ConstantOfShape weight fill replaced by a seeded random initializer.
-
-    Weights are scaled by 1/sqrt(fan-in) and 1-D parameters (biases, batch-norm
-    statistics) drawn from [0.5, 1.5], so activations stay in a range where
-    float32 differences mean something.
-    """
-    rng = np.random.default_rng(seed)
-    shapes = {tensor.name: numpy_helper.to_array(tensor) for tensor in model.graph.initializer}
-    randomized = onnx.ModelProto()
-    randomized.CopyFrom(model)
-    # IR version 3 wants every initializer listed as a graph input as well; 4 does not.
-    randomized.ir_version = max(randomized.ir_version, 4)
-    del randomized.graph.node[:]
-    for node in model.graph.node:
-        if node.op_type != "ConstantOfShape" or node.input[0] not in shapes:
-            randomized.graph.node.append(node)
-            continue
-        shape = tuple(int(d) for d in shapes[node.input[0]])
-        if len(shape) == 1:
-            value = rng.uniform(0.5, 1.5, shape)
-        else:
-            value = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
-        randomized.graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
-    return randomized
 
 
 @pytest.mark.parametrize("path", light_cases(SLOW_WITH_RANDOM_WEIGHTS))
