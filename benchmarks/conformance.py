@@ -22,8 +22,11 @@ through the same functions:
    max abs and rel error), its simulated cycles, and the wall times of
    compiling (import and lowering) and simulating.
 
-A model without shipped outputs (a path given to `--models`) is compared with
-onnxruntime on random inputs instead. Every model runs in its own process,
+The shipped outputs come from constant weights and give every class the same
+score, so they check little arithmetic: `--random-weights` gives each constant
+fill seeded random values and compares with onnxruntime on random inputs
+instead, as it does for a model without shipped outputs (a path given to
+`--models`). Every model runs in its own process,
 `--jobs` at a time, and is stopped after `--timeout` seconds, so one that
 hangs or is too big still leaves its row in the table. A failed model's row
 says at which stage, with the first line of the diagnostic. The results go to
