@@ -384,7 +384,9 @@ def convert(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
         info = np.iinfo(dtype)
         wide = np.rint(array.astype(np.float64)) if array.dtype.kind not in "iu" else array.astype(np.int64)
         return np.clip(wide, info.min, info.max).astype(dtype)
-    return array.astype(dtype)
+    # A float too large for `dtype` becomes an infinity, as IEEE conversion does.
+    with np.errstate(over="ignore"):
+        return array.astype(dtype)
 
 
 # --------------------------------------------------------------------------- #
