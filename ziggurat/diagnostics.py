@@ -78,7 +78,7 @@ from xdsl.irdl.dominance import DominanceInfo
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 from xdsl.utils.lexer import Span
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import (
@@ -289,6 +289,14 @@ xDSL expands a splat into every element's bytes while parsing (about 90
 bytes per element at the peak: 3 s and 1.4 GB for this many): a few
 characters must not exhaust the machine's memory.
 """
+
+
+# xDSL's string-literal pattern nests `+` inside `*` (`"(?:[^"\\...]+|\\...)*"`): on a quote with no
+# closing one on its line, the regex engine backtracks through every split of the line's characters,
+# 2^n tries (a stray `"` before a 40-character line hung the parser for minutes; ir fuzzer find).
+# The same language with one character per repetition fails in linear time. The lexer is built
+# inside xDSL's Parser.__init__, which already lexes the first token, hence the class attribute.
+MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
 class _LocatingParser(Parser):
