@@ -96,6 +96,16 @@ def retype_subview(view: memref.SubviewOp, mapping: dict[SSAValue, SSAValue]) ->
                 mapping[original] = new
 
 
+def alloc_bytes_per_space(func: FuncOp) -> dict[str | None, int]:
+    """The bytes of the allocs in `func`, per memory space."""
+    totals: dict[str | None, int] = {}
+    for op in func.walk():
+        if isinstance(op, memref.AllocOp):
+            space = space_of(op.memref)
+            totals[space] = totals.get(space, 0) + byte_size(op.memref.type)
+    return totals
+
+
 class _DoubleBuffer:
     def __init__(self, depth: int, machine: Machine | None):
         self.depth = depth
@@ -116,6 +126,7 @@ class _DoubleBuffer:
     def candidates(self, loop: scf.ForOp, func: FuncOp) -> list[SSAValue]:
         """Allocs filled by a copy in `loop`, used only inside it, that can take `depth` slots."""
         found: list[SSAValue] = []
+        totals: dict[str | None, int] | None = None  # bytes of each space's allocs, walked once per loop (not per copy)
         for op in loop.body.walk():
             if not isinstance(op, CopyOp | CopyAsyncOp):
                 continue
@@ -128,21 +139,21 @@ class _DoubleBuffer:
                 or not all(loop.is_ancestor(use.operation) for use in buffer.uses)
             ):
                 continue
-            if self.fits(buffer, func, found):
+            if totals is None:
+                totals = alloc_bytes_per_space(func)
+            if self.fits(buffer, totals, found):
                 found.append(buffer)
         return found
 
-    def fits(self, buffer: SSAValue, func: FuncOp, chosen: Sequence[SSAValue]) -> bool:
-        """Whether the allocs of the buffer's space still fit with `depth` slots for it (and `chosen`)."""
+    def fits(self, buffer: SSAValue, totals: dict[str | None, int], chosen: Sequence[SSAValue]) -> bool:
+        """Whether the allocs of the buffer's space (`totals`, each once) still fit with `depth`
+        slots for it (and for the allocs `chosen` in the same space)."""
         if self.machine is None or space_of(buffer) not in self.machine.memories:
             return True
         space = space_of(buffer)
-        total = 0
-        for op in func.walk():
-            if isinstance(op, memref.AllocOp) and space_of(op.memref) == space:
-                grows = op.memref is buffer or op.memref in chosen
-                total += byte_size(op.memref.type) * (self.depth if grows else 1)
-        return total <= self.machine.memories[space].capacity
+        growing = [buffer, *(alloc for alloc in chosen if space_of(alloc) == space)]
+        extra = sum(byte_size(alloc.type) for alloc in growing) * (self.depth - 1)
+        return totals.get(space, 0) + extra <= self.machine.memories[space].capacity
 
     def split(self, buffer: SSAValue) -> list[SSAValue]:
         """Replace the alloc by one with `depth` slots; return the slot views (not yet used)."""
