@@ -43,12 +43,17 @@ TOP_LAYERS = 10
 
 
 def layer_of(op: Operation) -> str:
-    """The layer an instruction belongs to: where the op it was lowered from came from."""
-    location = op.location
-    if isinstance(location, NameLoc):
-        return location.name.data
-    if isinstance(location, FileLineColLoc):
-        return f"{Path(location.filename.data).name}:{location.line.data}"
+    """The layer an instruction belongs to: where the op it was lowered from came from, or,
+    for an instruction a pass made with no location, where its closest located enclosing
+    op (a tile loop) came from."""
+    current: Operation | None = op
+    while current is not None:
+        location = current.location
+        if isinstance(location, NameLoc):
+            return location.name.data
+        if isinstance(location, FileLineColLoc):
+            return f"{Path(location.filename.data).name}:{location.line.data}"
+        current = current.parent_op()
     return UNATTRIBUTED
 
 

@@ -26,10 +26,8 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
-    LocationAttr,
     Signedness,
     TensorType,
-    UnknownLoc,
     i64,
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
@@ -42,6 +40,7 @@ from ziggurat.dialects import tile
 from ziggurat.dialects.graph import compute_dtype
 
 from ziggurat.diagnostics import error_at
+from ziggurat.locations import locate
 from ziggurat.dtypes import from_numpy_dtype, is_float, to_numpy_dtype
 
 PARALLEL = linalg_attrs.IteratorTypeAttr.parallel()
@@ -117,14 +116,6 @@ class Body:
 
 
 BodyFunction = Callable[[Body, tuple[SSAValue, ...]], Sequence[SSAValue]]
-
-
-def locate(op: Operation, location: LocationAttr) -> None:
-    """Give `op` and the ops in its regions that have none `location` (MLIR's convention:
-    what a pass creates while rewriting an op carries that op's location)."""
-    for inner in op.walk():
-        if isinstance(inner.location, UnknownLoc):
-            inner.location = location
 
 
 def tile_attributes(op: Operation) -> dict[str, Attribute]:

@@ -7,7 +7,8 @@ Tensors become memrefs, in place where safe:
   (destination-passing style) and the function returns nothing;
 * `tensor.empty` becomes `memref.alloc`, unplaced (no memory space) inside
   tile loops or when every op that touches the buffer has the same
-  `tile.group`, in the global space otherwise, unless its value ends up
+  `tile.group` and it takes at most half the machine's vector space (the
+  group fits one tile), in the global space otherwise, unless its value ends up
   somewhere known, e.g. a `%result<i>` or the slice of a destination that an
   `insert_slice` writes: then the op computes straight into that buffer;
 * `tensor.extract_slice` becomes `memref.subview` (a strided view);
@@ -48,11 +49,12 @@ needs one buffer, not two).
     }
 
 The machine is the `machine` option, else the module's `npu.machine`
-attribute; only its global memory space is used. Dynamic shapes are refused.
+attribute; its global memory space and the size of its vector space are used. Dynamic shapes are refused.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -79,8 +81,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.machine import load_machine
+from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
+from ziggurat.locations import locate
+from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.dialects import loop
 from ziggurat.dialects.npu import MACHINE_ATTR
 
@@ -263,14 +267,21 @@ def _pad_value(op: tensor.PadOp) -> float:
     return float(constant.value.value.data)
 
 
-def global_space(module: ModuleOp, machine: str) -> str:
-    """The global memory space of the `machine` option, else of the module's `npu.machine`."""
+def machine_of(module: ModuleOp, machine: str) -> Machine:
+    """The machine of the `machine` option, else of the module's `npu.machine`."""
     if not machine:
         attribute = module.attributes.get(MACHINE_ATTR)
         if not isinstance(attribute, StringAttr):
             raise error_at(module, f"tile-to-loop needs a machine: tile-to-loop{{machine=NAME}} or a module attribute {MACHINE_ATTR}")
         machine = attribute.data
-    return load_machine(machine).global_memory().name
+    return load_machine(machine)
+
+
+def local_limit(machine: Machine) -> int:
+    """The most bytes an unplaced (local) buffer outside tile loops may take: half the
+    vector space, as the vector tiles of tile-and-fuse (0: no vector space)."""
+    spaces = machine.vector.spaces
+    return machine.memories[spaces[0]].capacity // 2 if spaces else 0
 
 
 # --------------------------------------------------------------------------- #
@@ -284,6 +295,8 @@ class _Bufferizer:
 
     space: str
     module: ModuleOp
+    local_bytes: int
+    """The largest buffer of one group outside tile loops that stays local (unplaced)."""
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
     preferred: dict[SSAValue, Dest] = field(default_factory=dict)
     dead: list[Operation] = field(default_factory=list)
@@ -354,6 +367,7 @@ class _Bufferizer:
     # -- buffers ------------------------------------------------------------
 
     def _insert(self, op: Operation, at: Operation) -> SSAValue | None:
+        locate(op, at.location)
         Rewriter.insert_op(op, InsertPoint.before(at))
         return op.results[0] if op.results else None
 
@@ -381,7 +395,9 @@ class _Bufferizer:
             buffer.type.get_element_type() == tensor_type.get_element_type()
         ):
             return buffer
-        local = _inside_loop(at) or (_within_one_group(value) and value not in self.concats)
+        size = math.prod(tensor_type.get_shape()) * to_numpy_dtype(tensor_type.get_element_type()).itemsize
+        one_tile = size <= self.local_bytes and value not in self.concats
+        local = _inside_loop(at) or (_within_one_group(value) and one_tile)
         space = None if local else self.space
         return self._insert(memref.AllocOp([], [], _memref(tensor_type, space)), at)
 
@@ -670,12 +686,12 @@ class TileToLoopPass(ModulePass):
     """A preset name or machine TOML file; default: the module's `npu.machine` attribute."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        space = global_space(op, self.machine)
+        machine = machine_of(op, self.machine)
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
-            _bufferize(function, space, op)
+            _bufferize(function, machine, op)
 
 
-def _bufferize(function: func.FuncOp, space: str, module: ModuleOp) -> None:
+def _bufferize(function: func.FuncOp, machine: Machine, module: ModuleOp) -> None:
     if not function.body.blocks:
         raise error_at(function, "tile-to-loop bufferizes function definitions only, not declarations")
-    _Bufferizer(space, module).run(function)
+    _Bufferizer(machine.global_memory().name, module, local_limit(machine)).run(function)

@@ -53,7 +53,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.lowering.graph_to_tile_builders import locate
+from ziggurat.locations import locate
 
 
 # --------------------------------------------------------------------------- #

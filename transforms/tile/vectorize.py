@@ -75,6 +75,7 @@ from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, dims
 from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at
+from ziggurat.locations import Located
 from ziggurat.dtypes import to_numpy_dtype
 
 _SCALAR_DIALECTS = ("arith.", "math.")
@@ -445,5 +446,5 @@ class TileVectorizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = load_machine(self.machine)
-        PatternRewriteWalker(ExpandForVectorUnit(machine)).rewrite_module(op)
-        PatternRewriteWalker(SplitGeneric(machine), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(Located(ExpandForVectorUnit(machine))).rewrite_module(op)
+        PatternRewriteWalker(Located(SplitGeneric(machine)), apply_recursively=False).rewrite_module(op)
