@@ -157,6 +157,17 @@ def _make_group(members: list[Operation], block_order: dict[Operation, int]) -> 
     return Group(sorted(members, key=block_order.get), last, fused, anchor)
 
 
+def _unfused_generics(group: Group) -> list[Group]:
+    """Single-op groups for the elementwise generics of `group` that its tile loop cannot
+    compute (read through a reshape, or also outside the group): tiled on their own
+    rather than computed whole (a relu before a channel shuffle, 1x112x56x56)."""
+    return [
+        Group([op], op, {op}, None)
+        for op in group.ops
+        if op not in group.fused and isinstance(op, linalg.GenericOp) and is_tileable(op) and not is_contraction_op(op)
+    ]
+
+
 def collect_groups(block: Block) -> list[Group]:
     """The groups of a function body, in the order of their last ops."""
     order = {op: i for i, op in enumerate(block.ops)}
@@ -170,8 +181,9 @@ def collect_groups(block: Block) -> list[Group]:
             extra = _helpers(op)
             helpers.update(extra)
             singles.append([*extra, op])
-    groups = [_make_group(members, order) for members in [*named.values(), *singles]]
-    return sorted((g for g in groups if g is not None), key=lambda g: order[g.last])
+    groups = [g for g in (_make_group(members, order) for members in [*named.values(), *singles]) if g is not None]
+    groups += [single for g in groups for single in _unfused_generics(g)]
+    return sorted(groups, key=lambda g: order[g.last])
 
 
 # --------------------------------------------------------------------------- #
