@@ -50,7 +50,7 @@ def layer_of(op: Operation) -> str:
     while current is not None:
         location = current.location
         if isinstance(location, NameLoc):
-            return location.name.data
+            return location.desc.data
         if isinstance(location, FileLineColLoc):
             return f"{Path(location.filename.data).name}:{location.line.data}"
         current = current.parent_op()

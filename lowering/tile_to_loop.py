@@ -546,7 +546,7 @@ class _Bufferizer:
             attributes=dict(op.attributes),
             regions=[op.detach_region(region) for region in list(op.regions)],
         )
-        Rewriter.insert_op(new, InsertPoint.before(op))
+        self._insert(new, op)
         for result, buffer in zip(op.results, outputs):
             self.buffers[result] = buffer
         self.dead.append(op)

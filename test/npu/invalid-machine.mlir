@@ -101,11 +101,11 @@ module attributes {npu.machine = "davinci"} {
 
 module attributes {npu.machine = "davinci"} {
   func.func @f() {
-    %a = npu.buffer offset 0 : memref<16x16xbf16, "l0a">
-    %b = npu.buffer offset 0 : memref<16x16xbf16, "l0b">
+    %a = npu.buffer offset 0 : memref<16x16xf8E4M3FN, "l0a">
+    %b = npu.buffer offset 0 : memref<16x16xf8E4M3FN, "l0b">
     %c = npu.buffer offset 0 : memref<16x16xf32, "l0c">
-    // expected-error@+1 {{matrix unit 'cube' has no bf16->f32 instruction (it has f16->f32, i8->i32)}}
-    npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64} : memref<16x16xbf16, "l0a">, memref<16x16xbf16, "l0b"> -> memref<16x16xf32, "l0c">
+    // expected-error@+1 {{matrix unit 'cube' has no f8E4M3FN->f32 instruction (it has f16->f32, bf16->f32, i8->i32)}}
+    npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64} : memref<16x16xf8E4M3FN, "l0a">, memref<16x16xf8E4M3FN, "l0b"> -> memref<16x16xf32, "l0c">
     func.return
   }
 }

@@ -42,7 +42,7 @@ func.func @matmul_in_l1(%a: memref<16x16xf16, "l1">, %b: memref<16x16xf16, "l0b"
 // -----
 
 func.func @f32_matmul(%a: memref<16x16xf32, "l0a">, %b: memref<16x16xf32, "l0b">, %c: memref<16x16xf32, "l0c">) {
-  // expected-error@+1 {{linalg.matmul: the matrix unit 'cube' of machine 'davinci' has no f32->f32 instruction (it has f16->f32, i8->i32)}}
+  // expected-error@+1 {{linalg.matmul: the matrix unit 'cube' of machine 'davinci' has no f32->f32 instruction (it has f16->f32, bf16->f32, i8->i32)}}
   linalg.matmul ins(%a, %b : memref<16x16xf32, "l0a">, memref<16x16xf32, "l0b">) outs(%c : memref<16x16xf32, "l0c">)
   func.return
 }

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -59,7 +59,8 @@ class _Conversion:
             narrow = self.converted(arg.type)
             if narrow != arg.type:
                 cast = graph.CastOp(arg, narrow)
-                cast.location = function.location
+                # Reported with the layer that first reads the input.
+                cast.location = next((use.operation.location for use in arg.uses), function.location)
                 Rewriter.insert_op(cast, InsertPoint.at_start(block))
                 arg.replace_uses_with_if(cast.output, lambda use: use.operation is not cast)
         for op in list(block.ops):
@@ -92,7 +93,7 @@ class _Conversion:
         for index, (value, declared) in enumerate(zip(op.operands, function.function_type.outputs.data)):
             if value.type != declared:
                 cast = graph.CastOp(value, declared)
-                cast.location = op.location
+                cast.location = value.owner.location if isinstance(value.owner, Operation) else op.location
                 Rewriter.insert_op(cast, InsertPoint.before(op))
                 op.operands[index] = cast.output
 

@@ -357,6 +357,7 @@ class _Function:
         setter, waiter = npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)
         Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
         consumer = steps[dependence.consumer].ops[dependence.before]
+        setter.location, waiter.location = steps[dependence.producer].last.location, consumer.location
         Rewriter.insert_op(waiter, InsertPoint.before(consumer))
         self.flags.append(_Flag(src, dst, [setter, waiter], waiter, consumer))
 
@@ -366,6 +367,8 @@ class _Function:
         ops = [npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0), npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)]
         before, waiter, setter, after = ops
         consumer = steps[dependence.consumer].ops[dependence.before]
+        before.location = after.location = loop.location
+        setter.location, waiter.location = steps[dependence.producer].last.location, consumer.location
         Rewriter.insert_op(before, InsertPoint.before(loop))
         Rewriter.insert_op(waiter, InsertPoint.before(consumer))
         Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
