@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 
 from ziggurat.backends.machine import load_machine
 from ziggurat.backends.timing import systolic_cycles
 
-BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-scalesim_validation = load("scalesim_validation")
-roofline_validation = load("roofline_validation")
+scalesim_validation = load_benchmark("scalesim_validation")
+roofline_validation = load_benchmark("roofline_validation")
 
 
 def test_a_conv_layer_is_its_im2col_gemm():

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from benchmark_scripts import load_benchmark
 from onnx import TensorProto, helper, numpy_helper
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "compile_speed.py"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("compile_speed", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["compile_speed"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-compile_speed = load_script()
+compile_speed = load_benchmark("compile_speed")
 
 
 def gemm_relu(folder: Path) -> Path:

@@ -7,33 +7,23 @@ The model is a MatMul and a Relu written in the light models' layout:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from benchmark_scripts import load_benchmark
 from onnx import TensorProto, helper, numpy_helper
 
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.frontends.onnx.reference_data import dummy_inputs
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "conformance.py"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("conformance", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["conformance"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-conformance = load_script()
+conformance = load_benchmark("conformance")
 
 
 def tiny_model() -> onnx.ModelProto:

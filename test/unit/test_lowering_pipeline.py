@@ -3,16 +3,15 @@ stage of lower-to-npu on the right interpreter and compares it with the graph in
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 from xdsl.context import Context
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import ModuleOp
@@ -324,16 +323,8 @@ def test_a_grouped_conv_compiles_through_every_stage():
     assert report.stages[-1].level == "npu"
 
 
-def _load_benchmark(name: str):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES.parent / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_lowering_quality_gemm_is_measured_on_the_lowered_code():
-    quality = _load_benchmark("lowering_quality")
+    quality = load_benchmark("lowering_quality")
     row = quality.measure_gemm(64, 64, 64)
     macs_at_peak = 64**3 / quality.load_machine("davinci").peak_macs_per_cycle("f16", "f32")
     assert row.utilization == pytest.approx(macs_at_peak / row.cycles)
@@ -341,7 +332,7 @@ def test_the_lowering_quality_gemm_is_measured_on_the_lowered_code():
 
 
 def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
-    quality = _load_benchmark("lowering_quality")
+    quality = load_benchmark("lowering_quality")
     doc = tmp_path / "lowering.md"
     doc.write_text(f"before\n{quality.TABLE_BEGIN}\nold\n{quality.TABLE_END}\nafter\n")
     assert quality.main(["--small", "--results", str(tmp_path), "--doc", str(doc)]) == 0
