@@ -588,21 +588,25 @@ class _Promoter:
         return True
 
     def split_oversized(self, copy: CopyOp | CopyAsyncOp, steps) -> bool:
-        """A synchronous copy without padding whose staging buffers would not fit their
-        space (a concat's part moved within global memory) becomes copies of static
-        chunks along its outer dims, each half that space at most, legalized one by one."""
+        """A synchronous copy whose staging buffers would not fit their space (a concat's part
+        moved within global memory, a channel pad) becomes copies of static chunks along its
+        unpadded outer dims (padded dims stay whole, so each chunk pads as the copy did), each
+        half that space at most, legalized one by one."""
         staged = [space for _, space, _ in steps[:-1]]
-        if not staged or not isinstance(copy, CopyOp) or any(p for pair in copy.padding() for p in pair):
+        if not staged or not isinstance(copy, CopyOp):
             return False
         widest = max(byte_size(v.type) // max(1, math.prod(static_shape(v))) for v in (copy.source, copy.destination))
         budget = min(self.machine.memories[space].capacity for space in staged) // 2
-        shape = static_shape(copy.source)
-        if math.prod(shape) * widest <= budget:
+        padding = copy.padding()
+        if math.prod(static_shape(copy.destination)) * widest <= budget:
             return False
         pieces = []
-        for offsets, sizes in _chunks(shape, budget // widest):
-            views = [valid_region(v, sizes, offsets) for v in (copy.source, copy.destination)]
-            pieces.append((views, CopyOp(views[0].result, views[1].result)))
+        for offsets, sizes in _unpadded_chunks(static_shape(copy.source), padding, budget // widest):
+            source = valid_region(copy.source, sizes, offsets)
+            target = valid_region(copy.destination, [n + lo + hi for n, (lo, hi) in zip(sizes, padding)], offsets)
+            piece = CopyOp(source.result, target.result, pad=copy.pad.get_values() if copy.pad else None)
+            piece.pad_value = copy.pad_value
+            pieces.append(([source, target], piece))
         for views, piece in pieces:
             self.insert([*views, piece], InsertPoint.before(copy))
         Rewriter.erase_op(copy)
@@ -743,6 +747,23 @@ def _chunks(shape: Sequence[int], elements: int) -> list[tuple[list[int], list[i
             for start in range(0, extent, run)
         ]
     return [([0] * len(shape), list(shape))]
+
+
+def _unpadded_chunks(
+    shape: Sequence[int], padding: Sequence[tuple[int, int]], elements: int
+) -> list[tuple[list[int], list[int]]]:
+    """_chunks of a padding copy's source over its unpadded dims, each padded chunk at most
+    `elements`: a padded dim is whole in every chunk (its offset 0 in source and destination)."""
+    padded = [d for d, (lo, hi) in enumerate(padding) if lo or hi]
+    free = [d for d in range(len(shape)) if d not in padded]
+    whole = math.prod(shape[d] + sum(padding[d]) for d in padded)
+    boxes = []
+    for offsets, sizes in _chunks([shape[d] for d in free], max(1, elements // whole)):
+        box_offsets, box_sizes = [0] * len(shape), list(shape)
+        for d, offset, size in zip(free, offsets, sizes):
+            box_offsets[d], box_sizes[d] = offset, size
+        boxes.append((box_offsets, box_sizes))
+    return boxes
 
 
 @dataclass(frozen=True)
