@@ -34,14 +34,16 @@ func.func @conv_tile(%x: tensor<1x4x7x7xf16>, %w: tensor<8x4x2x2xf16>, %acc: ten
 
 // -----
 
-// Depthwise with its group dim: the group sum (g * 1 + c over one channel per group)
-// splits the channel dims with expand_shape, so g becomes a batch dim.
+// Depthwise with its group dim: the group sum over one channel per group
+// (g * 1 + c, c a unit reduction dim) is a one-point window, not a split, so the
+// input keeps its channel dim and c goes; the weights' (g * 1 + o) splits (two
+// parallel dims), so g is a batch dim. Each step has only parallel dims: the
+// broadcast multiply-accumulate the vector unit runs.
 // CHECK-LABEL: func.func @depthwise(
-// CHECK-NEXT:    %[[XE:.*]] = tensor.expand_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64], [4 : i64]] output_shape [1, 3, 1, 4, 4] : tensor<1x3x4x4xf32> into tensor<1x3x1x4x4xf32>
 // CHECK-NEXT:    %[[WE:.*]] = tensor.expand_shape %w {{\[}}[0 : i64, 1 : i64], [2 : i64], [3 : i64], [4 : i64]] output_shape [3, 1, 1, 3, 3] : tensor<3x1x3x3xf32> into tensor<3x1x1x3x3xf32>
-// CHECK-NEXT:    %[[X:.*]] = tensor.extract_slice %[[XE]][0, 0, 0, 0, 0] [1, 3, 1, 2, 2] [1, 1, 1, 1, 1] : tensor<1x3x1x4x4xf32> to tensor<1x3x1x2x2xf32>
-// CHECK-NEXT:    %[[W:.*]] = tensor.extract_slice %[[WE]][0, 0, 0, 0, 0] [3, 1, 1, 1, 1] [1, 1, 1, 1, 1] : tensor<3x1x1x3x3xf32> to tensor<3x1x1xf32>
-// CHECK-NEXT:    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>]
+// CHECK-NEXT:    %[[X:.*]] = tensor.extract_slice %x[0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 1, 1] : tensor<1x3x4x4xf32> to tensor<1x3x2x2xf32>
+// CHECK-NEXT:    %[[W:.*]] = tensor.extract_slice %[[WE]][0, 0, 0, 0, 0] [3, 1, 1, 1, 1] [1, 1, 1, 1, 1] : tensor<3x1x1x3x3xf32> to tensor<3x1xf32>
+// CHECK-NEXT:    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
 // CHECK-COUNT-8: linalg.generic
 // CHECK-NOT:     linalg.generic
 func.func @depthwise(%x: tensor<1x3x4x4xf32>, %w: tensor<3x1x3x3xf32>, %acc: tensor<1x3x1x2x2xf32>) -> tensor<1x3x1x2x2xf32> {

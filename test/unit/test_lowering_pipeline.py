@@ -157,6 +157,12 @@ func.func @main(%x: tensor<1x32x14x14xf16>, %w: tensor<16x32x1x1xf16>) -> tensor
   %y = graph.conv2d %x, %w : (tensor<1x32x14x14xf16>, tensor<16x32x1x1xf16>) -> tensor<1x16x14x14xf16>
   func.return %y : tensor<1x16x14x14xf16>
 }""",
+    # ShuffleNet's 1x1 convs over 136 channels: K tiled 64 + 8, the last tile's K rounded up.
+    "conv1x1_ragged_k": """
+func.func @main(%x: tensor<1x136x7x7xf16>, %w: tensor<136x136x1x1xf16>) -> tensor<1x136x7x7xf16> {
+  %y = graph.conv2d %x, %w : (tensor<1x136x7x7xf16>, tensor<136x136x1x1xf16>) -> tensor<1x136x7x7xf16>
+  func.return %y : tensor<1x136x7x7xf16>
+}""",
     "conv_depthwise": """
 func.func @main(%x: tensor<1x16x14x14xf16>, %w: tensor<16x1x3x3xf16>) -> tensor<1x16x14x14xf16> {
   %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x14x14xf16>, tensor<16x1x3x3xf16>) -> tensor<1x16x14x14xf16>

@@ -208,13 +208,15 @@ class Contraction:
 
     def is_block(self, terms: dict[int, int], size: int) -> tuple[int, int] | None:
         """(outer, inner) when the sum is `outer * extent(inner) + inner` over the
-        whole dimension: a split of it, not a window. A window dim over a unit
-        output dim is still a window (`oh + kh` of a one-row tile is unrolled as
-        in the other tiles, rather than making `kh` one more K dim than the tile
-        sizes planned for)."""
+        whole dimension: a split of it, not a window. A sum of a reduction and a
+        parallel dim, one of them a unit dim, is still a window: `oh + kh` of a
+        one-row tile is unrolled as in the other tiles, and so is the unit `kh`
+        of a 1x1 conv (either split would make the unit dim one more K dim than
+        the tile sizes planned for, which promote-to-memory-space may then pad
+        to round K up, leaving B no row-major tile)."""
         for outer, inner in itertools.permutations(terms, 2):
             if (
-                not (outer in self.reductions and self.extents[inner] == 1)
+                not (self.extents[inner] == 1 and (outer in self.reductions) != (inner in self.reductions))
                 and terms[inner] == 1
                 and terms[outer] == self.extents[inner]
                 and size == self.extents[outer] * self.extents[inner]
