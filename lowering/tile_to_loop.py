@@ -422,10 +422,17 @@ class _Bufferizer:
         return all(isinstance(other, tensor.InsertSliceOp) for other in others) and self._consumed_source(owner)
 
     def _consumed_source(self, view: Operation) -> bool:
+        """Whether what `view` looks into may be overwritten, up its chain of views: no view
+        above it has a reader besides the chain (a channel slice of LRN's padded squares
+        overlaps the other slices, which still read it)."""
         source = view.operands[0]
-        return not self._read_only(self.buffers[source]) and (
-            not isinstance(source.owner, VIEW_OPS) or self._consumed_source(source.owner)
-        )
+        if self._read_only(self.buffers[source]):
+            return False
+        parent = source.owner
+        if not isinstance(parent, VIEW_OPS):
+            return True
+        others = [use.operation for use in parent.operands[0].uses if use.operation is not parent]
+        return all(isinstance(other, tensor.InsertSliceOp) for other in others) and self._consumed_source(parent)
 
     def _writable(self, init: SSAValue, result: SSAValue, op: Operation) -> SSAValue:
         """The buffer `op` writes `result` into, given its `outs` tensor `init`."""

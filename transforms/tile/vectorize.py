@@ -23,7 +23,7 @@ their init's type (f32 for f16 data): their input is cast first, a `cast`
 instruction, so long sums keep f32 precision.
 
 Ops no vector unit has are first rewritten into ones it has (see
-`ExpandForVectorUnit`): sqrt, negf, tanh and erf.
+`ExpandForVectorUnit`): sqrt, negf, tanh, erf and pow by a constant in quarters.
 
     %y = linalg.generic ins(%x : tensor<4x16xf16>) outs(%e : tensor<4x16xf16>) {
       %a = arith.extf %x : f16 to f32
@@ -55,6 +55,7 @@ from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     ModuleOp,
     TensorType,
@@ -344,6 +345,27 @@ def _wider(target: Attribute, source_type: Attribute) -> bool:
     return to_numpy_dtype(target).itemsize > to_numpy_dtype(_element(source_type)).itemsize
 
 
+def _splat_operand(value: SSAValue, generic: linalg.GenericOp) -> float | None:
+    """The value of a body operand that is one constant everywhere: a body `arith.constant`,
+    or a block argument read from a splat `arith.constant` tensor (widened or not)."""
+    if isinstance(value.owner, arith.ExtFOp):
+        value = value.owner.input
+    if isinstance(value.owner, arith.ConstantOp):
+        attribute = value.owner.value
+    elif value.owner is generic.body.block and value.index < len(generic.inputs):
+        constant = generic.inputs[value.index].owner
+        if not isinstance(constant, arith.ConstantOp):
+            return None
+        attribute = constant.value
+    else:
+        return None
+    if isinstance(attribute, FloatAttr):
+        return attribute.value.data
+    if isinstance(attribute, DenseIntOrFPElementsAttr) and len(set(attribute.get_values())) == 1:
+        return float(attribute.get_values()[0])
+    return None
+
+
 def _constant_like(value: float, like: SSAValue, rewriter: PatternRewriter) -> SSAValue:
     return rewriter.insert(arith.ConstantOp(FloatAttr(value, like.type))).result
 
@@ -369,6 +391,8 @@ class ExpandForVectorUnit(RewritePattern):
             rewriter.replace(op, arith.MulfOp(op.operand, minus_one))
         elif isinstance(op, math.ErfOp) and "exp" in ops:
             self.erf(op, rewriter)
+        elif isinstance(op, math.PowFOp) and {"rsqrt", "mul", "div"} <= set(ops):
+            self.pow(op, generic, rewriter)
         elif isinstance(op, math.TanhOp) and "exp" in ops:
             x = op.operand
             scaled = rewriter.insert(arith.MulfOp(x, _constant_like(-2, x, rewriter))).result
@@ -398,6 +422,30 @@ class ExpandForVectorUnit(RewritePattern):
         tail = emit(arith.AddfOp, emit(arith.MulfOp, emit(arith.MulfOp, poly, gauss), -1.0), 1.0)
         sign = emit(arith.MinimumfOp, emit(arith.MaximumfOp, emit(arith.MulfOp, x, 32768.0), -1.0), 1.0)
         rewriter.replace(op, arith.MulfOp(tail, sign))
+
+    @staticmethod
+    def pow(op: math.PowFOp, generic: linalg.GenericOp, rewriter: PatternRewriter) -> None:
+        """`x ** e` for a constant e in quarters up to 4 (LRN's 0.75): x ** floor(e) by
+        multiplications (its reciprocal for e < 0) times x ** 0.25 = rsqrt(rsqrt(x)) and
+        x ** 0.5 = 1 / rsqrt(x) (0 at 0) for the quarters left."""
+        exponent = _splat_operand(op.rhs, generic)
+        if exponent is None or exponent * 4 != int(exponent * 4) or abs(exponent) > 4:
+            return
+        x = op.lhs
+        whole, quarters = divmod(int(exponent * 4), 4)
+        factors = [x] * abs(whole) if whole >= 0 else []
+        if quarters:
+            root = rewriter.insert(math.RsqrtOp(x)).result
+            if quarters != 2:
+                factors.append(rewriter.insert(math.RsqrtOp(root)).result)
+            if quarters >= 2:
+                factors.append(rewriter.insert(arith.DivfOp(_constant_like(1, x, rewriter), root)).result)
+        result = factors[0] if factors else _constant_like(1, x, rewriter)
+        for factor in factors[1:]:
+            result = rewriter.insert(arith.MulfOp(result, factor)).result
+        for _ in range(-whole if whole < 0 else 0):
+            result = rewriter.insert(arith.DivfOp(result, x)).result
+        rewriter.replace(op, [], [result])
 
     @staticmethod
     def sqrt(op: math.SqrtOp, rewriter: PatternRewriter) -> None:
