@@ -16,6 +16,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from ziggurat.locations import Located
 from ziggurat.transforms.graph.canonicalization_patterns import patterns_for
 from ziggurat.transforms.graph.fold_constants import (
     DEFAULT_MAX_ELEMENTS,
@@ -60,4 +61,4 @@ class GraphCanonicalizePass(ModulePass):
         patterns = GreedyRewritePatternApplier(
             [GraphCanonicalizationPatterns(), FoldConstantOp(self.max_elements)]
         )
-        PatternRewriteWalker(patterns, post_walk_func=region_dce).rewrite_module(op)
+        PatternRewriteWalker(Located(patterns), post_walk_func=region_dce).rewrite_module(op)

@@ -36,6 +36,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from ziggurat.locations import Located
 from ziggurat.dialects.graph import (
     AddOp,
     BatchNormOp,
@@ -172,4 +173,4 @@ class GraphFoldBatchNormPass(ModulePass):
     name = "graph-fold-batch-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldBatchNorm()).rewrite_module(op)
+        PatternRewriteWalker(Located(FoldBatchNorm())).rewrite_module(op)

@@ -17,6 +17,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.traits import Pure
 
+from ziggurat.locations import Located
 from ziggurat.backends.graph_interpreter import check_evaluated
 from ziggurat.diagnostics import emit_warning
 from ziggurat.dialects.graph import GraphOp
@@ -109,5 +110,5 @@ class GraphFoldConstantsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # The greedy applier also erases ops as they become dead.
         patterns = GreedyRewritePatternApplier([FoldConstantOp(self.max_elements)])
-        PatternRewriteWalker(patterns).rewrite_module(op)
+        PatternRewriteWalker(Located(patterns)).rewrite_module(op)
 

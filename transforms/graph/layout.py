@@ -37,6 +37,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from ziggurat.locations import Located
 from ziggurat.dialects.graph import (
     BinaryBroadcastOp,
     Conv2dOp,
@@ -169,4 +170,4 @@ class GraphLayoutPass(ModulePass):
                 FoldConstantOp(),
             ]
         )
-        PatternRewriteWalker(patterns, post_walk_func=region_dce).rewrite_module(op)
+        PatternRewriteWalker(Located(patterns), post_walk_func=region_dce).rewrite_module(op)

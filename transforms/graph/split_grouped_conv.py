@@ -35,6 +35,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from ziggurat.locations import Located
 from ziggurat.dialects.graph import ConcatOp, Conv2dOp, SliceOp, i64_attr, int_array, layout_of, to_nchw
 
 
@@ -78,4 +79,4 @@ class GraphSplitGroupedConvPass(ModulePass):
     name = "graph-split-grouped-conv"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SplitGroupedConv()).rewrite_module(op)
+        PatternRewriteWalker(Located(SplitGroupedConv())).rewrite_module(op)

@@ -66,6 +66,7 @@ from ziggurat.backends.tensor_interpreter import loop_ranges
 from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, expand_shape
 
 from ziggurat.diagnostics import error_at
+from ziggurat.locations import Located
 from ziggurat.dtypes import is_float
 
 PASS = "tile-decompose-conv"
@@ -382,5 +383,5 @@ class TileDecomposeConvPass(ModulePass):
     name = "tile-decompose-conv"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GeneralizeConv2D(), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(DecomposeConvolution(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(Located(GeneralizeConv2D()), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(Located(DecomposeConvolution()), apply_recursively=False).rewrite_module(op)
