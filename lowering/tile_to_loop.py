@@ -184,6 +184,12 @@ def _within_one_group(value: SSAValue) -> bool:
     return len(groups) == 1 and None not in groups
 
 
+def _located(new: Operation, old: Operation) -> Operation:
+    """`new`, which replaces `old`, at `old`'s location."""
+    new.location = old.location
+    return new
+
+
 def _first_user_in_block(op: Operation) -> Operation:
     """The first op of `op`'s block that uses one of its results (itself, or an op whose
     regions hold the use); `op` when nothing uses it."""
@@ -459,7 +465,7 @@ class _Bufferizer:
         for value, result in zip(returned.operands, results):
             if self.buffers[value] is not result:
                 self._copy(self.buffers[value], result, returned)
-        Rewriter.replace_op(returned, func.ReturnOp())
+        Rewriter.replace_op(returned, _located(func.ReturnOp(), returned))
         for op in reversed(self.dead):
             Rewriter.erase_op(op, safe_erase=not all(_only_detached_users(r) for r in op.results))
         for new_loop, args in self.loops:
@@ -656,9 +662,9 @@ class _Bufferizer:
                 kept.append(value)
             elif self.buffers[value] is not self.buffers[arg]:
                 self._copy(self.buffers[value], self.buffers[arg], yield_op)
-        Rewriter.replace_op(yield_op, scf.YieldOp(*kept))
+        Rewriter.replace_op(yield_op, _located(scf.YieldOp(*kept), yield_op))
         scalar_inits = [v for v in op.iter_args if not isinstance(v.type, TensorType)]
-        new = scf.ForOp(op.lb, op.ub, op.step, scalar_inits, op.detach_region(op.body))
+        new = _located(scf.ForOp(op.lb, op.ub, op.step, scalar_inits, op.detach_region(op.body)), op)
         Rewriter.insert_op(new, InsertPoint.before(op))
         scalar_results = iter(new.results)
         for arg, result in zip(block.args[1:], op.results):

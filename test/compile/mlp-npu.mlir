@@ -25,6 +25,7 @@
 // REPORT:    machine davinci
 // REPORT:    cube
 // REPORT:    layers
+// REPORT:    fc1
 // CHECK:     output 'probs': float32[4, 10] {{.*}} ok
 // CHECK:     check passed: 1 output(s) match onnxruntime
 // TRACE:     "traceEvents"

@@ -25,6 +25,11 @@ CASES = [
     ("loop-to-npu{machine=davinci}", TEST / "npu" / "loop-to-npu.mlir"),
     ("graph-to-tile", TEST / "tile" / "graph-to-tile.mlir"),
     ("graph-fuse,graph-to-tile,tile-and-fuse{sizes=32,64,16}", TEST / "tile" / "tile-and-fuse.mlir"),
+    ("tile-decompose-conv", TEST / "tile" / "decompose-conv.mlir"),
+    ("tile-vectorize{machine=davinci}", TEST / "tile" / "vectorize.mlir"),
+    ("tile-to-loop{machine=davinci}", TEST / "loop" / "tile-to-loop.mlir"),
+    ("graph-fold-batch-norm", TEST / "graph" / "fold-batch-norm.mlir"),
+    ("graph-canonicalize", TEST / "graph" / "canonicalize.mlir"),
 ]
 
 
