@@ -36,7 +36,16 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp, StridedLayoutAttr, StringAttr
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+    i64,
+)
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -55,7 +64,7 @@ from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.npu import MACHINE_ATTR
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
-from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
+from ziggurat.lowering.loop_to_npu_views import Emitter, _groups, view_of
 from ziggurat.transforms.npu import pass_machine
 
 
@@ -193,6 +202,38 @@ class LowerVectorOp(RewritePattern):
             rewriter.erase(op)
 
 
+class RegroupCollapsedAlloc(RewritePattern):
+    """A `memref.collapse_shape` that merges two non-unit dims of a local `memref.alloc` (a channel
+    shuffle's [c/g, g] buffer read as [c]): the buffer is allocated in the collapsed shape, the same
+    bytes, and its other users read it through a `memref.expand_shape`.
+
+    A view walks each buffer dim on its own, so a slice of the merged dim that crosses the inner
+    dim's boundary (3 of 28x4 channels from channel 3) is no view of the old buffer; of the new
+    one it is, and the expansion is (each expanded dim walks the one merged buffer dim).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CollapseShapeOp, rewriter: PatternRewriter, /):
+        alloc = op.src.owner
+        if not isinstance(alloc, memref.AllocOp) or alloc.memref.type.layout != NoneAttr():
+            return
+        shape = alloc.memref.type.get_shape()
+        if all(sum(shape[d] > 1 for d in group) < 2 for group in _groups(op)):
+            return
+        buffer = memref.AllocOp([], [], op.result.type)
+        buffer.memref.name_hint = alloc.memref.name_hint
+        expanded = memref.ExpandShapeOp(
+            operands=[buffer.memref, []],
+            result_types=[alloc.memref.type],
+            properties={"reassociation": op.reassociation, "static_output_shape": DenseArrayBase.from_list(i64, shape)},
+        )
+        rewriter.insert_op([buffer, expanded], InsertPoint.before(alloc))
+        rewriter.replace_all_uses_with(op.result, buffer.memref)
+        rewriter.erase(op)
+        rewriter.replace_all_uses_with(alloc.memref, expanded.result)
+        rewriter.erase(alloc)
+
+
 class EraseDeadValue(RewritePattern):
     """A memref view or float `arith.constant` nothing reads any more (views became npu indices,
     scalars instruction properties); the scalar unit computes on integers only."""
@@ -222,6 +263,7 @@ class LoopToNpuPass(ModulePass):
                 op, f"{self.name}{{machine={self.machine}}}: the module targets machine '{named.data}' "
                 f"({MACHINE_ATTR})"
             )
+        PatternRewriteWalker(RegroupCollapsedAlloc(), apply_recursively=False).rewrite_module(op)
         contractions = LowerContraction(machine)
         # Contractions first: they look back for the zero fill of their accumulator.
         PatternRewriteWalker(contractions, apply_recursively=False).rewrite_module(op)

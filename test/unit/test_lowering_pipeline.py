@@ -163,6 +163,18 @@ func.func @main(%x: tensor<1x136x7x7xf16>, %w: tensor<136x136x1x1xf16>) -> tenso
   %y = graph.conv2d %x, %w : (tensor<1x136x7x7xf16>, tensor<136x136x1x1xf16>) -> tensor<1x136x7x7xf16>
   func.return %y : tensor<1x136x7x7xf16>
 }""",
+    # ShuffleNet's channel shuffle (4 groups of 28 channels) before a strided depthwise
+    # conv: the conv's channel tiles cross the shuffled buffer's [28, 4] boundary.
+    "channel_shuffle_depthwise": """
+func.func @main(%x: tensor<1x112x16x16xf16>) -> tensor<1x112x8x8xf16> {
+  %r = graph.relu %x : tensor<1x112x16x16xf16>
+  %a = graph.reshape %r : tensor<1x112x16x16xf16> -> tensor<1x4x28x16x16xf16>
+  %t = graph.transpose %a {perm = array<i64: 0, 2, 1, 3, 4>} : tensor<1x4x28x16x16xf16> -> tensor<1x28x4x16x16xf16>
+  %b = graph.reshape %t : tensor<1x28x4x16x16xf16> -> tensor<1x112x16x16xf16>
+  %w = graph.constant dense<0.5> : tensor<112x1x3x3xf16>
+  %y = graph.conv2d %b, %w {pads = array<i64: 1, 1, 1, 1>, groups = 112 : i64, strides = array<i64: 2, 2>} : (tensor<1x112x16x16xf16>, tensor<112x1x3x3xf16>) -> tensor<1x112x8x8xf16>
+  func.return %y : tensor<1x112x8x8xf16>
+}""",
     "conv_depthwise": """
 func.func @main(%x: tensor<1x16x14x14xf16>, %w: tensor<16x1x3x3xf16>) -> tensor<1x16x14x14xf16> {
   %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x14x14xf16>, tensor<16x1x3x3xf16>) -> tensor<1x16x14x14xf16>
