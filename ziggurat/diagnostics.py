@@ -564,7 +564,7 @@ def _verify_regions_not_empty(op: Operation) -> None:
 
 def _verify_linalg_index(op: Operation) -> None:
     # MLIR's linalg.index verifier, which xDSL lacks: an index past the loops crashed the interpreter.
-    from xdsl.dialects.linalg import GenericOp, IndexOp
+    from xdsl.dialects.linalg.ops import GenericOp, IndexOp
 
     if not isinstance(op, IndexOp):
         return
