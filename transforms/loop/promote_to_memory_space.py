@@ -69,7 +69,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -241,8 +241,8 @@ class _Promoter:
         self.vector_space = machine.vector.spaces[0]
         self.full: dict[SSAValue, SSAValue] = {}
         """Valid-region view of a padded accumulator -> the whole padded buffer."""
-        self.pool: dict[tuple[MemRefType, Block | None], list[SSAValue]] = {}
-        """Staging buffers by type and block, shared by the ops of a block one after the other."""
+        self.pool: dict[tuple[MemRefType, Block | None, Attribute | None], list[SSAValue]] = {}
+        """Staging buffers by type, block and fusion group, shared by the ops of a block one after the other."""
         self.busy: set[SSAValue] = set()
         """The staging buffers of the op being staged."""
         self.anchor: Operation = func
@@ -688,11 +688,13 @@ class _Promoter:
         Rewriter.insert_op(ops, point)
 
     def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
-        """A staging buffer: one of an earlier op's in the same block when one of the type is free
-        (each op's copies and compute are done before the next op's start), else a new alloc."""
+        """A staging buffer: one of an earlier op's in the same block and fusion group when one of
+        the type is free (each op's copies and compute are done before the next op's start), else a
+        new alloc. Not across groups: a buffer shared by two layers lives from the first to the
+        last, across the layers between, and npu-plan-memory cannot reuse its bytes there."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
-        pool = self.pool.setdefault((memref_type, op.parent_block()), [])
+        pool = self.pool.setdefault((memref_type, op.parent_block(), op.attributes.get("tile.group")), [])
         buffer = next((b for b in pool if b not in self.busy), None)
         if buffer is None:
             buffer = alloc_at_top(self.func, memref_type, op.location)
