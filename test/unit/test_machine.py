@@ -101,7 +101,8 @@ def test_davinci():
     assert (m.cores, m.clock_hz) == (32, 1e9)
     assert m.peak_macs_per_cycle("f16", "f32") == 16 * 16 * 16
     assert m.peak_macs_per_cycle("i8", "i32") == 16 * 16 * 32
-    assert m.peak_macs_per_cycle("bf16", "f32") == 0
+    assert m.peak_macs_per_cycle("bf16", "f32") == 16 * 16 * 16  # the 910B cube
+    assert m.peak_macs_per_cycle("f8E4M3FN", "f32") == 0
     assert (m.matrix.m, m.matrix.n, m.matrix.k) == (16, 16, 16)
     assert m.matrix.shape_for("i8", "i32") == (16, 16, 32)
     assert m.peak_flops("f16", "f32") == pytest.approx(2 * 4096 * 32 * 1e9)
@@ -468,7 +469,7 @@ def test_extends_overrides_a_preset(tmp_path):
     assert m.cores == 1 and m.memories["l1"].capacity == 2 << 20
     assert m.memories["l1"].read_bytes_per_cycle == base.memories["l1"].read_bytes_per_cycle
     assert m.memories["l0a"] == base.memories["l0a"] and m.dmas == base.dmas
-    assert m.matrix.dtypes == {("f16", "f32"): 4096, ("i8", "i32"): 4096}
+    assert m.matrix.dtypes == {("f16", "f32"): 4096, ("bf16", "f32"): 4096, ("i8", "i32"): 4096}
     assert m.matrix.shape_for("i8", "i32") == (16, 16, 32)
     assert m.clock_hz == base.clock_hz
 
