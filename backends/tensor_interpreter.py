@@ -612,7 +612,10 @@ class TensorFunctions(InterpreterFunctions):
     ):
         source = args[0]
         window = source[_slices(op, args[1:], np.shape(source), self.plans)]
-        return (window.reshape(op.result.type.get_shape()).copy(),)
+        shape = op.result.type.get_shape()
+        if window.size != np.prod(shape, dtype=np.int64):
+            raise error_at(op, f"tensor.extract_slice takes a slice of {window.shape} as {tuple(shape)}")
+        return (window.reshape(shape).copy(),)
 
     @impl(tensor.InsertSliceOp)
     def run_insert_slice(
@@ -621,7 +624,10 @@ class TensorFunctions(InterpreterFunctions):
         source, dest = args[:2]
         result = np.array(dest, copy=True)
         slices = _slices(op, args[2:], result.shape, self.plans)
-        result[slices] = np.reshape(source, result[slices].shape)
+        target = result[slices].shape
+        if np.size(source) != np.prod(target, dtype=np.int64):
+            raise error_at(op, f"tensor.insert_slice inserts {np.shape(source)} into a slice of {target}")
+        result[slices] = np.reshape(source, target)
         return (result,)
 
     @impl(tensor.PadOp)

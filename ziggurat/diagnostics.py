@@ -476,6 +476,7 @@ def verify_module(module: Operation) -> None:
                 op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
             _verify_linalg_index(op)
+            _verify_scf_for_step(op)
         except DiagnosticException as e:
             diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {exception_message(e)}"))
             continue
@@ -574,6 +575,18 @@ def _verify_linalg_index(op: Operation) -> None:
     dim, loops = op.dim.value.data, len(parent.iterator_types)
     if dim >= loops:
         raise VerifyException(f"expected dim ({dim}) to be lower than the number of loops ({loops}) of the enclosing LinalgOp")
+
+
+def _verify_scf_for_step(op: Operation) -> None:
+    # MLIR's scf.for verifier, which xDSL lacks: a zero step crashed the interpreters.
+    from xdsl.dialects.arith import ConstantOp
+    from xdsl.dialects.builtin import IntegerAttr
+    from xdsl.dialects.scf import ForOp
+
+    if not isinstance(op, ForOp) or not isinstance(step := op.step.owner, ConstantOp):
+        return
+    if isinstance(step.value, IntegerAttr) and step.value.value.data <= 0:
+        raise VerifyException("constant step operand must be positive")
 
 
 def exception_message(e: BaseException) -> str:
