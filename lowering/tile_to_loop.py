@@ -184,6 +184,15 @@ def _within_one_group(value: SSAValue) -> bool:
     return len(groups) == 1 and None not in groups
 
 
+def _only_inserted_besides(view: Operation) -> bool:
+    """Whether every other user of the tensor `view` looks into only inserts into it."""
+    return all(
+        isinstance(use.operation, tensor.InsertSliceOp)
+        for use in view.operands[0].uses
+        if use.operation is not view
+    )
+
+
 def _located(new: Operation, old: Operation) -> Operation:
     """`new`, which replaces `old`, at `old`'s location."""
     new.location = old.location
@@ -424,8 +433,7 @@ class _Bufferizer:
         owner = value.owner
         if not isinstance(owner, VIEW_OPS):
             return True
-        others = [use.operation for use in owner.operands[0].uses if use.operation is not owner]
-        return all(isinstance(other, tensor.InsertSliceOp) for other in others) and self._consumed_source(owner)
+        return _only_inserted_besides(owner) and self._consumed_source(owner)
 
     def _consumed_source(self, view: Operation) -> bool:
         """Whether what `view` looks into may be overwritten, up its chain of views: no view
@@ -437,8 +445,7 @@ class _Bufferizer:
         parent = source.owner
         if not isinstance(parent, VIEW_OPS):
             return True
-        others = [use.operation for use in parent.operands[0].uses if use.operation is not parent]
-        return all(isinstance(other, tensor.InsertSliceOp) for other in others) and self._consumed_source(parent)
+        return _only_inserted_besides(parent) and self._consumed_source(parent)
 
     def _writable(self, init: SSAValue, result: SSAValue, op: Operation) -> SSAValue:
         """The buffer `op` writes `result` into, given its `outs` tensor `init`."""
