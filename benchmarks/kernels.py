@@ -1,0 +1,465 @@
+"""Kernels against the roofline: each lowered by lower-to-npu and timed on three presets.
+
+    python benchmarks/kernels.py                          # or `make bench`
+    python benchmarks/kernels.py --small --machines davinci   # tiny sizes, a smoke run
+    python benchmarks/kernels.py --kernels gemm,attention --machines davinci,tensorcore --jobs 2
+
+Kernels (graph-level IR, f16): square GEMMs 256..4096 and two LLM shapes
+(1x4096x4096, 128x4096x11008), ResNet-50's convolutions at batch 1 (the 7x7/2
+stem and, per stage, the 3x3, the 1x1 that reduces and the 1x1 that expands), a
+MobileNet-style 3x3 depthwise conv, single-head attention (QK^T, softmax, PV;
+d = 64) at sequence lengths 128..2048, layer_norm and softmax. Each is lowered
+with `lower-to-npu{machine=M}` on `davinci`, `systolic` and `tensorcore`, run
+on the npu interpreter with timing (one core, with the chip's global bandwidth
+to itself, as `ziggurat-run` does), and its outputs are checked against the
+graph interpreter. `build_report` gives the run's roofline bound (compute: the
+matrix unit's MACs at peak; global memory: the bytes moved at the global
+bandwidth) and the table shows the cycles as a percentage of the binding one.
+A kernel that does not lower, run or match is a row with the first line of the
+error, not a crash.
+
+Results: benchmarks/results/kernels.json and one roofline plot per machine,
+benchmarks/results/roofline_<machine>.png (log-log; FLOP per byte of global
+traffic against FLOP per cycle achieved; each kernel a labelled point). The
+issue 7 target, GEMM 1024^3 f16 at >= 90% of the cube's peak on davinci, is
+printed as met or missed; the script exits 0 either way (the rows say what
+failed).
+"""
+
+from __future__ import annotations
+
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+
+import matplotlib.pyplot as plt  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from ziggurat.backends.interpreter import find_function, run_function  # noqa: E402
+from ziggurat.backends.machine import Machine, load_machine  # noqa: E402
+from ziggurat.backends.npu_interpreter import run_npu  # noqa: E402
+from ziggurat.backends.report import build_report  # noqa: E402
+from ziggurat.context import default_context  # noqa: E402
+from ziggurat.diagnostics import DiagnosticError, parse_source, run_main, write_atomically  # noqa: E402
+from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+MACHINES = ("davinci", "systolic", "tensorcore")
+DTYPE = "f16"
+ACCUMULATOR = "f32"
+TARGET = ("gemm", "1024x1024x1024", "davinci", 0.90)
+"""Issue 7: GEMM 1024^3 f16 at >= 90% of the cube's peak on davinci."""
+TABLE_ERROR_CHARACTERS = 100
+"""A failure's message in the table (in full in the JSON and in the lines after the table)."""
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One graph-level function `@main` and the multiply-accumulates it needs (none padded)."""
+
+    name: str
+    shape: str
+    text: str
+    useful_macs: int
+
+
+def tensor(*dims: int) -> str:
+    return f"tensor<{'x'.join(map(str, dims))}x{DTYPE}>"
+
+
+def gemm(m: int, n: int, k: int) -> Kernel:
+    a, b, c = tensor(m, k), tensor(k, n), tensor(m, n)
+    text = f"""
+func.func @main(%a: {a}, %b: {b}) -> {c} {{
+  %c = graph.matmul %a, %b : ({a}, {b}) -> {c}
+  func.return %c : {c}
+}}"""
+    return Kernel("gemm", f"{m}x{n}x{k}", text, m * n * k)
+
+
+def conv(name: str, channels: int, size: int, out_channels: int, window: int, stride: int = 1, groups: int = 1) -> Kernel:
+    """A batch-1 NCHW convolution padded to keep `size / stride` output rows and columns."""
+    pad = window // 2
+    out = (size + 2 * pad - window) // stride + 1
+    x, w, y = tensor(1, channels, size, size), tensor(out_channels, channels // groups, window, window), tensor(1, out_channels, out, out)
+    attributes = f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>, strides = array<i64: {stride}, {stride}>, groups = {groups} : i64"
+    text = f"""
+func.func @main(%x: {x}, %w: {w}) -> {y} {{
+  %y = graph.conv2d %x, %w {{{attributes}}} : ({x}, {w}) -> {y}
+  func.return %y : {y}
+}}"""
+    shape = f"{channels}x{size}x{size} -> {out_channels}x{out}x{out}, {window}x{window}/{stride}"
+    return Kernel(name, shape, text, out_channels * out * out * (channels // groups) * window * window)
+
+
+def attention(seq: int, head: int) -> Kernel:
+    """One head: softmax(Q K^T / sqrt(d)) V."""
+    q, kt, s = tensor(seq, head), tensor(head, seq), tensor(seq, seq)
+    text = f"""
+func.func @main(%q: {q}, %k: {q}, %v: {q}) -> {q} {{
+  %kt = graph.transpose %k {{perm = array<i64: 1, 0>}} : {q} -> {kt}
+  %s = graph.matmul %q, %kt : ({q}, {kt}) -> {s}
+  %scale = graph.constant dense<{head ** -0.5}> : tensor<{DTYPE}>
+  %t = graph.mul %s, %scale : ({s}, tensor<{DTYPE}>) -> {s}
+  %p = graph.softmax %t : {s}
+  %o = graph.matmul %p, %v : ({s}, {q}) -> {q}
+  func.return %o : {q}
+}}"""
+    return Kernel("attention", f"seq {seq}, d {head}", text, 2 * seq * seq * head)
+
+
+def layer_norm(rows: int, columns: int) -> Kernel:
+    x, v = tensor(rows, columns), tensor(columns)
+    text = f"""
+func.func @main(%x: {x}, %g: {v}, %b: {v}) -> {x} {{
+  %y = graph.layer_norm %x, %g, %b : ({x}, {v}, {v}) -> {x}
+  func.return %y : {x}
+}}"""
+    return Kernel("layer_norm", f"{rows}x{columns}", text, 0)
+
+
+def softmax(rows: int, columns: int) -> Kernel:
+    x = tensor(rows, columns)
+    text = f"""
+func.func @main(%x: {x}) -> {x} {{
+  %y = graph.softmax %x : {x}
+  func.return %y : {x}
+}}"""
+    return Kernel("softmax", f"{rows}x{columns}", text, 0)
+
+
+def resnet50_convs() -> list[Kernel]:
+    """ResNet-50 (v1.5, 224x224) at batch 1: the stem, and per stage (width C, feature map S)
+    the 3x3 C -> C, the 1x1 4C -> C that opens a block and the 1x1 C -> 4C that closes it.
+    Left out: the strided 3x3 and the projection 1x1 that open stages 2-4."""
+    kernels = [conv("resnet50 stem 7x7", 3, 224, 64, 7, stride=2)]
+    for stage, (width, size) in enumerate([(64, 56), (128, 28), (256, 14), (512, 7)], start=1):
+        kernels += [
+            conv(f"resnet50 s{stage} 3x3", width, size, width, 3),
+            conv(f"resnet50 s{stage} 1x1 reduce", 4 * width, size, width, 1),
+            conv(f"resnet50 s{stage} 1x1 expand", width, size, 4 * width, 1),
+        ]
+    return kernels
+
+
+def full_kernels() -> list[Kernel]:
+    return [
+        *(gemm(n, n, n) for n in (256, 512, 1024, 2048, 4096)),
+        gemm(1, 4096, 4096),
+        gemm(128, 11008, 4096),
+        *resnet50_convs(),
+        conv("depthwise 3x3", 256, 28, 256, 3, groups=256),
+        *(attention(seq, 64) for seq in (128, 512, 1024, 2048)),
+        layer_norm(512, 1024),
+        softmax(512, 1024),
+    ]
+
+
+def small_kernels() -> list[Kernel]:
+    """One of each kind, tiny: a smoke run of every code path in seconds."""
+    return [
+        gemm(64, 64, 64),
+        conv("conv 3x3", 16, 8, 32, 3),
+        conv("depthwise 3x3", 16, 8, 16, 3, groups=16),
+        attention(32, 16),
+        layer_norm(16, 64),
+        softmax(16, 64),
+    ]
+
+
+def select(kernels: Iterable[Kernel], names: str | None) -> list[Kernel]:
+    """The kernels whose name starts with one of the comma-separated `names` (all without)."""
+    if not names:
+        return list(kernels)
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    return [k for k in kernels if any(k.name.startswith(w) for w in wanted)]
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass
+class Row:
+    """One kernel on one machine: the run's figures, or the first line of why it failed."""
+
+    kernel: str
+    shape: str
+    machine: str
+    dtype: str
+    cycles: float | None = None
+    bound_by: str | None = None
+    bound_cycles: float | None = None
+    of_bound: float | None = None
+    """The binding roofline bound over the cycles taken (1.0: on the roof)."""
+    of_peak: float | None = None
+    """The kernel's own multiply-accumulates (no padding) at the matrix unit's peak, over the cycles."""
+    flops: int | None = None
+    """Operations the units ran (padded matrix blocks included), as the bound counts them."""
+    global_bytes_read: int | None = None
+    global_bytes_written: int | None = None
+    intensity: float | None = None
+    """FLOP per byte of global traffic in its busier direction (see `intensity`)."""
+    flops_per_cycle: float | None = None
+    compile_seconds: float = 0.0
+    simulate_seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def wall_seconds(self) -> float:
+        return self.compile_seconds + self.simulate_seconds
+
+    @property
+    def over_bound(self) -> bool:
+        """Faster than the roofline allows: a bug in the bound or in the timing."""
+        return self.of_bound is not None and self.of_bound > 1.0
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of a diagnostic; other exceptions (internal errors) with their type."""
+    lines = str(error).strip().splitlines() or [""]
+    return lines[0] if isinstance(error, DiagnosticError) else f"{type(error).__name__}: {lines[0]}"
+
+
+def global_bandwidth(machine: Machine) -> tuple[float, float]:
+    """(read, write) bytes per cycle of the machine's global space."""
+    space = machine.global_memory()
+    return space.read_bytes_per_cycle, space.write_bytes_per_cycle
+
+
+def intensity(flops: int, read: int, written: int, machine: Machine) -> float:
+    """FLOP per byte of global traffic, the bytes counted as `build_report`'s memory bound counts
+    them: reads and writes stream side by side, so the busier direction (writes scaled to the
+    read bandwidth) is what takes time. On the plot, a memory-bound point then lies below the
+    roof `intensity * read bandwidth` by exactly its fraction of the bound."""
+    read_rate, write_rate = global_bandwidth(machine)
+    busier = max(read, written * read_rate / write_rate)
+    return flops / busier if busier else float("inf")
+
+
+def measure(kernel: Kernel, machine_name: str, seed: int = 0) -> Row:
+    """Lower `kernel` for the machine, run it, check it against the graph interpreter."""
+    row = Row(kernel.name, kernel.shape, machine_name, DTYPE)
+    start = lowered = time.perf_counter()
+    try:
+        machine = load_machine(machine_name)
+        module = parse_source(default_context(), kernel.text, f"{kernel.name}.mlir")
+        inputs = level_inputs(find_function(module), seed)
+        expected = run_function(module, inputs)
+        apply_pipeline(module, f"lower-to-npu{{machine={machine_name}}}")
+        lowered = time.perf_counter()
+        result = run_npu(module, machine, inputs)
+    except Exception as error:  # recorded in the row: one kernel's failure must not stop the others
+        row.error = first_line(error)
+        return row
+    finally:
+        end = time.perf_counter()
+        row.compile_seconds = (lowered if lowered > start else end) - start
+        row.simulate_seconds = end - lowered if lowered > start else 0.0
+    wrong = [str(c) for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+    if wrong:
+        row.error = f"outputs differ from the graph interpreter: {'; '.join(wrong)}"
+    fill_figures(row, kernel, result.stats, machine)
+    return row
+
+
+def fill_figures(row: Row, kernel: Kernel, stats, machine: Machine) -> None:
+    roofline = build_report(stats, machine)["roofline"]
+    spaces = [name for name, space in machine.memories.items() if space.level == "global"]
+    row.cycles = stats.total_cycles
+    row.bound_by = roofline["bound_by"]
+    row.bound_cycles = roofline["bound_cycles"]
+    row.of_bound = roofline["achieved"]
+    peak = machine.peak_macs_per_cycle(DTYPE, ACCUMULATOR)
+    row.of_peak = kernel.useful_macs / peak / stats.total_cycles if kernel.useful_macs and peak else None
+    row.flops = stats.flops
+    row.global_bytes_read = sum(stats.bytes_read.get(s, 0) for s in spaces)
+    row.global_bytes_written = sum(stats.bytes_written.get(s, 0) for s in spaces)
+    row.intensity = intensity(stats.flops, row.global_bytes_read, row.global_bytes_written, machine)
+    row.flops_per_cycle = stats.flops / stats.total_cycles
+
+
+def _measure_task(task: tuple[Kernel, str]) -> Row:
+    return measure(*task)
+
+
+def run_all(
+    kernels: Sequence[Kernel], machines: Sequence[str], jobs: int, progress: Callable[[Row], None]
+) -> list[Row]:
+    """Every kernel on every machine, `jobs` runs at a time (each in its own process when > 1);
+    rows in the order of `kernels`, then `machines`."""
+    tasks = [(kernel, machine) for kernel in kernels for machine in machines]
+    if jobs <= 1:
+        rows = []
+        for task in tasks:
+            rows.append(_measure_task(task))
+            progress(rows[-1])
+        return rows
+    with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=1) as pool:
+        rows = []
+        # the largest runs first, so that a long one does not start last
+        order = sorted(range(len(tasks)), key=lambda i: -tasks[i][0].useful_macs)
+        for index, row in pool.imap_unordered(_indexed_task, [(i, tasks[i]) for i in order]):
+            rows.append((index, row))
+            progress(row)
+    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+
+
+def _indexed_task(item: tuple[int, tuple[Kernel, str]]) -> tuple[int, Row]:
+    index, task = item
+    return index, _measure_task(task)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def percent(value: float | None) -> str:
+    return "" if value is None else f"{value:.1%}"
+
+
+def number(value: float | None, spec: str) -> str:
+    return "" if value is None else format(value, spec)
+
+
+def shorten(text: str, limit: int = TABLE_ERROR_CHARACTERS) -> str:
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
+def results_table(rows: Sequence[Row]) -> Table:
+    table = Table(title="kernels against the roofline (one core, f16 in, f32 accumulators)", title_justify="left")
+    columns = ("kernel", "machine", "shape", "dtype", "cycles", "bound", "bound cycles", "% of bound", "% of peak", "wall s")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("kernel", "machine", "shape", "dtype", "bound") else "right")
+    for r in rows:
+        if r.error is not None and r.cycles is None:
+            failed = f"FAILED: {shorten(r.error)}"
+            table.add_row(r.kernel, r.machine, r.shape, r.dtype, failed, *[""] * 4, f"{r.wall_seconds:.1f}")
+            continue
+        of_bound = percent(r.of_bound) + (" > 100%: bug" if r.over_bound else "")
+        if r.error is not None:
+            of_bound += " (WRONG OUTPUT)"
+        table.add_row(
+            r.kernel, r.machine, r.shape, r.dtype, number(r.cycles, ",.0f"), r.bound_by or "",
+            number(r.bound_cycles, ",.0f"), of_bound, percent(r.of_peak), f"{r.wall_seconds:.1f}",
+        )
+    return table
+
+
+def target_status(rows: Sequence[Row]) -> dict | None:
+    """Issue 7's GEMM target, if its row ran."""
+    name, shape, machine, goal = TARGET
+    for r in rows:
+        if (r.kernel, r.shape, r.machine) == (name, shape, machine) and r.of_peak is not None and r.error is None:
+            return {"kernel": f"{name} {shape} {DTYPE}", "machine": machine, "of_peak": r.of_peak, "goal": goal, "met": r.of_peak >= goal}
+    return None
+
+
+def plot_roofline(rows: Sequence[Row], machine: Machine, path: Path) -> None:
+    """Log-log roofline: the roofs from the matrix unit's peak and the global read bandwidth,
+    each kernel that ran a labelled point."""
+    ran = [r for r in rows if r.flops_per_cycle and r.intensity and r.intensity != float("inf")]
+    peak = 2 * machine.peak_macs_per_cycle(DTYPE, ACCUMULATOR)
+    bandwidth, _ = global_bandwidth(machine)
+    ridge = peak / bandwidth
+    xs = [r.intensity for r in ran] + [ridge]
+    low, high = min(xs) / 4, max(xs) * 4
+    figure, axes = plt.subplots(figsize=(10, 7))
+    axes.loglog([low, ridge, high], [low * bandwidth, peak, peak], color="black", linewidth=1.5,
+                label=f"roof: {peak:,.0f} FLOP/cycle ({DTYPE} matrix peak), {bandwidth:,.0f} B/cycle global")
+    for r in ran:
+        marker = "x" if r.over_bound or r.error else "o"
+        axes.loglog(r.intensity, r.flops_per_cycle, marker, markersize=5)
+        axes.annotate(f"{r.kernel} {r.shape} ({percent(r.of_bound)})", (r.intensity, r.flops_per_cycle),
+                      fontsize=6, xytext=(3, 3), textcoords="offset points")
+    axes.set_xlabel("FLOP per byte of global traffic (busier direction)")
+    axes.set_ylabel("FLOP per cycle achieved")
+    axes.set_title(f"{machine.name}: kernels lowered by lower-to-npu, one core")
+    axes.grid(True, which="both", linewidth=0.3)
+    axes.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def write_results(rows: Sequence[Row], machines: Sequence[str], folder: Path, report: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    document = report | {
+        "machines": {
+            name: {
+                "peak_flops_per_cycle": 2 * load_machine(name).peak_macs_per_cycle(DTYPE, ACCUMULATOR),
+                "global_read_bytes_per_cycle": global_bandwidth(load_machine(name))[0],
+                "global_write_bytes_per_cycle": global_bandwidth(load_machine(name))[1],
+            }
+            for name in machines
+        },
+        "rows": [asdict(r) | {"wall_seconds": r.wall_seconds, "over_bound": r.over_bound} for r in rows],
+    }
+    write_atomically(folder / "kernels.json", json.dumps(document, indent=2) + "\n")
+    for name in machines:
+        plot_roofline([r for r in rows if r.machine == name], load_machine(name), folder / f"roofline_{name}.png")
+
+
+def print_summary(rows: Sequence[Row], target: dict | None, console: Console) -> None:
+    console.print(results_table(rows))
+    if target is None:
+        console.print(f"target: {' '.join(map(str, TARGET[:3]))} did not run", highlight=False)
+    else:
+        verdict = "met" if target["met"] else "MISSED"
+        console.print(
+            f"target: {target['kernel']} on {target['machine']} at {target['of_peak']:.1%} of the matrix unit's peak "
+            f"(goal >= {target['goal']:.0%}): {verdict}",
+            highlight=False,
+        )
+    for r in rows:
+        if r.over_bound:
+            console.print(f"OVER THE BOUND: {r.kernel} {r.shape} on {r.machine} at {r.of_bound:.1%}", highlight=False)
+    failed = [r for r in rows if r.error is not None]
+    console.print(f"{len(rows) - len(failed)} of {len(rows)} runs lowered, ran and matched the graph interpreter", highlight=False)
+    for r in failed:
+        console.print(f"FAILED {r.kernel} {r.shape} on {r.machine}: {r.error}", highlight=False, soft_wrap=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="tiny sizes, one kernel of each kind (a smoke run)")
+    parser.add_argument("--machines", default=",".join(MACHINES), help="comma-separated presets (default: %(default)s)")
+    parser.add_argument("--kernels", help="comma-separated kernel name prefixes: gemm, resnet50, depthwise, attention, ...")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (default: 1)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for kernels.json and the plots")
+    args = parser.parse_args(argv)
+    machines = [m.strip() for m in args.machines.split(",") if m.strip()]
+    for name in machines:
+        load_machine(name)  # a bad name is one error here, not one per kernel
+    kernels = select(small_kernels() if args.small else full_kernels(), args.kernels)
+    if not kernels:
+        raise SystemExit(f"no kernel matches --kernels {args.kernels}")
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    progress = Console(stderr=True)
+    start = time.perf_counter()
+    rows = run_all(kernels, machines, args.jobs, lambda r: progress.print(
+        f"{r.kernel} {r.shape} on {r.machine}: {'FAILED' if r.error else percent(r.of_bound) + ' of bound'} "
+        f"({r.wall_seconds:.1f} s)", highlight=False))
+    target = target_status(rows)
+    report = {"small": args.small, "jobs": args.jobs, "total_seconds": time.perf_counter() - start, "target": target}
+    write_results(rows, machines, args.results, report)
+    print_summary(rows, target, console)
+    console.print(f"{len(rows)} runs in {report['total_seconds']:.0f} s; results in {args.results}", highlight=False)
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,75 @@
+"""benchmarks/kernels.py on tiny kernels (`make bench` runs the full sizes on three presets)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from benchmark_scripts import load_benchmark
+from rich.console import Console
+
+kernels = load_benchmark("kernels")
+
+
+def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
+    assert kernels.main(["--small", "--machines", "davinci", "--results", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "kernels.json").read_text())
+    rows = results["rows"]
+    assert {r["kernel"] for r in rows} == {"gemm", "conv 3x3", "depthwise 3x3", "attention", "layer_norm", "softmax"}
+    for row in rows:
+        assert row["error"] is None, row
+        assert row["machine"] == "davinci" and row["cycles"] > 0 and row["wall_seconds"] > 0
+        assert 0 < row["of_bound"] <= 1, row
+        assert row["of_bound"] == pytest.approx(row["bound_cycles"] / row["cycles"])
+        assert row["global_bytes_read"] > 0 and row["intensity"] > 0
+    gemm = next(r for r in rows if r["kernel"] == "gemm")
+    assert gemm["bound_by"] == "compute" and gemm["bound_cycles"] == pytest.approx(64**3 / 4096)
+    assert gemm["of_peak"] == pytest.approx(64**3 / 4096 / gemm["cycles"])
+    assert results["machines"]["davinci"]["peak_flops_per_cycle"] == 2 * 4096
+    assert (tmp_path / "roofline_davinci.png").read_bytes().startswith(b"\x89PNG")
+    out = capsys.readouterr().out
+    assert "% of bound" in out and "6 of 6 runs" in out
+
+
+def test_a_kernel_that_does_not_lower_is_a_row_with_the_diagnostic():
+    bad = kernels.Kernel("bad", "1", "func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n  %y = graph.relu %x : tensor<5xf16>\n}", 0)
+    row = kernels.measure(bad, "davinci")
+    assert row.cycles is None and row.error.startswith("bad.mlir:")
+    assert "\n" not in row.error
+
+
+def test_wrong_outputs_are_a_failure(monkeypatch):
+    reference = kernels.run_function
+    monkeypatch.setattr(kernels, "run_function", lambda module, inputs: [x + 1 for x in reference(module, inputs)])
+    row = kernels.measure(kernels.gemm(16, 16, 16), "davinci")
+    assert row.error.startswith("outputs differ from the graph interpreter") and row.cycles > 0
+
+
+def test_the_target_is_read_from_the_gemm_1024_row_on_davinci():
+    row = kernels.Row("gemm", "1024x1024x1024", "davinci", "f16", cycles=291_663.0, of_peak=0.899)
+    assert kernels.target_status([row]) == {
+        "kernel": "gemm 1024x1024x1024 f16", "machine": "davinci", "of_peak": 0.899, "goal": 0.9, "met": False,
+    }
+    assert kernels.target_status([kernels.Row("gemm", "256x256x256", "davinci", "f16")]) is None
+
+
+def test_a_run_faster_than_its_bound_is_flagged():
+    row = kernels.Row("gemm", "1", "davinci", "f16", cycles=90.0, bound_cycles=100.0, of_bound=100 / 90)
+    assert row.over_bound
+    console = Console(file=io.StringIO(), width=250)
+    console.print(kernels.results_table([row]))
+    assert "111.1% > 100%: bug" in console.file.getvalue()
+
+
+def test_intensity_counts_the_busier_direction_at_the_read_bandwidth():
+    machine = kernels.load_machine("davinci")
+    read, write = kernels.global_bandwidth(machine)
+    assert kernels.intensity(1000, 100, 10, machine) == 10
+    assert kernels.intensity(1000, 10, 100, machine) == pytest.approx(1000 / (100 * read / write))
+
+
+def test_kernels_are_selected_by_name_prefix():
+    names = {k.name for k in kernels.select(kernels.full_kernels(), "resnet50 s1,softmax")}
+    assert names == {"resnet50 s1 3x3", "resnet50 s1 1x1 reduce", "resnet50 s1 1x1 expand", "softmax"}
