@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/lowering_quality.py
 	$(BIN)/python benchmarks/compile_speed.py
 	$(BIN)/python benchmarks/kernels.py
+	$(BIN)/python benchmarks/networks.py
 
 # The onnx package's light models compiled to npu code and simulated on davinci (not part of
 # `make test`; minutes per model): the table of docs/conformance.md, results in benchmarks/results/.

@@ -1,0 +1,464 @@
+"""Networks end to end on a machine: ResNet-50 and a transformer encoder layer, with TVM and IREE beside them.
+
+    python benchmarks/networks.py                              # or `make bench`
+    python benchmarks/networks.py --models transformer         # one network
+    python benchmarks/networks.py --models m.onnx --no-peers   # any ONNX model, without the peers
+
+The networks are the light ResNet-50 of the onnx package's backend tests (ResNet-50's
+shapes and node graph, constant weights; its nodes are named n0, n1, ...) and the
+transformer encoder layer of examples/models (4-head self-attention, LayerNormalization,
+a GELU MLP; written by examples/models/transformer_encoder.py). Each goes the way
+`ziggurat-compile MODEL --machine M --run --check --report json` takes it, in this
+process and through the same functions:
+
+* compile: import and lowering to npu code (`load_model`, `import_loaded_model`,
+  `graph-convert-float` where the machine asks for it, `compile{machine=M}`);
+* simulate: the npu code on the machine model with its timing;
+* the report (`build_report`): simulated cycles, time (cycles / the machine's clock),
+  the share of the roofline bound achieved, and the cycles of each ONNX layer;
+* the numerics, as `--check` does: against onnxruntime on the same inputs and, where the
+  model ships them, its expected outputs, at the tolerance of the type it computed in.
+
+Compile and simulate are each timed in wall and CPU seconds (this process's CPU time,
+all threads); unlike benchmarks/compile_speed.py they leave out starting Python,
+printing the npu IR and parsing it back. Each network's per-layer cycles are drawn as a
+bar chart, the `--layers` longest, into benchmarks/results/layers_<network>.png.
+
+Peers: TVM (Relax's ONNX frontend, `relax.build` for llvm) and IREE
+(`iree-import-onnx` at opset 17, `iree-compile` for llvm-cpu) compile the same ONNX
+file in a child process of `--peer-python` (default: this Python; `make bench` installs
+both), timed from the file's loading to the compiled module, imports left out. A peer
+that is not installed there, fails or runs past `--peer-timeout` is skipped with the
+reason. Everything goes to benchmarks/results/networks.json; the script exits 1 when a
+network does not compile, run or match. See docs/performance.md, "Networks".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from xdsl.context import Context
+from xdsl.parser import Parser
+
+from compile_speed import light_model
+from conformance import failure_reason, reference_data
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.backends.report import build_report
+from ziggurat.context import default_context
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_command_line, run_main, write_atomically
+from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.frontends.onnx import import_loaded_model, load_model
+from ziggurat.frontends.onnx.reference_data import graph_inputs
+from ziggurat.tools.ziggurat_compile import (
+    PRECISIONS,
+    check_output,
+    choose_precision,
+    lower,
+    lowering_passes,
+    run_at_emitted_level,
+    run_onnxruntime,
+)
+
+RESULTS = Path(__file__).parent / "results"
+EXAMPLE_MODELS = Path(__file__).parents[1] / "examples" / "models"
+DEFAULT_NETWORKS = ("resnet50", "transformer")
+CHART_LAYERS = 30
+"""Bars in a per-layer chart: the longest layers (ResNet-50 has about 120)."""
+PEER_TIMEOUT = 600.0
+
+
+# --------------------------------------------------------------------------- #
+# The networks
+# --------------------------------------------------------------------------- #
+
+
+def transformer_encoder(folder: Path) -> Path:
+    """examples/models' transformer encoder layer, written into `folder`."""
+    path = folder / "transformer_encoder.onnx"
+    script = EXAMPLE_MODELS / "transformer_encoder.py"
+    subprocess.run([sys.executable, str(script), str(path)], check=True, capture_output=True)
+    return path
+
+
+NETWORKS: dict[str, Callable[[Path], Path]] = {
+    "resnet50": lambda folder: light_model("resnet50"),
+    "transformer": transformer_encoder,
+}
+"""Each network's ONNX file, written into a scratch folder where it is generated."""
+
+
+def select_networks(names: str, folder: Path) -> dict[str, Path]:
+    """Network name -> ONNX file, for `--models` (known names or .onnx paths)."""
+    selected = {}
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        if name.endswith(".onnx"):
+            selected[Path(name).stem] = Path(name)
+        elif name in NETWORKS:
+            selected[name] = NETWORKS[name](folder)
+        else:
+            raise DiagnosticError(
+                Diagnostic("error", f"no network '{name}' (known: {', '.join(NETWORKS)}, or a path to an .onnx file)")
+            )
+    return selected
+
+
+# --------------------------------------------------------------------------- #
+# One network through ziggurat
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Timing:
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+
+@contextmanager
+def timed(timing: Timing) -> Iterator[None]:
+    """Add the wall and CPU seconds of the block to `timing`."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        yield
+    finally:
+        timing.wall_seconds += time.perf_counter() - wall
+        timing.cpu_seconds += time.process_time() - cpu
+
+
+@dataclass
+class Check:
+    """The outputs against one reference: the largest errors over the outputs, and the verdict."""
+
+    against: str
+    max_abs: float
+    max_rel: float
+    passed: bool
+
+
+@dataclass
+class Peer:
+    """Another compiler's compile time for the same ONNX file, or why it was skipped."""
+
+    name: str
+    version: str | None = None
+    wall_seconds: float | None = None
+    cpu_seconds: float | None = None
+    skipped: str | None = None
+
+
+@dataclass
+class NetworkResult:
+    """A figure is None where the network did not get that far (`failure` says where it stopped)."""
+
+    network: str
+    model: str
+    machine: str
+    compile: Timing = field(default_factory=Timing)
+    """Import and lowering to npu code."""
+    simulate: Timing = field(default_factory=Timing)
+    computed_in: str | None = None
+    """The float type the npu code computes in, when not the model's (graph-convert-float)."""
+    cycles: float | None = None
+    simulated_seconds: float | None = None
+    """cycles / the machine's clock."""
+    roofline_achieved: float | None = None
+    """The roofline bound's cycles / the simulated cycles."""
+    bound_by: str | None = None
+    expected_from: str | None = None
+    """Where `reference_data` took the expected outputs from: "shipped" or "onnxruntime"."""
+    checks: list[Check] = field(default_factory=list)
+    layers: list[dict[str, Any]] = field(default_factory=list)
+    """The report's per-layer table: layer, cycles, busy cycles per pipe, instructions; longest first."""
+    chart: str | None = None
+    peers: list[Peer] = field(default_factory=list)
+    failure: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None and bool(self.checks) and all(c.passed for c in self.checks)
+
+
+class StageFailed(Exception):
+    """A stage failed; its reason is in the network's result."""
+
+
+@contextmanager
+def stage(result: NetworkResult, name: str) -> Iterator[None]:
+    """Record an error of the block as the network's failure at `name`, and end its run."""
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - a failure is a row of the table, not a crash of the run
+        result.failure = f"{name}: {failure_reason(error)}"
+        raise StageFailed from None
+
+
+def evaluate(network: str, path: Path, machine: Machine, args: argparse.Namespace) -> NetworkResult:
+    """Compile, simulate and check one network; a failed stage stops it with its reason recorded."""
+    result = NetworkResult(network, path.name, machine.name)
+    try:
+        compile_simulate_check(result, path, machine, args)
+    except StageFailed:
+        pass
+    return result
+
+
+def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, args: argparse.Namespace) -> None:
+    with stage(result, "import"), timed(result.compile):
+        model, where = load_model(path)
+        module = import_loaded_model(model, {}, where)
+    with stage(result, "reference"):
+        inputs, expected = reference_data(result, path, model, module)
+        references = {result.expected_from: expected}
+        if result.expected_from == "shipped":  # --check compares with onnxruntime as well
+            references["onnxruntime"] = run_onnxruntime(model, [v.name for v in graph_inputs(model)], inputs)
+    with stage(result, "compile"), timed(result.compile):
+        precision = choose_precision(args.precision, machine, module)
+        result.computed_in = precision
+        lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
+    with stage(result, "simulate"), timed(result.simulate):
+        run = run_at_emitted_level(module, inputs, machine)
+    report = build_report(run.stats, machine, layers=True)
+    result.cycles, result.simulated_seconds = report["total_cycles"], report["seconds"]
+    result.roofline_achieved, result.bound_by = report["roofline"]["achieved"], report["roofline"]["bound_by"]
+    result.layers = report["layers"]
+    computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+    result.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
+
+
+def check(against: str, actual: list[np.ndarray], expected: list[np.ndarray], computed_in) -> Check:
+    checks = [check_output(f"#{i}", a, e, computed_in) for i, (a, e) in enumerate(zip(actual, expected, strict=True))]
+    return Check(
+        against, max(c.max_abs for c in checks), max(c.max_rel for c in checks), all(c.ok for c in checks)
+    )
+
+
+# --------------------------------------------------------------------------- #
+# The per-layer chart
+# --------------------------------------------------------------------------- #
+
+
+def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
+    """A horizontal bar per layer (the `count` longest, 0: all), cycles on the x axis, the longest on top."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: files only
+    import matplotlib.pyplot as plt
+
+    shown = result.layers[:count] if count else result.layers
+    names = [layer["layer"] for layer in reversed(shown)]
+    cycles = [layer["cycles"] for layer in reversed(shown)]
+    figure, axes = plt.subplots(figsize=(9, 1.5 + 0.22 * len(shown)))
+    bars = axes.barh(names, cycles, color="tab:blue")
+    axes.bar_label(bars, labels=[f" {c / result.cycles:.1%}" for c in cycles], fontsize=7)
+    axes.set_xlabel(f"simulated cycles on {result.machine}")
+    axes.tick_params(axis="y", labelsize=8)
+    which = f"the {len(shown)} longest of {len(result.layers)} layers" if len(shown) < len(result.layers) else "every layer"
+    axes.set_title(
+        f"{result.network}: cycles per ONNX layer ({which})\n{result.cycles:,.0f} cycles in all, "
+        f"{result.roofline_achieved:.1%} of the roofline bound",
+        fontsize=10,
+    )
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+# --------------------------------------------------------------------------- #
+# Peers: TVM and IREE compile the same ONNX file
+# --------------------------------------------------------------------------- #
+
+NOT_INSTALLED = 3
+"""A peer script's exit status when its package does not import."""
+
+_PEER_PROLOGUE = f"""\
+import json, os, resource, sys, tempfile, time
+NOT_INSTALLED = {NOT_INSTALLED}
+def cpu():
+    return sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
+"""
+_PEER_EPILOGUE = """
+print(json.dumps({"version": version, "wall_seconds": time.perf_counter() - wall, "cpu_seconds": cpu() - used}))
+"""
+
+PEERS: dict[str, tuple[str, str]] = {
+    "TVM": (
+        "pip install apache-tvm",
+        """\
+try:
+    import onnx, tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+except ImportError:
+    sys.exit(NOT_INSTALLED)
+version = tvm.__version__
+wall, used = time.perf_counter(), cpu()
+relax.build(from_onnx(onnx.load(sys.argv[1]), keep_params_in_input=False), target="llvm")
+""",
+    ),
+    "IREE": (
+        "pip install 'iree-base-compiler[onnx]'",
+        """\
+try:
+    import iree.compiler.tools as iree
+    from iree.compiler.tools.import_onnx.__main__ import main as import_onnx, parse_arguments
+    from iree.compiler.version import VERSION as version
+except ImportError:
+    sys.exit(NOT_INSTALLED)
+wall, used = time.perf_counter(), cpu()
+with tempfile.TemporaryDirectory() as folder:
+    imported = os.path.join(folder, "model.mlir")
+    # opset 17: IREE legalizes the recent forms of ops (ResNet-50's opset-9 BatchNormalization it does not)
+    import_onnx(parse_arguments([sys.argv[1], "--opset-version", "17", "-o", imported]))
+    iree.compile_file(imported, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"],
+                      output_file=os.path.join(folder, "model.vmfb"))
+""",
+    ),
+}
+"""Peer name -> (how to install it, the script that compiles argv[1] and sets `version`, `wall`, `used`)."""
+
+
+def measure_peer(name: str, model: Path, python: str, timeout: float) -> Peer:
+    """`name`'s compile time for `model` in a child process of `python`, or why it was skipped."""
+    install, body = PEERS[name]
+    script = _PEER_PROLOGUE + body + _PEER_EPILOGUE
+    try:
+        done = subprocess.run([python, "-c", script, str(model)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Peer(name, skipped=f"stopped after {timeout:g} s")
+    except OSError as error:
+        return Peer(name, skipped=f"cannot run {python}: {error.strerror}")
+    if done.returncode == NOT_INSTALLED:
+        return Peer(name, skipped=f"not installed ({install})")
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return Peer(name, skipped=f"failed: {last[:300]}")
+    return Peer(name, **json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+# --------------------------------------------------------------------------- #
+# Table and command line
+# --------------------------------------------------------------------------- #
+
+
+def number(value: float | None, spec: str) -> str:
+    return "" if value is None else format(value, spec)
+
+
+def verdict(result: NetworkResult) -> str:
+    if not result.checks:
+        return "-"
+    return ", ".join(f"{c.against} {'ok' if c.passed else 'FAIL'} ({c.max_abs:.2g})" for c in result.checks)
+
+
+def peer_seconds(result: NetworkResult, name: str) -> str:
+    peer = next((p for p in result.peers if p.name == name), None)
+    if peer is None or peer.skipped is not None:
+        return "-"
+    return f"{peer.wall_seconds:.1f} / {peer.cpu_seconds:.1f}"
+
+
+def results_table(results: list[NetworkResult], machine: str) -> Table:
+    table = Table(title=f"networks on {machine} (seconds: wall / CPU)", title_justify="left")
+    columns = ("network", "cycles", "simulated", "roofline", "compile s", "simulate s", "check (max abs)")
+    for column in (*columns, *(f"{peer} compile s" for peer in PEERS)):
+        table.add_column(column, justify="left" if column in ("network", "check (max abs)") else "right")
+    for r in results:
+        simulated = "" if r.simulated_seconds is None else f"{r.simulated_seconds * 1e3:.3f} ms"
+        roofline = "" if r.roofline_achieved is None else f"{r.roofline_achieved:.1%} ({r.bound_by})"
+        table.add_row(
+            r.network, number(r.cycles, ",.0f"), simulated, roofline,
+            f"{r.compile.wall_seconds:.1f} / {r.compile.cpu_seconds:.1f}",
+            f"{r.simulate.wall_seconds:.1f} / {r.simulate.cpu_seconds:.1f}" if r.cycles is not None else "",
+            verdict(r), *(peer_seconds(r, peer) for peer in PEERS),
+        )
+    return table
+
+
+def print_results(results: list[NetworkResult], machine: str, console: Console) -> None:
+    """The table, then the skipped peers and the failures, one line each."""
+    console.print(results_table(results, machine))
+    for r in results:
+        for peer in r.peers:
+            if peer.skipped is not None:
+                console.print(f"{peer.name} ({r.network}): skipped, {peer.skipped}", highlight=False, markup=False, soft_wrap=True)
+        if r.failure is not None:
+            console.print(f"{r.network}: FAILED at {r.failure}", highlight=False, markup=False, soft_wrap=True)
+        if r.chart is not None:
+            console.print(f"{r.network}: per-layer chart in {r.chart}", highlight=False, markup=False, soft_wrap=True)
+
+
+def build_argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--models",
+        metavar="A,B",
+        default=",".join(DEFAULT_NETWORKS),
+        help=f"networks by name ({', '.join(NETWORKS)}) or .onnx path (default: %(default)s)",
+    )
+    parser.add_argument("--machine", default="davinci", help="machine preset or file (default: davinci)")
+    parser.add_argument(
+        "--precision", choices=PRECISIONS, default="auto", help="as ziggurat-compile's --precision (default: auto)"
+    )
+    parser.add_argument(
+        "--layers", type=int, default=CHART_LAYERS, help=f"bars per chart, the longest layers; 0: all (default: {CHART_LAYERS})"
+    )
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for networks.json and the charts")
+    parser.add_argument(
+        "--peers", action=argparse.BooleanOptionalAction, default=True, help="time TVM's and IREE's compile too"
+    )
+    parser.add_argument(
+        "--peer-python", default=sys.executable, help="the Python that has the peers installed (default: this one)"
+    )
+    parser.add_argument(
+        "--peer-timeout", type=float, default=PEER_TIMEOUT, help=f"seconds per peer compile (default: {PEER_TIMEOUT:g})"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_command_line(build_argument_parser(), argv)
+    machine = load_machine(args.machine)
+    progress = Console(stderr=True)
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        for network, path in select_networks(args.models, Path(folder)).items():
+            progress.print(f"{network}: compiling and simulating on {machine.name}", highlight=False)
+            result = evaluate(network, path, machine, args)
+            if result.layers:
+                chart = args.results / f"layers_{network}.png"
+                layer_chart(result, chart, args.layers)
+                result.chart = str(chart)
+            if args.peers:
+                result.peers = [measure_peer(name, path, args.peer_python, args.peer_timeout) for name in PEERS]
+            results.append(result)
+    print_results(results, machine.name, Console(width=None if sys.stdout.isatty() else 160))
+    report = {
+        "machine": machine.name,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "precision": args.precision,
+        "networks": [asdict(r) | {"passed": r.passed} for r in results],
+    }
+    args.results.mkdir(parents=True, exist_ok=True)
+    write_atomically(args.results / "networks.json", json.dumps(report, indent=2) + "\n")
+    return 0 if all(r.passed for r in results) else 1
+
+
+if __name__ == "__main__":
+    run_main(main)

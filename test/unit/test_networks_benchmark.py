@@ -1,0 +1,83 @@
+"""benchmarks/networks.py on a tiny model (`make bench` runs it on ResNet-50 and the transformer encoder layer)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from benchmark_scripts import BENCHMARKS, load_benchmark
+from onnx import TensorProto, helper, numpy_helper
+
+pytest.importorskip("matplotlib", reason="the per-layer chart needs matplotlib (the bench extra)")
+sys.path.insert(0, str(BENCHMARKS))  # networks.py imports compile_speed's and conformance's helpers, as when run
+networks = load_benchmark("networks")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def two_layers(folder: Path) -> Path:
+    """A named MatMul and Relu: two ONNX layers for the chart (weights scaled so that bf16 meets --check's tolerance)."""
+    weights = (np.random.default_rng(0).standard_normal((32, 32)) / np.sqrt(32)).astype(np.float32)  # as examples/models
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"), helper.make_node("Relu", ["m"], ["y"], name="act")],
+        "two_layers",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])],
+        [numpy_helper.from_array(weights, "w")],
+    )
+    path = folder / "two_layers.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def run(folder: Path, *options: str) -> tuple[int, dict]:
+    code = networks.main(["--results", str(folder), *options])
+    return code, json.loads((folder / "networks.json").read_text())
+
+
+def test_a_network_is_compiled_simulated_checked_and_charted(tmp_path: Path, capsys):
+    code, results = run(tmp_path, "--models", str(two_layers(tmp_path)), "--no-peers")
+    [network] = results["networks"]
+    assert code == 0 and network["passed"] and network["failure"] is None
+    assert network["cycles"] > 0 and 0 < network["roofline_achieved"] <= 1
+    clock = networks.load_machine("davinci").clock_hz
+    assert network["simulated_seconds"] == pytest.approx(network["cycles"] / clock)
+    assert all(network[stage]["wall_seconds"] > 0 and network[stage]["cpu_seconds"] > 0 for stage in ("compile", "simulate"))
+    assert [c["against"] for c in network["checks"]] == ["onnxruntime"] and network["checks"][0]["passed"]
+    assert {"fc", "act"} <= {layer["layer"] for layer in network["layers"]}
+    assert Path(network["chart"]) == tmp_path / "layers_two_layers.png"
+    assert Path(network["chart"]).read_bytes().startswith(PNG_SIGNATURE)
+    assert "two_layers" in capsys.readouterr().out
+
+
+def test_a_network_that_does_not_import_fails_the_run_with_its_stage(tmp_path: Path, capsys):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    code, results = run(tmp_path, "--models", str(bad), "--no-peers")
+    [network] = results["networks"]
+    assert code == 1 and not network["passed"] and network["failure"].startswith("import: ")
+    assert network["chart"] is None and not (tmp_path / "layers_bad.png").exists()
+    assert "bad: FAILED at import" in capsys.readouterr().out
+
+
+def test_a_peer_that_is_not_installed_is_skipped_with_how_to_install_it(tmp_path: Path):
+    # Python without site-packages: neither tvm nor iree imports there
+    python = tmp_path / "bare-python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    peer = networks.measure_peer("TVM", two_layers(tmp_path), str(python), timeout=60)
+    assert peer.skipped == "not installed (pip install apache-tvm)" and peer.wall_seconds is None
+
+
+def test_a_peer_that_fails_is_skipped_with_its_last_error_line(tmp_path: Path):
+    peer = networks.measure_peer("TVM", tmp_path / "missing.onnx", "/bin/false", timeout=60)
+    assert peer.skipped == "failed: exit status 1"
+
+
+def test_an_unknown_network_is_a_diagnostic(tmp_path: Path):
+    with pytest.raises(networks.DiagnosticError, match="no network 'vgg'"):
+        networks.select_networks("vgg", tmp_path)
