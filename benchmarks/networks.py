@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,7 +57,7 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 
 from compile_speed import light_model
-from conformance import failure_reason, reference_data
+from conformance import StageFailed, reference_data, stage
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.report import build_report
 from ziggurat.context import default_context
@@ -188,32 +188,21 @@ class NetworkResult:
     peers: list[Peer] = field(default_factory=list)
     failure: str | None = None
 
+    def fail(self, stage: str, reason: str) -> None:
+        """The first failure is the one kept (conformance's `stage` calls this)."""
+        if self.failure is None:
+            self.failure = f"{stage}: {reason}"
+
     @property
     def passed(self) -> bool:
         return self.failure is None and bool(self.checks) and all(c.passed for c in self.checks)
 
 
-class StageFailed(Exception):
-    """A stage failed; its reason is in the network's result."""
-
-
-@contextmanager
-def stage(result: NetworkResult, name: str) -> Iterator[None]:
-    """Record an error of the block as the network's failure at `name`, and end its run."""
-    try:
-        yield
-    except Exception as error:  # noqa: BLE001 - a failure is a row of the table, not a crash of the run
-        result.failure = f"{name}: {failure_reason(error)}"
-        raise StageFailed from None
-
-
 def evaluate(network: str, path: Path, machine: Machine, args: argparse.Namespace) -> NetworkResult:
     """Compile, simulate and check one network; a failed stage stops it with its reason recorded."""
     result = NetworkResult(network, path.name, machine.name)
-    try:
+    with suppress(StageFailed):
         compile_simulate_check(result, path, machine, args)
-    except StageFailed:
-        pass
     return result
 
 
