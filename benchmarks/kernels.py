@@ -18,7 +18,8 @@ bandwidth) and the table shows the cycles as a percentage of the binding one.
 A kernel that does not lower, run or match is a row with the first line of the
 error, not a crash.
 
-Results: benchmarks/results/kernels.json and one roofline plot per machine,
+Results: benchmarks/results/kernels.json, the table as Markdown in kernels.md
+(for docs/performance.md) and one roofline plot per machine,
 benchmarks/results/roofline_<machine>.png (log-log; FLOP per byte of global
 traffic against FLOP per cycle achieved; each kernel a labelled point). The
 issue 7 target, GEMM 1024^3 f16 at >= 90% of the cube's peak on davinci, is
@@ -215,6 +216,11 @@ class Row:
     intensity: float | None = None
     """FLOP per byte of global traffic in its busier direction (see `intensity`)."""
     flops_per_cycle: float | None = None
+    busiest_pipe: str | None = None
+    """The pipe busy longest: the unit that limits a kernel the bound does not (the vector unit's
+    softmax counts in neither roof)."""
+    busiest_share: float | None = None
+    """Its busy cycles over the run's."""
     compile_seconds: float = 0.0
     simulate_seconds: float = 0.0
     error: str | None = None
@@ -278,7 +284,8 @@ def measure(kernel: Kernel, machine_name: str, seed: int = 0) -> Row:
 
 
 def fill_figures(row: Row, kernel: Kernel, stats, machine: Machine) -> None:
-    roofline = build_report(stats, machine)["roofline"]
+    report = build_report(stats, machine)
+    roofline = report["roofline"]
     spaces = [name for name, space in machine.memories.items() if space.level == "global"]
     row.cycles = stats.total_cycles
     row.bound_by = roofline["bound_by"]
@@ -291,6 +298,8 @@ def fill_figures(row: Row, kernel: Kernel, stats, machine: Machine) -> None:
     row.global_bytes_written = sum(stats.bytes_written.get(s, 0) for s in spaces)
     row.intensity = intensity(stats.flops, row.global_bytes_read, row.global_bytes_written, machine)
     row.flops_per_cycle = stats.flops / stats.total_cycles
+    row.busiest_pipe, busy = max(report["busy_cycles"].items(), key=lambda item: item[1])
+    row.busiest_share = busy / stats.total_cycles
 
 
 def _measure_task(task: tuple[Kernel, str]) -> Row:
@@ -341,22 +350,41 @@ def shorten(text: str, limit: int = TABLE_ERROR_CHARACTERS) -> str:
 
 def results_table(rows: Sequence[Row]) -> Table:
     table = Table(title="kernels against the roofline (one core, f16 in, f32 accumulators)", title_justify="left")
-    columns = ("kernel", "machine", "shape", "dtype", "cycles", "bound", "bound cycles", "% of bound", "% of peak", "wall s")
+    columns = ("kernel", "machine", "shape", "dtype", "cycles", "bound", "bound cycles", "% of bound", "% of peak", "busiest pipe", "wall s")
     for column in columns:
         table.add_column(column, justify="left" if column in ("kernel", "machine", "shape", "dtype", "bound") else "right")
     for r in rows:
         if r.error is not None and r.cycles is None:
             failed = f"FAILED: {shorten(r.error)}"
-            table.add_row(r.kernel, r.machine, r.shape, r.dtype, failed, *[""] * 4, f"{r.wall_seconds:.1f}")
+            table.add_row(r.kernel, r.machine, r.shape, r.dtype, failed, *[""] * 5, f"{r.wall_seconds:.1f}")
             continue
         of_bound = percent(r.of_bound) + (" > 100%: bug" if r.over_bound else "")
         if r.error is not None:
             of_bound += " (WRONG OUTPUT)"
         table.add_row(
             r.kernel, r.machine, r.shape, r.dtype, number(r.cycles, ",.0f"), r.bound_by or "",
-            number(r.bound_cycles, ",.0f"), of_bound, percent(r.of_peak), f"{r.wall_seconds:.1f}",
+            number(r.bound_cycles, ",.0f"), of_bound, percent(r.of_peak), f"{r.busiest_pipe} {percent(r.busiest_share)}",
+            f"{r.wall_seconds:.1f}",
         )
     return table
+
+
+def markdown_table(rows: Sequence[Row]) -> str:
+    """The table for docs/performance.md (a failure's message shortened)."""
+    lines = [
+        "| kernel | machine | shape | cycles | bound | bound cycles | % of bound | % of peak | busiest pipe |",
+        "|---|---|---|---:|---|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        if r.cycles is None:
+            lines.append(f"| {r.kernel} | {r.machine} | {r.shape} | failed: {shorten(r.error)} | | | | | |")
+            continue
+        of_bound = percent(r.of_bound) + (" (over the bound)" if r.over_bound else "") + (" (wrong output)" if r.error else "")
+        lines.append(
+            f"| {r.kernel} | {r.machine} | {r.shape} | {r.cycles:,.0f} | {r.bound_by} | {r.bound_cycles:,.0f} "
+            f"| {of_bound} | {percent(r.of_peak)} | {r.busiest_pipe} {percent(r.busiest_share)} |"
+        )
+    return "\n".join(lines)
 
 
 def target_status(rows: Sequence[Row]) -> dict | None:
@@ -409,6 +437,7 @@ def write_results(rows: Sequence[Row], machines: Sequence[str], folder: Path, re
         "rows": [asdict(r) | {"wall_seconds": r.wall_seconds, "over_bound": r.over_bound} for r in rows],
     }
     write_atomically(folder / "kernels.json", json.dumps(document, indent=2) + "\n")
+    write_atomically(folder / "kernels.md", markdown_table(rows) + "\n")
     for name in machines:
         plot_roofline([r for r in rows if r.machine == name], load_machine(name), folder / f"roofline_{name}.png")
 

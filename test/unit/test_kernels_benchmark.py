@@ -28,6 +28,7 @@ def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
     assert gemm["bound_by"] == "compute" and gemm["bound_cycles"] == pytest.approx(64**3 / 4096)
     assert gemm["of_peak"] == pytest.approx(64**3 / 4096 / gemm["cycles"])
     assert results["machines"]["davinci"]["peak_flops_per_cycle"] == 2 * 4096
+    assert "| gemm | davinci | 64x64x64 |" in (tmp_path / "kernels.md").read_text()
     assert (tmp_path / "roofline_davinci.png").read_bytes().startswith(b"\x89PNG")
     out = capsys.readouterr().out
     assert "% of bound" in out and "6 of 6 runs" in out
@@ -61,6 +62,7 @@ def test_a_run_faster_than_its_bound_is_flagged():
     console = Console(file=io.StringIO(), width=250)
     console.print(kernels.results_table([row]))
     assert "111.1% > 100%: bug" in console.file.getvalue()
+    assert "111.1% (over the bound)" in kernels.markdown_table([row])
 
 
 def test_intensity_counts_the_busier_direction_at_the_read_bandwidth():
