@@ -36,6 +36,7 @@ import json
 import multiprocessing
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -247,6 +248,14 @@ def global_bandwidth(machine: Machine) -> tuple[float, float]:
     return space.read_bytes_per_cycle, space.write_bytes_per_cycle
 
 
+def core_read_bandwidth(machine: Machine) -> float:
+    """Bytes per cycle one core's DMA engines can read from the global space: below the global
+    bandwidth (davinci: MTE2's 128 of HBM's 1,200), a ceiling that `build_report`'s bound, one
+    core with the chip's bandwidth to itself, does not count."""
+    space = machine.global_memory().name
+    return sum(dma.bytes_per_cycle for dma in machine.dmas.values() if any(src == space for src, _ in dma.paths))
+
+
 def intensity(flops: int, read: int, written: int, machine: Machine) -> float:
     """FLOP per byte of global traffic, the bytes counted as `build_report`'s memory bound counts
     them: reads and writes stream side by side, so the busier direction (writes scaled to the
@@ -408,10 +417,16 @@ def plot_roofline(rows: Sequence[Row], machine: Machine, path: Path) -> None:
     figure, axes = plt.subplots(figsize=(10, 7))
     axes.loglog([low, ridge, high], [low * bandwidth, peak, peak], color="black", linewidth=1.5,
                 label=f"roof: {peak:,.0f} FLOP/cycle ({DTYPE} matrix peak), {bandwidth:,.0f} B/cycle global")
+    engines = core_read_bandwidth(machine)
+    if engines < bandwidth:
+        axes.loglog([low, peak / engines, high], [low * engines, peak, peak], color="gray", linestyle="--",
+                    linewidth=1, label=f"one core's DMA engines: {engines:,.0f} B/cycle from global memory")
+    repeated = Counter(r.kernel for r in ran)
     for r in ran:
+        label = f"{r.kernel} {r.shape}" if repeated[r.kernel] > 1 else r.kernel
         marker = "x" if r.over_bound or r.error else "o"
         axes.loglog(r.intensity, r.flops_per_cycle, marker, markersize=5)
-        axes.annotate(f"{r.kernel} {r.shape} ({percent(r.of_bound)})", (r.intensity, r.flops_per_cycle),
+        axes.annotate(f"{label} ({percent(r.of_bound)})", (r.intensity, r.flops_per_cycle),
                       fontsize=6, xytext=(3, 3), textcoords="offset points")
     axes.set_xlabel("FLOP per byte of global traffic (busier direction)")
     axes.set_ylabel("FLOP per cycle achieved")
@@ -423,17 +438,21 @@ def plot_roofline(rows: Sequence[Row], machine: Machine, path: Path) -> None:
     plt.close(figure)
 
 
+def machine_figures(machine: Machine) -> dict[str, float]:
+    """The roofs of the plot."""
+    read, write = global_bandwidth(machine)
+    return {
+        "peak_flops_per_cycle": 2 * machine.peak_macs_per_cycle(DTYPE, ACCUMULATOR),
+        "global_read_bytes_per_cycle": read,
+        "global_write_bytes_per_cycle": write,
+        "core_read_bytes_per_cycle": core_read_bandwidth(machine),
+    }
+
+
 def write_results(rows: Sequence[Row], machines: Sequence[str], folder: Path, report: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     document = report | {
-        "machines": {
-            name: {
-                "peak_flops_per_cycle": 2 * load_machine(name).peak_macs_per_cycle(DTYPE, ACCUMULATOR),
-                "global_read_bytes_per_cycle": global_bandwidth(load_machine(name))[0],
-                "global_write_bytes_per_cycle": global_bandwidth(load_machine(name))[1],
-            }
-            for name in machines
-        },
+        "machines": {name: machine_figures(load_machine(name)) for name in machines},
         "rows": [asdict(r) | {"wall_seconds": r.wall_seconds, "over_bound": r.over_bound} for r in rows],
     }
     write_atomically(folder / "kernels.json", json.dumps(document, indent=2) + "\n")

@@ -28,6 +28,7 @@ def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
     assert gemm["bound_by"] == "compute" and gemm["bound_cycles"] == pytest.approx(64**3 / 4096)
     assert gemm["of_peak"] == pytest.approx(64**3 / 4096 / gemm["cycles"])
     assert results["machines"]["davinci"]["peak_flops_per_cycle"] == 2 * 4096
+    assert results["machines"]["davinci"]["core_read_bytes_per_cycle"] == 128  # MTE2
     assert "| gemm | davinci | 64x64x64 |" in (tmp_path / "kernels.md").read_text()
     assert (tmp_path / "roofline_davinci.png").read_bytes().startswith(b"\x89PNG")
     out = capsys.readouterr().out
