@@ -103,14 +103,19 @@ class Diagnostic:
     """1-based."""
     source_line: str | None = None
     notes: list[Diagnostic] = field(default_factory=list)
+    name: str | None = None
+    """Where, when there is no file position: the name of a `NameLoc` (an ONNX node's)."""
 
     def format(self) -> str:
-        """MLIR's rendering: `file:line:col: severity: message`, the source line, a caret, then the notes."""
+        """MLIR's rendering: `file:line:col: severity: message` (`"name": severity: message` at a
+        location that is only a name), the source line, a caret, then the notes."""
         parts = [self.file] if self.file is not None else []
         if self.file is not None and self.line is not None:
             parts.append(str(self.line))
             if self.col is not None:
                 parts.append(str(self.col))
+        if not parts and self.name is not None:
+            parts.append(f'"{self.name}"')
         prefix = ":".join(parts) + ": " if parts else ""
         lines = [f"{prefix}{self.severity}: {self.message}"]
         if self.source_line is not None and self.col is not None:
@@ -184,12 +189,23 @@ def op_location(op: Operation) -> FileLineColLoc | None:
     return None
 
 
+def op_name_location(op: Operation) -> str | None:
+    """The name of the `NameLoc` of `op`, or of its closest enclosing op that has one."""
+    current: Operation | None = op
+    while current is not None:
+        if isinstance(current.location, NameLoc):
+            return current.location.desc.data
+        current = current.parent_op()
+    return None
+
+
 def diagnostic_at(op: Operation, severity: str, message: str) -> Diagnostic:
-    """A diagnostic at `op`'s source location (see `op_location`)."""
+    """A diagnostic at `op`'s source location (see `op_location`), or at its name where no op
+    around it has a file position (ops imported from ONNX are located at their node's name)."""
     assert severity in SEVERITIES, severity
     loc = op_location(op)
     if loc is None:
-        return Diagnostic(severity, message)
+        return Diagnostic(severity, message, name=op_name_location(op))
     file, line, col = loc.filename.data, loc.line.data, loc.column.data
     return Diagnostic(severity, message, file, line, col, source_line(file, line))
 

@@ -626,3 +626,16 @@ def test_ops_are_located_at_their_node_or_its_op_type_and_output():
         for model in (named, unnamed)
     ]
     assert locations == [['loc("the_relu"(unknown))'], ['loc("Relu y0"(unknown))']]
+
+
+def test_lowering_errors_name_the_onnx_node(tmp_path: Path):
+    """A model has no file positions: an error in a pass below the graph level names the node
+    (MLIR's rendering of a NameLoc), not nothing."""
+    model = tmp_path / "relu.onnx"
+    onnx.save(node_model(Case("MatMul", "MatMul", {"a": rand(64, 64), "b": rand(64, 64)})), str(model))
+    machine = tmp_path / "tiny.toml"
+    machine.write_text('extends = "davinci"\nname = "davinci-tiny-l0c"\n\n[memory.l0c]\ncapacity = 512\n')
+    result = ziggurat_compile_process(model, "--machine", machine, "--emit", "npu")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith('"the_matmul": error: '), result.stderr
+    assert "Traceback" not in result.stderr
