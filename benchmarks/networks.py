@@ -64,6 +64,7 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_command_line, run_main, write_atomically
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model
+from ziggurat.frontends.onnx.node import location_name
 from ziggurat.frontends.onnx.reference_data import graph_inputs
 from ziggurat.tools.ziggurat_compile import (
     PRECISIONS,
@@ -183,7 +184,8 @@ class NetworkResult:
     """Where `reference_data` took the expected outputs from: "shipped" or "onnxruntime"."""
     checks: list[Check] = field(default_factory=list)
     layers: list[dict[str, Any]] = field(default_factory=list)
-    """The report's per-layer table: layer, cycles, busy cycles per pipe, instructions; longest first."""
+    """The report's per-layer table (layer, cycles, busy cycles per pipe, instructions; longest first),
+    with the ONNX op type of the node each layer is named after."""
     chart: str | None = None
     peers: list[Peer] = field(default_factory=list)
     failure: str | None = None
@@ -224,7 +226,8 @@ def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, 
     report = build_report(run.stats, machine, layers=True)
     result.cycles, result.simulated_seconds = report["total_cycles"], report["seconds"]
     result.roofline_achieved, result.bound_by = report["roofline"]["achieved"], report["roofline"]["bound_by"]
-    result.layers = report["layers"]
+    op_types = {location_name(node): node.op_type for node in model.graph.node}
+    result.layers = [layer | {"op_type": op_types.get(layer["layer"])} for layer in report["layers"]]
     computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
     result.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
 
@@ -241,6 +244,12 @@ def check(against: str, actual: list[np.ndarray], expected: list[np.ndarray], co
 # --------------------------------------------------------------------------- #
 
 
+def layer_label(layer: dict[str, Any]) -> str:
+    """A layer's name with its op type where the name does not say it (ResNet-50's n1 is a BatchNormalization)."""
+    name, op_type = layer["layer"], layer.get("op_type")
+    return name if op_type is None or name.startswith(op_type) else f"{name} {op_type}"
+
+
 def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
     """A horizontal bar per layer (the `count` longest, 0: all), cycles on the x axis, the longest on top."""
     import matplotlib
@@ -249,7 +258,7 @@ def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
     import matplotlib.pyplot as plt
 
     shown = result.layers[:count] if count else result.layers
-    names = [layer["layer"] for layer in reversed(shown)]
+    names = [layer_label(layer) for layer in reversed(shown)]
     cycles = [layer["cycles"] for layer in reversed(shown)]
     figure, axes = plt.subplots(figsize=(9, 1.5 + 0.22 * len(shown)))
     bars = axes.barh(names, cycles, color="tab:blue")

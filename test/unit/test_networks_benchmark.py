@@ -48,7 +48,7 @@ def test_a_network_is_compiled_simulated_checked_and_charted(tmp_path: Path, cap
     assert network["simulated_seconds"] == pytest.approx(network["cycles"] / clock)
     assert all(network[stage]["wall_seconds"] > 0 and network[stage]["cpu_seconds"] > 0 for stage in ("compile", "simulate"))
     assert [c["against"] for c in network["checks"]] == ["onnxruntime"] and network["checks"][0]["passed"]
-    assert {"fc", "act"} <= {layer["layer"] for layer in network["layers"]}
+    assert {("fc", "MatMul"), ("act", "Relu")} <= {(layer["layer"], layer["op_type"]) for layer in network["layers"]}
     assert Path(network["chart"]) == tmp_path / "layers_two_layers.png"
     assert Path(network["chart"]).read_bytes().startswith(PNG_SIGNATURE)
     assert "two_layers" in capsys.readouterr().out
@@ -81,3 +81,9 @@ def test_a_peer_that_fails_is_skipped_with_its_last_error_line(tmp_path: Path):
 def test_an_unknown_network_is_a_diagnostic(tmp_path: Path):
     with pytest.raises(networks.DiagnosticError, match="no network 'vgg'"):
         networks.select_networks("vgg", tmp_path)
+
+
+def test_a_chart_label_adds_the_op_type_where_the_name_does_not_say_it():
+    assert networks.layer_label({"layer": "n1", "op_type": "BatchNormalization"}) == "n1 BatchNormalization"
+    assert networks.layer_label({"layer": "Relu r2", "op_type": "Relu"}) == "Relu r2"
+    assert networks.layer_label({"layer": "model.mlir:12", "op_type": None}) == "model.mlir:12"
