@@ -251,7 +251,10 @@ def layer_label(layer: dict[str, Any]) -> str:
 
 
 def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
-    """A horizontal bar per layer (the `count` longest, 0: all), cycles on the x axis, the longest on top."""
+    """A horizontal bar per layer (the `count` longest, 0: all), the longest on top: its span in cycles
+    (first instruction's start to last one's end) with its share of the total, and inside it the busy
+    cycles of its busiest pipe. A layer fused into another's tiles (a conv's bias, BN or relu epilogue)
+    spans that layer's whole run while keeping a pipe busy for a sliver of it."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: files only
@@ -261,8 +264,11 @@ def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
     names = [layer_label(layer) for layer in reversed(shown)]
     cycles = [layer["cycles"] for layer in reversed(shown)]
     figure, axes = plt.subplots(figsize=(9, 1.5 + 0.22 * len(shown)))
-    bars = axes.barh(names, cycles, color="tab:blue")
+    busiest = [max(layer["busy_cycles"].values(), default=0.0) for layer in reversed(shown)]
+    bars = axes.barh(names, cycles, color="tab:blue", alpha=0.45, label="span (first start to last end)")
+    axes.barh(names, busiest, color="tab:blue", height=0.4, label="busy cycles of its busiest pipe")
     axes.bar_label(bars, labels=[f" {c / result.cycles:.1%}" for c in cycles], fontsize=7)
+    axes.legend(loc="lower right", fontsize=8)
     axes.set_xlabel(f"simulated cycles on {result.machine}")
     axes.tick_params(axis="y", labelsize=8)
     which = f"the {len(shown)} longest of {len(result.layers)} layers" if len(shown) < len(result.layers) else "every layer"
