@@ -708,8 +708,7 @@ class _Executor:
         plan = self._plan(op, self._decode_mma)
         assert isinstance(plan, _MmaPlan)
         (a, read_a), (b, read_b), (c, write) = (self._window(op, env, w) for w in plan.operands)
-        wide = np.int32 if c.dtype.kind == "i" else np.float32
-        product = np.matmul(a.astype(wide), b.astype(wide))
+        product = _matmul(a, b, c.dtype)
         reads = [read_a, read_b]
         if plan.accumulate:
             product += c
@@ -805,6 +804,22 @@ class InstructionContext:
         if pipe not in self._executor.timeline.pipes:
             raise error_at(op, f"machine '{self.machine.name}' has no pipe '{pipe}'")
         self._executor.timeline.issue(op, pipe, cycles, reads, writes, flops)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, accumulator: np.dtype) -> np.ndarray:
+    """A @ B as the matrix unit computes it: in i32 (wrapping) into signed integer accumulators, else in f32.
+
+    numpy has no BLAS for integers: its i32 matmul is ~20x slower than f64's. Operands of at
+    most 16 bits give products below 2**32, so with K < 2**21 every partial sum is an integer
+    below 2**53, which f64 holds exactly in any summation order; reduced modulo 2**32 (int64
+    to int32) that is the i32 result, wrapping included.
+    """
+    if accumulator.kind != "i":
+        return np.matmul(a.astype(np.float32), b.astype(np.float32))
+    narrow = all(x.dtype.kind in "iu" and x.dtype.itemsize <= 2 for x in (a, b))
+    if narrow and a.shape[-1] < 2**21:
+        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64).astype(np.int32)
+    return np.matmul(a.astype(np.int32), b.astype(np.int32))
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
