@@ -26,21 +26,26 @@ def test_a_conv_layer_is_its_im2col_gemm():
 
 @pytest.mark.parametrize("dataflow", ["ws", "os", "is"])
 def test_the_layer_kernel_costs_the_folds_of_the_whole_layer(dataflow, tmp_path):
-    machine = scalesim_validation.systolic_machine(dataflow, tmp_path)
+    # 300 x 200 x 250 needs a loop over whole tiles and a ragged one on both laid-out dimensions
+    layer = scalesim_validation.Layer("g", 300, 200, 250)
+    path = scalesim_validation.machine_file(layer, dataflow, tmp_path)
+    machine = load_machine(path)
     assert machine.matrix.dataflow == dataflow
-    # 200 x 96 x 300 needs several tiles on the array's two laid-out dimensions
-    layer = scalesim_validation.Layer("g", 200, 96, 300)
-    (tm, tn, tk), fits = scalesim_validation.tile_sizes(layer, machine)
-    assert fits and tm * tn * tk < layer.m * layer.n * layer.k
-    cycles, source = scalesim_validation.our_cycles(layer, machine)  # also checks C against numpy
-    assert source == "interpreter"
-    assert cycles == systolic_cycles(dataflow, 32, 32, 200, 96, 300)
+    assert all(machine.memories[space].capacity == 64 * 1024 for space in ("ifmap", "filter", "ofmap"))
+    tiles = scalesim_validation.tile_sizes(layer, machine)
+    assert "scf.for" in scalesim_validation.gemm_kernel(layer, tiles)
+    cycles, (wall, cpu) = scalesim_validation.our_cycles(layer, path)  # also checks C against numpy
+    assert cycles == pytest.approx(systolic_cycles(dataflow, 32, 32, 300, 200, 250))
+    assert wall > 0 and cpu > 0
 
 
-def test_a_layer_too_long_to_stream_is_costed_by_the_model(tmp_path):
-    machine = scalesim_validation.systolic_machine("ws", tmp_path)
-    layer = scalesim_validation.Layer("g", 4096, 32, 32)  # 4096 x 32 i32 outputs overflow the 64 KiB ofmap
-    assert scalesim_validation.our_cycles(layer, machine) == (systolic_cycles("ws", 32, 32, 4096, 32, 32), "model")
+def test_a_layer_too_long_to_stream_gets_larger_scratchpads(tmp_path):
+    layer = scalesim_validation.Layer("g", 4096, 32, 32)  # 4096 x 32 i32 outputs: 512 KiB, 4096 x 32 inputs: 128 KiB
+    path = scalesim_validation.machine_file(layer, "ws", tmp_path)
+    machine = load_machine(path)
+    capacities = {space: machine.memories[space].capacity // 1024 for space in ("ifmap", "filter", "ofmap")}
+    assert capacities == {"ifmap": 128, "filter": 64, "ofmap": 512}
+    assert scalesim_validation.our_cycles(layer, path)[0] == pytest.approx(systolic_cycles("ws", 32, 32, 4096, 32, 32))
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SCALE-Sim's own int() of arrays
@@ -49,6 +54,29 @@ def test_scalesim_agrees_on_a_small_gemm():
     machine = load_machine("systolic")
     cycles = scalesim_validation.scalesim_cycles(scalesim_validation.Layer("g", 64, 64, 64), machine)
     assert cycles == math.ceil(64 / 32) ** 2 * (32 + 32 + 64 - 2) - 1
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_scalesims_compute_cycles_do_not_depend_on_its_scratchpads(tmp_path):
+    pytest.importorskip("scalesim")
+    layer = scalesim_validation.Layer("g", 1024, 32, 32)  # ws: 128 KiB of ofmap
+    larger = load_machine(scalesim_validation.machine_file(layer, "ws", tmp_path))
+    assert larger.memories["ofmap"].capacity == 128 * 1024
+    preset = load_machine(scalesim_validation.machine_file(scalesim_validation.Layer("h", 32, 32, 32), "ws", tmp_path))
+    cycles = [scalesim_validation.scalesim_cycles(layer, machine) for machine in (preset, larger)]
+    assert cycles == [systolic_cycles("ws", 32, 32, 1024, 32, 32) - 1] * 2
+
+
+def scalesim_row(ours: int, ours_seconds: float):
+    return scalesim_validation.Row("g", 64, 64, 64, "os", "systolic", ours, 503, ours_seconds, 1.0, ours_seconds, 1.0)
+
+
+def test_the_summary_fails_a_cycle_ratio_or_a_speedup_off_target():
+    assert scalesim_validation.summary([scalesim_row(504, 0.005)])[1] == []
+    (cycles,) = scalesim_validation.summary([scalesim_row(600, 0.005)])[1]
+    assert "outside 1 +- 0.1" in cycles
+    (speed,) = scalesim_validation.summary([scalesim_row(504, 0.05)])[1]
+    assert "20x faster than SCALE-Sim overall, below the 100x target" in speed
 
 
 @pytest.mark.parametrize("preset", ["davinci", "systolic", "tensorcore"])
