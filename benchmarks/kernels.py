@@ -34,6 +34,7 @@ import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before nump
 import argparse
 import json
 import multiprocessing
+import os
 import sys
 import time
 from collections import Counter
@@ -63,6 +64,10 @@ DTYPE = "f16"
 ACCUMULATOR = "f32"
 TARGET = ("gemm", "1024x1024x1024", "davinci", 0.90)
 """Issue 7: GEMM 1024^3 f16 at >= 90% of the cube's peak on davinci."""
+DEFAULT_TIMEOUT = 90.0
+"""Seconds of simulation per run. The hazard log of the timing model grows without pruning on
+systolic (its scalar pipe never waits on the others), so each DMA's check scans every earlier
+one: its ResNet-50 3x3 convs take about 300 s (docs/performance.md)."""
 TABLE_ERROR_CHARACTERS = 100
 """A failure's message in the table (in full in the JSON and in the lines after the table)."""
 
@@ -239,7 +244,8 @@ class Row:
 def first_line(error: BaseException) -> str:
     """The first line of a diagnostic; other exceptions (internal errors) with their type."""
     lines = str(error).strip().splitlines() or [""]
-    return lines[0] if isinstance(error, DiagnosticError) else f"{type(error).__name__}: {lines[0]}"
+    expected = isinstance(error, (DiagnosticError, SimulationTimeout))
+    return lines[0] if expected else f"{type(error).__name__}: {lines[0]}"
 
 
 def global_bandwidth(machine: Machine) -> tuple[float, float]:
@@ -266,8 +272,24 @@ def intensity(flops: int, read: int, written: int, machine: Machine) -> float:
     return flops / busier if busier else float("inf")
 
 
-def measure(kernel: Kernel, machine_name: str, seed: int = 0) -> Row:
-    """Lower `kernel` for the machine, run it, check it against the graph interpreter."""
+class SimulationTimeout(Exception):
+    pass
+
+
+def deadline_watch(seconds: float) -> Callable[[object, object], None]:
+    """A `run_npu` watch that stops the run `seconds` from now."""
+    deadline = time.perf_counter() + seconds
+
+    def watch(timeline, op) -> None:
+        if time.perf_counter() > deadline:
+            raise SimulationTimeout(f"simulation stopped after {seconds:g} s at cycle {timeline.cycles:,.0f} (--timeout)")
+
+    return watch
+
+
+def measure(kernel: Kernel, machine_name: str, seed: int = 0, timeout: float = DEFAULT_TIMEOUT) -> Row:
+    """Lower `kernel` for the machine, run it (at most `timeout` seconds of simulation), check it
+    against the graph interpreter."""
     row = Row(kernel.name, kernel.shape, machine_name, DTYPE)
     start = lowered = time.perf_counter()
     try:
@@ -277,7 +299,7 @@ def measure(kernel: Kernel, machine_name: str, seed: int = 0) -> Row:
         expected = run_function(module, inputs)
         apply_pipeline(module, f"lower-to-npu{{machine={machine_name}}}")
         lowered = time.perf_counter()
-        result = run_npu(module, machine, inputs)
+        result = run_npu(module, machine, inputs, watch=deadline_watch(timeout))
     except Exception as error:  # recorded in the row: one kernel's failure must not stop the others
         row.error = first_line(error)
         return row
@@ -311,16 +333,17 @@ def fill_figures(row: Row, kernel: Kernel, stats, machine: Machine) -> None:
     row.busiest_share = busy / stats.total_cycles
 
 
-def _measure_task(task: tuple[Kernel, str]) -> Row:
-    return measure(*task)
+def _measure_task(task: tuple[Kernel, str, float]) -> Row:
+    kernel, machine, timeout = task
+    return measure(kernel, machine, timeout=timeout)
 
 
 def run_all(
-    kernels: Sequence[Kernel], machines: Sequence[str], jobs: int, progress: Callable[[Row], None]
+    kernels: Sequence[Kernel], machines: Sequence[str], jobs: int, timeout: float, progress: Callable[[Row], None]
 ) -> list[Row]:
     """Every kernel on every machine, `jobs` runs at a time (each in its own process when > 1);
     rows in the order of `kernels`, then `machines`."""
-    tasks = [(kernel, machine) for kernel in kernels for machine in machines]
+    tasks = [(kernel, machine, timeout) for kernel in kernels for machine in machines]
     if jobs <= 1:
         rows = []
         for task in tasks:
@@ -337,7 +360,7 @@ def run_all(
     return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
 
 
-def _indexed_task(item: tuple[int, tuple[Kernel, str]]) -> tuple[int, Row]:
+def _indexed_task(item: tuple[int, tuple[Kernel, str, float]]) -> tuple[int, Row]:
     index, task = item
     return index, _measure_task(task)
 
@@ -486,7 +509,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="tiny sizes, one kernel of each kind (a smoke run)")
     parser.add_argument("--machines", default=",".join(MACHINES), help="comma-separated presets (default: %(default)s)")
     parser.add_argument("--kernels", help="comma-separated kernel name prefixes: gemm, resnet50, depthwise, attention, ...")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (default: 1)")
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="runs at once, each in its own process (default: every core)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds of simulation per run (default: %(default)g)"
+    )
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder for kernels.json and the plots")
     args = parser.parse_args(argv)
     machines = [m.strip() for m in args.machines.split(",") if m.strip()]
@@ -498,11 +526,11 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 200)
     progress = Console(stderr=True)
     start = time.perf_counter()
-    rows = run_all(kernels, machines, args.jobs, lambda r: progress.print(
+    rows = run_all(kernels, machines, args.jobs, args.timeout, lambda r: progress.print(
         f"{r.kernel} {r.shape} on {r.machine}: {'FAILED' if r.error else percent(r.of_bound) + ' of bound'} "
         f"({r.wall_seconds:.1f} s)", highlight=False))
     target = target_status(rows)
-    report = {"small": args.small, "jobs": args.jobs, "total_seconds": time.perf_counter() - start, "target": target}
+    report = {"small": args.small, "jobs": args.jobs, "timeout_seconds": args.timeout, "total_seconds": time.perf_counter() - start, "target": target}
     write_results(rows, machines, args.results, report)
     print_summary(rows, target, console)
     console.print(f"{len(rows)} runs in {report['total_seconds']:.0f} s; results in {args.results}", highlight=False)

@@ -14,7 +14,7 @@ kernels = load_benchmark("kernels")
 
 
 def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
-    assert kernels.main(["--small", "--machines", "davinci", "--results", str(tmp_path)]) == 0
+    assert kernels.main(["--small", "--machines", "davinci", "--jobs", "1", "--results", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "kernels.json").read_text())
     rows = results["rows"]
     assert {r["kernel"] for r in rows} == {"gemm", "conv 3x3", "depthwise 3x3", "attention", "layer_norm", "softmax"}
@@ -33,6 +33,21 @@ def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
     assert (tmp_path / "roofline_davinci.png").read_bytes().startswith(b"\x89PNG")
     out = capsys.readouterr().out
     assert "% of bound" in out and "6 of 6 runs" in out
+
+
+def test_runs_in_processes_come_back_in_kernel_then_machine_order(tmp_path: Path):
+    argv = ["--small", "--kernels", "gemm,softmax", "--machines", "davinci,tensorcore", "--jobs", "2"]
+    assert kernels.main([*argv, "--results", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "kernels.json").read_text())["rows"]
+    assert [(r["kernel"], r["machine"]) for r in rows] == [
+        ("gemm", "davinci"), ("gemm", "tensorcore"), ("softmax", "davinci"), ("softmax", "tensorcore"),
+    ]
+    assert all(r["error"] is None for r in rows)
+
+
+def test_a_simulation_past_its_timeout_is_stopped_and_recorded():
+    row = kernels.measure(kernels.softmax(128, 256), "davinci", timeout=0)  # over WATCH_EVERY ops
+    assert row.cycles is None and row.error.startswith("simulation stopped after 0 s at cycle")
 
 
 def test_a_kernel_that_does_not_lower_is_a_row_with_the_diagnostic():
