@@ -241,14 +241,16 @@ class _Promoter:
         self.vector_space = machine.vector.spaces[0]
         self.full: dict[SSAValue, SSAValue] = {}
         """Valid-region view of a padded accumulator -> the whole padded buffer."""
-        self.pool: dict[tuple[MemRefType, Block | None, Attribute | None], list[SSAValue]] = {}
-        """Staging buffers by type, block and fusion group, shared by the ops of a block one after the other."""
+        self.pool: dict[tuple[MemRefType, Block | None, Attribute | Operation | None], list[SSAValue]] = {}
+        """Staging buffers by type, block and fusion group (or program copy), shared by the ops of a block one after the other."""
         self.busy: set[SSAValue] = set()
         """The staging buffers of the op being staged."""
         self.anchor: Operation = func
         """The op that what is being inserted serves: inserted ops take its location."""
         self.folded: list[CopyAsyncOp] = []
         """Copies that cast generics became (a later redirect may change their source)."""
+        self.copy_owner: Operation | None = None
+        """The program's own copy being legalized: its pieces share staging buffers, other copies do not."""
 
     def run(self) -> None:
         for op in self.func.walk():
@@ -271,6 +273,7 @@ class _Promoter:
         for op in compute:
             self.stage(op)
         for copy in copies + self.folded:
+            self.copy_owner = copy
             self.legalize(copy)
 
     # -- placement
@@ -691,10 +694,13 @@ class _Promoter:
         """A staging buffer: one of an earlier op's in the same block and fusion group when one of
         the type is free (each op's copies and compute are done before the next op's start), else a
         new alloc. Not across groups: a buffer shared by two layers lives from the first to the
-        last, across the layers between, and npu-plan-memory cannot reuse its bytes there."""
+        last, across the layers between, and npu-plan-memory cannot reuse its bytes there. For
+        the same reason the program's own copies outside groups (a concat's parts) share only
+        between the pieces of one copy."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
-        pool = self.pool.setdefault((memref_type, op.parent_block(), op.attributes.get("tile.group")), [])
+        owner = op.attributes.get("tile.group") or self.copy_owner
+        pool = self.pool.setdefault((memref_type, op.parent_block(), owner), [])
         buffer = next((b for b in pool if b not in self.busy), None)
         if buffer is None:
             buffer = alloc_at_top(self.func, memref_type, op.location)
