@@ -20,7 +20,7 @@ def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
     assert {r["kernel"] for r in rows} == {"gemm", "conv 3x3", "depthwise 3x3", "attention", "layer_norm", "softmax"}
     for row in rows:
         assert row["error"] is None, row
-        assert row["machine"] == "davinci" and row["cycles"] > 0 and row["wall_seconds"] > 0
+        assert row["machine"] == "davinci" and row["cycles"] > 0 and row["wall_seconds"] > 0 and row["cpu_seconds"] > 0
         assert 0 < row["of_bound"] <= 1, row
         assert row["of_bound"] == pytest.approx(row["bound_cycles"] / row["cycles"])
         assert row["global_bytes_read"] > 0 and row["intensity"] > 0
