@@ -67,6 +67,8 @@ class CopyOperation(IRDLOperation):
 
     irdl_options = (ParsePropInAttrDict(),)
 
+    assembly_format = "$source `->` $destination attr-dict `:` type($source) `->` type($destination)"
+
     def padding(self) -> list[tuple[int, int]]:
         """(low, high) padding per dimension, zeros when the copy does not pad."""
         rank = self.source.type.get_num_dims()
@@ -108,8 +110,6 @@ class CopyAsyncOp(CopyOperation):
 
     token = result_def(TokenType)
 
-    assembly_format = "$source `->` $destination attr-dict `:` type($source) `->` type($destination)"
-
     def __init__(
         self,
         source: SSAValue,
@@ -130,8 +130,6 @@ class CopyOp(CopyOperation):
     """`loop.copy %src -> %dst {pad?, pad_value?} : T1 -> T2`: a synchronous copy (copy_async + wait)."""
 
     name = "loop.copy"
-
-    assembly_format = "$source `->` $destination attr-dict `:` type($source) `->` type($destination)"
 
     def __init__(
         self,
