@@ -36,15 +36,17 @@ test: lit pytest
 fuzz: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" PYTHONPATH=test $(BIN)/python -m fuzz --jobs $(JOBS)
 
-# Timing-model validation (not part of `make test`): results in benchmarks/results/.
+# Benchmarks and their targets (not part of `make test`): results and plots in benchmarks/results/.
+# Every script runs even when an earlier one misses its target (each exits 1 then); the last
+# line names those that did, and make fails.
+BENCHMARKS = scalesim_validation roofline_validation lowering_quality compile_speed kernels networks
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
-	$(BIN)/python benchmarks/scalesim_validation.py
-	$(BIN)/python benchmarks/roofline_validation.py
-	$(BIN)/python benchmarks/lowering_quality.py
-	$(BIN)/python benchmarks/compile_speed.py
-	$(BIN)/python benchmarks/kernels.py
-	$(BIN)/python benchmarks/networks.py
+	@missed=""; for script in $(BENCHMARKS); do \
+	  echo "== benchmarks/$$script.py"; \
+	  $(BIN)/python benchmarks/$$script.py || missed="$$missed $$script"; \
+	done; \
+	if [ -n "$$missed" ]; then echo "make bench: targets missed or runs failed in:$$missed"; exit 1; fi
 
 # The onnx package's light models compiled to npu code and simulated on davinci (not part of
 # `make test`; minutes per model): the table of docs/conformance.md, results in benchmarks/results/.
