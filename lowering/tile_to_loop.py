@@ -77,7 +77,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -182,6 +182,17 @@ def _within_one_group(value: SSAValue) -> bool:
             if use.index >= first_init:
                 pending.append(user.results[use.index - first_init])
     return len(groups) == 1 and None not in groups
+
+
+def _reads_where_written(use: Use, writer: Operation | None) -> bool:
+    """Whether `use` is an input of the all-parallel generic `writer` read through its
+    output's map: each element is read only where, and before, it is written."""
+    if use.operation is not writer or not isinstance(writer, linalg.GenericOp) or len(writer.outputs) != 1:
+        return False
+    if any(iterator.data != IteratorType.PARALLEL for iterator in writer.iterator_types.data):
+        return False
+    maps = writer.indexing_maps.data
+    return use.index < len(writer.inputs) and maps[use.index] == maps[-1]
 
 
 def _only_inserted_besides(view: Operation) -> bool:
@@ -425,10 +436,12 @@ class _Bufferizer:
             and buffer not in self.outputs
         )
 
-    def _consumed(self, value: SSAValue) -> bool:
+    def _consumed(self, value: SSAValue, writer: Operation | None = None) -> bool:
         """Whether the buffer of `value` may be overwritten: no one reads `value` again, nor the
-        tensor it is a view of (except by inserting into it)."""
-        if not value.has_one_use() or self._read_only(self.buffers[value]):
+        tensor it is a view of (except by inserting into it). Reads by `writer` of each element
+        where it writes it do not count (`acc = acc + x` updates `acc` in place)."""
+        uses = [use for use in value.uses if not _reads_where_written(use, writer)]
+        if len(uses) != 1 or self._read_only(self.buffers[value]):
             return False
         owner = value.owner
         if not isinstance(owner, VIEW_OPS):
@@ -449,7 +462,7 @@ class _Bufferizer:
 
     def _writable(self, init: SSAValue, result: SSAValue, op: Operation) -> SSAValue:
         """The buffer `op` writes `result` into, given its `outs` tensor `init`."""
-        if self._consumed(init):
+        if self._consumed(init, op):
             return self.buffers[init]
         buffer = self._place(result, op)
         if not isinstance(init.owner, tensor.EmptyOp):
