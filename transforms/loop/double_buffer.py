@@ -10,7 +10,8 @@ iteration overlap the compute of the previous one once npu-insert-sync has
 placed the flags. Iterations left over (trip count not a multiple of `depth`)
 are peeled after the loop, on slots 0, 1, ... Loops are visited innermost
 first; a buffer gets its slots once. With `machine`, a buffer whose slots would
-make the allocs of its space exceed the space's capacity stays single.
+make the allocs of its space exceed the space's capacity, or whose slots would
+not start at the space's alignment, stays single.
 
 Before (trip count 4):
 
@@ -151,6 +152,8 @@ class _DoubleBuffer:
         if self.machine is None or space_of(buffer) not in self.machine.memories:
             return True
         space = space_of(buffer)
+        if byte_size(buffer.type) % self.machine.memories[space].alignment:
+            return False  # slot 1 would start at a misaligned byte
         growing = [buffer, *(alloc for alloc in chosen if space_of(alloc) == space)]
         extra = sum(byte_size(alloc.type) for alloc in growing) * (self.depth - 1)
         return totals.get(space, 0) + extra <= self.machine.memories[space].capacity

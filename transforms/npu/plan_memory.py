@@ -40,7 +40,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -62,9 +62,8 @@ class _Buffer:
     op: Operation
     space: str
     size: int
-    start: int
-    end: int
-    """Live range: program positions [start, end], both included (end < start: never used)."""
+    ranges: list[tuple[int, int]]
+    """Live ranges: program positions [start, end], both included, in order (none: never used)."""
     offset: int | None = None
     conflicts: list[_Buffer] = field(default_factory=list)
 
@@ -73,8 +72,19 @@ class _Buffer:
         hint = self.op.results[0].name_hint
         return f"%{hint}" if hint else str(self.op.results[0].type)
 
+    @property
+    def start(self) -> int:
+        return self.ranges[0][0] if self.ranges else -1
+
     def lives_with(self, other: _Buffer) -> bool:
-        return self.start <= other.end and other.start <= self.end
+        """Whether a range of each overlaps (both lists are in order: one merge-like walk)."""
+        mine, theirs = iter(self.ranges), iter(other.ranges)
+        a, b = next(mine, None), next(theirs, None)
+        while a is not None and b is not None:
+            if a[0] <= b[1] and b[0] <= a[1]:
+                return True
+            a, b = (next(mine, None), b) if a[1] < b[1] else (a, next(theirs, None))
+        return False
 
     def describe(self) -> str:
         where = "" if self.offset is None else f" at [{self.offset}, {self.offset + self.size})"
@@ -97,37 +107,73 @@ class _Positions:
                     self._number(inner)
         self.last[op] = len(self.first) - 1
 
-    def live_range(self, alloc: Operation, machine: Machine) -> tuple[int, int]:
-        """From the first use to the last; a use inside a loop the alloc is outside of covers the loop,
-        unless each iteration starts by overwriting the whole buffer (nothing is carried around)."""
-        users = list(_users(alloc.results[0]))
-        start, end = len(self.first), -1
-        for user in users:
-            low, high = self.first[user], self.first[user]
-            parent = user.parent_op()
-            while parent is not None and not parent.is_ancestor(alloc):
-                if isinstance(parent, _LOOPS) and not _overwritten_first(parent, users, alloc, machine, self):
-                    low, high = self.first[parent], self.last[parent]
-                parent = parent.parent_op()
-            start, end = min(start, low), max(end, high)
-        return start, end
+    def live_ranges(self, alloc: Operation, machine: Machine) -> list[tuple[int, int]]:
+        """From the first use to the last, split where the buffer is overwritten whole before it is
+        read again (a step's temporary, reused by the next step, holds nothing across the gap); a
+        use inside a loop the alloc is outside of covers the loop, unless each iteration starts by
+        overwriting the whole buffer (nothing is carried around)."""
+        buffer = alloc.results[0]
+        users = sorted(set(_users(buffer)), key=lambda user: self.first[user])
+        ranges: list[tuple[int, int]] = []
+        for index, user in enumerate(users):
+            low, high = self._extent(user, users, alloc, machine)
+            if (
+                ranges
+                and low > ranges[-1][1]
+                and _unconditional(user, alloc)
+                and _overwrites_whole(users[index:], buffer, machine, user.parent_block())
+            ):
+                ranges.append((low, high))
+                continue
+            if ranges:  # it continues the last range, and joins those its loop overlaps
+                low = min(low, ranges[-1][0])
+                high = max(high, ranges.pop()[1])
+            while ranges and ranges[-1][1] >= low:
+                low = min(low, ranges[-1][0])
+                high = max(high, ranges.pop()[1])
+            ranges.append((low, high))
+        return ranges
+
+    def _extent(self, user: Operation, users: list[Operation], alloc: Operation, machine: Machine) -> tuple[int, int]:
+        """The positions `user` keeps the buffer live: its own, or the loops around it that carry it."""
+        low, high = self.first[user], self.first[user]
+        parent = user.parent_op()
+        while parent is not None and not parent.is_ancestor(alloc):
+            if isinstance(parent, _LOOPS) and not _overwritten_first(parent, users, alloc, machine, self):
+                low, high = self.first[parent], self.last[parent]
+            parent = parent.parent_op()
+        return low, high
+
+
+def _unconditional(user: Operation, alloc: Operation) -> bool:
+    """Whether `user` runs whenever the code around the alloc reaches it: no `scf.if` holds it (a
+    first-iteration `npu.mma` that overwrites an accumulator may not run; the other branch reads it)."""
+    parent = user.parent_op()
+    while parent is not None and not parent.is_ancestor(alloc):
+        if isinstance(parent, scf.IfOp):
+            return False
+        parent = parent.parent_op()
+    return True
 
 
 def _overwritten_first(
     loop: Operation, users: list[Operation], alloc: Operation, machine: Machine, positions: _Positions
 ) -> bool:
-    """Whether each iteration of `loop` writes every element of the buffer before it reads any: the
-    instructions directly in its body that use the buffer first only write it, at static indices,
-    and together cover it."""
-    buffer = alloc.results[0]
-    body = loop.regions[-1].blocks[0]
+    """Whether each iteration of `loop` writes every element of the buffer before it reads any."""
+    inside = sorted((u for u in users if loop.is_ancestor(u)), key=lambda u: positions.first[u])
+    return _overwrites_whole(inside, alloc.results[0], machine, loop.regions[-1].blocks[0])
+
+
+def _overwrites_whole(users: list[Operation], buffer: SSAValue, machine: Machine, block: Block | None) -> bool:
+    """Whether the first of `users` (in program order) and those after it, instructions directly in
+    `block`, only write `buffer`, at static indices, until together they have covered all of it."""
     covered = np.zeros(math.prod(buffer.type.get_shape()), bool)
-    for user in sorted((u for u in users if loop.is_ancestor(u)), key=lambda u: positions.first[u]):
+    for user in users:
         windows = user.buffer_windows(machine) if isinstance(user, npu.NpuOperation) else None
-        if user.parent_block() is not body or windows is None:
+        if user.parent_block() is not block or windows is None:
             return False
         mine = [w for w in windows if w.buffer is buffer]
-        if any(not w.write for w in mine) or any(not isinstance(i, int) for w in mine for i in w.indices):
+        if not mine or any(not w.write for w in mine) or any(not isinstance(i, int) for w in mine for i in w.indices):
             return False
         for window in mine:
             base = sum(i * s for i, s in zip(window.indices, npu.row_major_strides(buffer.type.get_shape())))
@@ -173,16 +219,16 @@ def _space_of_alloc(alloc: memref.AllocOp, machine: Machine) -> str:
 
 def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
     positions = _Positions(function)
-    everywhere = (0, len(positions.first))
+    everywhere = [(0, len(positions.first))]
     buffers = []
     for op in function.walk():
         if isinstance(op, memref.AllocOp):
             space = _space_of_alloc(op, machine)
-            start, end = positions.live_range(op, machine)
-            buffers.append(_Buffer(op, space, npu.type_bytes(op.memref.type), start, end))
+            ranges = positions.live_ranges(op, machine)
+            buffers.append(_Buffer(op, space, npu.type_bytes(op.memref.type), ranges))
         elif isinstance(op, npu.BufferOp):  # placed already: its bytes are taken for the whole function
             size = npu.type_bytes(op.result.type)
-            buffers.append(_Buffer(op, npu.space_of(op.result), size, *everywhere, offset=op.byte_offset))
+            buffers.append(_Buffer(op, npu.space_of(op.result), size, everywhere, offset=op.byte_offset))
     return buffers
 
 
