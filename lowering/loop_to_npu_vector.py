@@ -37,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
+from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.lowering.loop_to_npu_dma import emit_dma
 from ziggurat.lowering.loop_to_npu_views import (
     Dim,
@@ -187,13 +188,16 @@ def emit_copy(
     pad: Sequence[tuple[int, int]] | None = None,
     pad_value: float | None = None,
 ) -> None:
-    """A DMA from `src` to `dst`, or a vector cast where no engine serves a copy inside the vector spaces."""
+    """A DMA from `src` to `dst`, or a vector cast where no engine serves a copy inside the vector spaces
+    (through the global space on the DMA engines where the cast's instructions would start misaligned)."""
     unpadded = pad is None or not any(lo or hi for lo, hi in pad)
     vector = machine.vector.spaces
     if machine.dma_for(src.space, dst.space) is None and unpadded and src.space in vector and dst.space in vector:
         _require_vector(op, machine, npu.VecCastOp, [src, dst])
         ordered = _in_destination_order(squeezed([src, dst]))
         stride = ordered[0].element_strides()[-1] if ordered[0].dims else 1
+        if not _starts_aligned(ordered, machine) and _bounced(emitter, op, machine, src, dst):
+            return
         if stride != 1:
             raise error_at(
                 op, f"{op.name}: machine '{machine.name}' has no DMA engine from '{src.space}' to '{dst.space}', "
@@ -202,6 +206,34 @@ def emit_copy(
         emit_vector(emitter, op, machine, npu.VecCastOp, [src], dst)
     else:
         emit_dma(emitter, op, machine, src, dst, pad, pad_value)
+
+
+def _starts_aligned(views: Sequence[View], machine: Machine) -> bool:
+    """Whether every vector instruction on the views starts at an aligned byte of its space: each view's
+    offset (and its steps with the loop indices), and its stride along every run of contiguous
+    dimensions but the innermost, are multiples of the space's alignment."""
+    outer = [group[-1] for group in merged_groups(views)[:-1]]
+    for view in views:
+        itemsize = to_numpy_dtype(view.base_type.get_element_type()).itemsize
+        alignment = machine.memories[view.space].alignment
+        base = npu.row_major_strides(view.base_type.get_shape())
+        offset = sum((o.scaled(s) for o, s in zip(view.offsets, base)), Linear())
+        steps = [offset.constant, *(c for _, c in offset.terms), *(view.element_strides()[d] for d in outer)]
+        if any(step * itemsize % alignment for step in steps):
+            return False
+    return True
+
+
+def _bounced(emitter: Emitter, op: Operation, machine: Machine, src: View, dst: View) -> bool:
+    """Copy `src` to `dst` out to a buffer in the global space and back, on the DMA engines; False
+    (nothing emitted) where the machine has no such engines."""
+    middle = machine.global_memory().name
+    if machine.dma_for(src.space, middle) is None or machine.dma_for(middle, dst.space) is None:
+        return False
+    scratch = _temporary(emitter, middle, dst.shape, dst.base_type.get_element_type())
+    emit_dma(emitter, op, machine, src, scratch)
+    emit_dma(emitter, op, machine, scratch, dst)
+    return True
 
 
 # -- elementwise -------------------------------------------------------- #
