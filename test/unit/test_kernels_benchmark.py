@@ -47,7 +47,7 @@ def test_runs_in_processes_come_back_in_kernel_then_machine_order(tmp_path: Path
 
 def test_a_simulation_past_its_timeout_is_stopped_and_recorded():
     row = kernels.measure(kernels.softmax(128, 256), "davinci", timeout=0)  # over WATCH_EVERY ops
-    assert row.cycles is None and row.error.startswith("simulation stopped after 0 s at cycle")
+    assert row.cycles is None and row.error.startswith("simulation stopped after 0 s of CPU at cycle")
 
 
 def test_a_kernel_that_does_not_lower_is_a_row_with_the_diagnostic():
