@@ -91,3 +91,13 @@ def test_intensity_counts_the_busier_direction_at_the_read_bandwidth():
 def test_kernels_are_selected_by_name_prefix():
     names = {k.name for k in kernels.select(kernels.full_kernels(), "resnet50 s1,softmax")}
     assert names == {"resnet50 s1 3x3", "resnet50 s1 1x1 reduce", "resnet50 s1 1x1 expand", "softmax"}
+
+
+def test_the_script_fails_on_a_missed_target_a_run_over_its_bound_or_wrong_outputs(capsys):
+    fine = kernels.Row("gemm", "1", "davinci", "f16", cycles=100.0, of_bound=0.5)
+    assert not kernels.bugs_or_missed([fine, kernels.Row("gemm", "2", "davinci", "f16", error="does not lower")], None)
+    over = kernels.Row("gemm", "3", "davinci", "f16", cycles=90.0, of_bound=1.1)
+    wrong = kernels.Row("gemm", "4", "davinci", "f16", cycles=90.0, of_bound=0.5, error="outputs differ")
+    missed = {"kernel": "gemm 1024x1024x1024 f16", "of_peak": 0.899, "met": False}
+    assert len(kernels.bugs_or_missed([fine, over, wrong], missed)) == 3
+    assert "FAIL: target missed: gemm 1024x1024x1024 f16 at 89.9%" in capsys.readouterr().err
