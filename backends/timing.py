@@ -249,48 +249,72 @@ class _Record:
     seq: int
     write: bool
     op: Operation
+    arrival: int = 0
+    """When the log took it: records starting at the same byte are listed in this order."""
+
+
+class _LengthClass:
+    """A log's records of one memory space whose lengths are below `2**k` (and at least `2**(k-1)`),
+    sorted by (start byte, arrival)."""
+
+    def __init__(self, k: int) -> None:
+        self.reach = (1 << k) - 1
+        """The longest a record of this class can be: how far before an access a record overlapping it may start."""
+        self.keys: list[tuple[int, int]] = []
+        self.records: list[_Record] = []
+
+    def overlapping(self, access: Access) -> list[_Record]:
+        first = bisect.bisect_left(self.keys, (access.start - self.reach + 1,))
+        last = bisect.bisect_left(self.keys, (access.end,))
+        return [r for r in self.records[first:last] if r.access.end > access.start]
 
 
 class _AccessLog:
-    """The accesses some pipe may not yet be ordered after, per memory space, sorted by start byte."""
+    """The accesses some pipe may not yet be ordered after, per memory space, as an interval index.
+
+    Records are grouped by length class (below 2**k bytes), each class sorted by start byte, so a
+    lookup looks back from an access's start only as far as the records of each class can reach:
+    a few long accesses (a whole padded input) do not make every lookup scan every shorter record,
+    which, with a pipe that never syncs (nothing is pruned), made a run quadratic in its DMAs.
+    `overlapping` lists records by (start byte, arrival), as one sorted list would."""
 
     def __init__(self) -> None:
-        self.starts: dict[str, list[int]] = defaultdict(list)
-        self.records: dict[str, list[_Record]] = defaultdict(list)
-        self.longest: dict[str, int] = defaultdict(int)
+        self.classes: dict[str, dict[int, _LengthClass]] = defaultdict(dict)
         self.size = 0
+        self._arrivals = 0
 
     def overlapping(self, access: Access) -> list[_Record]:
-        starts, records = self.starts[access.space], self.records[access.space]
-        first = bisect.bisect_left(starts, access.start - self.longest[access.space] + 1)
-        last = bisect.bisect_left(starts, access.end)
-        return [r for r in records[first:last] if r.access.end > access.start]
+        found = [r for c in self.classes[access.space].values() for r in c.overlapping(access)]
+        found.sort(key=lambda r: (r.access.start, r.arrival))
+        return found
 
     def add(self, record: _Record) -> None:
-        space = record.access.space
-        index = bisect.bisect_right(self.starts[space], record.access.start)
-        self.starts[space].insert(index, record.access.start)
-        self.records[space].insert(index, record)
-        self.longest[space] = max(self.longest[space], record.access.end - record.access.start)
+        self._arrivals += 1
+        record.arrival = self._arrivals
+        k = (record.access.end - record.access.start).bit_length()
+        classes = self.classes[record.access.space]
+        if k not in classes:
+            classes[k] = _LengthClass(k)
+        length_class = classes[k]
+        key = (record.access.start, record.arrival)
+        index = bisect.bisect_right(length_class.keys, key)
+        length_class.keys.insert(index, key)
+        length_class.records.insert(index, record)
         self.size += 1
 
     def remove(self, record: _Record) -> None:
-        space = record.access.space
-        starts, records = self.starts[space], self.records[space]
-        index = bisect.bisect_left(starts, record.access.start)
-        while records[index] is not record:  # among the few records that start at the same byte
-            index += 1
-        del starts[index], records[index]
+        length_class = self.classes[record.access.space][(record.access.end - record.access.start).bit_length()]
+        index = bisect.bisect_left(length_class.keys, (record.access.start, record.arrival))
+        del length_class.keys[index], length_class.records[index]
         self.size -= 1
 
     def keep(self, predicate: Callable[[_Record], bool]) -> None:
-        for space, records in self.records.items():
-            kept = [r for r in records if predicate(r)]
-            self.size -= len(records) - len(kept)
-            self.records[space] = kept
-            self.starts[space] = [r.access.start for r in kept]
-            # `overlapping` looks back by the longest record: a big access long pruned must not widen it
-            self.longest[space] = max((r.access.end - r.access.start for r in kept), default=0)
+        for classes in self.classes.values():
+            for length_class in classes.values():
+                kept = [r for r in length_class.records if predicate(r)]
+                self.size -= len(length_class.records) - len(kept)
+                length_class.records = kept
+                length_class.keys = [(r.access.start, r.arrival) for r in kept]
 
 
 class Timeline:
