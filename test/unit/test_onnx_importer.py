@@ -639,3 +639,13 @@ def test_lowering_errors_name_the_onnx_node(tmp_path: Path):
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith('"the_matmul": error: '), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_check_tolerance_follows_the_precision_of_the_type():
+    """bf16 keeps f32's range in 8 bits of precision: eight times f16's epsilon, and its tolerance."""
+    import ml_dtypes
+
+    f16, bf16 = (ziggurat_compile.tolerance_for(np.dtype(t)) for t in (np.float16, ml_dtypes.bfloat16))
+    assert (f16.atol, f16.rtol) == (1e-2, 1e-2)
+    assert (bf16.atol, bf16.rtol) == (8e-2, 8e-2)
+    assert ziggurat_compile.tolerance_for(np.dtype(np.float32)).rtol < f16.rtol
