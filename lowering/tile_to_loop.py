@@ -84,7 +84,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import locate
-from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.dtypes import is_splat, to_numpy_dtype
 from ziggurat.dialects import loop
 from ziggurat.dialects.npu import MACHINE_ATTR
 
@@ -542,7 +542,7 @@ class _Bufferizer:
         # A splat outside tile loops is a whole tensor (e.g. the weights of a model
         # exported with ConstantOfShape); filling it would need it in the vector
         # unit's memory at once, so it is a global like any other constant.
-        if value.is_splat() and (_inside_loop(op) or _within_one_group(op.result)):
+        if is_splat(value) and (_inside_loop(op) or _within_one_group(op.result)):
             # Filled where it is first used: constants sit at the top of the function,
             # and a buffer filled there would stay live (and take space) until that use.
             at = _first_user_in_block(op)

@@ -60,7 +60,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 
 from ziggurat.backends.interpreter import find_function, random_inputs
 from ziggurat.backends.machine import Machine, load_machine
@@ -84,6 +83,7 @@ from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input
 from ziggurat.lowering.differential import build_passes, input_names, level_of, run_at_level
 from ziggurat.frontends.onnx.reference_data import shipped_reference
 from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
+from ziggurat.printing import Printer
 from ziggurat.tools.ziggurat_run import summarize
 from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
 from ziggurat.transforms.tune.tuner import TuneOptions

@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
@@ -44,6 +45,18 @@ def to_numpy_dtype(element_type: Attribute) -> np.dtype:
             unsigned = element_type.signedness.data == Signedness.UNSIGNED
             return np.dtype(f"{'u' if unsigned else ''}int{width}")
     raise ValueError(f"element type {element_type} has no numpy equivalent")
+
+
+def is_splat(value: DenseIntOrFPElementsAttr) -> bool:
+    """`value.is_splat()` (every element equals the first, as numbers: -0.0 == 0.0, NaN != NaN)
+    on a numpy view of its bytes: xDSL's decodes every element into a Python number, seconds
+    for a model's weights."""
+    try:
+        dtype = to_numpy_dtype(value.get_element_type())
+    except ValueError:  # index or complex elements
+        return value.is_splat()
+    data = np.frombuffer(value.data.data, dtype=dtype)
+    return data.size == 1 or bool((data == data[0]).all())
 
 
 def from_numpy_dtype(dtype: np.dtype | type) -> Attribute:

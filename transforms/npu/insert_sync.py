@@ -180,6 +180,7 @@ class _Step:
     """For an `npu.barrier` of the input: the pipes it drains."""
     members: list[dict[str, tuple[_Access, ...]]] = field(default_factory=list)
     """What each op of the step accesses, per pipe."""
+    _envelopes: dict[str, dict[object, tuple[int, int, bool]]] = field(default_factory=dict)
 
     @property
     def first(self) -> Operation:
@@ -190,7 +191,20 @@ class _Step:
         return self.ops[-1]
 
     def conflicts(self, pipe: str, other: _Step, other_pipe: str) -> bool:
+        if not _envelopes_meet(self.envelopes(pipe), other.envelopes(other_pipe)):
+            return False
         return any(a.conflicts(b) for a in self.accesses[pipe] for b in other.accesses[other_pipe])
+
+    def envelopes(self, pipe: str) -> dict[object, tuple[int, int, bool]]:
+        """Per storage, the bytes [start, end) spanning all of the step's accesses on `pipe` to it,
+        and whether any writes. Computed once the steps are built (`steps` extends `accesses`)."""
+        if pipe not in self._envelopes:
+            spans: dict[object, tuple[int, int, bool]] = {}
+            for access in self.accesses[pipe]:
+                start, end, write = spans.get(access.storage, (access.start, access.end, access.write))
+                spans[access.storage] = (min(start, access.start), max(end, access.end), write or access.write)
+            self._envelopes[pipe] = spans
+        return self._envelopes[pipe]
 
     def first_needing(self, pipe: str, producers: Iterable[_Step], src: str) -> int:
         """The first op of the step whose accesses on `pipe` conflict with those of `producers` on `src`:
@@ -200,6 +214,20 @@ class _Step:
             if any(a.conflicts(b) for step in producers for a in mine for b in step.accesses.get(src, ())):
                 return index
         return len(self.members) - 1
+
+
+def _envelopes_meet(mine: dict[object, tuple[int, int, bool]], theirs: dict[object, tuple[int, int, bool]]) -> bool:
+    """Whether two steps' accesses may conflict, from their envelopes (a necessary condition:
+    a conflicting pair lies in one storage, inside both envelopes, one of them a write).
+    Scanning a block's steps for producers compares most pairs of steps; this spares most
+    of them the comparison of every access with every other."""
+    if _ANYWHERE in mine or _ANYWHERE in theirs:
+        return True
+    for storage, (start, end, write) in mine.items():
+        other = theirs.get(storage)
+        if other is not None and (write or other[2]) and start < other[1] and other[0] < end:
+            return True
+    return False
 
 
 @dataclass
@@ -394,8 +422,10 @@ class _Function:
             flag.span = (min(places), max(places))
         given: dict[tuple[str, str], list[tuple[_Flag, int]]] = defaultdict(list)
         for flag in sorted(self.flags, key=lambda f: f.span):
-            pair = given[flag.src, flag.dst]
-            taken = {event for other, event in pair if other.span[1] >= flag.span[0]}
+            # Flags come by start: one that ended before this one starts ends before every later one.
+            live = [(other, event) for other, event in given[flag.src, flag.dst] if other.span[1] >= flag.span[0]]
+            pair = given[flag.src, flag.dst] = live
+            taken = {event for _, event in pair}
             event = min(set(range(len(taken) + 1)) - taken)
             if event < self.machine.flag_ids:
                 pair.append((flag, event))

@@ -32,6 +32,7 @@ size per loop, 0 meaning whole, missing trailing loops whole.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -44,7 +45,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.machine import Machine
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.transforms.tile.decompose_conv import is_contraction
-from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, linear_form, tiling_of
+from ziggurat.transforms.tile.tiling_interface import linear_form, tiling_of
 
 
 def is_contraction_op(op: Operation) -> bool:
@@ -225,6 +226,13 @@ def _conv_base(roles: Roles, extents: Sequence[int]) -> list[int]:
     return sizes
 
 
+def slice_elements(forms: Sequence[dict[int, int]], box: Sequence[int]) -> int:
+    """Elements of the box an indexing map reads over a domain tile of sizes `box`, the map's
+    results given as `linear_form` coefficients: the size of `access_slice`'s tile, without
+    building it (conv_options asks for every candidate tile of every conv)."""
+    return math.prod(1 + sum(abs(c) * (box[d] - 1) for d, c in form.items()) for form in forms)
+
+
 def conv_options(
     op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int, epilogue_bytes: int = 0
 ) -> list[dict]:
@@ -239,12 +247,14 @@ def conv_options(
     sizes = _conv_base(roles, extents)
     rows, cols = roles.m[-2], roles.m[-1]
     window = math.prod(extents[d] for d in roles.window)
+    lhs_forms = [linear_form(result)[0] for result in lhs_map.results]
 
+    @functools.cache  # the same for every N candidate
     def input_tile(r: int, tk: int) -> int:
         """Elements of the input tile with its halo."""
         box = list(sizes)
         box[rows], box[roles.k[0]] = r, tk
-        return math.prod(access_slice(lhs_map, Tile.whole(box))[0].sizes)
+        return slice_elements(lhs_forms, box)
 
     options = []
     for r, tn, tk in itertools.product(
@@ -342,5 +352,6 @@ __all__ = [
     "element_bytes",
     "is_contraction_op",
     "matmul_options",
+    "slice_elements",
     "vector_sizes",
 ]

@@ -1,0 +1,49 @@
+"""xDSL's `Printer`, with large dense constants printed from their bytes.
+
+xDSL prints a `dense<...>` attribute of more than 100 elements that is not a
+splat as the hex of its bytes, but first decodes every element into a Python
+number twice (for `is_splat` and for the list it prints when small): most of
+the time spent printing a model's weights. This printer writes the same text
+and decodes nothing on that path:
+
+    dense<"0x00BC0034..."> : tensor<64x3x7x7xbf16>
+
+A splat is printed from its first element only (xDSL decodes them all to see
+that it is one). One with more elements than the parser expands from a number
+(`MAX_SPLAT_ELEMENTS`: VGG-19's fc6 weights, 4096x25088) is printed as the hex
+of that element, which xDSL (and MLIR) read back as a splat by repeating its
+bytes, with no per-element decoding:
+
+    dense<"0x3CA4"> : tensor<4096x25088xbf16>
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import Attribute
+from xdsl.printer import Printer as XdslPrinter
+
+from ziggurat.diagnostics import MAX_SPLAT_ELEMENTS
+from ziggurat.dtypes import is_splat
+
+HEX_ELEMENTS = 100
+"""xDSL prints a non-splat dense attribute of more elements than this as hex."""
+
+
+class Printer(XdslPrinter):
+    def print_attribute(self, attribute: Attribute) -> None:
+        if not isinstance(attribute, DenseIntOrFPElementsAttr) or len(attribute) <= HEX_ELEMENTS:
+            return super().print_attribute(attribute)
+        element_type = attribute.get_element_type()
+        first = attribute.data.data[: element_type.compile_time_size]
+        if not is_splat(attribute):
+            self.print_string(f'dense<"0x{attribute.data.data.hex().upper()}"> : ')
+        elif len(attribute) > MAX_SPLAT_ELEMENTS:
+            self.print_string(f'dense<"0x{first.hex().upper()}"> : ')
+        else:
+            DenseIntOrFPElementsAttr(TensorType(element_type, [1]), BytesAttr(first)).print_without_type(self)
+            self.print_string(" : ")
+        self.print_attribute(attribute.get_type())
+
+
+__all__ = ["Printer"]
