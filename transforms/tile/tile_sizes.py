@@ -202,9 +202,21 @@ def matmul_options(
     return options
 
 
+def _single_dim_roles(roles: Roles, extents: Sequence[int]) -> Roles:
+    """`roles` with its unit M/N/K dims (but one where a role has only those: a GEMV's
+    M of 1), and its M dims but the innermost, as batch dims (tiled 1): a matmul of a
+    1x32x128 activation has M = (1, 32), which would leave it untiled; one of a 4x16x256
+    activation takes a plane of 16 rows at a time, each a row-major tile for the matrix unit."""
+    m, n, k = ([d for d in dims if extents[d] != 1] or dims[-1:] for dims in (roles.m, roles.n, roles.k))
+    kept = {*m[-1:], *n, *k}
+    moved = [d for d in roles.m + roles.n + roles.k if d not in kept]
+    return Roles(sorted({*roles.batch, *moved}), m[-1:], n, k, roles.window)
+
+
 def matmul_sizes(
     op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], epilogue_bytes: int = 0
 ) -> list[int]:
+    roles = _single_dim_roles(roles, extents)
     sizes = list(extents)
     for d in roles.batch:
         sizes[d] = 1
