@@ -592,23 +592,36 @@ class _Promoter:
 
     def split_oversized(self, copy: CopyOp | CopyAsyncOp, steps) -> bool:
         """A synchronous copy whose staging buffers would not fit their space (a concat's part
-        moved within global memory, a channel pad) becomes copies of static chunks along its
-        unpadded outer dims (padded dims stay whole, so each chunk pads as the copy did), each
-        half that space at most, legalized one by one."""
+        moved within global memory, a channel pad, a padded input) becomes copies of static
+        chunks (`_padding_chunks`), each half that space at most, legalized one by one (a chunk
+        still too big is split again)."""
         staged = [space for _, space, _ in steps[:-1]]
         if not staged or not isinstance(copy, CopyOp):
             return False
         widest = max(byte_size(v.type) // max(1, math.prod(static_shape(v))) for v in (copy.source, copy.destination))
-        budget = min(self.machine.memories[space].capacity for space in staged) // 2
+        smallest = min(staged, key=lambda space: self.machine.memories[space].capacity)
+        budget = self.machine.memories[smallest].capacity // 2
         padding = copy.padding()
         if math.prod(static_shape(copy.destination)) * widest <= budget:
             return False
+        chunks = _padding_chunks(static_shape(copy.source), padding, budget // widest)
+        if not chunks:
+            raise error_at(
+                copy,
+                f"this copy needs a staging buffer of {byte_size(copy.destination.type)} bytes in "
+                f"'{smallest}', more than half of it ({budget} bytes), and has no dim left to split",
+            )
         pieces = []
-        for offsets, sizes in _unpadded_chunks(static_shape(copy.source), padding, budget // widest):
+        for offsets, sizes, pads in chunks:
             source = valid_region(copy.source, sizes, offsets)
-            target = valid_region(copy.destination, [n + lo + hi for n, (lo, hi) in zip(sizes, padding)], offsets)
-            piece = CopyOp(source.result, target.result, pad=copy.pad.get_values() if copy.pad else None)
-            piece.pad_value = copy.pad_value
+            target = valid_region(
+                copy.destination,
+                [n + lo + hi for n, (lo, hi) in zip(sizes, pads)],
+                [o + lo - low for o, (lo, _), (low, _) in zip(offsets, padding, pads)],
+            )
+            pad = [p for pair in pads for p in pair]
+            piece = CopyOp(source.result, target.result, pad=pad if any(pad) else None)
+            piece.pad_value = copy.pad_value if any(pad) else None
             pieces.append(([source, target], piece))
         for views, piece in pieces:
             self.insert([*views, piece], InsertPoint.before(copy))
@@ -772,6 +785,33 @@ def _unpadded_chunks(
             box_offsets[d], box_sizes[d] = offset, size
         boxes.append((box_offsets, box_sizes))
     return boxes
+
+
+def _padding_chunks(
+    shape: Sequence[int], padding: Sequence[tuple[int, int]], elements: int
+) -> list[tuple[list[int], list[int], list[tuple[int, int]]]]:
+    """(source offsets, sizes, padding) of the chunks of a copy: along its unpadded dims first
+    (`_unpadded_chunks`, each chunk padded as the copy is); once those are single elements, along
+    the outermost padded dim longer than one, in runs of rows that fit `elements` with the other
+    dims whole, the first run taking the dim's low padding and the last its high padding (a
+    224x224 input padded by 3 in ofmap's half, 16384 elements: runs of 65, 65, 65 and 29 rows).
+    Empty when nothing is left to split."""
+    boxes = _unpadded_chunks(shape, padding, elements)
+    if len(boxes) > 1:
+        return [(offsets, sizes, list(padding)) for offsets, sizes in boxes]
+    split = [d for d, (n, (lo, hi)) in enumerate(zip(shape, padding)) if n > 1 and (lo or hi)]
+    if not split:
+        return []
+    d, (lo, hi) = split[0], padding[split[0]]
+    others = math.prod(n + a + b for i, (n, (a, b)) in enumerate(zip(shape, padding)) if i != d)
+    run = max(1, elements // others - lo - hi)
+    chunks = []
+    for start in range(0, shape[d], run):
+        stop = min(shape[d], start + run)
+        offsets, sizes, pads = [0] * len(shape), list(shape), list(padding)
+        offsets[d], sizes[d], pads[d] = start, stop - start, (lo if start == 0 else 0, hi if stop == shape[d] else 0)
+        chunks.append((offsets, sizes, pads))
+    return chunks
 
 
 @dataclass(frozen=True)
