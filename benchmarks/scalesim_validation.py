@@ -114,7 +114,7 @@ RESNET50_LAYERS = (
 
 # SCALE-Sim needs 0.3-0.5 ms of CPU per cycle it simulates (more on large operands: 512^3 is
 # 147k cycles and 3 minutes), so the ResNet-50 layers (57k-164k cycles, 23-62 s each) run on
-# the preset's dataflow only: about 5 minutes of CPU in all.
+# the preset's dataflow only: about 6 minutes of CPU in all.
 RUNS = (
     [(layer, DATAFLOWS) for layer in (*SMALL_LAYERS, LARGE_GEMM)]
     + [(layer, ("os",)) for layer in RESNET50_LAYERS]
