@@ -53,3 +53,16 @@ def test_the_example_transformer_passes_the_check_on_davinci(sizes, tmp_path: Pa
     args = ziggurat_compile.build_argument_parser().parse_args(arguments)
     assert ziggurat_compile.compile_model(args) == 0
     assert "check passed: 1 output(s) match onnxruntime" in capsys.readouterr().out
+
+
+def test_ziggurat_tune_searches_a_matmul_of_a_unit_batch_of_rows():
+    from ziggurat.backends.machine import load_machine
+    from ziggurat.context import default_context
+    from ziggurat.diagnostics import parse_source
+    from ziggurat.transforms.tune.space import tunable_groups
+
+    module = parse_source(default_context(), MLP_UP, "mlp_up.mlir")
+    (group,) = tunable_groups(module, load_machine("davinci"))
+    assert group.extents == (1, 32, 512, 128)
+    assert len(group.candidates) > 1
+    assert all(batch == 1 and n * k * 2 <= 64 * 1024 for batch, _, n, k in group.candidates)

@@ -202,7 +202,7 @@ def matmul_options(
     return options
 
 
-def _single_dim_roles(roles: Roles, extents: Sequence[int]) -> Roles:
+def matmul_roles(roles: Roles, extents: Sequence[int]) -> Roles:
     """`roles` with its unit M/N/K dims (but one where a role has only those: a GEMV's
     M of 1), and its M dims but the innermost, as batch dims (tiled 1): a matmul of a
     1x32x128 activation has M = (1, 32), which would leave it untiled; one of a 4x16x256
@@ -216,7 +216,7 @@ def _single_dim_roles(roles: Roles, extents: Sequence[int]) -> Roles:
 def matmul_sizes(
     op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], epilogue_bytes: int = 0
 ) -> list[int]:
-    roles = _single_dim_roles(roles, extents)
+    roles = matmul_roles(roles, extents)
     sizes = list(extents)
     for d in roles.batch:
         sizes[d] = 1
@@ -364,6 +364,7 @@ __all__ = [
     "element_bytes",
     "is_contraction_op",
     "matmul_options",
+    "matmul_roles",
     "slice_elements",
     "vector_sizes",
 ]

@@ -50,6 +50,7 @@ from ziggurat.transforms.tile.tile_sizes import (
     conv_options,
     is_contraction_op,
     matmul_options,
+    matmul_roles,
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
@@ -135,8 +136,9 @@ def _roles_by_loop(op: Operation) -> tuple[str, ...]:
 def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> list[tuple[int, ...]]:
     """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
     `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them."""
-    roles = contraction_roles(root)
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
+    roles = contraction_roles(root)
+    roles = roles if roles.window else matmul_roles(roles, extents)
     if len(roles.n) != 1 or len(roles.k) != 1:
         return []
     if roles.window and len(roles.m) >= 2:
