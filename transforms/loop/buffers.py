@@ -158,7 +158,12 @@ def _after_leading_allocs(block: Block) -> InsertPoint:
 
 
 def _is_static_view_of_alloc(op: Operation) -> bool:
-    return isinstance(op, memref.SubviewOp) and not op.offsets and isinstance(op.source.owner, memref.AllocOp)
+    # operands[0] is the source; a lone operand means no dynamic offsets. Both spare xDSL's
+    # variadic-operand accessors, which made this most of alloc_at_top's scan (ResNet-50).
+    if not isinstance(op, memref.SubviewOp):
+        return False
+    operands = op.operands
+    return isinstance(operands[0].owner, memref.AllocOp) and (len(operands) == 1 or not op.offsets)
 
 
 def strided_row_major(shape: Sequence[int]) -> list[int]:

@@ -114,8 +114,8 @@ class _DoubleBuffer:
         self.multi: set[SSAValue] = set()
         """Allocs that already have their slots."""
         self.totals: dict[str | None, int] | None = None
-        """The function's `alloc_bytes_per_space`, walked again only after a loop is transformed
-        (a walk per loop was most of the pass on ResNet-50)."""
+        """The function's `alloc_bytes_per_space`, kept up to date (`account`): a walk per loop was
+        most of the pass on ResNet-50."""
 
     def run(self, func: FuncOp) -> None:
         for loop in [op for op in func.walk(region_first=True) if isinstance(op, scf.ForOp)]:
@@ -124,9 +124,20 @@ class _DoubleBuffer:
                 continue
             buffers = self.candidates(loop, func)
             if buffers:
+                cloned_allocs = any(isinstance(op, memref.AllocOp) for op in loop.body.walk())
                 slots = {b: self.split(b) for b in buffers}
                 self.unroll(loop, trips, slots)
-                self.totals = None
+                self.account(buffers, cloned_allocs)
+
+    def account(self, buffers: Sequence[SSAValue], cloned_allocs: bool) -> None:
+        """Bring `totals` up to date after a loop's `buffers` got their slots: each alloc now has
+        `depth` times its bytes; allocs in the unrolled body were cloned, so then walk again."""
+        if cloned_allocs or self.totals is None:
+            self.totals = None
+            return
+        for buffer in buffers:
+            space = space_of(buffer)
+            self.totals[space] = self.totals.get(space, 0) + byte_size(buffer.type) * (self.depth - 1)
 
     def candidates(self, loop: scf.ForOp, func: FuncOp) -> list[SSAValue]:
         """Allocs filled by a copy in `loop`, used only inside it, that can take `depth` slots."""

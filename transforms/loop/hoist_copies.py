@@ -69,44 +69,60 @@ def invariant_definitions(value: SSAValue, loop: scf.ForOp, definitions: list[Op
     return True
 
 
-def _body_ancestor(loop: scf.ForOp, op: Operation) -> Operation:
-    """The op directly in `loop`'s body that is or contains `op`."""
-    while op.parent_op() is not loop:
-        op = op.parent_op()
-    return op
+@dataclass(frozen=True)
+class _BodyAccess:
+    """An op in a loop body (nested ones included), the index in the body of the op holding it,
+    and the roots of the buffers it writes and reads."""
+
+    op: Operation
+    position: int
+    writes: tuple[SSAValue, ...]
+    reads: tuple[SSAValue, ...]
 
 
-def _position(op: Operation) -> int:
-    return list(op.parent_block().ops).index(op)
+def body_accesses(loop: scf.ForOp) -> list[_BodyAccess]:
+    """What every op in the loop's body accesses, walked once for all its copies: hoisting
+    moves ops out but leaves the others' order and buffers as they are."""
+    found = []
+    for position, top in enumerate(loop.body.block.ops):
+        for op in top.walk():
+            writes = tuple(root_of(v) for v in written_buffers(op))
+            reads = tuple(root_of(v) for v in read_buffers(op))
+            found.append(_BodyAccess(op, position, writes, reads))
+    return found
 
 
-def hoistable(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp) -> list[Operation] | None:
-    """The ops computing the copy's views (to move with it), or None if it must stay in the loop."""
+def hoistable(
+    copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, accesses: list[_BodyAccess], moved: set[Operation]
+) -> list[Operation] | None:
+    """The ops computing the copy's views (to move with it), or None if it must stay in the loop.
+    `accesses` are the loop body's (`body_accesses`), of which the ops in `moved` have left it."""
     definitions: list[Operation] = []
     if not all(invariant_definitions(v, loop, definitions) for v in (copy.source, copy.destination)):
         return None
     if isinstance(copy, CopyAsyncOp) and not all(isinstance(use.operation, WaitOp) for use in copy.token.uses):
         return None
     source, destination = root_of(copy.source), root_of(copy.destination)
-    position = _position(copy)
-    for op in loop.body.walk():
-        if op is copy:
+    position = next(access.position for access in accesses if access.op is copy)
+    for access in accesses:
+        if access.op is copy or access.op in moved:
             continue
-        if any(root_of(v) in (source, destination) for v in written_buffers(op)):
+        if any(root in (source, destination) for root in access.writes):
             return None
-        reads_destination = any(root_of(v) is destination for v in read_buffers(op))
-        if reads_destination and _position(_body_ancestor(loop, op)) < position:
+        if access.position < position and any(root is destination for root in access.reads):
             return None
     return definitions
 
 
-def hoist(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, definitions: list[Operation]) -> None:
+def hoist(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, definitions: list[Operation]) -> list[Operation]:
+    """Move the copy (with `definitions` and its waits) before the loop; the ops moved."""
     moved = [*definitions, copy]
     if isinstance(copy, CopyAsyncOp):
         moved += [use.operation for use in copy.token.uses]
     for op in moved:
         op.detach()
         Rewriter.insert_op(op, InsertPoint.before(loop))
+    return moved
 
 
 def hoist_once(module: ModuleOp) -> bool:
@@ -114,10 +130,14 @@ def hoist_once(module: ModuleOp) -> bool:
     moved = False
     loops = [op for op in module.walk(region_first=True) if isinstance(op, scf.ForOp)]
     for loop in loops:
-        for copy in [op for op in loop.body.block.ops if isinstance(op, CopyOp | CopyAsyncOp)]:
-            definitions = hoistable(copy, loop)
+        copies = [op for op in loop.body.block.ops if isinstance(op, CopyOp | CopyAsyncOp)]
+        if not copies:
+            continue
+        accesses, gone = body_accesses(loop), set()
+        for copy in copies:
+            definitions = hoistable(copy, loop, accesses, gone)
             if definitions is not None:
-                hoist(copy, loop, definitions)
+                gone.update(hoist(copy, loop, definitions))
                 moved = True
     return moved
 
