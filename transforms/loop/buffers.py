@@ -131,13 +131,6 @@ def alloc_at_top(func: FuncOp, memref_type: MemRefType, location: Attribute | No
     return alloc.memref
 
 
-def locate(ops: Sequence[Operation], anchor: Operation) -> None:
-    """Give `ops` (and the ops in their regions) the location of `anchor`, the op they serve."""
-    for op in ops:
-        for nested in op.walk():
-            nested.location = anchor.location
-
-
 def hoist_allocs(func: FuncOp) -> None:
     """Move every static `memref.alloc` of `func` to its top, in program order (they have no operands)."""
     allocs = [op for op in func.walk() if isinstance(op, memref.AllocOp) and not op.operands]

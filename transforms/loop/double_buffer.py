@@ -52,7 +52,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
-from ziggurat.transforms.loop.buffers import byte_size, locate, root_of, slot_view_type, space_of
+from ziggurat.locations import locate
+from ziggurat.transforms.loop.buffers import byte_size, root_of, slot_view_type, space_of
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -179,7 +180,7 @@ class _DoubleBuffer:
         shape = list(buffer.type.get_shape())
         slotted = MemRefType(buffer.type.element_type, [self.depth, *shape], memory_space=buffer.type.memory_space)
         alloc = memref.AllocOp([], [], slotted)
-        locate([alloc], old)
+        locate(alloc, old.location)
         Rewriter.insert_op(alloc, InsertPoint.before(old))
         views = []
         point = InsertPoint.after(old)
@@ -187,7 +188,7 @@ class _DoubleBuffer:
             view = memref.SubviewOp.get(
                 alloc.memref, [slot] + [0] * len(shape), [1, *shape], [1] * (len(shape) + 1), slot_view_type(slotted, slot)
             )
-            locate([view], old)
+            locate(view, old.location)
             Rewriter.insert_op(view, point)
             point = InsertPoint.after(view)
             views.append(view.result)
@@ -207,7 +208,7 @@ class _DoubleBuffer:
             results, point, peeled = new_loop.results, InsertPoint.after(new_loop), range(main, trips)
         for iteration in peeled:
             iv = _index(lb + iteration * step)
-            locate([iv], loop)
+            locate(iv, loop.location)
             Rewriter.insert_op(iv, point)
             stage = (iteration - peeled.start) % self.depth
             results, point = self.clone_body(loop, iv.result, results, stage, slots, InsertPoint.after(iv))
@@ -222,7 +223,8 @@ class _DoubleBuffer:
         new_step, new_ub = _index(step * self.depth), _index(ub)
         body = loop.body.block
         new_loop = scf.ForOp(loop.lb, new_ub, new_step, list(loop.iter_args), [Block(arg_types=body.arg_types)])
-        locate([new_step, new_ub, new_loop], loop)
+        for created in (new_step, new_ub, new_loop):
+            locate(created, loop.location)
         Rewriter.insert_op([new_step, new_ub, new_loop], InsertPoint.before(loop))
         new_body = new_loop.body.block
         carried: Sequence[SSAValue] = new_body.args[1:]
@@ -231,7 +233,7 @@ class _DoubleBuffer:
             iv, point = self.iteration_index(new_body.args[0], stage * step, point)
             carried, point = self.clone_body(loop, iv, carried, stage, slots, point)
         yield_op = scf.YieldOp(*carried)
-        locate([yield_op], loop)
+        locate(yield_op, loop.location)
         Rewriter.insert_op(yield_op, point)
         return new_loop
 
@@ -242,7 +244,8 @@ class _DoubleBuffer:
         constant = _index(offset)
         add = arith.AddiOp(iv, constant.result)
         loop = iv.owner.parent_op()
-        locate([constant, add], loop)
+        for created in (constant, add):
+            locate(created, loop.location)
         Rewriter.insert_op([constant, add], point)
         return add.result, InsertPoint.after(add)
 

@@ -80,13 +80,13 @@ from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dtypes import is_float
 from ziggurat.lowering.loop_to_npu_matrix import contraction_roles
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction as is_matmul_like
+from ziggurat.locations import locate
 from ziggurat.transforms.loop.buffers import (
     alloc_at_top,
     byte_size,
     contiguous,
     hoist_allocs,
     in_space,
-    locate,
     move_to_space,
     root_of,
     space_of,
@@ -315,7 +315,8 @@ class _Promoter:
             move_to_space(root_of(target), target_space)
         copy = CopyAsyncOp(op.operands[0], op.operands[1])
         wait = WaitOp(copy.token)
-        locate([copy, wait], op)
+        for created in (copy, wait):
+            locate(created, op.location)
         Rewriter.replace_op(op, [copy, wait], [])
         self.folded.append(copy)
         return True
@@ -700,7 +701,8 @@ class _Promoter:
     def insert(self, ops: Operation | Sequence[Operation], point: InsertPoint) -> None:
         """Insert ops that serve `self.anchor`, with its location (MLIR's convention)."""
         ops = [ops] if isinstance(ops, Operation) else list(ops)
-        locate(ops, self.anchor)
+        for created in ops:
+            locate(created, self.anchor.location)
         Rewriter.insert_op(ops, point)
 
     def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
