@@ -135,18 +135,3 @@ module attributes {npu.machine = "tensorcore"} {
     func.return
   }
 }
-
-// -----
-
-// The source changes before the transpose's result is read: the data would have to move, and nothing
-// on davinci moves it within ub.
-func.func @transpose_in_ub(%k: memref<64x32xf16, "gm">, %result0: memref<32x64xf16, "gm">) {
-  %a = memref.alloc() : memref<64x32xf16, "ub">
-  %b = memref.alloc() : memref<32x64xf16, "ub">
-  loop.copy %k -> %a : memref<64x32xf16, "gm"> -> memref<64x32xf16, "ub">
-  // expected-error@+1 {{linalg.transpose: machine 'davinci' has no DMA engine from 'ub' to 'ub', and its vector unit copies blocks of adjacent elements, not a source read with stride 32}}
-  linalg.transpose ins(%a : memref<64x32xf16, "ub">) outs(%b : memref<32x64xf16, "ub">) permutation = [1, 0]
-  loop.copy %k -> %a : memref<64x32xf16, "gm"> -> memref<64x32xf16, "ub">
-  loop.copy %b -> %result0 : memref<32x64xf16, "ub"> -> memref<32x64xf16, "gm">
-  func.return
-}
