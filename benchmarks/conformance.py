@@ -36,6 +36,8 @@ model does not pass at the npu level.
 
 from __future__ import annotations
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+
 import argparse
 import io
 import json

@@ -18,6 +18,8 @@ to benchmarks/results/lowering_quality.json and, as a table, into the section
 
 from __future__ import annotations
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+
 import argparse
 import json
 import re

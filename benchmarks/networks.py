@@ -35,6 +35,8 @@ network does not compile, run or match. See docs/performance.md, "Networks".
 
 from __future__ import annotations
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+
 import argparse
 import json
 import os
