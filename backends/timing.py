@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -253,12 +254,18 @@ class _Record:
     """When the log took it: records starting at the same byte are listed in this order."""
 
 
+def _length_class(access: Access) -> int:
+    """k such that the access's length is below `4**k` and at least `4**(k-1)`: few classes per
+    space (each costs a lookup), each looking back at most 4 times its records' lengths."""
+    return ((access.end - access.start).bit_length() + 1) // 2
+
+
 class _LengthClass:
-    """A log's records of one memory space whose lengths are below `2**k` (and at least `2**(k-1)`),
-    sorted by (start byte, arrival)."""
+    """A log's records of one memory space whose lengths are in one `_length_class` k, sorted by
+    (start byte, arrival)."""
 
     def __init__(self, k: int) -> None:
-        self.reach = (1 << k) - 1
+        self.reach = (1 << 2 * k) - 1
         """The longest a record of this class can be: how far before an access a record overlapping it may start."""
         self.keys: list[tuple[int, int]] = []
         self.records: list[_Record] = []
@@ -272,11 +279,12 @@ class _LengthClass:
 class _AccessLog:
     """The accesses some pipe may not yet be ordered after, per memory space, as an interval index.
 
-    Records are grouped by length class (below 2**k bytes), each class sorted by start byte, so a
+    Records are grouped by length class (below 4**k bytes), each class sorted by start byte, so a
     lookup looks back from an access's start only as far as the records of each class can reach:
     a few long accesses (a whole padded input) do not make every lookup scan every shorter record,
     which, with a pipe that never syncs (nothing is pruned), made a run quadratic in its DMAs.
-    `overlapping` lists records by (start byte, arrival), as one sorted list would."""
+    Which record a diagnostic names does not depend on the classes: `first` picks by (start
+    byte, arrival), as one sorted list would."""
 
     def __init__(self) -> None:
         self.classes: dict[str, dict[int, _LengthClass]] = defaultdict(dict)
@@ -284,14 +292,18 @@ class _AccessLog:
         self._arrivals = 0
 
     def overlapping(self, access: Access) -> list[_Record]:
-        found = [r for c in self.classes[access.space].values() for r in c.overlapping(access)]
-        found.sort(key=lambda r: (r.access.start, r.arrival))
-        return found
+        """The records overlapping `access`, in no particular order (`first` picks as one sorted list would)."""
+        return [r for c in self.classes[access.space].values() for r in c.overlapping(access)]
+
+    @staticmethod
+    def first(records: Sequence[_Record]) -> _Record:
+        """The record a list sorted by (start byte, arrival) holds first: the one a diagnostic names."""
+        return min(records, key=operator.attrgetter("access.start", "arrival"))
 
     def add(self, record: _Record) -> None:
         self._arrivals += 1
         record.arrival = self._arrivals
-        k = (record.access.end - record.access.start).bit_length()
+        k = _length_class(record.access)
         classes = self.classes[record.access.space]
         if k not in classes:
             classes[k] = _LengthClass(k)
@@ -303,18 +315,24 @@ class _AccessLog:
         self.size += 1
 
     def remove(self, record: _Record) -> None:
-        length_class = self.classes[record.access.space][(record.access.end - record.access.start).bit_length()]
+        classes = self.classes[record.access.space]
+        k = _length_class(record.access)
+        length_class = classes[k]
         index = bisect.bisect_left(length_class.keys, (record.access.start, record.arrival))
         del length_class.keys[index], length_class.records[index]
+        if not length_class.records:  # an empty class would still cost every lookup a bisect
+            del classes[k]
         self.size -= 1
 
     def keep(self, predicate: Callable[[_Record], bool]) -> None:
         for classes in self.classes.values():
-            for length_class in classes.values():
+            for k, length_class in list(classes.items()):
                 kept = [r for r in length_class.records if predicate(r)]
                 self.size -= len(length_class.records) - len(kept)
                 length_class.records = kept
                 length_class.keys = [(r.access.start, r.arrival) for r in kept]
+                if not kept:
+                    del classes[k]
 
 
 class Timeline:
@@ -458,9 +476,9 @@ class Timeline:
         return record.pipe == pipe or self.known[pipe].get(record.pipe, 0) >= record.seq
 
     def _check(self, op: Operation, pipe: str, access: Access, write: bool) -> None:
-        for record in self.log.overlapping(access):
-            if not (write or record.write) or self._ordered(pipe, record):
-                continue
+        races = [r for r in self.log.overlapping(access) if (write or r.write) and not self._ordered(pipe, r)]
+        if races:
+            record = self.log.first(races)
             other = record.access
             doing = "writes" if write else "reads"
             still = "writing" if record.write else "reading"
@@ -510,7 +528,8 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
             for other, log in enumerate(written):
                 if other == core:
                     continue
-                for record in log.overlapping(access):
+                if races := log.overlapping(access):
+                    record = log.first(races)
                     error = error_at(
                         op,
                         f"{op.name} on core {core} {'writes' if write else 'reads'} '{access.space}' bytes "
