@@ -269,6 +269,15 @@ def widen(array: np.ndarray) -> np.ndarray:
     return array.astype(compute_dtype(array.dtype), copy=False)
 
 
+def widen_for_sums(array: np.ndarray) -> np.ndarray:
+    """`array` in the type a contraction (matmul, gemm, conv) sums its products in: f64 for
+    floats, rounded once to the compute type after, so that each output is the same whatever
+    order BLAS adds in (its kernels sum edge tiles otherwise than inner ones, and numpy's
+    OpenBLAS changes between releases): with ConstantOfShape weights every output channel of
+    a light model is the same sum, which a softmax of logits near 1e10 must not see differ."""
+    return array.astype(np.float64, copy=False) if array.dtype.kind not in "iub" else widen(array)
+
+
 def lowest_value(dtype: np.dtype):
     """The identity of max for a compute dtype (also the max of an empty set, as in ONNX)."""
     if dtype.kind in "iu":
@@ -1154,7 +1163,7 @@ class MatMulOp(GraphOp):
 
     def evaluate(self, *inputs):
         a, b = inputs
-        return (np.matmul(widen(a), widen(b)).astype(a.dtype),)
+        return (np.matmul(widen_for_sums(a), widen_for_sums(b)).astype(a.dtype),)
 
 
 @irdl_op_definition
@@ -1196,7 +1205,7 @@ class GemmOp(GraphOp):
         return [TensorType(element_type, (m, n))]
 
     def evaluate(self, *inputs):
-        a, b, *c = (widen(x) for x in inputs)
+        a, b, *c = (widen_for_sums(x) for x in inputs)
         a = a.T if self.trans_a.value.data else a
         b = b.T if self.trans_b.value.data else b
         alpha, beta = self.alpha.value.data, self.beta.value.data
@@ -1269,7 +1278,7 @@ class Conv2dOp(GraphOp):
     def evaluate(self, *inputs):
         x, w, *bias = inputs
         layout = self.layout.data
-        x, w = widen(to_nchw(x, layout)), widen(to_nchw(w, layout))
+        x, w = widen_for_sums(to_nchw(x, layout)), widen_for_sums(to_nchw(w, layout))
         strides, pads, dilations = (
             ints_of(self.properties, name) for name in ("strides", "pads", "dilations")
         )
@@ -1284,7 +1293,7 @@ class Conv2dOp(GraphOp):
         w = w.reshape(groups, o // groups, c_per_group, kh, kw)
         y = np.einsum("ngchwij,gocij->ngohw", windows, w, optimize=True).reshape(n, o, *out)
         if bias:
-            y = y + widen(bias[0]).reshape(o, 1, 1)
+            y = y + widen_for_sums(bias[0]).reshape(o, 1, 1)
         return (from_nchw(y, layout).astype(inputs[0].dtype),)
 
 

@@ -767,3 +767,21 @@ def test_random_inputs_past_the_size_limit_fail_at_once():
         random_inputs(find_function(module, None))
     message = str(caught.value)
     assert "big.mlir:1:1" in message and "over the limit of" in message and "ZIGGURAT_MAX_INPUT_BYTES" in message
+
+
+
+def test_equal_channels_of_a_conv_are_equal_sums():
+    """A light model's output channels are equal (ConstantOfShape weights) and its softmax sees
+    logits near 1e10: the reference must sum each channel's products to the same value, which
+    BLAS in f32 does not (its edge kernels add in another order: two values per position)."""
+    text = """
+    func.func @main(%x: tensor<1x512x13x13xf32>, %w: tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32> {
+      %y = graph.conv2d %x, %w : (tensor<1x512x13x13xf32>, tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32>
+      func.return %y : tensor<1x1000x13x13xf32>
+    }"""
+    x = (np.random.default_rng(0).random((1, 512, 13, 13)) * 1e6).astype(np.float32)
+    w = np.full((1000, 512, 1, 1), 0.02, np.float32)
+    (y,) = run_function(parse_source(default_context(), text, "conv.mlir"), [x, w])
+    assert y.dtype == np.float32
+    assert all(len(np.unique(y[0, :, i, j])) == 1 for i in range(13) for j in range(13))
+    np.testing.assert_allclose(y[0, 0], x[0].sum(axis=0, dtype=np.float64) * 0.02, rtol=1e-6)
