@@ -108,6 +108,8 @@ class LoopFunctions(InterpreterFunctions):
         offsets = _mixed(op.static_offsets.get_values(), dynamic[: len(op.offsets)])
         sizes = _mixed(op.static_sizes.get_values(), dynamic[len(op.offsets) : len(op.offsets) + len(op.sizes)])
         strides = _mixed(op.static_strides.get_values(), dynamic[len(op.offsets) + len(op.sizes) :])
+        if any(stride <= 0 for stride in strides):
+            raise error_at(op, f"the interpreter runs subviews of positive strides, got {list(strides)}")
         slices = tuple(slice(o, o + (n - 1) * s + 1 if n else o, s) for o, n, s in zip(offsets, sizes, strides))
         view = source[slices]
         if view.shape != tuple(sizes):

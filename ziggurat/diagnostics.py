@@ -63,17 +63,22 @@ from typing import NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
     AnyFloat,
+    ArrayAttr,
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
     IntAttr,
+    MemRefType,
     ModuleOp,
     NameLoc,
     StringAttr,
     UnknownLoc,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
@@ -488,11 +493,13 @@ def verify_module(module: Operation) -> None:
     dominance = _Dominance()
     for op in module.walk():
         try:
+            _verify_affine_divisors(op)
             with _without_module_dump():
                 op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
             _verify_linalg_index(op)
             _verify_scf_for_step(op)
+            _verify_subview_layout(op)
         except DiagnosticException as e:
             diagnostics.append(diagnostic_at(op, "error", f"'{op.name}' op {exception_message(e)}"))
             continue
@@ -603,6 +610,62 @@ def _verify_scf_for_step(op: Operation) -> None:
         return
     if isinstance(step.value, IntegerAttr) and step.value.value.data <= 0:
         raise VerifyException("constant step operand must be positive")
+
+
+def _affine_maps(attribute: Attribute) -> Iterator[AffineMap]:
+    if isinstance(attribute, AffineMapAttr):
+        yield attribute.data
+    elif isinstance(attribute, ArrayAttr):
+        for element in attribute.data:
+            yield from _affine_maps(element)
+
+
+def _verify_affine_divisors(op: Operation) -> None:
+    # MLIR's rule for affine expressions: mod, floordiv and ceildiv take a positive constant. xDSL
+    # accepts `mod 0`, and evaluating the map (linalg.generic's verifier does) divides by zero.
+    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr
+
+    divisions = (AffineBinaryOpKind.Mod, AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv)
+    for attribute in (*op.attributes.values(), *op.properties.values()):
+        for affine_map in _affine_maps(attribute):
+            for result in affine_map.results:
+                for expr in result.dfs():
+                    if (
+                        isinstance(expr, AffineBinaryOpExpr)
+                        and expr.kind in divisions
+                        and isinstance(expr.rhs, AffineConstantExpr)
+                        and expr.rhs.value <= 0
+                    ):
+                        raise VerifyException(f"affine map {affine_map} divides by {expr.rhs.value}: mod, floordiv and ceildiv take a positive constant")
+
+
+def _verify_subview_layout(op: Operation) -> None:
+    # MLIR's memref.subview verifier, which xDSL lacks: the result's layout is the source's strides
+    # times the subview's, at the source's offset plus the offsets along them (a zero stride the
+    # result type did not say crashed the interpreters).
+    from xdsl.dialects.memref import SubviewOp
+
+    if not isinstance(op, SubviewOp):
+        return
+    source, result = op.source.type, op.result.type
+    if not isinstance(source, MemRefType) or not isinstance(result, MemRefType):
+        return
+    offsets, strides = op.static_offsets.get_values(), op.static_strides.get_values()
+    source_strides, source_offset = source.get_strides(), source.get_offset()
+    if source.get_num_dims() != result.get_num_dims() or source_strides is None or DYNAMIC_INDEX in source_strides:
+        return
+    strides_have = result.get_strides()
+    if DYNAMIC_INDEX not in strides and strides_have is not None and DYNAMIC_INDEX not in strides_have:
+        expected_strides = [s * t for s, t in zip(source_strides, strides)]
+        if list(strides_have) != expected_strides:
+            raise VerifyException(
+                f"expected result type {result} to have strides {expected_strides} (the source's times the subview's)"
+            )
+    offset_have = result.get_offset()
+    if DYNAMIC_INDEX not in offsets and DYNAMIC_INDEX not in (source_offset, offset_have) and None not in (source_offset, offset_have):
+        expected_offset = source_offset + sum(o * s for o, s in zip(offsets, source_strides))
+        if offset_have != expected_offset:
+            raise VerifyException(f"expected result type {result} to have offset {expected_offset}")
 
 
 def exception_message(e: BaseException) -> str:
