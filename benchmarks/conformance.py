@@ -58,8 +58,6 @@ import numpy as np
 import onnx
 from rich.console import Console
 from rich.table import Table
-from xdsl.context import Context
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from ziggurat.backends.interpreter import find_function, random_inputs
@@ -74,7 +72,6 @@ from ziggurat.diagnostics import (
     run_main,
     write_atomically,
 )
-from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference, with_random_weights
 from ziggurat.npz import restore_element_type
@@ -84,6 +81,7 @@ from ziggurat.tools.ziggurat_compile import (
     choose_precision,
     lower,
     lowering_passes,
+    precision_dtype,
     run_at_emitted_level,
     run_onnxruntime,
 )
@@ -209,7 +207,7 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
         run = run_at_emitted_level(module, inputs, machine)
     result.cycles = run.stats.total_cycles
     with stage(result, "npu"):
-        computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+        computed_in = precision_dtype(precision)
         result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
 
 

@@ -55,16 +55,13 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 from rich.table import Table
-from xdsl.context import Context
-from xdsl.parser import Parser
 
 from compile_speed import light_model
-from conformance import StageFailed, reference_data, stage
+from conformance import StageFailed, number, reference_data, stage
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.backends.report import build_report
 from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_command_line, run_main, write_atomically
-from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.node import location_name
 from ziggurat.frontends.onnx.reference_data import graph_inputs
@@ -74,6 +71,7 @@ from ziggurat.tools.ziggurat_compile import (
     choose_precision,
     lower,
     lowering_passes,
+    precision_dtype,
     run_at_emitted_level,
     run_onnxruntime,
 )
@@ -230,7 +228,7 @@ def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, 
     result.roofline_achieved, result.bound_by = report["roofline"]["achieved"], report["roofline"]["bound_by"]
     op_types = {location_name(node): node.op_type for node in model.graph.node}
     result.layers = [layer | {"op_type": op_types.get(layer["layer"])} for layer in report["layers"]]
-    computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+    computed_in = precision_dtype(precision)
     result.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
 
 
@@ -360,10 +358,6 @@ def measure_peer(name: str, model: Path, python: str, timeout: float) -> Peer:
 # --------------------------------------------------------------------------- #
 # Table and command line
 # --------------------------------------------------------------------------- #
-
-
-def number(value: float | None, spec: str) -> str:
-    return "" if value is None else format(value, spec)
 
 
 def verdict(result: NetworkResult) -> str:

@@ -364,6 +364,11 @@ def choose_precision(requested: str, machine: Machine, module: ModuleOp) -> str 
     return next((t for t in ("bf16", "f16") if t in inputs), None)
 
 
+def precision_dtype(precision: str | None) -> np.dtype | None:
+    """The numpy dtype of a `choose_precision` result (the type `--check`'s tolerance is for)."""
+    return None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+
+
 def lowering_passes(machine: str, emit: str, precision: str | None) -> tuple[ModulePass, ...]:
     """The passes from the graph level down to `emit` for `machine`, in order."""
     passes = build_passes(f"compile{{machine={json.dumps(machine)}}}")
@@ -489,7 +494,7 @@ def compile_model(args: argparse.Namespace) -> int:
         return 0
     with stage("running onnxruntime"):
         reference = run_onnxruntime(model, onnx_inputs, inputs)
-    computed_in = None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
+    computed_in = precision_dtype(precision)
     references = [("onnxruntime", reference)]
     if shipped is not None:
         references.append((f"the expected outputs shipped with the model ({shipped.source})", shipped.outputs))
