@@ -64,7 +64,7 @@ from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.npu import MACHINE_ATTR
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
-from ziggurat.lowering.loop_to_npu_views import Emitter, _groups, view_of
+from ziggurat.lowering.loop_to_npu_views import Emitter, reassociation_groups, view_of
 from ziggurat.transforms.npu import pass_machine
 
 
@@ -218,7 +218,7 @@ class RegroupCollapsedAlloc(RewritePattern):
         if not isinstance(alloc, memref.AllocOp) or alloc.memref.type.layout != NoneAttr():
             return
         shape = alloc.memref.type.get_shape()
-        if all(sum(shape[d] > 1 for d in group) < 2 for group in _groups(op)):
+        if all(sum(shape[d] > 1 for d in group) < 2 for group in reassociation_groups(op)):
             return
         buffer = memref.AllocOp([], [], op.result.type)
         buffer.memref.name_hint = alloc.memref.name_hint

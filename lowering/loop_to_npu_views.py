@@ -152,7 +152,8 @@ def _subview(parent: View, op: memref.SubviewOp) -> View:
     return view.with_dims(dims)
 
 
-def _groups(op: memref.AlterShapeOperation) -> list[list[int]]:
+def reassociation_groups(op: memref.AlterShapeOperation) -> list[list[int]]:
+    """The dims of the expanded shape that each dim of the collapsed one stands for."""
     return [[d.value.data for d in group.data] for group in op.reassociation.data]
 
 
@@ -160,7 +161,7 @@ def _expanded(parent: View, op: memref.ExpandShapeOp) -> View:
     """Each dim split into the group of dims the expansion gives it: all walk the same buffer dim."""
     shape = op.result.type.get_shape()
     dims: list[Dim] = []
-    for dim, group in zip(parent.dims, _groups(op)):
+    for dim, group in zip(parent.dims, reassociation_groups(op)):
         sizes = [shape[d] for d in group]
         for position, size in enumerate(sizes):
             inner = 1
@@ -174,7 +175,7 @@ def _collapsed(parent: View, op: memref.CollapseShapeOp) -> View:
     """Each group of dims merged into one: possible where all but one are unit dims, or where they walk
     one buffer dim contiguously (an expansion undone)."""
     dims: list[Dim] = []
-    for group in _groups(op):
+    for group in reassociation_groups(op):
         members = [parent.dims[d] for d in group if parent.dims[d].size > 1] or [parent.dims[group[-1]]]
         merged = members[-1]
         for outer in reversed(members[:-1]):
