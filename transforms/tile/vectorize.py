@@ -77,7 +77,7 @@ from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import Located
-from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.dtypes import is_splat, to_numpy_dtype
 
 _SCALAR_DIALECTS = ("arith.", "math.")
 
@@ -361,8 +361,8 @@ def _splat_operand(value: SSAValue, generic: linalg.GenericOp) -> float | None:
         return None
     if isinstance(attribute, FloatAttr):
         return attribute.value.data
-    if isinstance(attribute, DenseIntOrFPElementsAttr) and len(set(attribute.get_values())) == 1:
-        return float(attribute.get_values()[0])
+    if isinstance(attribute, DenseIntOrFPElementsAttr) and is_splat(attribute):
+        return float(next(iter(attribute.iter_values())))
     return None
 
 
