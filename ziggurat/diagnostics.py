@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -180,28 +180,31 @@ def _file_line_col(location: Attribute) -> FileLineColLoc | None:
     return None
 
 
+_Found = TypeVar("_Found")
+
+
+def _closest(op: Operation, found_in: Callable[[Attribute], _Found | None]) -> _Found | None:
+    """What `found_in` finds in the location of `op`, or of its closest enclosing op where it finds something."""
+    current: Operation | None = op
+    while current is not None:
+        if (found := found_in(current.location)) is not None:
+            return found
+        current = current.parent_op()
+    return None
+
+
 def op_location(op: Operation) -> FileLineColLoc | None:
     """The source position of `op`, or of its closest enclosing op that has one.
 
     Ops created by passes usually carry `loc(unknown)`; pointing at the op that
     contains them beats an error with no position at all.
     """
-    current: Operation | None = op
-    while current is not None:
-        if (loc := _file_line_col(current.location)) is not None:
-            return loc
-        current = current.parent_op()
-    return None
+    return _closest(op, _file_line_col)
 
 
 def op_name_location(op: Operation) -> str | None:
     """The name of the `NameLoc` of `op`, or of its closest enclosing op that has one."""
-    current: Operation | None = op
-    while current is not None:
-        if isinstance(current.location, NameLoc):
-            return current.location.desc.data
-        current = current.parent_op()
-    return None
+    return _closest(op, lambda location: location.desc.data if isinstance(location, NameLoc) else None)
 
 
 def diagnostic_at(op: Operation, severity: str, message: str) -> Diagnostic:
