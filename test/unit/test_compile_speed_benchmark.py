@@ -5,33 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-import onnx
 import pytest
-from benchmark_scripts import load_benchmark
-from onnx import TensorProto, helper, numpy_helper
-
+from benchmark_scripts import load_benchmark, two_layers
 
 
 compile_speed = load_benchmark("compile_speed")
 
 
-def gemm_relu(folder: Path) -> Path:
-    weights = np.random.default_rng(0).standard_normal((32, 32)).astype(np.float32)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])],
-        "gemm_relu",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])],
-        [numpy_helper.from_array(weights, "w")],
-    )
-    path = folder / "gemm_relu.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
-    return path
-
-
 def test_both_stages_are_timed_and_the_run_simulated(tmp_path: Path, capsys):
-    code = compile_speed.main(["--model", str(gemm_relu(tmp_path)), "--results", str(tmp_path)])
+    code = compile_speed.main(["--model", str(two_layers(tmp_path)), "--results", str(tmp_path)])
     results = json.loads((tmp_path / "compile_speed.json").read_text())
     assert code == 0
     assert [s["name"] for s in results["stages"]] == ["compile to npu", "simulate"]
@@ -41,7 +23,7 @@ def test_both_stages_are_timed_and_the_run_simulated(tmp_path: Path, capsys):
 
 
 def test_a_stage_over_the_target_fails_the_script(tmp_path: Path, capsys):
-    code = compile_speed.main(["--model", str(gemm_relu(tmp_path)), "--results", str(tmp_path), "--target", "0"])
+    code = compile_speed.main(["--model", str(two_layers(tmp_path)), "--results", str(tmp_path), "--target", "0"])
     assert code == 1
     assert "FAIL: compile to npu" in capsys.readouterr().err
 

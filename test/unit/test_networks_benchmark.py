@@ -6,32 +6,14 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-import onnx
 import pytest
-from benchmark_scripts import BENCHMARKS, load_benchmark
-from onnx import TensorProto, helper, numpy_helper
+from benchmark_scripts import BENCHMARKS, load_benchmark, two_layers
 
 pytest.importorskip("matplotlib", reason="the per-layer chart needs matplotlib (the bench extra)")
 sys.path.insert(0, str(BENCHMARKS))  # networks.py imports compile_speed's and conformance's helpers, as when run
 networks = load_benchmark("networks")
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def two_layers(folder: Path) -> Path:
-    """A named MatMul and Relu: two ONNX layers for the chart (weights scaled so that bf16 meets --check's tolerance)."""
-    weights = (np.random.default_rng(0).standard_normal((32, 32)) / np.sqrt(32)).astype(np.float32)  # as examples/models
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"), helper.make_node("Relu", ["m"], ["y"], name="act")],
-        "two_layers",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])],
-        [numpy_helper.from_array(weights, "w")],
-    )
-    path = folder / "two_layers.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
-    return path
 
 
 def run(folder: Path, *options: str) -> tuple[int, dict]:
