@@ -310,6 +310,24 @@ func.func @main(%X: memref<32x14x14xf16, "gm">, %W: memref<16x32xf16, "gm">, %re
 
 // -----
 
+// More dims than the engine moves (fixpipe: 2): the DMAs loop over the dim with the fewest
+// iterations (3 rows, each all 32 channels), not the outermost (32 channels, each 3 rows).
+// CHECK-LABEL: func.func @fewest_dmas
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    scf.for %[[ROW:.*]] = %[[C0]] to %[[C3]] step %[[C1]] {
+// CHECK-NEXT:      npu.dma "fixpipe" %c[0, %[[ROW]], 0] -> %result0[0, %[[ROW]], 0] {shape = array<i64: 32, 14>, src_strides = array<i64: 48, 1>, dst_strides = array<i64: 56, 1>}
+// CHECK-NEXT:    }
+func.func @fewest_dmas(%c: memref<32x3x16xf32, "l0c">, %result0: memref<32x4x14xf16, "gm">) {
+  %cs = memref.subview %c[0, 0, 0] [32, 3, 14] [1, 1, 1] : memref<32x3x16xf32, "l0c"> to memref<32x3x14xf32, strided<[48, 16, 1]>, "l0c">
+  %rs = memref.subview %result0[0, 0, 0] [32, 3, 14] [1, 1, 1] : memref<32x4x14xf16, "gm"> to memref<32x3x14xf16, strided<[56, 14, 1]>, "gm">
+  loop.copy %cs -> %rs : memref<32x3x14xf32, strided<[48, 16, 1]>, "l0c"> -> memref<32x3x14xf16, strided<[56, 14, 1]>, "gm">
+  func.return
+}
+
+// -----
+
 // A transpose inside ub (no engine serves ub -> ub, the vector unit reads adjacent elements): its
 // reader reads the source through transposed strides instead; the source is rewritten only after.
 // CHECK-LABEL: func.func @kt
