@@ -20,6 +20,10 @@ What changes:
 * the IR is verified op by op after parsing and after every pass
   (`--no-verify-each` verifies only after parsing and at the end);
 * `-o FILE` is written atomically, and not at all if any chunk failed;
+* the `mlir` target (`-t mlir`, the default) and `--print-between-passes`
+  print through `ziggurat.printing.Printer`, so that large dense constants
+  (e.g. a splat of more elements than the parser expands from a number) parse
+  back and print without decoding each element; every other target is xDSL's;
 * `--list-passes` and `--list-dialects` describe what the multiverse (xDSL,
   ziggurat, plugins) provides.
 """
@@ -37,7 +41,6 @@ from typing import get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, _convert_arg_to_type, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ShrinkException
 from xdsl.utils.hints import type_repr
@@ -60,6 +63,7 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.lowering.pipelines import expand_pipeline
+from ziggurat.printing import MLIRTarget, Printer
 
 SPLIT_MARKER = "// -----"
 
@@ -148,6 +152,7 @@ class ZigguratOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         self.available_targets.update(multiverse().all_targets)
+        self.available_targets["mlir"] = lambda: MLIRTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)

@@ -37,7 +37,6 @@ from rich.console import Console
 from rich.progress import Progress
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 
 from ziggurat.backends.machine import load_machine
 from ziggurat.context import default_context
@@ -51,6 +50,7 @@ from ziggurat.diagnostics import (
     verify_module,
     write_atomically,
 )
+from ziggurat.printing import Printer
 from ziggurat.transforms.tune.space import Group, set_sizes, tunable_groups
 from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 

@@ -15,13 +15,23 @@ of that element, which xDSL (and MLIR) read back as a splat by repeating its
 bytes, with no per-element decoding:
 
     dense<"0x3CA4"> : tensor<4096x25088xbf16>
+
+Every tool prints IR through it: `ziggurat-compile -o`, `ziggurat-tune`, and
+`ziggurat-opt`, whose `mlir` output target (`-t mlir`, the default) is
+`MLIRTarget` below and whose `--print-between-passes` uses `Printer`.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.printer import Printer as XdslPrinter
+from xdsl.syntax_printer import SyntaxPrinter as XdslSyntaxPrinter
+from xdsl.targets.mlir import MLIRTarget as XdslMLIRTarget
 
 from ziggurat.diagnostics import MAX_SPLAT_ELEMENTS
 from ziggurat.dtypes import is_splat
@@ -46,4 +56,25 @@ class Printer(XdslPrinter):
         self.print_attribute(attribute.get_type())
 
 
-__all__ = ["Printer"]
+class SyntaxPrinter(Printer, XdslSyntaxPrinter):
+    """`Printer` with xDSL's syntax highlighting (`ziggurat-opt --syntax-highlight`)."""
+
+
+@dataclass(frozen=True)
+class MLIRTarget(XdslMLIRTarget):
+    """xDSL's `mlir` output target, printing through `Printer`: same options, same text
+    except for large dense constants, which it prints so that they parse back."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        printer = (SyntaxPrinter if self.syntax_highlight else Printer)(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
+
+
+__all__ = ["MLIRTarget", "Printer", "SyntaxPrinter"]
