@@ -227,7 +227,7 @@ class RegroupCollapsedAlloc(RewritePattern):
             result_types=[alloc.memref.type],
             properties={"reassociation": op.reassociation, "static_output_shape": DenseArrayBase.from_list(i64, shape)},
         )
-        rewriter.insert_op([buffer, expanded], InsertPoint.before(alloc))
+        rewriter.insert([buffer, expanded], InsertPoint.before(alloc))
         rewriter.replace_all_uses_with(op.result, buffer.memref)
         rewriter.erase(op)
         rewriter.replace_all_uses_with(alloc.memref, expanded.result)

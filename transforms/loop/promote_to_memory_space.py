@@ -95,6 +95,7 @@ from ziggurat.transforms.loop.buffers import (
     written_buffers,
 )
 from ziggurat.transforms.loop.memory_routes import describe_paths, hops, route
+from ziggurat.transforms.tile.tile_sizes import round_product
 
 CAST_OPS = (
     arith.ExtFOp,
@@ -179,7 +180,7 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
     Which input is A (M x K) and which B (K x N) is loop-to-npu's `contraction_roles`.
 
     Where the M (N, K) dims together are not a multiple of the unit's m (n, k), one of
-    them is rounded up (`_round_product`); an operand whose map is not a projected
+    them is rounded up (`tile_sizes.round_product`); an operand whose map is not a projected
     permutation keeps its shape.
     """
     maps = [m.data for m in op.get_indexing_maps()]
@@ -199,21 +200,8 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
     unit_m, unit_n, unit_k = unit.shape_for(in_type, acc_type) or (unit.m, unit.n, unit.k)
     for kind, multiple in ((lhs & acc) - rhs, unit_m), ((rhs & acc) - lhs, unit_n), ((lhs & rhs) - acc, unit_k):
         if kind and math.prod(extents[d] for d in kind) % multiple:
-            extents.update(_round_product(extents, sorted(kind), multiple))
+            extents.update(round_product(extents, sorted(kind), multiple))
     return [tuple(extents[r.position] for r in indexing.results) for indexing in maps]
-
-
-def _round_product(extents: dict[int, int], dims: list[int], multiple: int) -> dict[int, int]:
-    """Round up one of `dims` so that their product is a multiple of `multiple`: the one that
-    pads least (the innermost on a tie), e.g. 7x8 to 8x8 rather than 7x16 for 16."""
-    total = math.prod(extents[d] for d in dims)
-    choices = []
-    for d in dims:
-        step = multiple // math.gcd(multiple, total // extents[d])
-        rounded = -(-extents[d] // step) * step
-        choices.append((total // extents[d] * rounded, -d, d, rounded))
-    _, _, dim, rounded = min(choices)
-    return {dim: rounded}
 
 
 def _padding(shape: Sequence[int], padded: Sequence[int]) -> list[int]:
@@ -716,12 +704,26 @@ class _Promoter:
         self.check_fits(op, f"the buffer for {what}", memref_type)
         owner = op.attributes.get("tile.group") or self.copy_owner
         pool = self.pool.setdefault((memref_type, op.parent_block(), owner), [])
-        buffer = next((b for b in pool if b not in self.busy), None)
-        if buffer is None:
+        free = [b for b in pool if b not in self.busy]
+        if free and not (len(pool) == 1 and self.ping_pong(memref_type)):
+            buffer = free[0]
+            pool.remove(buffer)  # least recently used first: consecutive ops alternate
+        else:
             buffer = alloc_at_top(self.func, memref_type, op.location)
-            pool.append(buffer)
+        pool.append(buffer)
         self.busy.add(buffer)
         return buffer
+
+    def ping_pong(self, memref_type: MemRefType) -> bool:
+        """Whether consecutive ops of a block (a convolution's window points, the unrolled steps
+        of a reduction) get two buffers of this type, used in turn, rather than one: in the
+        matrix unit's operand spaces, where tile sizes leave room for two of each tile, so the
+        DMA loading one op's operand overlaps the instruction reading the previous op's."""
+        unit = self.machine.matrix
+        space = memref_type.memory_space.data
+        if space not in (unit.a_space, unit.b_space):
+            return False
+        return 2 * byte_size(memref_type) <= self.machine.memories[space].capacity
 
     def check_fits(self, op: Operation, what: str, memref_type: MemRefType) -> None:
         space = memref_type.memory_space.data

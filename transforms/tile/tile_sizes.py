@@ -57,6 +57,19 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
+def round_product(extents: dict[int, int], dims: list[int], multiple: int) -> dict[int, int]:
+    """Round up one of `dims` so that their product is a multiple of `multiple`: the one that
+    pads least (the innermost on a tie), e.g. 7x8 to 8x8 rather than 7x16 for 16."""
+    total = math.prod(extents[d] for d in dims)
+    choices = []
+    for d in dims:
+        step = multiple // math.gcd(multiple, total // extents[d])
+        rounded = -(-extents[d] // step) * step
+        choices.append((total // extents[d] * rounded, -d, d, rounded))
+    _, _, dim, rounded = min(choices)
+    return {dim: rounded}
+
+
 def _candidates(extent: int, unit: int) -> list[int]:
     """`unit` times powers of two up to `extent`, and `extent` itself."""
     sizes = {extent}
@@ -274,7 +287,11 @@ def conv_options(
         _candidates(extents[roles.n[0]], un),
         _candidates(extents[roles.k[0]], uk),
     ):
-        rm, rn, rk = _round_up(r * extents[cols], um), _round_up(tn, un), _round_up(tk, uk)
+        # the spatial tile as promote-to-memory-space pads it (9 rows of 28 to 9 x 32, not 256)
+        spatial = {0: r, 1: extents[cols]}
+        spatial.update(round_product(spatial, [0, 1], um))
+        rm = spatial[0] * spatial[1]
+        rn, rk = _round_up(tn, un), _round_up(tk, uk)
         a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
         staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
         points = r * extents[cols] * tn

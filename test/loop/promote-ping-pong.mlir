@@ -1,0 +1,65 @@
+// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-run %s --function points --seed 3 --print > %t.before
+// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function points --seed 3 --print > %t.after
+// RUN: diff %t.before %t.after
+
+// Consecutive contractions of one block (a convolution's window points after
+// tile-decompose-conv) take their l0a and l0b operands from two buffers in turn, so that
+// loading the next point's operands overlaps the matrix instruction reading this one's;
+// the l1 staging buffer on the way is shared (each copy out of it is done before the next in).
+// CHECK-LABEL: func.func @points(
+// CHECK-NEXT:    memref.alloc() : memref<32x32xf32, "l0c">
+// CHECK-NEXT:    %[[L1_A:.*]] = memref.alloc() : memref<32x32xf16, "l1">
+// CHECK-NEXT:    %[[PING_A:.*]] = memref.alloc() : memref<32x32xf16, "l0a">
+// CHECK-NEXT:    %[[L1_B:.*]] = memref.alloc() : memref<32x32xf16, "l1">
+// CHECK-NEXT:    %[[PING_B:.*]] = memref.alloc() : memref<32x32xf16, "l0b">
+// CHECK-NEXT:    %[[PONG_A:.*]] = memref.alloc() : memref<32x32xf16, "l0a">
+// CHECK-NEXT:    %[[PONG_B:.*]] = memref.alloc() : memref<32x32xf16, "l0b">
+// CHECK:         loop.copy_async %a0 -> %[[L1_A]]
+// CHECK:         loop.copy_async %[[L1_A]] -> %[[PING_A]]
+// CHECK:         loop.copy_async %[[L1_B]] -> %[[PING_B]]
+// CHECK:         ins(%[[PING_A]], %[[PING_B]] :
+// CHECK:         loop.copy_async %a1 -> %[[L1_A]]
+// CHECK:         loop.copy_async %[[L1_A]] -> %[[PONG_A]]
+// CHECK:         loop.copy_async %[[L1_B]] -> %[[PONG_B]]
+// CHECK:         ins(%[[PONG_A]], %[[PONG_B]] :
+// CHECK:         loop.copy_async %a2 -> %[[L1_A]]
+// CHECK:         loop.copy_async %[[L1_A]] -> %[[PING_A]]
+// CHECK:         loop.copy_async %[[L1_B]] -> %[[PING_B]]
+// CHECK:         ins(%[[PING_A]], %[[PING_B]] :
+#a = affine_map<(i, j, k) -> (i, k)>
+#b = affine_map<(i, j, k) -> (k, j)>
+#c = affine_map<(i, j, k) -> (i, j)>
+func.func @points(%a0: memref<32x32xf16, "gm">, %a1: memref<32x32xf16, "gm">, %a2: memref<32x32xf16, "gm">,
+                  %b0: memref<32x32xf16, "gm">, %b1: memref<32x32xf16, "gm">, %b2: memref<32x32xf16, "gm">,
+                  %result0: memref<32x32xf32, "gm">) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %acc = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a0, %b0 : memref<32x32xf16, "gm">, memref<32x32xf16, "gm">) outs(%acc : memref<32x32xf32>) {
+  ^bb0(%x: f16, %y: f16, %s: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a1, %b1 : memref<32x32xf16, "gm">, memref<32x32xf16, "gm">) outs(%acc : memref<32x32xf32>) {
+  ^bb0(%x: f16, %y: f16, %s: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a2, %b2 : memref<32x32xf16, "gm">, memref<32x32xf16, "gm">) outs(%acc : memref<32x32xf32>) {
+  ^bb0(%x: f16, %y: f16, %s: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  }
+  loop.copy %acc -> %result0 : memref<32x32xf32> -> memref<32x32xf32, "gm">
+  func.return
+}
