@@ -11,8 +11,9 @@ goes back along the chain from `c_space`. Each transfer costs what the timing
 model charges (`timing.dma_cycles`, `timing.mma_cycles`), summed per pipe;
 pipes overlap (double buffering), so the estimate is the busiest pipe's sum
 plus the first step's loads and the last tile's store, which nothing hides. A
-convolution's window points run one after the other, each point's loads into
-`a_space`/`b_space` then its instruction (they share one buffer per operand).
+convolution's window points overlap like the steps (two buffers per operand in
+`a_space`/`b_space`, used in turn), unless a tile fits its space only once: then
+each point's loads run before its instruction, one after the other.
 It ignores the scalar unit, flags and the vector epilogue: good enough to rank
 tiles, not to replace the interpreter's timing, which confirms the best.
 """
@@ -91,9 +92,14 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
                 one *= window
             busy[engine.pipe] += steps * one
             fill += one
-    if window > 1:
-        # tile-decompose-conv unrolls the window within one iteration, so the points share one
-        # buffer per operand in a_space/b_space: a point's load waits for the previous mma
+    ping_pong = all(
+        2 * tile_bytes <= machine.memories[space].capacity
+        for space, tile_bytes in ((matrix.a_space, rm * rk * in_bytes), (matrix.b_space, rk * rn * in_bytes))
+    )
+    if window > 1 and not ping_pong:
+        # tile-decompose-conv unrolls the window within one iteration; promote-to-memory-space
+        # gives the points two buffers per operand in turn where they fit, else one: then a
+        # point's load waits for the previous mma
         busy["window points"] = steps * window * point
     store = 0.0
     for src, dst, engine in _chain(machine, matrix.c_space, machine.global_memory().name):
