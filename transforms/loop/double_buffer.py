@@ -1,8 +1,10 @@
 """`double-buffer{depth=2, machine=NAME?}`: one buffer slot per stage for copies inside loops.
 
 docs/lowering.md, section 5. In an `scf.for` with static bounds and at least
-`depth` iterations, each local buffer that a copy in the loop fills (a
-`memref.alloc` whose uses are all inside the loop) becomes
+`depth` iterations, each local buffer that a copy in the loop fills, or that
+a `linalg.fill` zeroes whole at the top of the body before any other use (an
+accumulator a copy then drains: nothing is carried between iterations), a
+`memref.alloc` whose uses are all inside the loop, becomes
 `memref<depth x ...>`, and the loop is unrolled by `depth`: the copy of stage
 `s` fills slot `s` (a rank-reduced `memref.subview` with a static slot index)
 while the compute of the other stage reads its own slot, so the copies of one
@@ -43,6 +45,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, SSAValue
@@ -141,12 +144,17 @@ class _DoubleBuffer:
             self.totals[space] = self.totals.get(space, 0) + byte_size(buffer.type) * (self.depth - 1)
 
     def candidates(self, loop: scf.ForOp, func: FuncOp) -> list[SSAValue]:
-        """Allocs filled by a copy in `loop`, used only inside it, that can take `depth` slots."""
+        """Allocs filled by a copy in `loop`, or zeroed whole at the start of each iteration (an
+        accumulator, which a copy then drains: its slots let the drain of one output tile overlap
+        the next tile's instructions), used only inside it, that can take `depth` slots."""
         found: list[SSAValue] = []
         for op in loop.body.walk():
-            if not isinstance(op, CopyOp | CopyAsyncOp):
+            if isinstance(op, CopyOp | CopyAsyncOp):
+                buffer = root_of(op.destination)
+            elif isinstance(op, linalg.FillOp) and self.starts_iterations(loop, op):
+                buffer = op.outputs[0]
+            else:
                 continue
-            buffer = root_of(op.destination)
             if (
                 buffer in found
                 or buffer in self.multi
@@ -160,6 +168,23 @@ class _DoubleBuffer:
             if self.fits(buffer, self.totals, found):
                 found.append(buffer)
         return found
+
+    @staticmethod
+    def starts_iterations(loop: scf.ForOp, fill: linalg.FillOp) -> bool:
+        """Whether `fill` overwrites its whole buffer (an alloc, not a view) in every iteration of
+        `loop` before anything else uses it, so no value is carried from one iteration to the next."""
+        buffer = fill.outputs[0]
+        body = loop.body.block
+        if fill.parent_block() is not body or not isinstance(buffer.owner, memref.AllocOp):
+            return False
+        order = {op: i for i, op in enumerate(body.ops)}
+        for use in buffer.uses:
+            user = use.operation
+            while user is not None and user.parent_block() is not body:
+                user = user.parent_op()
+            if user is None or order[user] < order[fill]:
+                return False
+        return True
 
     def fits(self, buffer: SSAValue, totals: dict[str | None, int], chosen: Sequence[SSAValue]) -> bool:
         """Whether the allocs of the buffer's space (`totals`, each once) still fit with `depth`
@@ -278,7 +303,7 @@ class _DoubleBuffer:
 
 @dataclass(frozen=True)
 class DoubleBufferPass(ModulePass):
-    """Give buffers filled by copies inside loops `depth` slots and unroll those loops by `depth`."""
+    """Give buffers filled by copies (or zeroed whole) inside loops `depth` slots and unroll those loops by `depth`."""
 
     name = "double-buffer"
 
