@@ -11,7 +11,9 @@ while the compute of the other stage reads its own slot, so the copies of one
 iteration overlap the compute of the previous one once npu-insert-sync has
 placed the flags. Iterations left over (trip count not a multiple of `depth`)
 are peeled after the loop, on slots 0, 1, ... Loops are visited innermost
-first; a buffer gets its slots once. With `machine`, a buffer whose slots would
+first; a buffer gets its slots once. A fusion group whose root op carries
+`tile.buffering = N` (what `ziggurat-tune` chose) gets N slots in its loops
+instead of `depth`; N = 1 leaves them single. With `machine`, a buffer whose slots would
 make the allocs of its space exceed the space's capacity, or whose slots would
 not start at the space's alignment, stays single.
 
@@ -111,9 +113,30 @@ def alloc_bytes_per_space(func: FuncOp) -> dict[str | None, int]:
     return totals
 
 
+BUFFERING = "tile.buffering"
+"""The slots per buffer of one fusion group (an integer >= 1 on its root op, which graph-to-tile
+and the passes after carry to the root's linalg ops); overrides the pass's `depth` for the loops
+around them. `ziggurat-tune` searches it."""
+
+
+def loop_depth(loop: scf.ForOp, default: int) -> int:
+    """`tile.buffering` of the root ops in `loop` (the largest, should groups differ), else `default`."""
+    depths = []
+    for op in loop.body.walk():
+        attribute = op.attributes.get(BUFFERING)
+        if attribute is None:
+            continue
+        if not isinstance(attribute, IntegerAttr) or attribute.value.data < 1:
+            raise error_at(op, f"{BUFFERING} must be an integer >= 1, got {attribute}")
+        depths.append(attribute.value.data)
+    return max(depths, default=default)
+
+
 class _DoubleBuffer:
     def __init__(self, depth: int, machine: Machine | None):
+        self.default_depth = depth
         self.depth = depth
+        """The slots of the loop being transformed (`loop_depth`)."""
         self.machine = machine
         self.multi: set[SSAValue] = set()
         """Allocs that already have their slots."""
@@ -123,8 +146,9 @@ class _DoubleBuffer:
 
     def run(self, func: FuncOp) -> None:
         for loop in [op for op in func.walk(region_first=True) if isinstance(op, scf.ForOp)]:
+            self.depth = loop_depth(loop, self.default_depth)
             trips = trip_count(loop)
-            if trips is None or trips < self.depth:
+            if trips is None or trips < self.depth or self.depth < 2:
                 continue
             buffers = self.candidates(loop, func)
             if buffers:
