@@ -80,6 +80,23 @@ func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %c: tensor<128
     assert len(measured) == 2 and first.sizes == second.sizes and second.group is groups[1]
 
 
+def test_layers_that_differ_only_in_their_bias_values_share_a_key():
+    # ResNet-50's stage-1 convs have 64-element biases: copied into the group, their values
+    # made each repeat of a layer a group of its own, measured again
+    module = parse("""
+func.func @main(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %one = graph.constant dense<1.0> : tensor<64xf16>
+  %two = graph.constant dense<2.0> : tensor<64xf16>
+  %x = graph.matmul %a, %b : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %y = graph.add %x, %one : (tensor<64x64xf16>, tensor<64xf16>) -> tensor<64x64xf16>
+  %z = graph.matmul %y, %b : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %w = graph.add %z, %two : (tensor<64x64xf16>, tensor<64xf16>) -> tensor<64x64xf16>
+  func.return %w : tensor<64x64xf16>
+}""")
+    first, second = tunable_groups(module, load_machine(MACHINE))
+    assert first.key == second.key and "tensor<64xf16>" in first.key.split("|")[3]
+
+
 def test_a_candidate_that_does_not_fit_loses_with_its_reason(gemm256):
     _, (group,) = gemm256
     whole = Task(0, 1, group.module_text, group.target, (256, 256, 256), MACHINE, 0)

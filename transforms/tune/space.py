@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, ShapedType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
@@ -62,8 +62,9 @@ TUNE_ID = "tile.tune_id"
 carries `tile.*` attributes to the linalg ops, so a group's root leads back to its graph op."""
 
 SMALL_CONSTANT = 64
-"""Constants of at most this many elements are copied into an extracted group (shapes, scalars);
-larger ones (weights) become arguments, as they live in global memory anyway."""
+"""Integer constants of at most this many elements (shapes) and scalar constants are copied into an
+extracted group; other constants (weights, biases) become arguments, as they live in global memory
+anyway, and their values would make a layer repeated in a model hash as a different group."""
 
 
 @dataclass(frozen=True)
@@ -96,13 +97,13 @@ def _printed(op: Operation) -> str:
 
 
 def _extract(op: Operation) -> ModuleOp:
-    """`op` (a top-level op of a function after graph-fuse) alone in `@main`: small constant
-    producers are copied in, every other operand is an argument."""
+    """`op` (a top-level op of a function after graph-fuse) alone in `@main`: the producers of
+    shapes and scalars are copied in (`_copied_in`), every other operand is an argument."""
     arguments: list[SSAValue] = []
     copied: list[Operation] = []
     for operand in op.operands:
-        producer = operand.owner
-        if isinstance(producer, Operation) and not producer.operands and _elements(operand) <= SMALL_CONSTANT:
+        if _copied_in(operand):
+            producer = operand.owner
             if producer not in copied:
                 copied.append(producer)
         elif operand not in arguments:
@@ -122,6 +123,16 @@ def _extract(op: Operation) -> ModuleOp:
 
 def _elements(value: SSAValue) -> int:
     return math.prod(value.type.get_shape()) if isinstance(value.type, ShapedType) else 1
+
+
+def _copied_in(value: SSAValue) -> bool:
+    """A constant an extracted group keeps: a scalar, or a small integer tensor (a shape)."""
+    producer = value.owner
+    if not isinstance(producer, Operation) or producer.operands:
+        return False
+    elements = _elements(value)
+    element = value.type.get_element_type() if isinstance(value.type, ShapedType) else value.type
+    return elements == 1 or elements <= SMALL_CONSTANT and isinstance(element, (IntegerType, IndexType))
 
 
 def _roles_by_loop(op: Operation) -> tuple[str, ...]:
