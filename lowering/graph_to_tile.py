@@ -6,7 +6,9 @@ form, chosen so that a tiling interface can later read its iteration domain
 from the indexing maps (parallel dimensions tile freely; reduction dimensions
 are the ones a tiled implementation must carry an accumulator across):
 
-* constant: `arith.constant dense<...>` (upstream, so no graph op remains).
+* constant: `arith.constant dense<...>` (upstream, so no graph op remains). A splat
+  one read by an elementwise generic is a scalar `arith.constant` in its body
+  instead (`FoldSplatConstantInputs`): `x * 0.125` has one tensor operand.
 * unary elementwise (relu, gelu, exp, clip, ...), not, cast: one parallel
   `linalg.generic`, its body in `arith`/`math`.
 * add, sub, mul, div, pow, max, min, equal, greater, less, prelu, where,
@@ -75,7 +77,9 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IndexType,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -92,6 +96,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
+    op_type_rewrite_pattern,
 )
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
@@ -116,7 +121,8 @@ from ziggurat.lowering.graph_to_tile_builders import (
     signless,
 )
 
-from ziggurat.dtypes import is_float, to_numpy_dtype
+from ziggurat.dtypes import is_float, is_splat, to_numpy_dtype
+from ziggurat.locations import Located
 
 Lowering = Callable[[Emitter, GraphOp], SSAValue]
 LOWERINGS: dict[type[GraphOp], Lowering] = {}
@@ -1248,6 +1254,62 @@ def unmark_single_ops(function: Operation, singles: set[str]) -> None:
                 del op.attributes["tile.root"]
 
 
+def splat_scalar(value: SSAValue) -> IntegerAttr | FloatAttr | None:
+    """The one element of `value` as a scalar attribute when it is a splat `arith.constant`
+    tensor (a 0-d constant is one), else None."""
+    constant = value.owner
+    if not isinstance(constant, arith.ConstantOp) or not isinstance(
+        constant.value, DenseIntOrFPElementsAttr
+    ):
+        return None
+    attribute = constant.value
+    if not is_splat(attribute):
+        return None
+    element_type = attribute.get_element_type()
+    first = np.frombuffer(attribute.data.data, to_numpy_dtype(element_type), count=1)[0]
+    return scalar_attr(first, element_type)
+
+
+class FoldSplatConstantInputs(RewritePattern):
+    """A splat constant tensor read by an all-parallel generic is one scalar: it becomes an
+    `arith.constant` in the body and the operand goes (MLIR's FoldScalarOrSplatConstant),
+    so no later level stages a buffer of one repeated value (on systolic a 0-d scale
+    took the 2 bytes that attention's tiles left free); tile-vectorize then reads it
+    as a scalar operand (`muls`, `adds`). A generic keeps one tensor input at least:
+    one of splats only is graph-opt's constant folding, not a scalar op."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: linalg.GenericOp, rewriter: PatternRewriter) -> None:
+        if any(iterator != PARALLEL for iterator in op.iterator_types.data):
+            return
+        scalars = [splat_scalar(value) for value in op.inputs]
+        if all(s is None for s in scalars) or all(s is not None for s in scalars):
+            return
+        block = op.body.block
+        for arg, scalar in zip(list(block.args), scalars):
+            if scalar is not None:
+                constant = arith.ConstantOp(scalar)
+                rewriter.insert(constant, InsertPoint.at_start(block))
+                arg.replace_all_uses_with(constant.result)
+                rewriter.erase_block_argument(arg)
+        kept = [i for i, s in enumerate(scalars) if s is None]
+        maps = op.indexing_maps.data
+        generic = linalg.GenericOp(
+            [op.inputs[i] for i in kept],
+            op.outputs,
+            rewriter.move_region_contents_to_new_regions(op.body),
+            [maps[i] for i in kept] + list(maps[len(op.inputs) :]),
+            op.iterator_types.data,
+            op.result_types,
+        )
+        generic.attributes.update(op.attributes)
+        constants = {op.inputs[i].owner for i, s in enumerate(scalars) if s is not None}
+        rewriter.replace(op, generic)
+        for constant in constants:
+            if not constant.result.uses:
+                rewriter.erase(constant)
+
+
 class LowerGraphOp(RewritePattern):
     """Replaces one graph op by its structured form (see `LOWERINGS`)."""
 
@@ -1277,6 +1339,8 @@ class GraphToTilePass(ModulePass):
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         singles = {function: mark_groups(function) for function in functions}
         PatternRewriteWalker(LowerGraphOp(), apply_recursively=False).rewrite_module(op)
+        fold_splats = Located(FoldSplatConstantInputs())
+        PatternRewriteWalker(fold_splats, apply_recursively=False).rewrite_module(op)
         for function in functions:
             unmark_single_ops(function, singles[function])
 
