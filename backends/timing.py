@@ -277,7 +277,8 @@ class _LengthClass:
 
 
 class _AccessLog:
-    """The accesses some pipe may not yet be ordered after, per memory space, as an interval index.
+    """The accesses some pipe may not yet be ordered after, per memory space and kind (read or
+    write), as an interval index: a read races only with writes, so it looks up only those.
 
     Records are grouped by length class (below 4**k bytes), each class sorted by start byte, so a
     lookup looks back from an access's start only as far as the records of each class can reach:
@@ -287,13 +288,16 @@ class _AccessLog:
     byte, arrival), as one sorted list would."""
 
     def __init__(self) -> None:
-        self.classes: dict[str, dict[int, _LengthClass]] = defaultdict(dict)
+        self.classes: dict[tuple[str, bool], dict[int, _LengthClass]] = defaultdict(dict)
+        """By (memory space, whether the records are writes)."""
         self.size = 0
         self._arrivals = 0
 
-    def overlapping(self, access: Access) -> list[_Record]:
-        """The records overlapping `access`, in no particular order (`first` picks as one sorted list would)."""
-        return [r for c in self.classes[access.space].values() for r in c.overlapping(access)]
+    def overlapping(self, access: Access, reads: bool = True, writes: bool = True) -> list[_Record]:
+        """The records overlapping `access` (of reads, writes or both), in no particular order
+        (`first` picks as one sorted list would)."""
+        kinds = [kind for kind, wanted in ((False, reads), (True, writes)) if wanted]
+        return [r for kind in kinds for c in self.classes[(access.space, kind)].values() for r in c.overlapping(access)]
 
     @staticmethod
     def first(records: Sequence[_Record]) -> _Record:
@@ -304,7 +308,7 @@ class _AccessLog:
         self._arrivals += 1
         record.arrival = self._arrivals
         k = _length_class(record.access)
-        classes = self.classes[record.access.space]
+        classes = self.classes[(record.access.space, record.write)]
         if k not in classes:
             classes[k] = _LengthClass(k)
         length_class = classes[k]
@@ -315,7 +319,7 @@ class _AccessLog:
         self.size += 1
 
     def remove(self, record: _Record) -> None:
-        classes = self.classes[record.access.space]
+        classes = self.classes[(record.access.space, record.write)]
         k = _length_class(record.access)
         length_class = classes[k]
         index = bisect.bisect_left(length_class.keys, (record.access.start, record.arrival))
@@ -476,7 +480,7 @@ class Timeline:
         return record.pipe == pipe or self.known[pipe].get(record.pipe, 0) >= record.seq
 
     def _check(self, op: Operation, pipe: str, access: Access, write: bool) -> None:
-        races = [r for r in self.log.overlapping(access) if (write or r.write) and not self._ordered(pipe, r)]
+        races = [r for r in self.log.overlapping(access, reads=write) if not self._ordered(pipe, r)]
         if races:
             record = self.log.first(races)
             other = record.access
@@ -496,7 +500,7 @@ class Timeline:
         # An older access inside the new one needs no record of its own when whatever must be
         # ordered after it must also be ordered after the new one, which (checked already) is
         # ordered after it: a write supersedes every access it covers; a read, its own pipe's reads.
-        for old in self.log.overlapping(new.access):
+        for old in self.log.overlapping(new.access, writes=new.write):
             if (
                 new.access.start <= old.access.start
                 and old.access.end <= new.access.end

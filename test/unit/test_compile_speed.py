@@ -13,6 +13,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.dialects.builtin import (
     BFloat16Type,
     ComplexType,
@@ -27,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer as XdslPrinter
 
+from ziggurat.backends.timing import Access, _AccessLog, _Record
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 from ziggurat.dtypes import is_splat
@@ -190,3 +193,28 @@ def test_a_splat_is_packed_from_one_value(monkeypatch):
     splat = constant("dense<0.02> : tensor<64x256x3x3xbf16>")
     assert packed == [1]
     assert splat.data.data == bytes.fromhex("A43C") * (64 * 256 * 3 * 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 200), st.sampled_from([1, 3, 16, 70, 900]), st.booleans()), max_size=40),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(1, 100), st.booleans(), st.booleans()), max_size=10),
+)
+def test_the_hazard_log_finds_the_records_of_each_kind(logged, queries):
+    """The log keeps reads and writes apart (a read looks up only writes): a lookup of either
+    kind or both finds exactly the overlapping records of that kind, and `first` names the one
+    a single list sorted by (start byte, arrival) holds first."""
+    log, records = _AccessLog(), []
+    for start, length, write in logged:
+        records.append(_Record(Access("ub", start, start + length, length), "mte2", 1, write, None))
+        log.add(records[-1])
+    for start, length, reads, writes in queries:
+        access = Access("ub", start, start + length, length)
+        expected = [
+            r for r in records
+            if r.access.start < access.end and r.access.end > access.start and (reads, writes)[r.write]
+        ]
+        found = log.overlapping(access, reads=reads, writes=writes)
+        assert sorted(map(id, found)) == sorted(map(id, expected))
+        if expected:
+            assert log.first(found) is min(expected, key=lambda r: r.access.start)  # stable: by arrival
