@@ -98,6 +98,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from ziggurat.backends.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     GraphOp,
@@ -1270,13 +1271,33 @@ def splat_scalar(value: SSAValue) -> IntegerAttr | FloatAttr | None:
     return scalar_attr(first, element_type)
 
 
+def fold_constant_ops(block: Block, rewriter: PatternRewriter) -> None:
+    """Replace each op of `block` whose operands are all `arith.constant`s by the constant
+    it computes (the tensor interpreter's arithmetic, so the numbers are the same): a
+    batch norm of splat parameters computes `scale / sqrt(var + eps)` once, here, not
+    on the vector unit as an instruction of scalars only."""
+    for op in list(block.ops):
+        if (
+            type(op) not in SCALAR_FUNCTIONS
+            or not op.operands
+            or not all(isinstance(o.owner, arith.ConstantOp) for o in op.operands)
+        ):
+            continue
+        value = apply_scalar(op, [apply_scalar(o.owner, []) for o in op.operands])
+        rewriter.replace(op, arith.ConstantOp(scalar_attr(value.item(), op.results[0].type)))
+    for op in reversed(list(block.ops)):
+        if isinstance(op, arith.ConstantOp) and not op.result.uses:
+            rewriter.erase(op)
+
+
 class FoldSplatConstantInputs(RewritePattern):
     """A splat constant tensor read by an all-parallel generic is one scalar: it becomes an
     `arith.constant` in the body and the operand goes (MLIR's FoldScalarOrSplatConstant),
     so no later level stages a buffer of one repeated value (on systolic a 0-d scale
     took the 2 bytes that attention's tiles left free); tile-vectorize then reads it
-    as a scalar operand (`muls`, `adds`). A generic keeps one tensor input at least:
-    one of splats only is graph-opt's constant folding, not a scalar op."""
+    as a scalar operand (`muls`, `adds`). The body's ops on constants only are then
+    folded (`fold_constant_ops`). A generic keeps one tensor input at least: one of
+    splats only is graph-opt's constant folding, not a scalar op."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.GenericOp, rewriter: PatternRewriter) -> None:
@@ -1292,6 +1313,7 @@ class FoldSplatConstantInputs(RewritePattern):
                 rewriter.insert(constant, InsertPoint.at_start(block))
                 arg.replace_all_uses_with(constant.result)
                 rewriter.erase_block_argument(arg)
+        fold_constant_ops(block, rewriter)
         kept = [i for i, s in enumerate(scalars) if s is None]
         maps = op.indexing_maps.data
         generic = linalg.GenericOp(

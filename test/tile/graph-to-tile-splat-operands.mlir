@@ -12,9 +12,10 @@
 // CHECK-NOT:     arith.constant dense
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x32xf16>)
 // CHECK-NEXT:    ^bb0(%{{.*}}: f16, %{{.*}}: f16):
-// CHECK-NEXT:      %[[C:.*]] = arith.constant 1.250000e-01 : f16
-// CHECK:           arith.extf %[[C]] : f16 to f32
-// CHECK:           arith.mulf
+// CHECK-NEXT:      %[[X:.*]] = arith.extf
+// The constant's extf is folded too: the f16 scale, exactly, in f32.
+// CHECK-NEXT:      %[[C:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK-NEXT:      arith.mulf %[[X]], %[[C]] : f32
 func.func @scale_0d(%x: tensor<4x32xf16>) -> tensor<4x32xf16> {
   %scale = graph.constant dense<0.125> : tensor<f16>
   %y = graph.mul %x, %scale : (tensor<4x32xf16>, tensor<f16>) -> tensor<4x32xf16>
@@ -34,7 +35,8 @@ func.func @scale_0d(%x: tensor<4x32xf16>) -> tensor<4x32xf16> {
 // CHECK-NEXT:      arith.maxsi %{{.*}}, %[[M]] : i32
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xbf16>)
 // CHECK-NEXT:    ^bb0(
-// CHECK-NEXT:      arith.constant 1.500000e+00 : bf16
+// CHECK-NEXT:      arith.extf
+// CHECK-NEXT:      arith.constant 1.500000e+00 : f32
 func.func @splats_any_position(%x: tensor<4x8xi32>, %h: tensor<4x8xbf16>) -> (tensor<4x8xi32>, tensor<4x8xbf16>) {
   %seven = graph.constant dense<7> : tensor<4x8xi32>
   %low = graph.constant dense<-3> : tensor<1x8xi32>
@@ -55,6 +57,29 @@ func.func @where_condition(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2
   %c = graph.constant dense<true> : tensor<2x3xi1>
   %y = graph.where %c, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
+}
+
+// Ops on constants only are folded: a batch norm of splat parameters multiplies by
+// scale / sqrt(var + eps) computed once, in f32 as the body computes it.
+// CHECK-LABEL: func.func @batch_norm_splats(
+// CHECK:         linalg.generic {{.*}} ins(%x : tensor<1x4x2x2xf16>)
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      arith.extf
+// CHECK-NEXT:      arith.constant 2.500000e-01 : f32
+// CHECK-NEXT:      arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:      arith.constant 0.999998808 : f32
+// CHECK-NEXT:      arith.subf
+// CHECK-NEXT:      arith.mulf
+// CHECK-NEXT:      arith.addf
+// CHECK-NEXT:      arith.truncf
+// CHECK-NEXT:      linalg.yield
+func.func @batch_norm_splats(%x: tensor<1x4x2x2xf16>) -> tensor<1x4x2x2xf16> {
+  %scale = graph.constant dense<2.0> : tensor<4xf16>
+  %shift = graph.constant dense<0.25> : tensor<4xf16>
+  %mean = graph.constant dense<0.5> : tensor<4xf16>
+  %var = graph.constant dense<4.0> : tensor<4xf16>
+  %y = graph.batch_norm %x, %scale, %shift, %mean, %var : (tensor<1x4x2x2xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<1x4x2x2xf16>
+  func.return %y : tensor<1x4x2x2xf16>
 }
 
 // Kept as tensors: a non-splat constant, a contraction's splat weights, and a

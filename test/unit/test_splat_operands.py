@@ -41,10 +41,17 @@ def _tensor_splat_inputs(module) -> list[str]:
 
 @pytest.mark.parametrize(
     ("element_type", "one", "two"),
-    [("f32", "1.0", "-2.5"), ("f16", "1.0", "-2.5"), ("bf16", "1.0", "-2.5"), ("i8", "1", "-2"), ("i32", "1", "-2")],
+    [
+        ("f32", "1.0", "-2.5"),
+        ("f16", "1.0", "-2.5"),
+        ("bf16", "1.0", "-2.5"),
+        ("i8", "1", "-2"),
+        ("i32", "1", "-2"),
+    ],
 )
 def test_graph_to_tile_reads_splats_as_scalars(element_type, one, two):
-    report = check_pass_preserves_numerics(_splats_everywhere(element_type, one, two), "graph-to-tile", seed=5)
+    text = _splats_everywhere(element_type, one, two)
+    report = check_pass_preserves_numerics(text, "graph-to-tile", seed=5)
     assert report.ok, str(report)
     assert _tensor_splat_inputs(report.transformed) == []
 
@@ -67,3 +74,21 @@ def test_scalars_keep_the_numerics_through_lower_to_npu(machine):
     report = check_pipeline_stages(text, f"lower-to-npu{{machine={machine}}}", machine, seed=5)
     assert report.ok, str(report)
     assert report.stages[-1].level == "npu"
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f16"])
+def test_a_batch_norm_of_splats_folds_its_parameters_with_the_same_numerics(element_type):
+    t = f"tensor<2x8x3x3x{element_type}>"
+    p = f"tensor<8x{element_type}>"
+    text = f"""
+func.func @main(%x: {t}) -> {t} {{
+  %scale = graph.constant dense<1.5> : {p}
+  %shift = graph.constant dense<0.25> : {p}
+  %mean = graph.constant dense<0.1> : {p}
+  %var = graph.constant dense<2.0> : {p}
+  %y = graph.batch_norm %x, %scale, %shift, %mean, %var : ({t}, {p}, {p}, {p}, {p}) -> {t}
+  func.return %y : {t}
+}}"""
+    report = check_pass_preserves_numerics(text, "graph-to-tile", seed=5)
+    assert report.ok, str(report)
+    assert "math.sqrt" not in {op.name for op in report.transformed.walk()}
