@@ -324,6 +324,23 @@ characters must not exhaust the machine's memory.
 MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
+_ANGLES = re.compile(r"->|[<>]")
+_MEMOIZED_TYPE = re.compile(r"(?:memref|tensor|vector)<")
+_MEMOIZED_ATTRIBUTE = re.compile(r"array<")
+
+
+def _after_closing_angle(text: str, start: int) -> int | None:
+    """The position after the `>` closing the first `<` from `start` (an arrow's `>` closes
+    nothing), by counting: a guess the parser confirms before it trusts it."""
+    depth = 0
+    for match in _ANGLES.finditer(text, start):
+        if match.group() != "->":
+            depth += 1 if match.group() == "<" else -1
+            if depth == 0:
+                return match.end()
+    return None
+
+
 class _LocatingParser(Parser):
     """xDSL's parser, giving each op without an explicit `loc(...)` its source position
     (and reading hexadecimal float elements of dense literals as bit patterns,
@@ -335,6 +352,31 @@ class _LocatingParser(Parser):
         self._filename_attr = StringAttr(filename)
         self._first_uses: dict[str, Span] = {}
         self._forward_names: dict[ForwardDeclaredValue, str] = {}
+        self._memoized: dict[str, Attribute] = {}
+
+    def parse_optional_type(self):
+        return self._memoize(_MEMOIZED_TYPE, super().parse_optional_type)
+
+    def parse_optional_attribute(self):
+        return self._memoize(_MEMOIZED_ATTRIBUTE, super().parse_optional_attribute)
+
+    def _memoize(self, starts: re.Pattern[str], parse: Callable[[], Attribute | None]) -> Attribute | None:
+        """`parse()`, or what it gave for the same text before: an npu file spells a few hundred
+        distinct memref types 20,000 times, and parsing each again was a fifth of parsing the file.
+        A text is remembered only when the parse consumed exactly it (up to the `>` closing its
+        first `<`), so the same characters elsewhere parse to the same attribute."""
+        text, start = self.lexer.input.content, self._current_token.span.start
+        if not starts.match(text, start) or (end := _after_closing_angle(text, start)) is None:
+            return parse()
+        key = text[start:end]
+        if (known := self._memoized.get(key)) is not None:
+            self._resume_from(end)
+            return known
+        parsed = parse()
+        after = self._current_token.span.start
+        if parsed is not None and after >= end and not text[end:after].strip():
+            self._memoized[key] = parsed
+        return parsed
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         """A splat `dense<v> : T` is `v` packed once, its bytes repeated (xDSL builds a list of

@@ -218,3 +218,35 @@ def test_the_hazard_log_finds_the_records_of_each_kind(logged, queries):
         assert sorted(map(id, found)) == sorted(map(id, expected))
         if expected:
             assert log.first(found) is min(expected, key=lambda r: r.access.start)  # stable: by arrival
+
+
+REPEATED_TYPES = """
+func.func @f(%a: memref<4x4xf32, strided<[4, 1], offset: ?>>, %b: memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>,
+             %c: memref<8xbf16, "ub">, %d: vector<4xf32>, %e: tensor<2x3xi8>) {
+  %0 = "test.op"(%a, %b, %c) {shape = array<i64: 4, 4>, other = array<i64: 4, 4>} : (memref<4x4xf32, strided<[4, 1], offset: ?>>, memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>, memref<8xbf16, "ub">) -> memref<8xbf16, "ub">
+  %1 = "test.op"(%d, %e) {shape = array<i64: 4, 4>, v = array<i64>} : (vector<4xf32>, tensor<2x3xi8>) -> memref<8xbf16,"ub">
+  %2 = "test.op"() {t = memref<8xbf16, "ub">, u = array<i64: 4,4>, w = array<i32: 4, 4>} : () -> (memref<8xbf16, "l1">)
+  func.return
+}
+"""
+
+
+def test_a_repeated_type_or_array_parses_as_the_first(monkeypatch):
+    """The parser reuses what it parsed for the same text of a memref, tensor or vector type or an
+    `array<...>`; the module is the one parsing every occurrence gives (locations included)."""
+    from ziggurat.diagnostics import _LocatingParser
+
+    def printed(module) -> str:
+        text = io.StringIO()
+        Printer(stream=text, print_debuginfo=True, print_generic_format=True).print_op(module)
+        return text.getvalue()
+
+    context = default_context()
+    context.allow_unregistered = True
+    module = parse_source(context, REPEATED_TYPES, "types.mlir")
+    ops = list(module.walk())
+    first, second = ops[2].attributes["shape"], ops[3].attributes["shape"]
+    assert first is second  # the second one was not parsed again
+    assert ops[4].attributes["w"] != first
+    monkeypatch.setattr(_LocatingParser, "_memoize", lambda self, starts, parse: parse())
+    assert printed(module) == printed(parse_source(context, REPEATED_TYPES, "types.mlir"))
