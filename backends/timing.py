@@ -275,6 +275,12 @@ class _LengthClass:
         last = bisect.bisect_left(self.keys, (access.end,))
         return [r for r in self.records[first:last] if r.access.end > access.start]
 
+    def inside(self, access: Access) -> list[_Record]:
+        """The records overlapping `access` that it contains: they start within it, so no look back."""
+        first = bisect.bisect_left(self.keys, (access.start,))
+        last = bisect.bisect_left(self.keys, (access.end,))
+        return [r for r in self.records[first:last] if access.start < r.access.end <= access.end]
+
 
 class _AccessLog:
     """The accesses some pipe may not yet be ordered after, per memory space and kind (read or
@@ -298,6 +304,11 @@ class _AccessLog:
         (`first` picks as one sorted list would)."""
         kinds = [kind for kind, wanted in ((False, reads), (True, writes)) if wanted]
         return [r for kind in kinds for c in self.classes[(access.space, kind)].values() for r in c.overlapping(access)]
+
+    def inside(self, access: Access, writes: bool) -> list[_Record]:
+        """The records of reads, and with `writes` of writes too, overlapping `access` and contained in it."""
+        kinds = (False, True) if writes else (False,)
+        return [r for kind in kinds for c in self.classes[(access.space, kind)].values() for r in c.inside(access)]
 
     @staticmethod
     def first(records: Sequence[_Record]) -> _Record:
@@ -500,12 +511,8 @@ class Timeline:
         # An older access inside the new one needs no record of its own when whatever must be
         # ordered after it must also be ordered after the new one, which (checked already) is
         # ordered after it: a write supersedes every access it covers; a read, its own pipe's reads.
-        for old in self.log.overlapping(new.access, writes=new.write):
-            if (
-                new.access.start <= old.access.start
-                and old.access.end <= new.access.end
-                and (new.write or (old.pipe == new.pipe and not old.write))
-            ):
+        for old in self.log.inside(new.access, writes=new.write):
+            if new.write or old.pipe == new.pipe:
                 self.log.remove(old)
         self.log.add(new)
         if self.log.size >= self._prune_at:

@@ -197,13 +197,14 @@ def test_a_splat_is_packed_from_one_value(monkeypatch):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 200), st.sampled_from([1, 3, 16, 70, 900]), st.booleans()), max_size=40),
-    st.lists(st.tuples(st.integers(0, 200), st.integers(1, 100), st.booleans(), st.booleans()), max_size=10),
+    st.lists(st.tuples(st.integers(0, 200), st.sampled_from([0, 1, 3, 16, 70, 900]), st.booleans()), max_size=40),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(0, 100), st.booleans(), st.booleans()), max_size=10),
 )
 def test_the_hazard_log_finds_the_records_of_each_kind(logged, queries):
     """The log keeps reads and writes apart (a read looks up only writes): a lookup of either
-    kind or both finds exactly the overlapping records of that kind, and `first` names the one
-    a single list sorted by (start byte, arrival) holds first."""
+    kind or both finds exactly the overlapping records of that kind, `first` names the one
+    a single list sorted by (start byte, arrival) holds first, and `inside` finds exactly the
+    overlapping records an access contains (the ones it may supersede)."""
     log, records = _AccessLog(), []
     for start, length, write in logged:
         records.append(_Record(Access("ub", start, start + length, length), "mte2", 1, write, None))
@@ -218,6 +219,12 @@ def test_the_hazard_log_finds_the_records_of_each_kind(logged, queries):
         assert sorted(map(id, found)) == sorted(map(id, expected))
         if expected:
             assert log.first(found) is min(expected, key=lambda r: r.access.start)  # stable: by arrival
+        contained = [
+            r for r in records
+            if r.access.start < access.end and access.start < r.access.end <= access.end
+            and access.start <= r.access.start and (writes or not r.write)
+        ]
+        assert sorted(map(id, log.inside(access, writes=writes))) == sorted(map(id, contained))
 
 
 REPEATED_TYPES = """
