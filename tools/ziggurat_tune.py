@@ -9,9 +9,11 @@ sizes that fit the machine are ranked by an analytic estimate
 (`transforms/tune/estimate.py`); the default heuristic's schedule and the
 `--top-k` - 1 best estimates are lowered alone with `lower-to-npu` and run on
 the npu interpreter with timing, checked against the graph interpreter; the
-fastest that matches wins (`transforms/tune/tuner.py`). The output is the input
-with `tile.sizes` on each tuned group's root, which `tile-and-fuse` honours;
-groups not tuned keep the heuristic.
+fastest that matches wins (`transforms/tune/tuner.py`); the winner's tile
+sizes are then measured at each `--bufferings` depth (default 1 and 3, beside
+double-buffer's 2), and a faster depth wins too. The output is the input with
+`tile.sizes` (and `tile.buffering`) on each tuned group's root, which
+`tile-and-fuse` (and `double-buffer`) honour; groups not tuned keep the heuristic.
 
 `--jobs N` measures on N processes (default: every core); `--budget SECONDS`
 stops launching measurements after that long and keeps the best so far;
@@ -51,7 +53,7 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.printing import Printer
-from ziggurat.transforms.tune.space import Group, set_sizes, tunable_groups
+from ziggurat.transforms.tune.space import Group, set_buffering, set_sizes, tunable_groups
 from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 
 _STDERR = Console(stderr=True)
@@ -69,10 +71,25 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes measuring at once (default: all cores)")
     parser.add_argument("--budget", type=float, metavar="SECONDS", help="stop launching measurements after this long")
     parser.add_argument("--top-k", type=int, default=4, help="schedules measured per group, the default included (default: 4)")
+    parser.add_argument(
+        "--bufferings", type=depth_list, default=TuneOptions.bufferings, metavar="N,N",
+        help="buffering depths tried on each group's winning tile sizes besides the default 2 ('' for none; default: 1,3)",
+    )
     parser.add_argument("--cache", metavar="FILE", type=Path, help="JSON file of tuned groups, read and updated")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs the numerics are checked on")
     add_debug_option(parser)
     return parser
+
+
+def depth_list(text: str) -> tuple[int, ...]:
+    """`--bufferings`: comma-separated depths of at least 1 ('' for none)."""
+    try:
+        depths = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'") from None
+    if any(depth < 1 for depth in depths):
+        raise argparse.ArgumentTypeError(f"buffering depths must be at least 1, got '{text}'")
+    return depths
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -111,6 +128,8 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
         nonlocal done
         done += 1
         sizes = "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
+        if m.buffering is not None:
+            sizes += f" buffering {m.buffering}"
         outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
         print(f"tune: [{done}/{total}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
 
@@ -118,12 +137,14 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
 
 
 def summary(choices: Sequence[Choice]) -> str:
-    lines = ["group                      default cycles    tuned cycles  speedup  tile.sizes"]
+    lines = ["group                      default cycles    tuned cycles  speedup  tile.sizes, tile.buffering"]
     for c in choices:
         default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
         tuned = f"{c.cycles:,.0f}" if c.cycles else "-"
         speedup = f"{c.default_cycles / c.cycles:.2f}x" if c.cycles and c.default_cycles else "-"
         sizes = "heuristic" if c.sizes is None else "[" + ", ".join(map(str, c.sizes)) + "]"
+        if c.buffering is not None:
+            sizes += f", buffering {c.buffering}"
         note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
     return "\n".join(lines)
@@ -131,10 +152,12 @@ def summary(choices: Sequence[Choice]) -> str:
 
 def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None) -> list[Choice]:
     """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
-    the winners' `tile.sizes` on their roots, in place; the cache is read and saved."""
+    the winners' `tile.sizes` and `tile.buffering` on their roots, in place; the cache is read and saved."""
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
-    searched = {g.key: min(options.top_k, len(g.candidates)) for g in groups if cache.get(g.key) is None}
+    searched = {
+        g.key: min(options.top_k, len(g.candidates)) + len(options.bufferings) for g in groups if cache.get(g.key) is None
+    }
     to_measure = sum(searched.values())
     with progress(to_measure) as report:
         choices = tune(groups, machine, options, cache, report)
@@ -142,6 +165,8 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
     for choice in choices:
         if choice.sizes is not None:
             set_sizes(ops[choice.group.target], choice.sizes)
+        if choice.buffering is not None:
+            set_buffering(ops[choice.group.target], choice.buffering)
     cache.save()
     return choices
 
@@ -156,7 +181,7 @@ def main_with(args: argparse.Namespace) -> int:
     check_options(args)
     load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
     module = read_module(args.input)
-    options = TuneOptions(jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed)
+    options = TuneOptions(jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed, bufferings=args.bufferings)
     choices = tune_module(module, args.machine, options, args.cache)
     text = io.StringIO()
     Printer(stream=text).print_op(module)

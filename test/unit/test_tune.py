@@ -9,9 +9,9 @@ import pytest
 from ziggurat.backends.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
-from ziggurat.lowering.differential import check_pass_preserves_numerics
+from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
 from ziggurat.tools import ziggurat_tune
-from ziggurat.transforms.tune.space import set_sizes, tunable_groups
+from ziggurat.transforms.tune.space import schedule_group, set_sizes, tunable_groups
 from ziggurat.transforms.tune.tuner import Task, TuneCache, TuneOptions, measure, tune
 
 MACHINE = "davinci"
@@ -50,7 +50,7 @@ def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
     module, groups = gemm256
     cache = TuneCache(tmp_path / "cache.json")
     seen = []
-    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=3), cache, lambda g, m: seen.append(m))
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=3, bufferings=()), cache, lambda g, m: seen.append(m))
     assert len(seen) == 3 and all(m.cycles is not None for m in seen)
     assert choice.complete and choice.sizes is not None
     assert choice.cycles == min(m.cycles for m in seen) <= choice.default_cycles
@@ -76,7 +76,7 @@ func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %c: tensor<128
     groups = tunable_groups(module, load_machine(MACHINE))
     assert len(groups) == 2 and groups[0].key == groups[1].key and groups[0].name != groups[1].name
     measured = []
-    first, second = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2), TuneCache(None), lambda g, m: measured.append(m))
+    first, second = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), TuneCache(None), lambda g, m: measured.append(m))
     assert len(measured) == 2 and first.sizes == second.sizes and second.group is groups[1]
 
 
@@ -109,7 +109,7 @@ def test_budget_stops_launching_and_keeps_the_heuristic(tmp_path):
     groups = tunable_groups(module, load_machine(MACHINE))
     cache = TuneCache(tmp_path / "cache.json")
     start = time.monotonic()
-    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=2, top_k=4, budget=0.3), cache)
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=2, top_k=4, budget=0.05), cache)
     assert time.monotonic() - start < 1.5  # runs in flight are stopped, not awaited
     assert not choice.complete and choice.sizes is None
     assert cache.entries == {}  # a partial search is not cached
@@ -160,3 +160,27 @@ def test_a_broken_cache_is_a_diagnostic(tmp_path, capsys):
         ziggurat_tune.main([str(source), "--machine", MACHINE, "--cache", str(cache)])
     assert exit.value.code == 1
     assert "cannot read tuning cache" in capsys.readouterr().err
+
+
+def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_wins(gemm256, tmp_path):
+    module, groups = gemm256
+    seen = []
+    cache = TuneCache(tmp_path / "cache.json")
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3)), cache, lambda g, m: seen.append(m))
+    sizes_phase, depth_phase = seen[:2], seen[2:]
+    assert [m.buffering for m in sizes_phase] == [None, None] and [m.buffering for m in depth_phase] == [1, 3]
+    winner = min((m for m in sizes_phase if m.cycles is not None), key=lambda m: (m.cycles, m.candidate))
+    assert all(m.candidate == winner.candidate for m in depth_phase)  # the winner's sizes, again
+    assert choice.complete and choice.measured == 4
+    assert choice.cycles == min(m.cycles for m in seen if m.cycles is not None)
+    fastest_depth = min(depth_phase, key=lambda m: m.cycles)
+    assert choice.buffering == (fastest_depth.buffering if fastest_depth.cycles < winner.cycles else None)
+    assert cache.entries[groups[0].key]["buffering"] == choice.buffering
+    cache.save()
+    (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3)), TuneCache.load(cache.path))
+    assert cached.cached and cached.buffering == choice.buffering
+    # what tune_module writes lowers with that depth: the group alone at depth 1 keeps single buffers
+    single = parse(groups[0].module_text)
+    schedule_group(single, groups[0].target, None, 1)
+    apply_pipeline(single, "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},double-buffer{machine=davinci}")
+    assert "memref<2x" not in str(single)

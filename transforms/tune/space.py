@@ -42,6 +42,7 @@ from xdsl.printer import Printer
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.tune.estimate import estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
 from ziggurat.transforms.tile.tile_sizes import (
@@ -54,7 +55,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
-SPACE_VERSION = 2
+SPACE_VERSION = 3
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -254,13 +255,24 @@ def set_sizes(op: Operation, sizes: Sequence[int]) -> None:
     op.attributes["tile.sizes"] = DenseArrayBase.from_list(i64, list(sizes))
 
 
-def schedule_group(extracted: ModuleOp, target: int, sizes: Sequence[int] | None) -> None:
+def set_buffering(op: Operation, depth: int) -> None:
+    op.attributes[BUFFERING] = IntegerAttr(depth, i64)
+
+
+def schedule_group(
+    extracted: ModuleOp, target: int, sizes: Sequence[int] | None, buffering: int | None = None
+) -> None:
     """In a `Group.module_text` module: give the group's root `tile.sizes = sizes` (None: keep
-    the heuristic) and drop the marks, so the module lowers as the tuned input would."""
+    the heuristic) and `tile.buffering = buffering` (None: double-buffer's depth), and drop the
+    marks, so the module lowers as the tuned input would."""
     for op in extracted.walk():
         mark = op.attributes.pop(TUNE_ID, None)
-        if mark is not None and mark.value.data == target and sizes is not None:
+        if mark is None or mark.value.data != target:
+            continue
+        if sizes is not None:
             set_sizes(op, sizes)
+        if buffering is not None:
+            set_buffering(op, buffering)
 
 
-__all__ = ["SPACE_VERSION", "Group", "candidate_sizes", "schedule_group", "set_sizes", "tunable_groups"]
+__all__ = ["SPACE_VERSION", "Group", "candidate_sizes", "schedule_group", "set_buffering", "set_sizes", "tunable_groups"]

@@ -18,8 +18,11 @@
    flight are stopped, and each group keeps the best it has: a group whose
    default was not measured keeps the heuristic (so tuned is never slower
    than the default), and is not cached.
-4. The winner is the fastest measured schedule that matches; completed groups
-   go into the cache (`TuneCache`, a JSON file written atomically).
+4. The winner is the fastest measured schedule that matches. Its tile sizes are
+   then measured at each of `bufferings` (`tile.buffering`, the slots
+   double-buffer gives the group's buffers; default 2), in the budget left, and
+   a faster depth wins. Completed groups go into the cache (`TuneCache`, a
+   JSON file written atomically).
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ class TuneOptions:
     """Schedules measured per group: the default and the `top_k - 1` best estimates."""
     seed: int = 0
     """Seed of the random inputs the numerics are checked on."""
+    bufferings: tuple[int, ...] = (1, 3)
+    """Buffering depths (`tile.buffering`) measured on each group's winning tile sizes, once those
+    are decided, besides double-buffer's default of 2; () searches tile sizes only."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ class Task:
     """None: the default heuristic (no `tile.sizes`)."""
     machine: str
     seed: int
+    buffering: int | None = None
+    """None: double-buffer's default depth (no `tile.buffering`)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,8 @@ class Measurement:
     """None when the candidate failed (`error` says why)."""
     error: str | None
     seconds: float
+    buffering: int | None = None
+    """The task's buffering depth (None: the default)."""
 
 
 @dataclass
@@ -103,6 +113,8 @@ class Choice:
     cached: bool = False
     complete: bool = False
     """Every planned candidate was measured (only then is it cached)."""
+    buffering: int | None = None
+    """The winning `tile.buffering` (None: keep double-buffer's depth)."""
 
 
 def measure(task: Task) -> Measurement:
@@ -113,9 +125,11 @@ def measure(task: Task) -> Measurement:
             return _measure(task, start)
     except DiagnosticError as error:  # the extracted group's positions mean nothing to the user
         reason = "; ".join(d.message for d in error.diagnostics)
-        return Measurement(task.group, task.candidate, None, reason, time.monotonic() - start)
+        return Measurement(task.group, task.candidate, None, reason, time.monotonic() - start, task.buffering)
     except Exception as error:  # a candidate that does not lower or run loses, whatever the reason
-        return Measurement(task.group, task.candidate, None, exception_message(error), time.monotonic() - start)
+        return Measurement(
+            task.group, task.candidate, None, exception_message(error), time.monotonic() - start, task.buffering
+        )
 
 
 def _measure(task: Task, start: float) -> Measurement:
@@ -125,14 +139,15 @@ def _measure(task: Task, start: float) -> Measurement:
     function = find_function(module, "main")
     inputs = level_inputs(function, task.seed)
     expected = run_at_level(module, inputs, "main")
-    schedule_group(module, task.target, task.sizes)
+    schedule_group(module, task.target, task.sizes, task.buffering)
     apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
     lowered = find_function(module, "main")
     result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
     bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+    elapsed = time.monotonic() - start
     if bad:
-        return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", time.monotonic() - start)
-    return Measurement(task.group, task.candidate, result.stats.total_cycles, None, time.monotonic() - start)
+        return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", elapsed, task.buffering)
+    return Measurement(task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering)
 
 
 # --------------------------------------------------------------------------- #
@@ -168,6 +183,7 @@ class TuneCache:
         self.entries[choice.group.key] = {
             "group": choice.group.name,
             "sizes": None if choice.sizes is None else list(choice.sizes),
+            "buffering": choice.buffering,
             "cycles": choice.cycles,
             "default_cycles": choice.default_cycles,
             "measured": choice.measured,
@@ -252,10 +268,19 @@ def tune(
         results[todo[m.group]].append(m)
         on_measurement(groups[todo[m.group]], m)
 
+    start = time.monotonic()
     tasks = plan([groups[g] for g in todo], machine, options)
     _run(tasks, options, record)
     planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
     decided = {groups[g].key: _decide(groups[g], results[g], planned[g]) for g in todo}
+    depth_tasks = plan_bufferings(todo, groups, decided, results, machine, options)
+    if depth_tasks:
+        left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
+        if left is None or left > 0:
+            _run(depth_tasks, replace(options, budget=left), record)
+        for i, g in enumerate(todo):
+            planned_depths = sum(1 for t in depth_tasks if t.group == i)
+            _decide_buffering(decided[groups[g].key], [m for m in results[g] if m.buffering is not None], planned_depths)
     for choice in decided.values():
         if choice.complete:
             cache.put(choice)
@@ -265,13 +290,42 @@ def tune(
     return choices
 
 
+def plan_bufferings(
+    todo: list[int], groups: Sequence[Group], decided: dict[str, Choice], results: dict[int, list[Measurement]],
+    machine: str, options: TuneOptions,
+) -> list[Task]:
+    """Each group's winning tile sizes again at each of `options.bufferings` (a group whose sizes
+    search was cut short by the budget is not searched further)."""
+    tasks = []
+    for i, g in enumerate(todo):
+        choice = decided[groups[g].key]
+        if not choice.complete or choice.cycles is None:
+            continue
+        winner = min((m for m in results[g] if m.cycles is not None), key=lambda m: (m.cycles, m.candidate))
+        sizes = None if winner.candidate == 0 else groups[g].candidates[winner.candidate]
+        for depth in options.bufferings:
+            tasks.append(Task(i, winner.candidate, groups[g].module_text, groups[g].target, sizes, machine, options.seed, depth))
+    return tasks
+
+
+def _decide_buffering(choice: Choice, measurements: list[Measurement], planned: int) -> None:
+    """A depth that beats the winner's time at the default depth wins; all must be measured for
+    the choice to be complete (cached)."""
+    choice.measured += len(measurements)
+    choice.failed += sum(1 for m in measurements if m.cycles is None)
+    choice.complete = choice.complete and len(measurements) == planned
+    best = min((m for m in measurements if m.cycles is not None), key=lambda m: (m.cycles, m.buffering), default=None)
+    if best is not None and choice.cycles is not None and best.cycles < choice.cycles:
+        choice.buffering, choice.cycles = best.buffering, best.cycles
+
+
 def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
     if entry is None:
         return None
     sizes = entry.get("sizes")
     return Choice(
         group, None if sizes is None else tuple(sizes), entry.get("cycles"), entry.get("default_cycles"),
-        entry.get("measured", 0), cached=True, complete=True,
+        entry.get("measured", 0), cached=True, complete=True, buffering=entry.get("buffering"),
     )
 
 
