@@ -28,6 +28,7 @@ from xdsl.rewriter import InsertPoint
 
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.npu import row_major_strides
+from ziggurat.transforms.loop.buffers import kept_dims
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def _subview(parent: View, op: memref.SubviewOp) -> View:
     strides = op.static_strides.get_values()
     if DYNAMIC_INDEX in sizes or DYNAMIC_INDEX in strides:
         raise error_at(op, "loop-to-npu needs static subview sizes and strides")
-    kept = _kept_dims(sizes, op.result.type.get_shape())
+    kept = kept_dims(sizes, op.result.type.get_shape())
     view = parent
     for dim, offset in zip(parent.dims, offsets):
         view = view.shifted(dim, offset)
@@ -201,18 +202,6 @@ def _reinterpreted(parent: View, op: memref.ReinterpretCastOp) -> View:
         base_dim = next((d for d, s in enumerate(base_strides) if stride % s == 0), len(base_strides) - 1)
         dims.append(Dim(base_dim, size, stride // base_strides[base_dim]))
     return parent.with_dims(dims)
-
-
-def _kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> set[int]:
-    """The subview dimensions its (possibly rank-reduced) result keeps; the dropped ones are unit dims."""
-    to_drop = len(sizes) - len(result_shape)
-    kept: set[int] = set()
-    for dim, size in enumerate(sizes):
-        if size == 1 and to_drop > 0:
-            to_drop -= 1
-        else:
-            kept.add(dim)
-    return kept
 
 
 @dataclass

@@ -176,3 +176,14 @@ def slot_view_type(memref_type: MemRefType, slot: int) -> MemRefType:
         StridedLayoutAttr(strides[1:], slot * strides[0]),
         memref_type.memory_space,
     )
+
+
+def kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
+    """The dims of a subview (of `sizes`) that its possibly rank-reduced result (of
+    `result_shape`) keeps, matched left to right as MLIR does; the others are unit dims.
+    A `1x128x1x1` view reduced to `1x128` keeps dims 0 and 1, not 1 and 3."""
+    kept: list[int] = []
+    for dim, size in enumerate(sizes):
+        if len(kept) < len(result_shape) and size == result_shape[len(kept)]:
+            kept.append(dim)
+    return kept

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
@@ -58,7 +58,7 @@ from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
 from ziggurat.locations import locate
-from ziggurat.transforms.loop.buffers import byte_size, root_of, slot_view_type, space_of
+from ziggurat.transforms.loop.buffers import byte_size, kept_dims, root_of, slot_view_type, space_of
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -91,16 +91,25 @@ def retype_subview(view: memref.SubviewOp, mapping: dict[SSAValue, SSAValue]) ->
         kind: [next(dynamic[kind]) if v == DYNAMIC_INDEX else v for v in static.get_values()]
         for kind, static in statics.items()
     }
-    reduced = view.result.type.get_num_dims() < len(lists["sizes"])
-    new_type = memref.SubviewOp.infer_result_type(
-        source_type, lists["offsets"], lists["sizes"], lists["strides"], reduce_rank=reduced
-    )
+    full_type = memref.SubviewOp.infer_result_type(source_type, lists["offsets"], lists["sizes"], lists["strides"])
+    new_type = drop_dims_like(full_type, view.result.type)
     if new_type != view.result.type:
         old = view.result
         new = Rewriter.replace_value_with_new_type(old, new_type)
         for original, clone in mapping.items():
             if clone is old:
                 mapping[original] = new
+
+
+def drop_dims_like(full_type: MemRefType, reduced_type: MemRefType) -> MemRefType:
+    """`full_type` (a subview's unreduced result) less the unit dims that `reduced_type`
+    (the view's own, possibly rank-reduced, result) dropped; not every unit dim."""
+    strides = full_type.get_strides()
+    assert strides is not None
+    kept = kept_dims(full_type.get_shape(), reduced_type.get_shape())
+    shape = [full_type.get_shape()[d] for d in kept]
+    layout = StridedLayoutAttr([strides[d] for d in kept], full_type.get_offset())
+    return MemRefType(full_type.element_type, shape, layout, full_type.memory_space)
 
 
 def alloc_bytes_per_space(func: FuncOp) -> dict[str | None, int]:
