@@ -87,6 +87,7 @@ from ziggurat.locations import locate
 from ziggurat.dtypes import is_splat, to_numpy_dtype
 from ziggurat.dialects import loop
 from ziggurat.dialects.npu import MACHINE_ATTR
+from ziggurat.transforms.loop.buffers import kept_dims
 
 Dest = Callable[[Operation], SSAValue | None]
 """Where a tensor value would best be computed: the buffer, made before the given op, or None
@@ -124,21 +125,12 @@ def _strides_and_offset(memref_type: MemRefType) -> tuple[list[int | None], int 
     return list(memref_type.layout.get_strides()), memref_type.layout.get_offset()
 
 
-def _kept_dims(sizes: Sequence[int], shape: Sequence[int]) -> list[int]:
-    """The dims of a slice of `sizes` that a rank-reduced slice of `shape` keeps (it drops unit dims)."""
-    kept: list[int] = []
-    for dim, size in enumerate(sizes):
-        if len(kept) < len(shape) and size == shape[len(kept)]:
-            kept.append(dim)
-    return kept
-
-
 def _subview_type(
     source: MemRefType, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int], shape: Sequence[int]
 ) -> MemRefType:
     """The strided type of the subview of `source` of result `shape` (offsets DYNAMIC_INDEX where dynamic)."""
     strides, offset = _strides_and_offset(source)
-    kept = _kept_dims(sizes, shape)
+    kept = kept_dims(sizes, shape)
     view_strides = [None if strides[d] is None else strides[d] * steps[d] for d in kept]
     for start, stride in zip(offsets, strides):
         if offset is None or start == DYNAMIC_INDEX or stride is None:
