@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,8 @@ from ziggurat.tools.ziggurat_compile import (
     run_at_emitted_level,
     run_onnxruntime,
 )
+from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
+from ziggurat.transforms.tune.tuner import TuneOptions
 
 RESULTS = Path(__file__).parent / "results"
 EXAMPLE_MODELS = Path(__file__).parents[1] / "examples" / "models"
@@ -82,6 +85,12 @@ DEFAULT_NETWORKS = ("resnet50", "transformer")
 CHART_LAYERS = 30
 """Bars in a per-layer chart: the longest layers (ResNet-50 has about 120)."""
 PEER_TIMEOUT = 600.0
+TUNED_NETWORKS = ("resnet50",)
+"""The networks also run with ziggurat-tune's schedules by default (`--tune`)."""
+TUNE_BUDGET = 900.0
+"""Seconds of ziggurat-tune's search per network by default: enough for ResNet-50's whole search on 2 cores."""
+TUNE_TARGET = 1.3
+"""Issue 7: tuned schedules >= 1.3x faster than the heuristic's on the ResNet-50 total."""
 
 
 # --------------------------------------------------------------------------- #
@@ -130,15 +139,22 @@ class Timing:
     cpu_seconds: float = 0.0
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of the child processes it has waited for
+    (ziggurat-tune's measuring processes)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 @contextmanager
 def timed(timing: Timing) -> Iterator[None]:
     """Add the wall and CPU seconds of the block to `timing`."""
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), cpu_seconds()
     try:
         yield
     finally:
         timing.wall_seconds += time.perf_counter() - wall
-        timing.cpu_seconds += time.process_time() - cpu
+        timing.cpu_seconds += cpu_seconds() - cpu
 
 
 @dataclass
@@ -160,6 +176,34 @@ class Peer:
     wall_seconds: float | None = None
     cpu_seconds: float | None = None
     skipped: str | None = None
+
+
+@dataclass
+class Tuning:
+    """The same network with ziggurat-tune's tile sizes (tuned where the default is the heuristic's)."""
+
+    budget: float | None
+    top_k: int
+    jobs: int
+    search: Timing = field(default_factory=Timing)
+    """ziggurat-tune's search, its measuring processes' CPU included."""
+    groups: int = 0
+    """Fusion groups with tile sizes to search."""
+    measured: int = 0
+    """Schedules measured (a layer repeated in the network is measured once)."""
+    retiled: int = 0
+    """Groups whose winner is not the heuristic's tile."""
+    complete: bool = False
+    """Every planned schedule was measured within the budget."""
+    cycles: float | None = None
+    speedup: float | None = None
+    """The default's cycles / the tuned cycles."""
+    checks: list[Check] = field(default_factory=list)
+    """The tuned outputs against the same references as the default's, and against the default's outputs."""
+
+    @property
+    def met(self) -> bool:
+        return self.speedup is not None and self.speedup >= TUNE_TARGET
 
 
 @dataclass
@@ -188,6 +232,8 @@ class NetworkResult:
     with the ONNX op type of the node each layer is named after."""
     chart: str | None = None
     peers: list[Peer] = field(default_factory=list)
+    tuning: Tuning | None = None
+    """With `--tune`: the tuned schedules' figures."""
     failure: str | None = None
 
     def fail(self, stage: str, reason: str) -> None:
@@ -197,12 +243,15 @@ class NetworkResult:
 
     @property
     def passed(self) -> bool:
-        return self.failure is None and bool(self.checks) and all(c.passed for c in self.checks)
+        checks = [*self.checks, *(self.tuning.checks if self.tuning else [])]
+        return self.failure is None and bool(self.checks) and all(c.passed for c in checks)
 
 
 def evaluate(network: str, path: Path, machine: Machine, args: argparse.Namespace) -> NetworkResult:
     """Compile, simulate and check one network; a failed stage stops it with its reason recorded."""
     result = NetworkResult(network, path.name, machine.name)
+    if network in args.tune.split(","):
+        result.tuning = Tuning(args.tune_budget, args.tune_top_k, args.tune_jobs)
     with suppress(StageFailed):
         compile_simulate_check(result, path, machine, args)
     return result
@@ -220,7 +269,12 @@ def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, 
     with stage(result, "compile"), timed(result.compile):
         precision = choose_precision(args.precision, machine, module)
         result.computed_in = precision
-        lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
+        passes = lowering_passes(args.machine, "npu", precision)
+        split = tuning_point(passes)
+        lower(default_context(), module, passes[:split])
+    tuned = module.clone() if result.tuning is not None else None  # the graph IR ziggurat-tune takes
+    with stage(result, "compile"), timed(result.compile):
+        lower(default_context(), module, passes[split:])
     with stage(result, "simulate"), timed(result.simulate):
         run = run_at_emitted_level(module, inputs, machine)
     report = build_report(run.stats, machine, layers=True)
@@ -230,6 +284,32 @@ def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, 
     result.layers = [layer | {"op_type": op_types.get(layer["layer"])} for layer in report["layers"]]
     computed_in = precision_dtype(precision)
     result.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
+    if tuned is not None:
+        references["default"] = run.outputs
+        tune_simulate_check(result, result.tuning, tuned, passes[split:], inputs, references, machine, args)
+
+
+def tune_simulate_check(
+    result: NetworkResult, tuning: Tuning, module, passes, inputs, references, machine: Machine, args
+) -> None:
+    """Tune the graph IR `module` (ziggurat-tune's search, from an empty cache unless `--tune-cache`),
+    lower it with `passes`, run it and check its outputs against `references`."""
+    options = TuneOptions(jobs=tuning.jobs, budget=tuning.budget, top_k=tuning.top_k)
+    with stage(result, "tune"), timed(tuning.search):
+        choices = tune_module(module, args.machine, options, args.tune_cache)
+    tuning.groups = len(choices)
+    searched = {c.group.key: c for c in choices if not c.cached}  # a repeated layer shares its group's choice
+    tuning.measured = sum(c.measured for c in searched.values())
+    tuning.retiled = sum(c.sizes is not None and c.sizes != c.group.candidates[0] for c in choices)
+    tuning.complete = all(c.complete for c in choices)
+    with stage(result, "compile tuned"):
+        lower(default_context(), module, passes)
+    with stage(result, "simulate tuned"):
+        run = run_at_emitted_level(module, inputs, machine)
+    tuning.cycles = run.stats.total_cycles
+    tuning.speedup = result.cycles / tuning.cycles
+    computed_in = precision_dtype(result.computed_in)
+    tuning.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
 
 
 def check(against: str, actual: list[np.ndarray], expected: list[np.ndarray], computed_in) -> Check:
@@ -390,9 +470,31 @@ def results_table(results: list[NetworkResult], machine: str) -> Table:
     return table
 
 
+def tuning_table(results: list[NetworkResult]) -> Table:
+    """Default (heuristic) against tuned cycles, for the networks run with `--tune`."""
+    table = Table(title=f"tuned against default tiles (target: >= {TUNE_TARGET}x)", title_justify="left")
+    columns = ("network", "default cycles", "tuned cycles", "speedup", "groups (retiled)", "measured", "tuning s", "check (max abs)")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("network", "check (max abs)") else "right")
+    for r in results:
+        t = r.tuning
+        if t is None:
+            continue
+        speedup = "" if t.speedup is None else f"{t.speedup:.3f}x ({'met' if t.met else 'missed'})"
+        search = f"{t.search.wall_seconds:.1f} / {t.search.cpu_seconds:.1f}" + ("" if t.complete else " (budget)")
+        checks = ", ".join(f"{c.against} {'ok' if c.passed else 'FAIL'} ({c.max_abs:.2g})" for c in t.checks)
+        table.add_row(
+            r.network, number(r.cycles, ",.0f"), number(t.cycles, ",.0f"), speedup,
+            f"{t.groups} ({t.retiled})", str(t.measured), search, checks or "-",
+        )
+    return table
+
+
 def print_results(results: list[NetworkResult], machine: str, console: Console) -> None:
     """The table, then the skipped peers and the failures, one line each."""
     console.print(results_table(results, machine))
+    if any(r.tuning is not None for r in results):
+        console.print(tuning_table(results))
     for r in results:
         for peer in r.peers:
             if peer.skipped is not None:
@@ -401,6 +503,11 @@ def print_results(results: list[NetworkResult], machine: str, console: Console) 
             console.print(f"{r.network}: FAILED at {r.failure}", highlight=False, markup=False, soft_wrap=True)
         if r.chart is not None:
             console.print(f"{r.network}: per-layer chart in {r.chart}", highlight=False, markup=False, soft_wrap=True)
+        if r.tuning is not None and r.tuning.speedup is not None and not r.tuning.met:
+            console.print(
+                f"{r.network}: tuned {r.tuning.speedup:.3f}x faster than the heuristic, target {TUNE_TARGET}x missed",
+                highlight=False, markup=False, soft_wrap=True,
+            )
 
 
 def build_argument_parser() -> argparse.ArgumentParser:
@@ -427,6 +534,22 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--peer-timeout", type=float, default=PEER_TIMEOUT, help=f"seconds per peer compile (default: {PEER_TIMEOUT:g})"
+    )
+    parser.add_argument(
+        "--tune",
+        metavar="A,B",
+        default=",".join(TUNED_NETWORKS),
+        help="networks also run with ziggurat-tune's tile sizes, by name or .onnx stem; '' for none (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--tune-budget", type=float, default=TUNE_BUDGET, help=f"ziggurat-tune's --budget in seconds (default: {TUNE_BUDGET:g})"
+    )
+    parser.add_argument("--tune-top-k", type=int, default=4, help="ziggurat-tune's --top-k (default: 4)")
+    parser.add_argument(
+        "--tune-jobs", type=int, default=os.cpu_count() or 1, help="ziggurat-tune's --jobs (default: every core)"
+    )
+    parser.add_argument(
+        "--tune-cache", type=Path, help="ziggurat-tune's --cache (default: none, every group is measured)"
     )
     return parser
 
@@ -457,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.results.mkdir(parents=True, exist_ok=True)
     write_atomically(args.results / "networks.json", json.dumps(report, indent=2) + "\n")
-    return 0 if all(r.passed for r in results) else 1
+    return 0 if all(r.passed and (r.tuning is None or r.tuning.met) for r in results) else 1
 
 
 if __name__ == "__main__":

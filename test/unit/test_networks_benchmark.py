@@ -69,3 +69,20 @@ def test_a_chart_label_adds_the_op_type_where_the_name_does_not_say_it():
     assert networks.layer_label({"layer": "n1", "op_type": "BatchNormalization"}) == "n1 BatchNormalization"
     assert networks.layer_label({"layer": "Relu r2", "op_type": "Relu"}) == "Relu r2"
     assert networks.layer_label({"layer": "model.mlir:12", "op_type": None}) == "model.mlir:12"
+
+
+def test_a_tuned_network_reports_its_speedup_and_misses_the_target_below_it(tmp_path: Path, capsys):
+    model = two_layers(tmp_path)
+    code, results = run(
+        tmp_path, "--models", str(model), "--no-peers", "--tune", "two_layers", "--tune-budget", "60",
+        "--tune-top-k", "2", "--tune-jobs", "1",
+    )
+    [network] = results["networks"]
+    tuning = network["tuning"]
+    assert network["passed"] and tuning["cycles"] > 0 and tuning["complete"]
+    assert tuning["speedup"] == pytest.approx(network["cycles"] / tuning["cycles"])
+    assert [c["against"] for c in tuning["checks"]] == ["onnxruntime", "default"] and all(c["passed"] for c in tuning["checks"])
+    assert tuning["search"]["wall_seconds"] > 0 and tuning["top_k"] == 2
+    # a 16x32x32 matmul: tuning cannot make it 1.3x faster, so the run says so and exits 1
+    assert tuning["speedup"] < networks.TUNE_TARGET and code == 1
+    assert "target 1.3x missed" in capsys.readouterr().out
