@@ -40,6 +40,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
 from ziggurat.backends.machine import Machine
+from ziggurat.dialects import graph
+from ziggurat.dtypes import is_splat
 from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.transforms.loop.double_buffer import BUFFERING
@@ -55,7 +57,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
-SPACE_VERSION = 3
+SPACE_VERSION = 4
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -127,10 +129,14 @@ def _elements(value: SSAValue) -> int:
 
 
 def _copied_in(value: SSAValue) -> bool:
-    """A constant an extracted group keeps: a scalar, or a small integer tensor (a shape)."""
+    """A constant an extracted group keeps: a scalar, a splat (graph-to-tile folds it into the
+    ops that read it as a scalar, so as an argument it would tile and run differently from the
+    group in its model: the light ResNet-50's biases), or a small integer tensor (a shape)."""
     producer = value.owner
     if not isinstance(producer, Operation) or producer.operands:
         return False
+    if isinstance(producer, graph.ConstantOp) and is_splat(producer.value):
+        return True
     elements = _elements(value)
     element = value.type.get_element_type() if isinstance(value.type, ShapedType) else value.type
     return elements == 1 or elements <= SMALL_CONSTANT and isinstance(element, (IntegerType, IndexType))
