@@ -336,7 +336,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     **{("resnet_block", m): RESNET_BLOCK_BLOCKED for m in MACHINES if m != "davinci"},
     ("channel_shuffle_depthwise_7x7", "tensorcore"): "npu-insert-sync: 7x7 f16 channel slices start at "
     "2-byte offsets of 'rf', whose instructions start at multiples of 4",
-    ("conv_depthwise_28", "systolic"): "double-buffer: the unrolled copy of a 1x1x1x1 weight slice reads it 0-d",
 }
 """(kernel, machine) -> the first pass of lower-to-npu that fails or diverges there, when this
 list was last brought up to date. Not strict: an XPASS means the entry can go."""
