@@ -200,3 +200,17 @@ def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_w
     schedule_group(single, groups[0].target, None, 1)
     apply_pipeline(single, "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},double-buffer{machine=davinci}")
     assert "memref<2x" not in str(single)
+
+
+def test_a_group_with_a_splat_too_large_to_print_as_a_number_parses_back():
+    # splats are copied into the extracted group; one of more than 2**24 elements must print in
+    # the form the parser reads back (ziggurat.printing), or the group cannot be measured
+    module = parse("""
+func.func @main(%a: tensor<16x4097xf16>) -> tensor<16x4096xf16> {
+  %w = graph.constant dense<"0x003C"> : tensor<4097x4096xf16>
+  %c = graph.matmul %a, %w : (tensor<16x4097xf16>, tensor<4097x4096xf16>) -> tensor<16x4096xf16>
+  func.return %c : tensor<16x4096xf16>
+}""")
+    (group,) = tunable_groups(module, load_machine(MACHINE))
+    assert 'dense<"0x003C"> : tensor<4097x4096xf16>' in group.module_text
+    parse(group.module_text)

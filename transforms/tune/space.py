@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.printer import Printer
 
 from ziggurat.backends.machine import Machine
 from ziggurat.dialects import graph
 from ziggurat.dtypes import is_splat
 from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.printing import Printer
 from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.tune.estimate import estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
