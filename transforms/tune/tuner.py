@@ -301,7 +301,7 @@ def plan_bufferings(
         choice = decided[groups[g].key]
         if not choice.complete or choice.cycles is None:
             continue
-        winner = min((m for m in results[g] if m.cycles is not None), key=lambda m: (m.cycles, m.candidate))
+        winner = _fastest(results[g])
         sizes = None if winner.candidate == 0 else groups[g].candidates[winner.candidate]
         for depth in options.bufferings:
             tasks.append(Task(i, winner.candidate, groups[g].module_text, groups[g].target, sizes, machine, options.seed, depth))
@@ -338,9 +338,14 @@ def _decide(group: Group, measurements: list[Measurement], planned: int) -> Choi
     )
     if default is None or not ok:
         return choice  # the default was never run (budget), or nothing matched: keep the heuristic
-    best = min(ok, key=lambda m: (m.cycles, m.candidate))
+    best = _fastest(ok)
     choice.sizes, choice.cycles = group.candidates[best.candidate], best.cycles
     return choice
+
+
+def _fastest(measurements: list[Measurement]) -> Measurement | None:
+    """The fastest measurement that matched, the earlier candidate on a tie (the winner)."""
+    return min((m for m in measurements if m.cycles is not None), key=lambda m: (m.cycles, m.candidate), default=None)
 
 
 __all__ = ["Choice", "Measurement", "TuneCache", "TuneOptions", "measure", "plan", "tune"]
