@@ -204,6 +204,15 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
     return [tuple(extents[r.position] for r in indexing.results) for indexing in maps]
 
 
+def ping_pongs(machine: Machine, space: str, tile_bytes: int) -> bool:
+    """Whether consecutive ops of a block (a convolution's window points, the unrolled steps of
+    a reduction) get two staging buffers of `tile_bytes` in `space`, used in turn, rather than
+    one: in the matrix unit's operand spaces, where tile sizes leave room for two of each tile,
+    so the DMA loading one op's operand overlaps the instruction reading the previous op's."""
+    unit = machine.matrix
+    return space in (unit.a_space, unit.b_space) and 2 * tile_bytes <= machine.memories[space].capacity
+
+
 def _padding(shape: Sequence[int], padded: Sequence[int]) -> list[int]:
     return [v for size, target in zip(shape, padded) for v in (0, target - size)]
 
@@ -715,15 +724,7 @@ class _Promoter:
         return buffer
 
     def ping_pong(self, memref_type: MemRefType) -> bool:
-        """Whether consecutive ops of a block (a convolution's window points, the unrolled steps
-        of a reduction) get two buffers of this type, used in turn, rather than one: in the
-        matrix unit's operand spaces, where tile sizes leave room for two of each tile, so the
-        DMA loading one op's operand overlaps the instruction reading the previous op's."""
-        unit = self.machine.matrix
-        space = memref_type.memory_space.data
-        if space not in (unit.a_space, unit.b_space):
-            return False
-        return 2 * byte_size(memref_type) <= self.machine.memories[space].capacity
+        return ping_pongs(self.machine, memref_type.memory_space.data, byte_size(memref_type))
 
     def check_fits(self, op: Operation, what: str, memref_type: MemRefType) -> None:
         space = memref_type.memory_space.data

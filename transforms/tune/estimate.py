@@ -29,6 +29,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.machine import Machine
 from ziggurat.backends.timing import dma_cycles, mma_cycles
 from ziggurat.transforms.loop.memory_routes import hops, route
+from ziggurat.transforms.loop.promote_to_memory_space import ping_pongs
 from ziggurat.transforms.tile.tile_sizes import contraction_roles
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
@@ -92,9 +93,8 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
                 one *= window
             busy[engine.pipe] += steps * one
             fill += one
-    ping_pong = all(
-        2 * tile_bytes <= machine.memories[space].capacity
-        for space, tile_bytes in ((matrix.a_space, rm * rk * in_bytes), (matrix.b_space, rk * rn * in_bytes))
+    ping_pong = ping_pongs(machine, matrix.a_space, rm * rk * in_bytes) and ping_pongs(
+        machine, matrix.b_space, rk * rn * in_bytes
     )
     if window > 1 and not ping_pong:
         # tile-decompose-conv unrolls the window within one iteration; promote-to-memory-space
