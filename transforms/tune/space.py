@@ -65,9 +65,10 @@ TUNE_ID = "tile.tune_id"
 carries `tile.*` attributes to the linalg ops, so a group's root leads back to its graph op."""
 
 SMALL_CONSTANT = 64
-"""Integer constants of at most this many elements (shapes) and scalar constants are copied into an
-extracted group; other constants (weights, biases) become arguments, as they live in global memory
-anyway, and their values would make a layer repeated in a model hash as a different group."""
+"""Integer constants of at most this many elements (shapes), scalar and splat constants are copied
+into an extracted group (`_copied_in`); other constants (weights, biases) become arguments, as they
+live in global memory anyway, and their values would make a layer repeated in a model hash as a
+different group."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def _printed(op: Operation) -> str:
 
 def _extract(op: Operation) -> ModuleOp:
     """`op` (a top-level op of a function after graph-fuse) alone in `@main`: the producers of
-    shapes and scalars are copied in (`_copied_in`), every other operand is an argument."""
+    shapes, scalars and splats are copied in (`_copied_in`), every other operand is an argument."""
     arguments: list[SSAValue] = []
     copied: list[Operation] = []
     for operand in op.operands:
