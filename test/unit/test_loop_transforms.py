@@ -151,11 +151,18 @@ def loop_level(kernel: str, machine: str):
             f"graph-to-tile,tile-decompose-conv,tile-vectorize{{machine={machine}}},canonicalize,tile-to-loop{{machine={machine}}}",
         )
         return module
-    if kernel == "gemm_bias":  # the lit test's kernel: a bias added to the accumulator in place
-        text = (Path(__file__).parents[1] / "loop" / "promote-epilogue.mlir").read_text().replace('"gm"', '"GM"')
+    if kernel in LIT_KERNELS:
+        text = (Path(__file__).parents[1] / "loop" / LIT_KERNELS[kernel]).read_text().replace('"gm"', '"GM"')
     else:
         text = {"matmul_relu": MATMUL_RELU, "matmul_ij": MATMUL_IJ, "ragged": RAGGED}[kernel]
     return parse(text.replace('"GM"', f'"{load_machine(machine).global_memory().name}"'))
+
+
+LIT_KERNELS = {
+    "gemm_bias": "promote-epilogue.mlir",  # a bias added to the accumulator in place
+    "gemm_bias_residual": "promote-epilogue-residual.mlir",  # then truncated, a residual added in place
+}
+"""Kernels that are lit tests' inputs, by file in test/loop."""
 
 
 def promote(machine: str) -> str:
@@ -170,7 +177,7 @@ PIPELINES = {
 
 
 @pytest.mark.parametrize("pipeline", list(PIPELINES))
-@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", "gemm_bias", "conv_relu", "softmax"])
+@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", *LIT_KERNELS, "conv_relu", "softmax"])
 @pytest.mark.parametrize("machine", PRESETS)
 def test_passes_preserve_numerics(machine: str, kernel: str, pipeline: str):
     report = check_pass_preserves_numerics(loop_level(kernel, machine), PIPELINES[pipeline](machine))
@@ -249,7 +256,7 @@ def test_double_buffer_depth_preserves_numerics(depth: int):
     assert any(op.memref.type.get_shape()[0] == depth for op in slotted)
 
 
-@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", "gemm_bias", "softmax"])
+@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", *LIT_KERNELS, "softmax"])
 @pytest.mark.parametrize("machine", PRESETS)
 def test_output_lowers_to_npu_and_runs(machine: str, kernel: str):
     """What these passes produce is what loop-to-npu takes: the rest of lower-to-npu runs on run_npu."""

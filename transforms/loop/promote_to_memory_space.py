@@ -531,6 +531,8 @@ class _Promoter:
             return
         self.busy = set()
         self.anchor = copy
+        if self.cast_within_vector_space(copy):
+            return
         if self.cast_in_vector_space(copy):
             return self.legalize(copy)
         steps = hops(self.machine, self.copy_route(copy, source, destination))
@@ -626,6 +628,22 @@ class _Promoter:
         Rewriter.erase_op(copy)
         for _, piece in pieces:
             self.legalize(piece)
+        return True
+
+    def cast_within_vector_space(self, copy: CopyOp | CopyAsyncOp) -> bool:
+        """A casting copy from a vector space into the same space (a cast folded into a copy whose
+        source a fused op then moved next to it, e.g. a bias added in ub before the truncation) is a
+        cast generic in place: no engine moves within one space, and bouncing through another space
+        (ub -> gm -> ub) would cost two DMAs and the global memory's latency."""
+        space = space_of(copy.source)
+        if space not in self.machine.vector.spaces or space_of(copy.destination) != space:
+            return False
+        if copy.source.type.element_type == copy.destination.type.element_type:
+            return False
+        if any(p for pair in copy.padding() for p in pair):
+            return False
+        self.insert(cast_generic(copy.source, copy.destination), InsertPoint.before(copy))
+        self.replace_copy(copy)
         return True
 
     def cast_in_vector_space(self, copy: CopyOp | CopyAsyncOp) -> bool:
