@@ -128,3 +128,38 @@ module attributes {npu.machine = "davinci"} {
     func.return
   }
 }
+
+// -----
+
+// A weight in a global reads bytes of its own, and a buffer the pass cannot trace (%Bv, from a
+// cast) may be anywhere in its space but nowhere else: neither load from gm waits for the mte1
+// write into l0b before it (the in-order mte2 queue alone orders them); the mte3 store into gm
+// does wait for mte2 having read %Bv, which it may overlap there.
+// CHECK-LABEL: func.func @global_and_untraced
+// CHECK:         npu.dma "mte2" %A
+// CHECK-NEXT:    npu.set_flag "mte2" -> "mte1", 0
+// CHECK-NEXT:    npu.wait_flag "mte2" -> "mte1", 0
+// CHECK-NEXT:    npu.dma "mte1" %a1
+// CHECK-NEXT:    npu.dma "mte2" %W
+// CHECK-NEXT:    npu.dma "mte2" %Bv
+// CHECK-NEXT:    npu.set_flag "mte2" -> "mte3", 0
+// CHECK-NEXT:    npu.wait_flag "mte2" -> "mte3", 0
+// CHECK-NEXT:    npu.dma "mte3" %u[0, 0] -> %Y
+module attributes {npu.machine = "davinci"} {
+  "memref.global"() <{sym_name = "weight", type = memref<64x64xf16, "gm">, initial_value = dense<1.000000e+00> : tensor<64x64xf16>, sym_visibility = "private", constant}> : () -> ()
+  func.func @global_and_untraced(%A: memref<64x64xf16, "gm">, %B: memref<4096xf16, "gm">, %Y: memref<64x64xf16, "gm">) {
+    %a1 = npu.buffer offset 0 : memref<64x64xf16, "l1">
+    %w1 = npu.buffer offset 8192 : memref<64x64xf16, "l1">
+    %b1 = npu.buffer offset 16384 : memref<64x64xf16, "l1">
+    %a0 = npu.buffer offset 0 : memref<64x64xf16, "l0b">
+    %u = npu.buffer offset 0 : memref<64x64xf16, "ub">
+    %W = memref.get_global @weight : memref<64x64xf16, "gm">
+    %Bv = builtin.unrealized_conversion_cast %B : memref<4096xf16, "gm"> to memref<64x64xf16, "gm">
+    npu.dma "mte2" %A[0, 0] -> %a1[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "gm"> -> memref<64x64xf16, "l1">
+    npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "l1"> -> memref<64x64xf16, "l0b">
+    npu.dma "mte2" %W[0, 0] -> %w1[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "gm"> -> memref<64x64xf16, "l1">
+    npu.dma "mte2" %Bv[0, 0] -> %b1[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "gm"> -> memref<64x64xf16, "l1">
+    npu.dma "mte3" %u[0, 0] -> %Y[0, 0] {shape = array<i64: 64, 64>} : memref<64x64xf16, "ub"> -> memref<64x64xf16, "gm">
+    func.return
+  }
+}

@@ -64,23 +64,35 @@ Clock = dict[str, int]
 """Per pipe P: the last step of P known to have finished (step numbers of one block)."""
 
 _ANYWHERE = "anywhere"
-"""The storage of an access whose bytes are unknown: it conflicts with every access."""
+"""The storage of an instruction that declares no windows: it conflicts with every access."""
+
+
+@dataclass(frozen=True)
+class _SomewhereIn:
+    """The storage of a buffer whose bytes are unknown but whose space is not (a view the pass
+    cannot trace): it conflicts with every access to that space, and with none elsewhere, since
+    spaces are disjoint memories (a gm weight read never waits for an l0b write)."""
+
+    space: str
 
 
 @dataclass(frozen=True)
 class _Access:
-    """Bytes [start, end) of a buffer's storage, read or written."""
+    """Bytes [start, end) of a buffer's storage in `space`, read or written."""
 
     storage: object
     start: int
     end: int
     write: bool
+    space: str | None = None
 
     def conflicts(self, other: _Access) -> bool:
         if not (self.write or other.write):
             return False
         if _ANYWHERE in (self.storage, other.storage):
             return True
+        if isinstance(self.storage, _SomewhereIn) or isinstance(other.storage, _SomewhereIn):
+            return self.space == other.space
         return self.storage == other.storage and self.start < other.end and other.start < self.end
 
 
@@ -109,14 +121,17 @@ class _Addresses:
             low, high = low + first * stride, high + last * stride
         itemsize = npu.element_bytes(window.buffer.type.get_element_type())
         end = high + npu.window_extent(window.shape, window.strides)
-        return _Access(storage, offset + low * itemsize, offset + end * itemsize, window.write)
+        return _Access(
+            storage, offset + low * itemsize, offset + end * itemsize, window.write, npu.space_of(window.buffer)
+        )
 
     @staticmethod
     def _storage(buffer: SSAValue) -> tuple[object, int]:
         """What holds the buffer's bytes, and where in it they start.
 
         npu.buffers of one space may share bytes, so their storage is the space; an alloc or
-        an argument holds bytes of its own; any other buffer value may be anywhere in its space.
+        an argument holds bytes of its own, a global (`memref.get_global`, e.g. a weight) those
+        of its symbol; any other buffer value may be anywhere in its space.
         """
         owner = buffer.owner
         if isinstance(owner, npu.BufferOp):
@@ -125,7 +140,9 @@ class _Addresses:
             isinstance(buffer, BlockArgument) and isinstance(buffer.block.parent_op(), func.FuncOp)
         ):
             return buffer, 0
-        return _ANYWHERE, 0
+        if isinstance(owner, memref.GetGlobalOp):
+            return ("global", owner.name_.string_value()), 0
+        return _SomewhereIn(npu.space_of(buffer)), 0
 
     def runs_once(self, loop: scf.ForOp) -> bool:
         """Whether the loop's bounds say it runs at least one iteration."""
@@ -221,7 +238,7 @@ def _envelopes_meet(mine: dict[object, tuple[int, int, bool]], theirs: dict[obje
     a conflicting pair lies in one storage, inside both envelopes, one of them a write).
     Scanning a block's steps for producers compares most pairs of steps; this spares most
     of them the comparison of every access with every other."""
-    if _ANYWHERE in mine or _ANYWHERE in theirs:
+    if any(storage == _ANYWHERE or isinstance(storage, _SomewhereIn) for storage in (*mine, *theirs)):
         return True
     for storage, (start, end, write) in mine.items():
         other = theirs.get(storage)
