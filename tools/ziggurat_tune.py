@@ -11,8 +11,9 @@ sizes that fit the machine are ranked by an analytic estimate
 the npu interpreter with timing, checked against the graph interpreter; the
 fastest that matches wins (`transforms/tune/tuner.py`); the winner's tile
 sizes are then measured at each `--bufferings` depth (default 1 and 3, beside
-double-buffer's 2), and a faster depth wins too. The output is the input with
-`tile.sizes` (and `tile.buffering`) on each tuned group's root, which
+double-buffer's 2) and in each other order of their tile loops, and a faster
+depth or order wins too. The output is the input with `tile.sizes` (and
+`tile.buffering`, `tile.interchange`) on each tuned group's root, which
 `tile-and-fuse` (and `double-buffer`) honour; groups not tuned keep the heuristic.
 
 `--jobs N` measures on N processes (default: every core); `--budget SECONDS`
@@ -53,7 +54,7 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.printing import Printer
-from ziggurat.transforms.tune.space import Group, set_buffering, set_sizes, tunable_groups
+from ziggurat.transforms.tune.space import Group, loop_orders, set_buffering, set_interchange, set_sizes, tunable_groups
 from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 
 _STDERR = Console(stderr=True)
@@ -130,6 +131,8 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
         sizes = "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
         if m.buffering is not None:
             sizes += f" buffering {m.buffering}"
+        if m.interchange is not None:
+            sizes += f" interchange {list(m.interchange)}"
         outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
         print(f"tune: [{done}/{total}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
 
@@ -137,7 +140,7 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
 
 
 def summary(choices: Sequence[Choice]) -> str:
-    lines = ["group                      default cycles    tuned cycles  speedup  tile.sizes, tile.buffering"]
+    lines = ["group                      default cycles    tuned cycles  speedup  tile.sizes, tile.buffering, tile.interchange"]
     for c in choices:
         default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
         tuned = f"{c.cycles:,.0f}" if c.cycles else "-"
@@ -145,6 +148,8 @@ def summary(choices: Sequence[Choice]) -> str:
         sizes = "heuristic" if c.sizes is None else "[" + ", ".join(map(str, c.sizes)) + "]"
         if c.buffering is not None:
             sizes += f", buffering {c.buffering}"
+        if c.interchange is not None:
+            sizes += f", interchange {list(c.interchange)}"
         note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
     return "\n".join(lines)
@@ -152,11 +157,14 @@ def summary(choices: Sequence[Choice]) -> str:
 
 def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None) -> list[Choice]:
     """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
-    the winners' `tile.sizes` and `tile.buffering` on their roots, in place; the cache is read and saved."""
+    the winners' `tile.sizes`, `tile.buffering` and `tile.interchange` on their roots, in place; the
+    cache is read and saved."""
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
-    searched = {
-        g.key: min(options.top_k, len(g.candidates)) + len(options.bufferings) for g in groups if cache.get(g.key) is None
+    searched = {  # the loop orders are those of the default's sizes: the winner's may have more or fewer
+        g.key: min(options.top_k, len(g.candidates)) + len(options.bufferings) + len(loop_orders(g, None))
+        for g in groups
+        if cache.get(g.key) is None
     }
     to_measure = sum(searched.values())
     with progress(to_measure) as report:
@@ -167,6 +175,8 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
             set_sizes(ops[choice.group.target], choice.sizes)
         if choice.buffering is not None:
             set_buffering(ops[choice.group.target], choice.buffering)
+        if choice.interchange is not None:
+            set_interchange(ops[choice.group.target], choice.interchange)
     cache.save()
     return choices
 

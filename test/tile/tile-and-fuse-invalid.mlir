@@ -10,3 +10,21 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   } -> tensor<?x8xf32>
   func.return %y : tensor<?x8xf32>
 }
+
+// -----
+
+// tile.interchange orders parallel loops: the matmul's loop 2 is its reduction.
+func.func @interchange_reduction(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{tile.interchange must list distinct parallel loops of this op (0 to 2, reductions excluded), outermost first; got array<i64: 2, 0>}}
+  %y = linalg.matmul {tile.interchange = array<i64: 2, 0>} ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Each loop once.
+func.func @interchange_repeated(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{tile.interchange must list distinct parallel loops of this op (0 to 2, reductions excluded), outermost first; got array<i64: 1, 1>}}
+  %y = linalg.matmul {tile.interchange = array<i64: 1, 1>} ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %y : tensor<8x8xf32>
+}

@@ -64,3 +64,23 @@ func.func @conv_relu(%x: tensor<1x16x10x10xf16>, %w: tensor<8x16x3x3xf16>) -> te
   %r = graph.relu %y : tensor<1x8x10x10xf16>
   func.return %r : tensor<1x8x10x10xf16>
 }
+
+// -----
+
+// tile.interchange on the root nests its loop 1 (N) outside loop 0 (M), which the default
+// nests the other way round; the reduction (48, whole) has no loop.
+// CHECK-LABEL: func.func @matmul_interchange(
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NEXT:        tensor.extract_slice %a[%[[I]], 0] [32, 48] [1, 1] : tensor<64x48xf16> to tensor<32x48xf16>
+// CHECK-NEXT:        tensor.extract_slice %b[0, %[[J]]] [48, 48] [1, 1] : tensor<48x96xf16> to tensor<48x48xf16>
+// CHECK:             tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %[[J]]] [32, 48] [1, 1]
+// DAVINCI-LABEL: func.func @matmul_interchange(
+// DAVINCI:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// DAVINCI:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// DAVINCI:             tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %[[J]]] [32, 48] [1, 1]
+func.func @matmul_interchange(%a: tensor<64x48xf16>, %b: tensor<48x96xf16>) -> tensor<64x96xf16> {
+  %y = graph.matmul %a, %b {tile.sizes = array<i64: 32, 48, 0>, tile.interchange = array<i64: 1, 0>} : (tensor<64x48xf16>, tensor<48x96xf16>) -> tensor<64x96xf16>
+  %r = graph.relu %y : tensor<64x96xf16>
+  func.return %r : tensor<64x96xf16>
+}

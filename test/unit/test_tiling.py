@@ -4,7 +4,7 @@ loop structure, tile sizes from the machines."""
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects import scf, tensor
+from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.linalg import ops as linalg
 
 from ziggurat.backends.machine import load_machine
@@ -238,6 +238,25 @@ def test_tile_sizes_attribute_wins_over_the_option():
     }"""
     module = lowered(text, "sizes=32,16,8")
     assert [static_bounds(loop) for loop in loops_of(module)] == [(0, 64, 16)]
+
+
+@pytest.mark.parametrize("interchange", [None, "2, 1"])
+def test_interchange_nests_the_tile_loops_in_its_order(interchange):
+    """A conv + relu tiled rows x output channels, the rows in three segments (the first and last
+    tiles peeled for the halo, the middle ones a loop): by default each segment is nested in a
+    channels' loop; `tile.interchange = [2, 1]` puts the segments outside, a channels' loop in
+    each. The numerics stay (`lowered` checks them), the inner reduction loop included."""
+    attribute = "" if interchange is None else f", tile.interchange = array<i64: {interchange}>"
+    text = f"""
+    func.func @main(%x: tensor<1x16x20x20xf32>, %w: tensor<48x16x3x3xf32>) -> tensor<1x48x20x20xf32> {{
+      %y = graph.conv2d %x, %w {{pads = array<i64: 1, 1, 1, 1>, tile.sizes = array<i64: 1, 16, 4, 20, 8, 3, 3>{attribute}}} : (tensor<1x16x20x20xf32>, tensor<48x16x3x3xf32>) -> tensor<1x48x20x20xf32>
+      %r = graph.relu %y : tensor<1x48x20x20xf32>
+      func.return %r : tensor<1x48x20x20xf32>
+    }}"""
+    module = lowered(text, "sizes=1")
+    outermost = [static_bounds(loop) for loop in loops_of(module) if isinstance(loop.parent_op(), func.FuncOp)]
+    channels, rows = (0, 48, 16), (4, 16, 4)
+    assert outermost == ([channels] * 3 if interchange is None else [channels, rows, channels])
 
 
 def test_options_are_required():

@@ -11,7 +11,7 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
 from ziggurat.tools import ziggurat_tune
-from ziggurat.transforms.tune.space import schedule_group, set_sizes, tunable_groups
+from ziggurat.transforms.tune.space import loop_orders, schedule_group, set_sizes, tunable_groups
 from ziggurat.transforms.tune.tuner import Task, TuneCache, TuneOptions, measure, tune
 
 MACHINE = "davinci"
@@ -183,14 +183,14 @@ def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_w
     seen = []
     cache = TuneCache(tmp_path / "cache.json")
     (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3)), cache, lambda g, m: seen.append(m))
-    sizes_phase, depth_phase = seen[:2], seen[2:]
+    sizes_phase, depth_phase = seen[:2], [m for m in seen[2:] if m.interchange is None]
     assert [m.buffering for m in sizes_phase] == [None, None] and [m.buffering for m in depth_phase] == [1, 3]
     winner = min((m for m in sizes_phase if m.cycles is not None), key=lambda m: (m.cycles, m.candidate))
     assert all(m.candidate == winner.candidate for m in depth_phase)  # the winner's sizes, again
-    assert choice.complete and choice.measured == 4
+    assert choice.complete and choice.measured == len(seen) == 4 + len(loop_orders(groups[0], choice.sizes))
     assert choice.cycles == min(m.cycles for m in seen if m.cycles is not None)
-    fastest_depth = min(depth_phase, key=lambda m: m.cycles)
-    assert choice.buffering == (fastest_depth.buffering if fastest_depth.cycles < winner.cycles else None)
+    fastest_variant = min(seen[2:], key=lambda m: (m.cycles, m.buffering or 0, m.interchange or ()))
+    assert choice.buffering == (fastest_variant.buffering if fastest_variant.cycles < winner.cycles else None)
     assert cache.entries[groups[0].key]["buffering"] == choice.buffering
     cache.save()
     (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3)), TuneCache.load(cache.path))
@@ -200,6 +200,33 @@ def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_w
     schedule_group(single, groups[0].target, None, 1)
     apply_pipeline(single, "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},double-buffer{machine=davinci}")
     assert "memref<2x" not in str(single)
+
+
+def test_the_winning_tile_is_measured_in_each_other_loop_order(tmp_path):
+    # 512x512 by K 64 on davinci: the heuristic tiles M by 128 and N by 256, K whole, so the
+    # loop order decides which operand hoist-copies keeps across the inner loop
+    module = parse(gemm(512, 512, 64))
+    (group,) = tunable_groups(module, load_machine(MACHINE))
+    assert group.candidates[0] == (128, 256, 64) and loop_orders(group, None) == [(1, 0)]
+    seen = []
+    cache = TuneCache(tmp_path / "cache.json")
+    (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=1, bufferings=()), cache, lambda g, m: seen.append(m))
+    default, swapped = seen
+    assert default.interchange is None and swapped.interchange == (1, 0) and swapped.candidate == 0
+    assert default.cycles is not None and swapped.cycles is not None  # both lowered, ran and matched
+    assert default.cycles != swapped.cycles  # the order moves different operand tiles
+    assert choice.interchange == ((1, 0) if swapped.cycles < default.cycles else None)
+    assert choice.cycles == min(default.cycles, swapped.cycles)
+    assert cache.entries[group.key]["interchange"] == (None if choice.interchange is None else list(choice.interchange))
+    cache.save()
+    (cached,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=1, bufferings=()), TuneCache.load(cache.path))
+    assert cached.cached and cached.interchange == choice.interchange
+    # what tune_module writes is what tile-and-fuse reads: the N loop outside, the M loop inside
+    swapped_module = parse(group.module_text)
+    schedule_group(swapped_module, group.target, None, None, (1, 0))
+    apply_pipeline(swapped_module, "graph-to-tile,tile-and-fuse{machine=davinci}")
+    outer = next(op for op in swapped_module.walk() if op.name == "scf.for")
+    assert outer.ub.owner.value.value.data == 512 and outer.step.owner.value.value.data == 256
 
 
 def test_a_group_with_a_splat_too_large_to_print_as_a_number_parses_back():

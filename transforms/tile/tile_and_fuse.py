@@ -30,6 +30,14 @@ static: a loop the size does not divide gets its remainder tile as
 straight-line code after the loop; a loop of one iteration is not emitted.
 Dynamic shapes are refused with a diagnostic.
 
+The tile loops nest in the order of the last op's loops, unless the root (or
+the last op of a vector group) has `tile.interchange = array<i64: ...>`: its
+parallel loops, outermost first (what `ziggurat-tune` searches as the loop
+order; loops not listed follow in their order). The reduction loop stays
+innermost. With the reduction whole, the order decides which operand
+`hoist-copies` keeps across the inner loop: a matmul tiled M-outer reloads the
+rhs tile every step and keeps the lhs tile, N-outer the reverse.
+
     %y = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%init) ...
     %r = linalg.generic {relu} ins(%y) outs(%e) ...
 
@@ -86,7 +94,7 @@ from ziggurat.transforms.tile.tiling_interface import (
     tiling_of,
 )
 
-GROUP, ROOT, SIZES = "tile.group", "tile.root", "tile.sizes"
+GROUP, ROOT, SIZES, INTERCHANGE = "tile.group", "tile.root", "tile.sizes", "tile.interchange"
 
 
 # --------------------------------------------------------------------------- #
@@ -265,6 +273,8 @@ class Sizes:
     """Per loop of the last op."""
     reduction: dict[int, int]
     """Per reduction loop of the anchor that is tiled."""
+    order: list[int] = field(default_factory=list)
+    """The last op's loops from the outermost tile loop in; loops not listed follow in their order."""
 
 
 def _override(op: Operation, option: Sequence[int]) -> Sequence[int] | None:
@@ -298,7 +308,13 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
             if not loop.reduction and len(analysis.deps[anchor][d]) == 1:
                 (target,) = analysis.deps[anchor][d]
                 outer[target] = size
+        order = []
+        for d in _interchange(anchor):
+            if len(analysis.deps[anchor][d]) != 1:
+                raise error_at(anchor, f"{INTERCHANGE}: loop {d} of this op is not one tile loop of its group")
+            order.extend(analysis.deps[anchor][d])
     else:
+        order = _interchange(group.last)
         override = _override(group.last, option)
         if override is not None:
             outer = apply_override(extents, override)
@@ -309,7 +325,27 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
     for d, loop in enumerate(last_domain):
         if d in analysis.whole or loop.reduction:
             outer[d] = loop.extent
-    return Sizes(outer, reduction)
+    return Sizes(outer, reduction, order)
+
+
+def _interchange(op: Operation) -> list[int]:
+    """`op`'s `tile.interchange`: its parallel loops that the group's tile loops follow, outermost
+    first (MLIR's tiling `interchange`); [] without one. Each must be a distinct parallel loop
+    that only one loop of the group's last op follows."""
+    attr = op.attributes.get(INTERCHANGE)
+    if attr is None:
+        return []
+    loops = attr.get_values() if isinstance(attr, DenseArrayBase) else None
+    domain = tiling_of(op).domain(op)
+    if loops is None or len(set(loops)) != len(loops) or any(
+        not 0 <= d < len(domain) or domain[d].reduction for d in loops
+    ):
+        raise error_at(
+            op,
+            f"{INTERCHANGE} must list distinct parallel loops of this op (0 to {len(domain) - 1}, "
+            f"reductions excluded), outermost first; got {attr}",
+        )
+    return list(loops)
 
 
 def _vector_footprint(group: Group, analysis: Analysis, sizes: Sequence[int]) -> int:
@@ -503,11 +539,15 @@ class GroupTiler:
         last = self.group.last
         impl = tiling_of(last)
         domain = impl.domain(last)
-        loops = [
-            (d, loop.extent, size, d in analysis.halo)
-            for d, (loop, size) in enumerate(zip(domain, self.sizes.outer))
-            if size < loop.extent
-        ]
+        first = {d: i for i, d in enumerate(self.sizes.order)}
+        loops = sorted(
+            (
+                (d, loop.extent, size, d in analysis.halo)
+                for d, (loop, size) in enumerate(zip(domain, self.sizes.outer))
+                if size < loop.extent
+            ),
+            key=lambda entry: (first.get(entry[0], len(first)), entry[0]),
+        )
         result = last.results[0]
         dest = b.empty(result.type.get_shape(), result.type.get_element_type())
 
@@ -589,4 +629,4 @@ class TileAndFusePass(ModulePass):
             remove_dead(block)
 
 
-__all__ = ["TileAndFusePass", "collect_groups", "segments"]
+__all__ = ["INTERCHANGE", "TileAndFusePass", "collect_groups", "segments"]

@@ -19,16 +19,18 @@ for each group whose root is a matrix-unit contraction, returns a `Group`:
   (shapes and dtypes) and a hash of its IR (attributes such as strides), and
   `SPACE_VERSION`.
 
-Loop order is not searched (tile-and-fuse has one order: output tiles outside,
-the reduction inside), nor double buffering (the `double-buffer` pass fits
-what the machine holds, and the candidates all leave room for two slots), nor
-layout (graph-layout converts the whole module, not a group). Vector groups
+Once tile sizes are chosen, `loop_orders(group, sizes)` gives the other nests
+of their tile loops (`tile.interchange`: the root's tiled parallel loops,
+outermost first; the reduction stays inside), which the tuner measures on the
+winner beside its buffering depths (`tile.buffering`). Layout is not searched
+(graph-layout converts the whole module, not a group). Vector groups
 (elementwise, softmax, layer_norm, depthwise) keep the heuristic's tiles.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from io import StringIO
 from collections.abc import Sequence
@@ -46,7 +48,7 @@ from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.tune.estimate import estimate_cycles
-from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
+from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, collect_groups, epilogue_bytes
 from ziggurat.transforms.tile.tile_sizes import (
     contraction_roles,
     contraction_sizes,
@@ -57,7 +59,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
-SPACE_VERSION = 4
+SPACE_VERSION = 5
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -266,12 +268,32 @@ def set_buffering(op: Operation, depth: int) -> None:
     op.attributes[BUFFERING] = IntegerAttr(depth, i64)
 
 
+def set_interchange(op: Operation, loops: Sequence[int]) -> None:
+    op.attributes[INTERCHANGE] = DenseArrayBase.from_list(i64, list(loops))
+
+
+def loop_orders(group: Group, sizes: Sequence[int] | None) -> list[tuple[int, ...]]:
+    """The `tile.interchange` values other than tile-and-fuse's own order for the root tiled with
+    `sizes` (None: the heuristic's): every order of its parallel loops that `sizes` tiles (batch,
+    M and N loops smaller than their extent), outermost first; [] when fewer than two are tiled."""
+    sizes = group.candidates[0] if sizes is None else sizes
+    tiled = [
+        d for d, role in enumerate(group.loops) if role in ("batch", "m", "n") and 0 < sizes[d] < group.extents[d]
+    ]
+    return [order for order in itertools.permutations(tiled) if list(order) != tiled]
+
+
 def schedule_group(
-    extracted: ModuleOp, target: int, sizes: Sequence[int] | None, buffering: int | None = None
+    extracted: ModuleOp,
+    target: int,
+    sizes: Sequence[int] | None,
+    buffering: int | None = None,
+    interchange: Sequence[int] | None = None,
 ) -> None:
     """In a `Group.module_text` module: give the group's root `tile.sizes = sizes` (None: keep
-    the heuristic) and `tile.buffering = buffering` (None: double-buffer's depth), and drop the
-    marks, so the module lowers as the tuned input would."""
+    the heuristic), `tile.buffering = buffering` (None: double-buffer's depth) and
+    `tile.interchange = interchange` (None: tile-and-fuse's order), and drop the marks, so the
+    module lowers as the tuned input would."""
     for op in extracted.walk():
         mark = op.attributes.pop(TUNE_ID, None)
         if mark is None or mark.value.data != target:
@@ -280,6 +302,18 @@ def schedule_group(
             set_sizes(op, sizes)
         if buffering is not None:
             set_buffering(op, buffering)
+        if interchange is not None:
+            set_interchange(op, interchange)
 
 
-__all__ = ["SPACE_VERSION", "Group", "candidate_sizes", "schedule_group", "set_buffering", "set_sizes", "tunable_groups"]
+__all__ = [
+    "SPACE_VERSION",
+    "Group",
+    "candidate_sizes",
+    "loop_orders",
+    "schedule_group",
+    "set_buffering",
+    "set_interchange",
+    "set_sizes",
+    "tunable_groups",
+]

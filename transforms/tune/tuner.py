@@ -19,10 +19,12 @@
    default was not measured keeps the heuristic (so tuned is never slower
    than the default), and is not cached.
 4. The winner is the fastest measured schedule that matches. Its tile sizes are
-   then measured at each of `bufferings` (`tile.buffering`, the slots
-   double-buffer gives the group's buffers; default 2), in the budget left, and
-   a faster depth wins. Completed groups go into the cache (`TuneCache`, a
-   JSON file written atomically).
+   then measured, in the budget left, with one knob changed at a time: at each
+   of `bufferings` (`tile.buffering`, the slots double-buffer gives the group's
+   buffers; default 2) and in each other loop order of its tile loops
+   (`space.loop_orders`, `tile.interchange`); the fastest of these wins if it
+   beats the winner. Completed groups go into the cache (`TuneCache`, a JSON
+   file written atomically).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from ziggurat.lowering.differential import (
     level_inputs,
     run_at_level,
 )
-from ziggurat.transforms.tune.space import SPACE_VERSION, Group, schedule_group
+from ziggurat.transforms.tune.space import SPACE_VERSION, Group, loop_orders, schedule_group
 
 CACHE_FORMAT = 1
 
@@ -85,6 +87,8 @@ class Task:
     seed: int
     buffering: int | None = None
     """None: double-buffer's default depth (no `tile.buffering`)."""
+    interchange: tuple[int, ...] | None = None
+    """None: tile-and-fuse's loop order (no `tile.interchange`)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,13 @@ class Measurement:
     seconds: float
     buffering: int | None = None
     """The task's buffering depth (None: the default)."""
+    interchange: tuple[int, ...] | None = None
+    """The task's loop order (None: the default)."""
+
+    @property
+    def variant(self) -> bool:
+        """A measurement of a winner with its depth or loop order changed (the second phase)."""
+        return self.buffering is not None or self.interchange is not None
 
 
 @dataclass
@@ -115,6 +126,8 @@ class Choice:
     """Every planned candidate was measured (only then is it cached)."""
     buffering: int | None = None
     """The winning `tile.buffering` (None: keep double-buffer's depth)."""
+    interchange: tuple[int, ...] | None = None
+    """The winning `tile.interchange` (None: keep tile-and-fuse's loop order)."""
 
 
 def measure(task: Task) -> Measurement:
@@ -125,11 +138,13 @@ def measure(task: Task) -> Measurement:
             return _measure(task, start)
     except DiagnosticError as error:  # the extracted group's positions mean nothing to the user
         reason = "; ".join(d.message for d in error.diagnostics)
-        return Measurement(task.group, task.candidate, None, reason, time.monotonic() - start, task.buffering)
+        return _failed(task, reason, time.monotonic() - start)
     except Exception as error:  # a candidate that does not lower or run loses, whatever the reason
-        return Measurement(
-            task.group, task.candidate, None, exception_message(error), time.monotonic() - start, task.buffering
-        )
+        return _failed(task, exception_message(error), time.monotonic() - start)
+
+
+def _failed(task: Task, reason: str, seconds: float) -> Measurement:
+    return Measurement(task.group, task.candidate, None, reason, seconds, task.buffering, task.interchange)
 
 
 def _measure(task: Task, start: float) -> Measurement:
@@ -139,15 +154,17 @@ def _measure(task: Task, start: float) -> Measurement:
     function = find_function(module, "main")
     inputs = level_inputs(function, task.seed)
     expected = run_at_level(module, inputs, "main")
-    schedule_group(module, task.target, task.sizes, task.buffering)
+    schedule_group(module, task.target, task.sizes, task.buffering, task.interchange)
     apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
     lowered = find_function(module, "main")
     result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
     bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
     elapsed = time.monotonic() - start
     if bad:
-        return Measurement(task.group, task.candidate, None, f"numerics differ: {bad[0]}", elapsed, task.buffering)
-    return Measurement(task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering)
+        return _failed(task, f"numerics differ: {bad[0]}", elapsed)
+    return Measurement(
+        task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering, task.interchange
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -184,6 +201,7 @@ class TuneCache:
             "group": choice.group.name,
             "sizes": None if choice.sizes is None else list(choice.sizes),
             "buffering": choice.buffering,
+            "interchange": None if choice.interchange is None else list(choice.interchange),
             "cycles": choice.cycles,
             "default_cycles": choice.default_cycles,
             "measured": choice.measured,
@@ -273,14 +291,14 @@ def tune(
     _run(tasks, options, record)
     planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
     decided = {groups[g].key: _decide(groups[g], results[g], planned[g]) for g in todo}
-    depth_tasks = plan_bufferings(todo, groups, decided, results, machine, options)
-    if depth_tasks:
+    variant_tasks = plan_variants(todo, groups, decided, results, machine, options)
+    if variant_tasks:
         left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
         if left is None or left > 0:
-            _run(depth_tasks, replace(options, budget=left), record)
+            _run(variant_tasks, replace(options, budget=left), record)
         for i, g in enumerate(todo):
-            planned_depths = sum(1 for t in depth_tasks if t.group == i)
-            _decide_buffering(decided[groups[g].key], [m for m in results[g] if m.buffering is not None], planned_depths)
+            planned_variants = sum(1 for t in variant_tasks if t.group == i)
+            _decide_variant(decided[groups[g].key], [m for m in results[g] if m.variant], planned_variants)
     for choice in decided.values():
         if choice.complete:
             cache.put(choice)
@@ -290,12 +308,12 @@ def tune(
     return choices
 
 
-def plan_bufferings(
+def plan_variants(
     todo: list[int], groups: Sequence[Group], decided: dict[str, Choice], results: dict[int, list[Measurement]],
     machine: str, options: TuneOptions,
 ) -> list[Task]:
-    """Each group's winning tile sizes again at each of `options.bufferings` (a group whose sizes
-    search was cut short by the budget is not searched further)."""
+    """Each group's winning tile sizes again at each of `options.bufferings` and in each other loop
+    order (a group whose sizes search was cut short by the budget is not searched further)."""
     tasks = []
     for i, g in enumerate(todo):
         choice = decided[groups[g].key]
@@ -303,20 +321,29 @@ def plan_bufferings(
             continue
         winner = _fastest(results[g])
         sizes = None if winner.candidate == 0 else groups[g].candidates[winner.candidate]
+        group = groups[g]
         for depth in options.bufferings:
-            tasks.append(Task(i, winner.candidate, groups[g].module_text, groups[g].target, sizes, machine, options.seed, depth))
+            tasks.append(Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, depth))
+        for order in loop_orders(group, sizes):
+            tasks.append(
+                Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, None, order)
+            )
     return tasks
 
 
-def _decide_buffering(choice: Choice, measurements: list[Measurement], planned: int) -> None:
-    """A depth that beats the winner's time at the default depth wins; all must be measured for
-    the choice to be complete (cached)."""
+def _decide_variant(choice: Choice, measurements: list[Measurement], planned: int) -> None:
+    """A depth or loop order that beats the winner's time at the defaults wins; all must be
+    measured for the choice to be complete (cached)."""
     choice.measured += len(measurements)
     choice.failed += sum(1 for m in measurements if m.cycles is None)
     choice.complete = choice.complete and len(measurements) == planned
-    best = min((m for m in measurements if m.cycles is not None), key=lambda m: (m.cycles, m.buffering), default=None)
+    best = min(
+        (m for m in measurements if m.cycles is not None),
+        key=lambda m: (m.cycles, m.buffering or 0, m.interchange or ()),
+        default=None,
+    )
     if best is not None and choice.cycles is not None and best.cycles < choice.cycles:
-        choice.buffering, choice.cycles = best.buffering, best.cycles
+        choice.buffering, choice.interchange, choice.cycles = best.buffering, best.interchange, best.cycles
 
 
 def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
@@ -326,6 +353,7 @@ def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
     return Choice(
         group, None if sizes is None else tuple(sizes), entry.get("cycles"), entry.get("default_cycles"),
         entry.get("measured", 0), cached=True, complete=True, buffering=entry.get("buffering"),
+        interchange=None if entry.get("interchange") is None else tuple(entry["interchange"]),
     )
 
 
