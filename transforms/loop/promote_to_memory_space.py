@@ -9,7 +9,11 @@ DMA paths (`memory_routes.route`) with `loop.copy_async` + `loop.wait` right
 before its use, one local buffer per hop; an output is copied back along the
 route to where it was. Contraction buffers are rounded up to multiples of the
 unit's M/N/K (the copy in pads with zeros at the first engine that pads; the
-accumulator is read back through a subview of its valid region).
+accumulator is read back through a subview of its valid region). Staging
+buffers are shared by the ops of a group in turn, except the first hop of an
+operand the enclosing loop reads unchanged (a conv window point's weight tile
+while the loop walks output rows): it gets a buffer of its own, which
+`hoist-copies` then loads once before the loop.
 
 Unplaced allocs (tile-to-loop's intermediates) are placed: a contraction's
 accumulator in `c_space` (so an elementwise consumer in the same tile reads it
@@ -94,6 +98,7 @@ from ziggurat.transforms.loop.buffers import (
     valid_region,
     written_buffers,
 )
+from ziggurat.transforms.loop.hoist_copies import invariant_definitions
 from ziggurat.transforms.loop.memory_routes import describe_paths, hops, route
 from ziggurat.transforms.tile.tile_sizes import round_product
 
@@ -444,10 +449,15 @@ class _Promoter:
             buffer = self.new_buffer(op, what, element_type, want.shape, want.space)
             return buffer, self.copy_out(op, buffer, value, needs_pad, after, what)
         current = value
+        resident = len(steps) > 1 and not writes and self.invariant_in_loop(op, value)
         for h, (_, space, engine) in enumerate(steps):
             last = h == len(steps) - 1
             padded_here = pad_hop is not None and h >= pad_hop or (last and needs_pad)
-            buffer = self.new_buffer(op, what, element_type, want.shape if padded_here else shape, space)
+            staged_shape = want.shape if padded_here else shape
+            if resident and h == 0:
+                buffer = self.resident_buffer(op, what, element_type, staged_shape, space)
+            else:
+                buffer = self.new_buffer(op, what, element_type, staged_shape, space)
             pad = _padding(shape, want.shape) if pad_hop == h else None
             target = buffer
             if last and needs_pad and pad_hop is None:
@@ -740,6 +750,23 @@ class _Promoter:
         pool.append(buffer)
         self.busy.add(buffer)
         return buffer
+
+    @staticmethod
+    def invariant_in_loop(op: Operation, value: SSAValue) -> bool:
+        """Whether `value` is the same view in every iteration of the loop around `op` (a weight
+        tile while the loop walks output rows)."""
+        loop = op.parent_op()
+        return isinstance(loop, scf.ForOp) and invariant_definitions(value, loop, [])
+
+    def resident_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
+        """A staging buffer of its own for an operand the loop around `op` reads unchanged, so that
+        `hoist-copies` can load it once before the loop instead of every iteration: a pooled buffer
+        would be overwritten by the next op's operand (a conv's window points share one type). Only
+        the first hop of a route, the staging space that the tile sizes budget for every window
+        point's weights (`tile_sizes.conv_options`)."""
+        memref_type = contiguous(element_type, shape, space)
+        self.check_fits(op, f"the buffer for {what}", memref_type)
+        return alloc_at_top(self.func, memref_type, op.location)
 
     def ping_pong(self, memref_type: MemRefType) -> bool:
         return ping_pongs(self.machine, memref_type.memory_space.data, byte_size(memref_type))
