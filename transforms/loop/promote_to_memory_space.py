@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,6 +87,7 @@ from ziggurat.lowering.loop_to_npu_matrix import contraction_roles
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction as is_matmul_like
 from ziggurat.locations import locate
 from ziggurat.transforms.loop.buffers import (
+    VIEW_OPS,
     alloc_at_top,
     byte_size,
     contiguous,
@@ -252,6 +254,11 @@ class _Promoter:
         self.folded: list[CopyAsyncOp] = []
         """Copies that cast generics became (a later redirect may change their source)."""
         self.copy_owner: Operation | None = None
+        self.readers: Counter[tuple] = Counter()
+        """How many compute ops read each view of a buffer nothing writes, by `_view_key` and group."""
+        self.resident: dict[tuple, tuple[SSAValue, Operation]] = {}
+        """Staged copies of unchanging operands by what they hold (`_view_key`, group): the buffer, and
+        the copy that filled it, so a later op reading the same bytes reads that buffer."""
         """The program's own copy being legalized: its pieces share staging buffers, other copies do not."""
 
     def run(self) -> None:
@@ -272,6 +279,12 @@ class _Promoter:
         copies = [op for op in self.func.walk() if isinstance(op, CopyOp | CopyAsyncOp)]
         compute = [op for op in compute if not self.fold_cast(op)]
         self.place_unplaced(compute)
+        self.readers = Counter(
+            (_view_key(value), op.attributes.get("tile.group"))
+            for op in compute
+            for value in op.operands
+            if isinstance(value.type, MemRefType) and _read_only(root_of(value))
+        )
         for op in compute:
             self.stage(op)
         for copy in copies + self.folded:
@@ -449,12 +462,16 @@ class _Promoter:
             buffer = self.new_buffer(op, what, element_type, want.shape, want.space)
             return buffer, self.copy_out(op, buffer, value, needs_pad, after, what)
         current = value
-        resident = len(steps) > 1 and not writes and self.invariant_in_loop(op, value)
+        key = self.resident_key(op, value) if len(steps) > 1 and not writes else None
         for h, (_, space, engine) in enumerate(steps):
             last = h == len(steps) - 1
             padded_here = pad_hop is not None and h >= pad_hop or (last and needs_pad)
             staged_shape = want.shape if padded_here else shape
-            if resident and h == 0:
+            if key is not None and h == 0:
+                staged = self.resident.get(key)
+                if staged is not None and _encloses(staged[1], op):
+                    current = staged[0]  # the same bytes, staged by an earlier op: read them there
+                    continue
                 buffer = self.resident_buffer(op, what, element_type, staged_shape, space)
             else:
                 buffer = self.new_buffer(op, what, element_type, staged_shape, space)
@@ -475,6 +492,8 @@ class _Promoter:
                 self.insert(view, InsertPoint.before(op))
                 target = view.result
             self.copy(current, target, InsertPoint.before(op), pad)
+            if key is not None and h == 0:
+                self.resident[key] = (buffer, op)
             current = buffer
         if writes:
             after = self.copy_out(op, buffer, value, needs_pad, after, what)
@@ -751,19 +770,26 @@ class _Promoter:
         self.busy.add(buffer)
         return buffer
 
-    @staticmethod
-    def invariant_in_loop(op: Operation, value: SSAValue) -> bool:
-        """Whether `value` is the same view in every iteration of the loop around `op` (a weight
-        tile while the loop walks output rows)."""
+    def resident_key(self, op: Operation, value: SSAValue) -> tuple | None:
+        """For an operand that keeps its bytes while `op`'s group runs (a view of a weight nothing
+        writes) and is worth keeping (the same in every iteration of the loop around `op`, or, in
+        straight-line code, read by another op of the group too): what identifies those bytes
+        within the group; None for any other operand."""
+        if not _read_only(root_of(value)):
+            return None
+        key = _view_key(value), op.attributes.get("tile.group")
         loop = op.parent_op()
-        return isinstance(loop, scf.ForOp) and invariant_definitions(value, loop, [])
+        if isinstance(loop, scf.ForOp):
+            return key if invariant_definitions(value, loop, []) else None
+        return key if self.readers[key] > 1 else None  # straight-line: only if another op reads them too
 
     def resident_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
-        """A staging buffer of its own for an operand the loop around `op` reads unchanged, so that
-        `hoist-copies` can load it once before the loop instead of every iteration: a pooled buffer
-        would be overwritten by the next op's operand (a conv's window points share one type). Only
-        the first hop of a route, the staging space that the tile sizes budget for every window
-        point's weights (`tile_sizes.conv_options`)."""
+        """A staging buffer of its own for an operand whose bytes do not change while its group
+        runs (`resident_key`): `hoist-copies` can then load it once before the loop around `op`
+        instead of every iteration, and later ops reading the same bytes (a conv's peeled row
+        tiles) read it there, where a pooled buffer would be overwritten by the next op's operand
+        (a conv's window points share one type). Only the first hop of a route, the staging space
+        that the tile sizes budget for every window point's weights (`tile_sizes.conv_options`)."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
         return alloc_at_top(self.func, memref_type, op.location)
@@ -799,6 +825,38 @@ class _Promoter:
         wait = WaitOp(copy.token)
         self.insert([copy, wait], at)
         return InsertPoint.after(wait)
+
+
+def _view_key(value: SSAValue) -> tuple:
+    """The root of a view and each view op on the way to it, with its index operands and
+    properties: equal keys are views of the same bytes."""
+    parts: list = []
+    while isinstance(value.owner, VIEW_OPS):
+        owner = value.owner
+        properties = tuple(sorted((name, str(attr)) for name, attr in owner.properties.items()))
+        parts.append((owner.name, tuple(owner.operands[1:]), properties, str(value.type)))
+        value = owner.operands[0]
+    return value, tuple(parts)
+
+
+def _read_only(root: SSAValue) -> bool:
+    """Whether nothing writes `root` (a function argument, or a global, that no op writes)."""
+    owner = root.owner
+    if not (isinstance(owner, memref.GetGlobalOp) or isinstance(owner, Block) and isinstance(owner.parent_op(), FuncOp)):
+        return False
+    return not any(view in written_buffers(user) for user, view in users_through_views(root))
+
+
+def _encloses(first: Operation, op: Operation) -> bool:
+    """Whether `op` (later in program order) is in `first`'s block or in an op nested there, so
+    that what `first` staged has been staged whenever `op` runs."""
+    block = first.parent_block()
+    current: Operation | None = op
+    while current is not None:
+        if current.parent_block() is block:
+            return True
+        current = current.parent_op()
+    return False
 
 
 def _chunks(shape: Sequence[int], elements: int) -> list[tuple[list[int], list[int]]]:
