@@ -100,3 +100,40 @@ module attributes {npu.machine = "davinci"} {
     func.return
   }
 }
+
+// -----
+
+// 'ub' is short for all four: %early and %keep take 128 KiB each, so %ping and %pong must share
+// bytes. They are a ping-pong pair: each is refilled whole before it is read again, so in program
+// order they are never live at once, but their pipes use them at once (the load into one overlaps
+// the work on the other). They take the bytes of %early, used only before them, not each other's.
+// CHECK-LABEL: func.func @ping_pong_short
+// CHECK-NEXT:    %early = npu.buffer offset 0 : memref<64x1024xf16, "ub">
+// CHECK-NEXT:    %keep = npu.buffer offset 131072 : memref<64x1024xf16, "ub">
+// CHECK-NEXT:    %ping = npu.buffer offset 0 : memref<16x1024xf16, "ub">
+// CHECK-NEXT:    %pong = npu.buffer offset 32768 : memref<16x1024xf16, "ub">
+module attributes {npu.machine = "davinci"} {
+  func.func @ping_pong_short(%X: memref<64x1024xf16, "gm">, %Y: memref<64x1024xf16, "gm">, %Z: memref<64x1024xf16, "gm">) {
+    %early = memref.alloc() : memref<64x1024xf16, "ub">
+    %keep = memref.alloc() : memref<64x1024xf16, "ub">
+    %ping = memref.alloc() : memref<16x1024xf16, "ub">
+    %pong = memref.alloc() : memref<16x1024xf16, "ub">
+    npu.dma "mte2" %X[0, 0] -> %early[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf16, "gm"> -> memref<64x1024xf16, "ub">
+    npu.dma "mte2" %X[0, 0] -> %keep[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf16, "gm"> -> memref<64x1024xf16, "ub">
+    npu.dma "mte3" %early[0, 0] -> %Y[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf16, "ub"> -> memref<64x1024xf16, "gm">
+    npu.dma "mte2" %Z[0, 0] -> %ping[0, 0] {shape = array<i64: 16, 1024>} : memref<64x1024xf16, "gm"> -> memref<16x1024xf16, "ub">
+    npu.vec.relu %ping[0, 0] -> %ping[0, 0] {repeat = 128 : i64} : memref<16x1024xf16, "ub"> -> memref<16x1024xf16, "ub">
+    npu.dma "mte3" %ping[0, 0] -> %Z[0, 0] {shape = array<i64: 16, 1024>} : memref<16x1024xf16, "ub"> -> memref<64x1024xf16, "gm">
+    npu.dma "mte2" %Z[16, 0] -> %pong[0, 0] {shape = array<i64: 16, 1024>} : memref<64x1024xf16, "gm"> -> memref<16x1024xf16, "ub">
+    npu.vec.relu %pong[0, 0] -> %pong[0, 0] {repeat = 128 : i64} : memref<16x1024xf16, "ub"> -> memref<16x1024xf16, "ub">
+    npu.dma "mte3" %pong[0, 0] -> %Z[16, 0] {shape = array<i64: 16, 1024>} : memref<16x1024xf16, "ub"> -> memref<64x1024xf16, "gm">
+    npu.dma "mte2" %Z[32, 0] -> %ping[0, 0] {shape = array<i64: 16, 1024>} : memref<64x1024xf16, "gm"> -> memref<16x1024xf16, "ub">
+    npu.vec.relu %ping[0, 0] -> %ping[0, 0] {repeat = 128 : i64} : memref<16x1024xf16, "ub"> -> memref<16x1024xf16, "ub">
+    npu.dma "mte3" %ping[0, 0] -> %Z[32, 0] {shape = array<i64: 16, 1024>} : memref<16x1024xf16, "ub"> -> memref<64x1024xf16, "gm">
+    npu.dma "mte2" %Z[48, 0] -> %pong[0, 0] {shape = array<i64: 16, 1024>} : memref<64x1024xf16, "gm"> -> memref<16x1024xf16, "ub">
+    npu.vec.relu %pong[0, 0] -> %pong[0, 0] {repeat = 128 : i64} : memref<16x1024xf16, "ub"> -> memref<16x1024xf16, "ub">
+    npu.dma "mte3" %pong[0, 0] -> %Z[48, 0] {shape = array<i64: 16, 1024>} : memref<16x1024xf16, "ub"> -> memref<64x1024xf16, "gm">
+    npu.dma "mte3" %keep[0, 0] -> %Y[0, 0] {shape = array<i64: 64, 1024>} : memref<64x1024xf16, "ub"> -> memref<64x1024xf16, "gm">
+    func.return
+  }
+}

@@ -8,9 +8,13 @@ is outside of keeps it alive for the whole loop (the next iteration comes back
 to it), unless each iteration starts by overwriting all of it. Offsets are chosen greedily, largest buffer first (the greedy-by-size
 planner of TFLite's arena allocator), each at the lowest aligned offset clear of
 every buffer already placed in its space; only where that would overflow the
-space does it take bytes of buffers that are dead by then, since instructions
-touching shared bytes must then wait for each other (npu-insert-sync orders
-them), which costs the overlap between pipes. A buffer that does not fit is an
+space does it take bytes of other buffers, since instructions touching shared
+bytes must then wait for each other (npu-insert-sync orders them), which costs
+the overlap between pipes: first those of buffers used only before its first
+use or after its last (another layer's), then those of any buffer dead whenever
+it is live (a step's temporary between two steps: a conv's ping and pong
+buffers interleave without ever being live at once in program order, and
+sharing their bytes would make each load wait for the instruction before it). A buffer that does not fit is an
 error at its alloc naming it, its size, the space, its capacity and what else is
 live then.
 
@@ -33,7 +37,7 @@ Option `reuse=false` gives every buffer bytes of its own (for debugging a suspec
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +89,12 @@ class _Buffer:
                 return True
             a, b = (next(mine, None), b) if a[1] < b[1] else (a, next(theirs, None))
         return False
+
+    def spans_with(self, other: _Buffer) -> bool:
+        """Whether the spans from first use to last use of the two overlap (live ranges or not)."""
+        if not self.ranges or not other.ranges:
+            return False
+        return self.ranges[0][0] <= other.ranges[-1][1] and other.ranges[0][0] <= self.ranges[-1][1]
 
     def describe(self) -> str:
         where = "" if self.offset is None else f" at [{self.offset}, {self.offset + self.size})"
@@ -232,7 +242,13 @@ def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
     return buffers
 
 
-def _place(buffer: _Buffer, avoid: list[_Buffer], alignment: int) -> int:
+def _spanning(buffer: _Buffer, mates: list[_Buffer]) -> Iterator[_Buffer]:
+    """The mates used between `buffer`'s first use and its last, or live with it."""
+    conflicting = {id(other) for other in buffer.conflicts}
+    return (other for other in mates if id(other) in conflicting or other.spans_with(buffer))
+
+
+def _place(buffer: _Buffer, avoid: Iterable[_Buffer], alignment: int) -> int:
     """The lowest aligned offset where `buffer` overlaps none of the placed buffers of `avoid`."""
     placed = sorted((b for b in avoid if b.offset is not None), key=lambda b: b.offset)
     offset = 0
@@ -281,9 +297,14 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
         if buffer.offset is None:
             space = machine.memories[buffer.space]
             mates = [other for other in buffers if other is not buffer and other.space == buffer.space]
-            buffer.offset = _place(buffer, mates, space.alignment)
-            if buffer.offset + buffer.size > space.capacity:
-                buffer.offset = _place(buffer, buffer.conflicts, space.alignment)
+            # Bytes of their own if the space allows; else clear of every buffer used between this
+            # one's first and last use (a layer's buffers, which its pipes use at once, ping and
+            # pong included, whose live ranges interleave in program order without overlapping);
+            # only then bytes of any buffer that is dead whenever this one is live.
+            for avoid in (mates, _spanning(buffer, mates), buffer.conflicts):
+                buffer.offset = _place(buffer, avoid, space.alignment)
+                if buffer.offset + buffer.size <= space.capacity:
+                    break
             _check_fits(buffer, machine)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
