@@ -161,8 +161,10 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
     cache is read and saved."""
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
-    searched = {  # the loop orders are those of the default's sizes: the winner's may have more or fewer
-        g.key: min(options.top_k, len(g.candidates)) + len(options.bufferings) + len(loop_orders(g, None))
+    searched = {  # at most: the loop orders measured are those of the winner's sizes
+        g.key: min(options.top_k, len(g.candidates))
+        + len(options.bufferings)
+        + max(len(loop_orders(g, sizes)) for sizes in g.candidates[: options.top_k])
         for g in groups
         if cache.get(g.key) is None
     }
