@@ -11,9 +11,11 @@ route to where it was. Contraction buffers are rounded up to multiples of the
 unit's M/N/K (the copy in pads with zeros at the first engine that pads; the
 accumulator is read back through a subview of its valid region). Staging
 buffers are shared by the ops of a group in turn, except the first hop of an
-operand the enclosing loop reads unchanged (a conv window point's weight tile
-while the loop walks output rows): it gets a buffer of its own, which
-`hoist-copies` then loads once before the loop.
+operand whose bytes nothing writes and that the enclosing loop reads unchanged
+(a conv window point's weight tile while the loop walks output rows) or another
+op of the group reads too (the conv's peeled row tiles): it gets a buffer of its
+own, staged once, which later ops read there and `hoist-copies` loads once
+before the loop.
 
 Unplaced allocs (tile-to-loop's intermediates) are placed: a contraction's
 accumulator in `c_space` (so an elementwise consumer in the same tile reads it
@@ -254,12 +256,12 @@ class _Promoter:
         self.folded: list[CopyAsyncOp] = []
         """Copies that cast generics became (a later redirect may change their source)."""
         self.copy_owner: Operation | None = None
+        """The program's own copy being legalized: its pieces share staging buffers, other copies do not."""
         self.readers: Counter[tuple] = Counter()
         """How many compute ops read each view of a buffer nothing writes, by `_view_key` and group."""
         self.resident: dict[tuple, tuple[SSAValue, Operation]] = {}
         """Staged copies of unchanging operands by what they hold (`_view_key`, group): the buffer, and
-        the copy that filled it, so a later op reading the same bytes reads that buffer."""
-        """The program's own copy being legalized: its pieces share staging buffers, other copies do not."""
+        the op it was staged for, so a later op reading the same bytes reads that buffer."""
 
     def run(self) -> None:
         for op in self.func.walk():
