@@ -14,9 +14,9 @@ the overlap between pipes: first those of buffers used only before its first
 use or after its last (another layer's), then those of any buffer dead whenever
 it is live (a step's temporary between two steps: a conv's ping and pong
 buffers interleave without ever being live at once in program order, and
-sharing their bytes would make each load wait for the instruction before it). A buffer that does not fit is an
-error at its alloc naming it, its size, the space, its capacity and what else is
-live then.
+sharing their bytes would make each load wait for the instruction before it).
+A buffer that does not fit is an error at its alloc naming it, its size, the
+space, its capacity and what else is live then.
 
 It runs on npu code (after loop-to-npu): a function that has allocs to place and still
 holds ops of a higher level (`linalg`, `loop`, `tensor`, `graph`) is refused at the first
