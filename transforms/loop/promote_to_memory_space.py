@@ -665,12 +665,15 @@ class _Promoter:
         """A casting copy from a vector space into the same space (a cast folded into a copy whose
         source a fused op then moved next to it, e.g. a bias added in ub before the truncation) is a
         cast generic in place: no engine moves within one space, and bouncing through another space
-        (ub -> gm -> ub) would cost two DMAs and the global memory's latency."""
+        (ub -> gm -> ub) would cost two DMAs and the global memory's latency. Only where both views
+        start aligned, as the vector unit's instructions must."""
         space = space_of(copy.source)
         if space not in self.machine.vector.spaces or space_of(copy.destination) != space:
             return False
         if copy.source.type.element_type == copy.destination.type.element_type:
             return False
+        if not (self.aligned(copy.source, space) and self.aligned(copy.destination, space)):
+            return False  # a slice of a concat at an odd channel: the DMA engines move it, unaligned
         if any(p for pair in copy.padding() for p in pair):
             return False
         self.insert(cast_generic(copy.source, copy.destination), InsertPoint.before(copy))
