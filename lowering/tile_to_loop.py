@@ -209,10 +209,7 @@ def _first_user_in_block(op: Operation) -> Operation:
     users = set()
     for result in op.results:
         for use in result.uses:
-            user = use.operation
-            while user is not None and user.parent_block() is not block:
-                user = user.parent_op()
-            users.add(user)
+            users.add(block.find_ancestor_op_in_block(use.operation))
     return next((candidate for candidate in block.ops if candidate in users), op)
 
 

@@ -212,9 +212,7 @@ class _DoubleBuffer:
             return False
         order = {op: i for i, op in enumerate(body.ops)}
         for use in buffer.uses:
-            user = use.operation
-            while user is not None and user.parent_block() is not body:
-                user = user.parent_op()
+            user = body.find_ancestor_op_in_block(use.operation)
             if user is None or order[user] < order[fill]:
                 return False
         return True

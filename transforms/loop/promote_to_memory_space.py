@@ -171,13 +171,6 @@ def cast_generic(source: SSAValue, destination: SSAValue) -> linalg.GenericOp:
     )
 
 
-def _anchor(op: Operation, block: Block) -> Operation | None:
-    """The op of `block` that is or contains `op`, None if `op` is not inside `block`."""
-    while op is not None and op.parent_block() is not block:
-        op = op.parent_op()
-    return op
-
-
 def static_shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, MemRefType)
     return tuple(value.type.get_shape())
@@ -471,7 +464,8 @@ class _Promoter:
             staged_shape = want.shape if padded_here else shape
             if key is not None and h == 0:
                 staged = self.resident.get(key)
-                if staged is not None and _encloses(staged[1], op):
+                # what an op of this block (or one it holds) staged is there whenever `op` runs
+                if staged is not None and staged[1].parent_block().find_ancestor_op_in_block(op) is not None:
                     current = staged[0]  # the same bytes, staged by an earlier op: read them there
                     continue
                 buffer = self.resident_buffer(op, what, element_type, staged_shape, space)
@@ -532,7 +526,7 @@ class _Promoter:
         if not isinstance(root.owner, memref.AllocOp) or block is None:
             return False
         position = {o: i for i, o in enumerate(block.ops)}
-        anchored = [(_anchor(user, block), user, view) for user, view in users_through_views(root)]
+        anchored = [(block.find_ancestor_op_in_block(user), user, view) for user, view in users_through_views(root)]
         if any(a is None for a, _, _ in anchored):
             return False
         later = [(user, view) for a, user, view in anchored if position[a] > position[op]]
@@ -850,18 +844,6 @@ def _read_only(root: SSAValue) -> bool:
     if not (isinstance(owner, memref.GetGlobalOp) or isinstance(owner, Block) and isinstance(owner.parent_op(), FuncOp)):
         return False
     return not any(view in written_buffers(user) for user, view in users_through_views(root))
-
-
-def _encloses(first: Operation, op: Operation) -> bool:
-    """Whether `op` (later in program order) is in `first`'s block or in an op nested there, so
-    that what `first` staged has been staged whenever `op` runs."""
-    block = first.parent_block()
-    current: Operation | None = op
-    while current is not None:
-        if current.parent_block() is block:
-            return True
-        current = current.parent_op()
-    return False
 
 
 def _chunks(shape: Sequence[int], elements: int) -> list[tuple[list[int], list[int]]]:
