@@ -122,8 +122,9 @@ from ziggurat.lowering.graph_to_tile_builders import (
     signless,
 )
 
-from ziggurat.dtypes import is_float, is_splat, to_numpy_dtype
+from ziggurat.dtypes import is_float, to_numpy_dtype
 from ziggurat.locations import Located
+from ziggurat.transforms.graph.constants import splat_value
 
 Lowering = Callable[[Emitter, GraphOp], SSAValue]
 LOWERINGS: dict[type[GraphOp], Lowering] = {}
@@ -1256,19 +1257,11 @@ def unmark_single_ops(function: Operation, singles: set[str]) -> None:
 
 
 def splat_scalar(value: SSAValue) -> IntegerAttr | FloatAttr | None:
-    """The one element of `value` as a scalar attribute when it is a splat `arith.constant`
-    tensor (a 0-d constant is one), else None."""
-    constant = value.owner
-    if not isinstance(constant, arith.ConstantOp) or not isinstance(
-        constant.value, DenseIntOrFPElementsAttr
-    ):
-        return None
-    attribute = constant.value
-    if not is_splat(attribute):
-        return None
-    element_type = attribute.get_element_type()
-    first = np.frombuffer(attribute.data.data, to_numpy_dtype(element_type), count=1)[0]
-    return scalar_attr(first, element_type)
+    """The one element of `value` as a scalar attribute when it is a splat tensor constant
+    (a 0-d constant is one; bitwise equal, as graph-opt's folding counts splats: a constant
+    mixing +0.0 and -0.0 stays a tensor), else None."""
+    element = splat_value(value)
+    return None if element is None else scalar_attr(element[()], value.type.get_element_type())
 
 
 def fold_constant_ops(block: Block, rewriter: PatternRewriter) -> None:
