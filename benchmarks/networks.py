@@ -544,7 +544,9 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--tune-budget", type=float, default=TUNE_BUDGET, help=f"ziggurat-tune's --budget in seconds (default: {TUNE_BUDGET:g})"
     )
-    parser.add_argument("--tune-top-k", type=int, default=4, help="ziggurat-tune's --top-k (default: 4)")
+    parser.add_argument(
+        "--tune-top-k", type=int, default=TuneOptions.top_k, help=f"ziggurat-tune's --top-k (default: {TuneOptions.top_k})"
+    )
     parser.add_argument(
         "--tune-jobs", type=int, default=os.cpu_count() or 1, help="ziggurat-tune's --jobs (default: every core)"
     )

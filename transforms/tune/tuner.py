@@ -316,12 +316,12 @@ def plan_variants(
     order (a group whose sizes search was cut short by the budget is not searched further)."""
     tasks = []
     for i, g in enumerate(todo):
-        choice = decided[groups[g].key]
+        group = groups[g]
+        choice = decided[group.key]
         if not choice.complete or choice.cycles is None:
             continue
         winner = _fastest(results[g])
-        sizes = None if winner.candidate == 0 else groups[g].candidates[winner.candidate]
-        group = groups[g]
+        sizes = None if winner.candidate == 0 else group.candidates[winner.candidate]
         for depth in options.bufferings:
             tasks.append(Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, depth))
         for order in loop_orders(group, sizes):
