@@ -68,6 +68,19 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
     assert _tensor_splat_inputs(report.transformed) == ["tensor<3xf32>"]
 
 
+def test_a_constant_of_both_zeros_stays_a_tensor_operand():
+    # +0.0 and -0.0 are equal numbers but not one splat: x * [0, -0] has the signs of both
+    text = """
+func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %k = graph.constant dense<[0.0, -0.0]> : tensor<2xf32>
+  %y = graph.mul %x, %k : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  func.return %y : tensor<2x2xf32>
+}"""
+    report = check_pass_preserves_numerics(text, "graph-to-tile", seed=5)
+    assert report.ok, str(report)
+    assert _tensor_splat_inputs(report.transformed) == ["tensor<2xf32>"]
+
+
 @pytest.mark.parametrize("machine", MACHINES)
 def test_scalars_keep_the_numerics_through_lower_to_npu(machine):
     text = _splats_everywhere("f16", "1.0", "-2.5")
