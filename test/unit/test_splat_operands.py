@@ -56,29 +56,24 @@ def test_graph_to_tile_reads_splats_as_scalars(element_type, one, two):
     assert _tensor_splat_inputs(report.transformed) == []
 
 
-def test_a_non_splat_constant_stays_a_tensor_operand():
-    text = """
-func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %k = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
-  %y = graph.add %x, %k : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+@pytest.mark.parametrize(
+    "op, constant",
+    [
+        ("add", "[1.0, 2.0, 3.0]"),
+        # +0.0 and -0.0 are equal numbers but not one splat: x * [0, -0] has the signs of both
+        ("mul", "[0.0, -0.0, 0.0]"),
+    ],
+)
+def test_a_non_splat_constant_stays_a_tensor_operand(op, constant):
+    text = f"""
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {{
+  %k = graph.constant dense<{constant}> : tensor<3xf32>
+  %y = graph.{op} %x, %k : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
-}"""
+}}"""
     report = check_pass_preserves_numerics(text, "graph-to-tile", seed=5)
     assert report.ok, str(report)
     assert _tensor_splat_inputs(report.transformed) == ["tensor<3xf32>"]
-
-
-def test_a_constant_of_both_zeros_stays_a_tensor_operand():
-    # +0.0 and -0.0 are equal numbers but not one splat: x * [0, -0] has the signs of both
-    text = """
-func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
-  %k = graph.constant dense<[0.0, -0.0]> : tensor<2xf32>
-  %y = graph.mul %x, %k : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
-  func.return %y : tensor<2x2xf32>
-}"""
-    report = check_pass_preserves_numerics(text, "graph-to-tile", seed=5)
-    assert report.ok, str(report)
-    assert _tensor_splat_inputs(report.transformed) == ["tensor<2xf32>"]
 
 
 @pytest.mark.parametrize("machine", MACHINES)
