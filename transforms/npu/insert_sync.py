@@ -343,16 +343,22 @@ class _Function:
         known: dict[str, Clock] = defaultdict(dict)
         snapshots: list[dict[str, Clock]] = []
         needed: list[_Dependence] = []
+        seen: set[str] = set()
+        """The pipes of the steps before step j."""
         for j, step in enumerate(steps):
             _drain(known, step, j, self.machine.pipes)
             for dst in step.accesses:
-                producers = self.producers(steps, j, dst, range(j - 1, -1, -1))
+                # Steps that `dst` already knows every other pipe finished need no flag (`_to_flag`
+                # drops them): scanning back to them made the pass quadratic in a long block.
+                ordered = min((known[dst].get(src, _NEVER) for src in seen if src != dst), default=j - 1)
+                producers = self.producers(steps, j, dst, range(j - 1, max(ordered, -1), -1))
                 for src, i, covered in _to_flag(known[dst], producers, lambda src, i: snapshots[i][src], 0):
                     before = min(step.first_needing(dst, steps[:j], other) for other in covered)
                     needed.append(_Dependence(src, i, dst, j, before))
             if len(step.ops) == 1 and step.first in self.learned:
                 _learn_from_loop(known, steps, j, self.learned[step.first])
             snapshots.append({pipe: {**known[pipe], pipe: j} for pipe in step.accesses})
+            seen.update(step.accesses)
         return needed, snapshots, known
 
     def carried(
