@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseArrayBase,
     FloatAttr,
     MemRefType,
@@ -61,7 +62,7 @@ from xdsl.rewriter import InsertPoint
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
-from ziggurat.dialects.npu import MACHINE_ATTR
+from ziggurat.dialects.npu import MACHINE_ATTR, row_major_strides
 from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, reassociation_groups, view_of
@@ -138,9 +139,10 @@ class FoldTransposedCopy(RewritePattern):
         if readers is None:
             return
         shape = dst.type.get_shape()
-        layout = StridedLayoutAttr(strides, 0)
+        buffer, offset = _slot(src)
+        layout = StridedLayoutAttr(strides, offset)
         view_type = MemRefType(dst.type.get_element_type(), shape, layout, dst.type.memory_space)
-        view = memref.ReinterpretCastOp(src, [], [], [], [0], shape, strides, view_type)
+        view = memref.ReinterpretCastOp(buffer, [], [], [], [offset], shape, strides, view_type)
         Emitter(rewriter, InsertPoint.before(op), op.location).insert(view)
         for user, index in readers:
             user.operands[index] = view.result
@@ -152,9 +154,25 @@ def space_name(value: SSAValue) -> str:
     return space.data if isinstance(space, StringAttr) else ""
 
 
+def _slot(value: SSAValue) -> tuple[SSAValue, int]:
+    """The alloc that `value` is, or is a contiguous static part of (a slot double-buffer made), and
+    the element offset of `value` in it; (value, -1) for anything else."""
+    owner = value.owner
+    if isinstance(owner, memref.AllocOp):
+        return value, 0
+    if not isinstance(owner, memref.SubviewOp) or not isinstance(owner.source.owner, memref.AllocOp):
+        return value, -1
+    layout = value.type.layout
+    if not isinstance(layout, StridedLayoutAttr):
+        return value, -1
+    strides, offset = layout.get_strides(), layout.get_offset()
+    contiguous = list(strides) == row_major_strides(value.type.get_shape())
+    return (owner.source, offset) if contiguous and offset not in (None, DYNAMIC_INDEX) else (value, -1)
+
+
 def _local(value: SSAValue, machine: Machine) -> bool:
-    """A whole local buffer (a `memref.alloc`) in a vector space."""
-    return isinstance(value.owner, memref.AllocOp) and space_name(value) in machine.vector.spaces
+    """A local buffer in a vector space (a `memref.alloc`), or a contiguous static slot of one."""
+    return _slot(value)[1] >= 0 and space_name(value) in machine.vector.spaces
 
 
 def _writes(op: Operation, buffer: SSAValue) -> bool:

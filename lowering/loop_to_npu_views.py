@@ -17,6 +17,8 @@ nests at the point where an instruction goes.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -188,20 +190,23 @@ def _collapsed(parent: View, op: memref.CollapseShapeOp) -> View:
 
 
 def _reinterpreted(parent: View, op: memref.ReinterpretCastOp) -> View:
-    """A static strided view of a whole buffer: each dim walks the outermost buffer dim whose
-    row-major stride divides its stride (as the transposed or regrouped views that loop-to-npu
-    itself writes do)."""
+    """A static strided view of a whole buffer, from a static element offset into it (as MLIR's, from
+    the buffer's start): each dim walks the outermost buffer dim whose row-major stride divides its
+    stride (as the transposed or regrouped views that loop-to-npu itself writes do)."""
     strides = op.static_strides.get_values()
+    (offset,) = op.static_offsets.get_values() or (0,)
     in_place = [d.base_dim for d in parent.dims] == list(range(len(parent.dims)))
     whole = in_place and all(o.static == 0 for o in parent.offsets)
-    if not whole or op.static_offsets.get_values() != (0,) or DYNAMIC_INDEX in strides:
-        raise error_at(op, "loop-to-npu folds only static, zero-offset memref.reinterpret_cast views of a whole buffer")
-    base_strides = row_major_strides(parent.base_type.get_shape())
+    shape = parent.base_type.get_shape()
+    if not whole or DYNAMIC_INDEX in (offset, *strides) or not 0 <= offset < math.prod(shape):
+        raise error_at(op, "loop-to-npu folds only static memref.reinterpret_cast views inside a whole buffer")
+    base_strides = row_major_strides(shape)
     dims = []
     for size, stride in zip(op.result.type.get_shape(), strides):
         base_dim = next((d for d, s in enumerate(base_strides) if stride % s == 0), len(base_strides) - 1)
         dims.append(Dim(base_dim, size, stride // base_strides[base_dim]))
-    return parent.with_dims(dims)
+    offsets = tuple(Linear(offset // step % size) for step, size in zip(base_strides, shape))
+    return View(parent.base, offsets, tuple(dims))
 
 
 @dataclass

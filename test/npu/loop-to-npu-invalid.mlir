@@ -135,3 +135,13 @@ module attributes {npu.machine = "tensorcore"} {
     func.return
   }
 }
+
+// -----
+
+// A reinterpreted view must stay inside its buffer: offset 4096 of 64x32 elements is past its end.
+func.func @view_past_the_buffer(%a: memref<64x32xf16, "ub">, %result0: memref<32x64xf16, "gm">) {
+  // expected-error@+1 {{loop-to-npu folds only static memref.reinterpret_cast views inside a whole buffer}}
+  %t = memref.reinterpret_cast %a to offset: [4096], sizes: [32, 64], strides: [1, 32] : memref<64x32xf16, "ub"> to memref<32x64xf16, strided<[1, 32], offset: 4096>, "ub">
+  loop.copy %t -> %result0 : memref<32x64xf16, strided<[1, 32], offset: 4096>, "ub"> -> memref<32x64xf16, "gm">
+  func.return
+}
