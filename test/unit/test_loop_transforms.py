@@ -262,7 +262,7 @@ def test_output_lowers_to_npu_and_runs(machine: str, kernel: str):
     """What these passes produce is what loop-to-npu takes: the rest of lower-to-npu runs on run_npu."""
     pipeline = (
         f"{PIPELINES['promote+hoist+double-buffer'](machine)},loop-to-npu{{machine={machine}}},"
-        f"npu-insert-sync{{machine={machine}}},npu-plan-memory{{machine={machine}}}"
+        f"npu-plan-memory{{machine={machine}}},npu-insert-sync{{machine={machine}}}"
     )
     report = check_pass_preserves_numerics(loop_level(kernel, machine), pipeline, machine=machine)
     assert report.ok, str(report)

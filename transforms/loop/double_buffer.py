@@ -14,8 +14,13 @@ are peeled after the loop, on slots 0, 1, ... Loops are visited innermost
 first; a buffer gets its slots once. A fusion group whose root op carries
 `tile.buffering = N` (what `ziggurat-tune` chose) gets N slots in its loops
 instead of `depth`; N = 1 leaves them single. With `machine`, a buffer whose slots would
-make the allocs of its space exceed the space's capacity, or whose slots would
-not start at the space's alignment, stays single.
+make the allocs of its space live at that point of the function exceed the space's
+capacity, or whose slots would not start at the space's alignment, stays single. An
+alloc is live from the first to the last top-level op of the function that uses it
+(one fusion group's loop nest and its prologue): npu-plan-memory lets buffers that are
+never live together share bytes, so the allocs of the other groups take none. That holds
+when npu-plan-memory runs before npu-insert-sync, as in lower-to-npu; after it, nothing
+shares bytes and all of a function's allocs must fit at once.
 
 Before (trip count 4):
 
@@ -42,7 +47,7 @@ After:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -50,7 +55,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -58,7 +63,14 @@ from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
 from ziggurat.locations import locate
-from ziggurat.transforms.loop.buffers import byte_size, kept_dims, root_of, slot_view_type, space_of
+from ziggurat.transforms.loop.buffers import (
+    byte_size,
+    kept_dims,
+    root_of,
+    slot_view_type,
+    space_of,
+    users_through_views,
+)
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -112,14 +124,53 @@ def drop_dims_like(full_type: MemRefType, reduced_type: MemRefType) -> MemRefTyp
     return MemRefType(full_type.element_type, shape, layout, full_type.memory_space)
 
 
-def alloc_bytes_per_space(func: FuncOp) -> dict[str | None, int]:
-    """The bytes of the allocs in `func`, per memory space."""
-    totals: dict[str | None, int] = {}
-    for op in func.walk():
-        if isinstance(op, memref.AllocOp):
-            space = space_of(op.memref)
-            totals[space] = totals.get(space, 0) + byte_size(op.memref.type)
-    return totals
+def _ops_between(first: Operation | None, end: Operation | None) -> Iterator[Operation]:
+    """The ops from `first` up to `end` (excluded; None: the end of the block)."""
+    while first is not None and first is not end:
+        yield first
+        first = first.next_op
+
+
+class LiveBytes:
+    """Per memory space, the bytes of the allocs live at each top-level op of a function: an
+    alloc is live from the first to the last top-level op that uses it or a view of it, which
+    holds npu-plan-memory's live range of it (a superset: what fits here fits there, fragmentation
+    aside)."""
+
+    def __init__(self, func: FuncOp):
+        self.block = func.body.block
+        self.position = {op: i for i, op in enumerate(self.block.ops)}
+        self.bytes: dict[str | None, list[int]] = {}
+        for op in func.walk():
+            if isinstance(op, memref.AllocOp):
+                self._add(op.memref)
+
+    def _add(self, buffer: SSAValue) -> None:
+        positions = [self.at(user) for user, _ in users_through_views(buffer)]
+        if not positions:
+            return
+        live = self.bytes.setdefault(space_of(buffer), [0] * len(self.position))
+        size = byte_size(buffer.type)
+        for position in range(min(positions), max(positions) + 1):
+            live[position] += size
+
+    def at(self, op: Operation) -> int:
+        """The position of the top-level op that is or holds `op`."""
+        top = self.block.find_ancestor_op_in_block(op)
+        assert top is not None
+        return self.position[top]
+
+    def live(self, space: str | None, position: int) -> int:
+        live = self.bytes.get(space)
+        return live[position] if live else 0
+
+    def grow(self, buffer: SSAValue, position: int, extra: int) -> None:
+        self.bytes.setdefault(space_of(buffer), [0] * len(self.position))[position] += extra
+
+    def replaced(self, position: int, ops: Sequence[Operation]) -> None:
+        """`ops` now stand at `position` (a top-level loop unrolled into them)."""
+        for op in ops:
+            self.position[op] = position
 
 
 BUFFERING = "tile.buffering"
@@ -149,9 +200,9 @@ class _DoubleBuffer:
         self.machine = machine
         self.multi: set[SSAValue] = set()
         """Allocs that already have their slots."""
-        self.totals: dict[str | None, int] | None = None
-        """The function's `alloc_bytes_per_space`, kept up to date (`account`): a walk per loop was
-        most of the pass on ResNet-50."""
+        self.live: LiveBytes | None = None
+        """The function's live bytes, kept up to date (`account`): a walk per loop was most of
+        the pass on ResNet-50."""
 
     def run(self, func: FuncOp) -> None:
         for loop in [op for op in func.walk(region_first=True) if isinstance(op, scf.ForOp)]:
@@ -162,19 +213,25 @@ class _DoubleBuffer:
             buffers = self.candidates(loop, func)
             if buffers:
                 cloned_allocs = any(isinstance(op, memref.AllocOp) for op in loop.body.walk())
+                position = None if self.live is None else self.live.at(loop)
+                top_level = loop.parent_block() is func.body.block
+                before, after = loop.prev_op, loop.next_op
                 slots = {b: self.split(b) for b in buffers}
                 self.unroll(loop, trips, slots)
-                self.account(buffers, cloned_allocs)
+                if top_level and self.live is not None and position is not None:
+                    first = func.body.block.first_op if before is None else before.next_op
+                    self.live.replaced(position, list(_ops_between(first, after)))
+                self.account(buffers, cloned_allocs, position)
 
-    def account(self, buffers: Sequence[SSAValue], cloned_allocs: bool) -> None:
-        """Bring `totals` up to date after a loop's `buffers` got their slots: each alloc now has
-        `depth` times its bytes; allocs in the unrolled body were cloned, so then walk again."""
-        if cloned_allocs or self.totals is None:
-            self.totals = None
+    def account(self, buffers: Sequence[SSAValue], cloned_allocs: bool, position: int | None) -> None:
+        """Bring `live` up to date after a loop's `buffers` got their slots: each alloc now has
+        `depth` times its bytes at the loop's `position`; allocs in the unrolled body were
+        cloned, so then walk again."""
+        if cloned_allocs or self.live is None or position is None:
+            self.live = None
             return
         for buffer in buffers:
-            space = space_of(buffer)
-            self.totals[space] = self.totals.get(space, 0) + byte_size(buffer.type) * (self.depth - 1)
+            self.live.grow(buffer, position, byte_size(buffer.type) * (self.depth - 1))
 
     def candidates(self, loop: scf.ForOp, func: FuncOp) -> list[SSAValue]:
         """Allocs filled by a copy in `loop`, or zeroed whole at the start of each iteration (an
@@ -196,9 +253,9 @@ class _DoubleBuffer:
                 or not all(loop.is_ancestor(use.operation) for use in buffer.uses)
             ):
                 continue
-            if self.totals is None:
-                self.totals = alloc_bytes_per_space(func)
-            if self.fits(buffer, self.totals, found):
+            if self.live is None:
+                self.live = LiveBytes(func)
+            if self.fits(buffer, self.live.live(space_of(buffer), self.live.at(loop)), found):
                 found.append(buffer)
         return found
 
@@ -217,8 +274,8 @@ class _DoubleBuffer:
                 return False
         return True
 
-    def fits(self, buffer: SSAValue, totals: dict[str | None, int], chosen: Sequence[SSAValue]) -> bool:
-        """Whether the allocs of the buffer's space (`totals`, each once) still fit with `depth`
+    def fits(self, buffer: SSAValue, live: int, chosen: Sequence[SSAValue]) -> bool:
+        """Whether the `live` bytes of the buffer's space, where it lives, still fit with `depth`
         slots for it (and for the allocs `chosen` in the same space)."""
         if self.machine is None or space_of(buffer) not in self.machine.memories:
             return True
@@ -227,7 +284,7 @@ class _DoubleBuffer:
             return False  # slot 1 would start at a misaligned byte
         growing = [buffer, *(alloc for alloc in chosen if space_of(alloc) == space)]
         extra = sum(byte_size(alloc.type) for alloc in growing) * (self.depth - 1)
-        return totals.get(space, 0) + extra <= self.machine.memories[space].capacity
+        return live + extra <= self.machine.memories[space].capacity
 
     def split(self, buffer: SSAValue) -> list[SSAValue]:
         """Replace the alloc by one with `depth` slots; return the slot views (not yet used)."""
