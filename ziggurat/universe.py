@@ -109,6 +109,12 @@ def _npu_insert_sync() -> type[ModulePass]:
     return NpuInsertSyncPass
 
 
+def _npu_hoist_invariant() -> type[ModulePass]:
+    from ziggurat.transforms.npu.hoist_invariant import NpuHoistInvariantPass
+
+    return NpuHoistInvariantPass
+
+
 def _npu_plan_memory() -> type[ModulePass]:
     from ziggurat.transforms.npu.plan_memory import NpuPlanMemoryPass
 
@@ -182,6 +188,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "tile-to-loop": _tile_to_loop,
     "loop-to-npu": _loop_to_npu,
     "npu-insert-sync": _npu_insert_sync,
+    "npu-hoist-invariant": _npu_hoist_invariant,
     "npu-plan-memory": _npu_plan_memory,
     "tile-decompose-conv": _tile_decompose_conv,
 }

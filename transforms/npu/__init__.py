@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 
 from ziggurat.backends.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
+from ziggurat.dialects import npu
 from ziggurat.dialects.npu import MACHINE_ATTR
+
+
+def has_sync(function: Operation) -> bool:
+    """Whether `function` already orders its pipes (flags or barriers, hand-written or inserted):
+    the passes that move or share buffers must then leave it as it is, since nothing would order
+    what they change."""
+    return any(isinstance(op, npu.SetFlagOp | npu.WaitFlagOp | npu.BarrierOp) for op in function.walk())
 
 
 def pass_machine(module: ModuleOp, option: str | None, pass_name: str) -> Machine:

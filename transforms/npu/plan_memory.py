@@ -51,10 +51,9 @@ from xdsl.rewriter import Rewriter
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
-from ziggurat.transforms.npu import pass_machine
+from ziggurat.transforms.npu import has_sync, pass_machine
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
-_SYNC_OPS = (npu.SetFlagOp, npu.WaitFlagOp, npu.BarrierOp)
 _NOT_LOWERED_DIALECTS = ("graph", "tensor", "linalg", "loop")
 """Dialects of the levels above npu: an op of theirs reading an `npu.buffer` would run on no interpreter."""
 
@@ -286,7 +285,7 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
     buffers = _collect(function, machine)
     if any(isinstance(buffer.op, memref.AllocOp) for buffer in buffers):
         _check_lowered(function)
-    reuse = reuse and not any(isinstance(op, _SYNC_OPS) for op in function.walk())
+    reuse = reuse and not has_sync(function)
     for buffer in buffers:
         buffer.conflicts = [
             other

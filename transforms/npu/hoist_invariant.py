@@ -1,0 +1,172 @@
+"""`npu-hoist-invariant{machine=NAME}`: move instructions that write the same values in every
+iteration of an `scf.for` before it (loop-invariant code motion for instructions with memory
+effects, which xDSL's `licm` leaves alone).
+
+A conv's epilogue, for instance, casts its bias to f32 and broadcasts it over the output tile
+in every iteration of the tile loop, and double-buffer's unrolling does it once per stage:
+half the vector unit's work on a 1x1 conv of ResNet-50's first stage.
+
+The instructions directly in a loop's body that write one set of buffers (a broadcast and its
+masked tail, say) move before the loop together, in order, when
+- every operand of each (buffers and indices) is defined outside the loop;
+- they write only local buffers (`memref.alloc`s) that nothing outside the loop uses, and read
+  none of them, so hoisting them where the loop runs no iteration writes what nobody reads;
+- nothing else in the loop writes a buffer they read or write, except instructions identical to
+  one of them (double-buffer's stages), which are erased, as they write the same values again;
+- nothing in the body before the last of them uses a buffer they write.
+Every instruction must say which buffers it touches (`buffer_windows`); one that does not, or
+any other op using a buffer, keeps the loop's instructions on those buffers where they are.
+Loops are visited innermost first, so an instruction climbs every loop it is invariant in. Run
+it on npu code before `npu-plan-memory` (which then sees the longer live ranges) and
+`npu-insert-sync`; a function that already has flags or barriers is left alone, as moving an
+instruction past a wait would leave it unordered.
+
+    scf.for %i = ... {                               npu.vec.cast %bias -> %bias32
+      npu.vec.cast %bias -> %bias32                   npu.vec.broadcast %bias32 -> %spread
+      npu.vec.broadcast %bias32 -> %spread      ->    scf.for %i = ... {
+      npu.vec.add %acc, %spread -> %acc                 npu.vec.add %acc, %spread -> %acc
+    }                                                 }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.backends.machine import Machine
+from ziggurat.dialects import npu
+from ziggurat.transforms.npu import has_sync, pass_machine
+
+def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
+    owner = value.owner.parent_op() if isinstance(value, BlockArgument) else value.owner
+    return owner is not None and owner is not loop and not loop.is_ancestor(owner)
+
+
+def _same(a: Operation, b: Operation) -> bool:
+    """The same instruction on the same values (of two with the same name and operands)."""
+    return a.properties == b.properties and a.attributes == b.attributes
+
+
+@dataclass
+class _Loop:
+    """What the instructions of one loop read and write, per buffer."""
+
+    loop: scf.ForOp
+    machine: Machine
+
+    def __post_init__(self) -> None:
+        self.writers: dict[SSAValue, list[Operation]] = {}
+        self.opaque: set[SSAValue] = set()
+        """Buffers some op in the loop uses without saying how (no windows, or not an instruction)."""
+        self.windows: dict[Operation, list[npu.BufferWindow]] = {}
+        for op in self.loop.body.walk():
+            windows = op.buffer_windows(self.machine) if isinstance(op, npu.NpuOperation) else None
+            if windows is None:
+                self.opaque.update(v for v in op.operands if isinstance(v.type, MemRefType))
+                continue
+            self.windows[op] = windows
+            for window in windows:
+                if window.write:
+                    self.writers.setdefault(window.buffer, []).append(op)
+
+    def hoist(self) -> None:
+        body = self.loop.body.block
+        self.order = {op: index for index, op in enumerate(body.ops)}
+        for op in list(body.ops):
+            if op.parent is not body:
+                continue  # erased as a duplicate, or moved with its group
+            group = self.invariant_group(op)
+            for member, duplicates in group or ():
+                for duplicate in duplicates:
+                    Rewriter.erase_op(duplicate)
+                member.detach()
+                Rewriter.insert_op(member, InsertPoint.before(self.loop))
+
+    def written(self, op: Operation) -> set[SSAValue]:
+        return {w.buffer for w in self.windows.get(op, ()) if w.write}
+
+    def movable(self, op: Operation) -> bool:
+        """An instruction directly in the body, on values from outside the loop, writing local buffers
+        it does not read, every buffer it touches known to the pass."""
+        if op.regions or op.parent is not self.loop.body.block:
+            return False
+        windows = self.windows.get(op)  # none for flags and barriers, which touch no buffer
+        if not windows or not all(_defined_outside(v, self.loop) for v in op.operands):
+            return False
+        written = {w.buffer for w in windows if w.write}
+        read = {w.buffer for w in windows if not w.write}
+        return (
+            bool(written)
+            and not written & read
+            and not (written | read) & self.opaque
+            and all(isinstance(b.owner, memref.AllocOp) for b in written)
+            and not any(self.writers.get(b) for b in read)
+        )
+
+    def invariant_group(self, op: Operation) -> list[tuple[Operation, list[Operation]]] | None:
+        """The instructions that write what `op` writes, `op` first, each with its copies in the loop,
+        when together they can move before it: each movable and writing the same buffers, every
+        other use of those buffers inside the loop and after the last of them."""
+        if not self.movable(op):
+            return None
+        written = self.written(op)
+        writers = sorted({w for b in written for w in self.writers.get(b, ())}, key=self.position)
+        if any(w is not op and (self.written(w) != written or not self.movable(w)) for w in writers):
+            return None
+        copies: dict[tuple, list[list[Operation]]] = {}
+        """Per name and operands, the writers that are one instruction (each list: one and its copies)."""
+        for writer in writers:
+            same = copies.setdefault((writer.name, tuple(writer.operands)), [])
+            found = next((kind for kind in same if _same(kind[0], writer)), None)
+            if found is None:
+                same.append([writer])
+            else:
+                found.append(writer)
+        group = sorted(
+            ((kind[0], kind[1:]) for same in copies.values() for kind in same), key=lambda m: self.position(m[0])
+        )
+        if group[0][0] is not op:
+            return None
+        last = self.position(group[-1][0])
+        for buffer in written:
+            for use in buffer.uses:
+                if use.operation in writers:
+                    continue
+                if not self.loop.is_ancestor(use.operation) or self.position(use.operation) <= last:
+                    return None
+        for member, duplicates in group:
+            for dropped in (member, *duplicates):
+                for buffer in written:
+                    self.writers[buffer].remove(dropped)
+        return group
+
+    def position(self, op: Operation) -> int:
+        """The place in the body of the op that is or holds `op`."""
+        return self.order[self.loop.body.block.find_ancestor_op_in_block(op)]
+
+
+@dataclass(frozen=True)
+class NpuHoistInvariantPass(ModulePass):
+    """Move instructions that write the same values in every iteration of a loop before it.
+
+    Options: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`).
+    """
+
+    name = "npu-hoist-invariant"
+
+    machine: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        machine = pass_machine(op, self.machine, self.name)
+        for function in op.walk():
+            if not isinstance(function, func.FuncOp) or not function.body.blocks or has_sync(function):
+                continue
+            loops = [inner for inner in function.walk(region_first=True) if isinstance(inner, scf.ForOp)]
+            for loop in loops:  # innermost first: what leaves a loop may leave the one around it too
+                _Loop(loop, machine).hoist()
