@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
@@ -29,3 +30,8 @@ def pass_machine(module: ModuleOp, option: str | None, pass_name: str) -> Machin
             module, f'{pass_name} needs a machine: {pass_name}{{machine=NAME}} or {MACHINE_ATTR} = "NAME" on the module'
         )
     return load_machine(name)
+
+
+def defined_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The functions of `module` with a body (declarations have nothing to lower)."""
+    return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]

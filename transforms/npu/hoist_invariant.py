@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -41,7 +41,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.backends.machine import Machine
 from ziggurat.dialects import npu
-from ziggurat.transforms.npu import has_sync, pass_machine
+from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
 
 def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
     owner = value.owner.parent_op() if isinstance(value, BlockArgument) else value.owner
@@ -164,8 +164,8 @@ class NpuHoistInvariantPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = pass_machine(op, self.machine, self.name)
-        for function in op.walk():
-            if not isinstance(function, func.FuncOp) or not function.body.blocks or has_sync(function):
+        for function in defined_functions(op):
+            if has_sync(function):
                 continue
             loops = [inner for inner in function.walk(region_first=True) if isinstance(inner, scf.ForOp)]
             for loop in loops:  # innermost first: what leaves a loop may leave the one around it too

@@ -58,7 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import emit_remark, error_at
 from ziggurat.dialects import npu
-from ziggurat.transforms.npu import pass_machine
+from ziggurat.transforms.npu import defined_functions, pass_machine
 
 Clock = dict[str, int]
 """Per pipe P: the last step of P known to have finished (step numbers of one block)."""
@@ -560,6 +560,5 @@ class NpuInsertSyncPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = pass_machine(op, self.machine, self.name)
-        for function in op.walk():
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                synchronize_function(function, machine)
+        for function in defined_functions(op):
+            synchronize_function(function, machine)

@@ -51,7 +51,7 @@ from xdsl.rewriter import Rewriter
 from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
-from ziggurat.transforms.npu import has_sync, pass_machine
+from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
 _NOT_LOWERED_DIALECTS = ("graph", "tensor", "linalg", "loop")
@@ -335,6 +335,5 @@ class NpuPlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = pass_machine(op, self.machine, self.name)
-        for function in op.walk():
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                plan_function(function, machine, self.reuse)
+        for function in defined_functions(op):
+            plan_function(function, machine, self.reuse)
