@@ -20,7 +20,7 @@
 // REPORT-DAG:  ex {{.*}}
 // REPORT-DAG:  alu {{.*}}
 
-// PIPELINE: loop-to-npu{machine="gemmini"},npu-to-gemm,npu-plan-memory{machine="gemmini"},npu-insert-sync{machine="gemmini"}
+// PIPELINE: loop-to-npu{machine="gemmini"},npu-to-gemm,npu-hoist-invariant{machine="gemmini"},npu-plan-memory{machine="gemmini"},npu-insert-sync{machine="gemmini"}
 
 func.func @main(%a: tensor<64x32xf16>, %b: tensor<32x16xf16>) -> tensor<64x16xf16> {
   %c = graph.matmul %a, %b : (tensor<64x32xf16>, tensor<32x16xf16>) -> tensor<64x16xf16>
