@@ -10,9 +10,11 @@
 The stages run in one process on in-memory IR (no text between them):
 import (`ziggurat.frontends.onnx`), the optional graph optimizations, then,
 with `--machine`, the `compile{machine=M}` pipeline (`graph-opt` and
-`lower-to-npu`, see docs/lowering.md) down to the `--emit` level: `tile` stops
-before `tile-to-loop`, `loop` before `loop-to-npu`, `npu` (the default with a
-machine) runs it all. When the machine's matrix unit has no instruction for
+`lower-to-npu`, see docs/lowering.md) down to the `--emit` level: `graph` stops
+before `graph-to-tile` (the graph as the machine's lowering takes it: its
+precision, graph-opt's rewrites and fusion groups), `tile` before
+`tile-to-loop`, `loop` before `loop-to-npu`, `npu` (the default with a machine)
+runs it all. When the machine's matrix unit has no instruction for
 the model's float type (f32 on davinci), the model computes in bf16 inside
 where the unit has it (f32's range: nothing that fits f32 overflows), else in
 f16 (`graph-convert-float`; `--precision` chooses). The IR is printed (or written
@@ -92,7 +94,7 @@ GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
 """`--opt`: the graph-level passes, in order."""
 
 EMIT_LEVELS = ("graph", "tile", "loop", "npu")
-NEXT_LEVEL_STARTS = {"tile": "tile-to-loop", "loop": "loop-to-npu"}
+NEXT_LEVEL_STARTS = {"graph": "graph-to-tile", "tile": "tile-to-loop", "loop": "loop-to-npu"}
 """`--emit L` runs the compile pipeline up to (not including) the first pass of the level after L."""
 PRECISIONS = ("auto", "model", "f16", "bf16")
 

@@ -3,6 +3,8 @@
 // inside (graph-convert-float; bf16 keeps f32's range) and is checked with bf16's tolerance.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python %examples/models/mlp.py %t/mlp.onnx
+// RUN: ziggurat-compile %t/mlp.onnx --machine davinci --emit graph | filecheck %s --check-prefix=GRAPH
+// RUN: ziggurat-compile %t/mlp.onnx --machine davinci --emit graph --check | filecheck %s --check-prefix=CHECK
 // RUN: ziggurat-compile %t/mlp.onnx --machine davinci --emit tile | filecheck %s --check-prefix=TILE
 // RUN: ziggurat-compile %t/mlp.onnx --machine davinci --emit loop | filecheck %s --check-prefix=LOOP
 // RUN: ziggurat-compile %t/mlp.onnx --machine davinci -o %t/mlp.npu.mlir
@@ -13,6 +15,10 @@
 // RUN: ziggurat-compile %t/mlp.onnx --machine systolic --check | filecheck %s
 // RUN: filecheck %s --input-file %t/trace.json --check-prefix=TRACE
 
+// GRAPH:      func.func @main(%x: tensor<4x64xf32>) -> tensor<4x10xf32>
+// GRAPH:      graph.
+// GRAPH-NOT:  linalg.
+// GRAPH-NOT:  npu.
 // TILE:      func.func @main(%x: tensor<4x64xf32>) -> tensor<4x10xf32>
 // TILE:      linalg.generic
 // TILE-NOT:  graph.
