@@ -252,6 +252,9 @@ class _Promoter:
         """The program's own copy being legalized: its pieces share staging buffers, other copies do not."""
         self.readers: Counter[tuple] = Counter()
         """How many compute ops read each view of a buffer nothing writes, by `_view_key` and group."""
+        self.unwritten: dict[SSAValue, bool] = {}
+        """`_read_only` by root, asked once: staging only adds reads of a buffer nothing writes
+        (and keeps the writes of one that is written), so the answer holds for the whole run."""
         self.resident: dict[tuple, tuple[SSAValue, Operation]] = {}
         """Staged copies of unchanging operands by what they hold (`_view_key`, group): the buffer, and
         the op it was staged for, so a later op reading the same bytes reads that buffer."""
@@ -278,7 +281,7 @@ class _Promoter:
             (_view_key(value), op.attributes.get("tile.group"))
             for op in compute
             for value in op.operands
-            if isinstance(value.type, MemRefType) and _read_only(root_of(value))
+            if isinstance(value.type, MemRefType) and self.read_only(root_of(value))
         )
         for op in compute:
             self.stage(op)
@@ -769,12 +772,17 @@ class _Promoter:
         self.busy.add(buffer)
         return buffer
 
+    def read_only(self, root: SSAValue) -> bool:
+        if root not in self.unwritten:
+            self.unwritten[root] = _read_only(root)
+        return self.unwritten[root]
+
     def resident_key(self, op: Operation, value: SSAValue) -> tuple | None:
         """For an operand that keeps its bytes while `op`'s group runs (a view of a weight nothing
         writes) and is worth keeping (the same in every iteration of the loop around `op`, or, in
         straight-line code, read by another op of the group too): what identifies those bytes
         within the group; None for any other operand."""
-        if not _read_only(root_of(value)):
+        if not self.read_only(root_of(value)):
             return None
         key = _view_key(value), op.attributes.get("tile.group")
         loop = op.parent_op()
