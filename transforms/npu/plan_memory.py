@@ -124,8 +124,9 @@ class _Positions:
         buffer = alloc.results[0]
         users = sorted(set(_users(buffer)), key=lambda user: self.first[user])
         ranges: list[tuple[int, int]] = []
+        fresh_each_iteration: dict[Operation, bool] = {}
         for index, user in enumerate(users):
-            low, high = self._extent(user, users, alloc, machine)
+            low, high = self._extent(user, users, alloc, machine, fresh_each_iteration)
             if (
                 ranges
                 and low > ranges[-1][1]
@@ -143,13 +144,19 @@ class _Positions:
             ranges.append((low, high))
         return ranges
 
-    def _extent(self, user: Operation, users: list[Operation], alloc: Operation, machine: Machine) -> tuple[int, int]:
-        """The positions `user` keeps the buffer live: its own, or the loops around it that carry it."""
+    def _extent(
+        self, user: Operation, users: list[Operation], alloc: Operation, machine: Machine, fresh: dict[Operation, bool]
+    ) -> tuple[int, int]:
+        """The positions `user` keeps the buffer live: its own, or the loops around it that carry it
+        (`fresh` remembers, per loop, whether each iteration overwrites the buffer first)."""
         low, high = self.first[user], self.first[user]
         parent = user.parent_op()
         while parent is not None and not parent.is_ancestor(alloc):
-            if isinstance(parent, _LOOPS) and not _overwritten_first(parent, users, alloc, machine, self):
-                low, high = self.first[parent], self.last[parent]
+            if isinstance(parent, _LOOPS):
+                if parent not in fresh:
+                    fresh[parent] = _overwritten_first(parent, users, alloc, machine, self)
+                if not fresh[parent]:
+                    low, high = self.first[parent], self.last[parent]
             parent = parent.parent_op()
         return low, high
 
