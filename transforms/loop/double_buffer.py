@@ -382,8 +382,9 @@ class _DoubleBuffer:
                 continue
             clone = op.clone(value_mapper=mapping)
             Rewriter.insert_op(clone, point)
-            for nested in clone.walk():
-                if isinstance(nested, memref.SubviewOp):
+            for original, nested in zip(op.walk(), clone.walk(), strict=True):
+                # a subview's type changes only with its source's (a buffer given slots)
+                if isinstance(nested, memref.SubviewOp) and nested.source.type != original.operands[0].type:
                     retype_subview(nested, mapping)
             point = InsertPoint.after(clone)
         return yielded, point
