@@ -217,6 +217,13 @@ def _int_prop(value: int) -> IntegerAttr:
 
 
 def _array(values: Sequence[int]) -> DenseArrayBase:
+    return _i64_array(tuple(values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    # attributes are immutable, and lowering a network builds the same few shapes, strides and
+    # indices tens of thousands of times: xDSL packs each element in Python
     return DenseArrayBase.from_list(i64, values)
 
 
