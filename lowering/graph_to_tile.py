@@ -102,6 +102,7 @@ from ziggurat.backends.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     GraphOp,
+    int_array,
     ints_of,
     lowest_value,
     window_geometry,
@@ -114,7 +115,6 @@ from ziggurat.lowering.graph_to_tile_builders import (
     compute_type,
     dims,
     expand_shape,
-    i64_array,
     is_signless,
     reassociation,
     scalar_attr,
@@ -634,7 +634,7 @@ def lower_gemm(e: Emitter, op: graph.GemmOp) -> SSAValue:
 def transpose(e: Emitter, value: SSAValue, perm) -> SSAValue:
     shape = shape_of(value)
     init = e.empty([shape[p] for p in perm], element_type_of(value))
-    return e.emit(linalg.TransposeOp(value, init, i64_array(perm)))
+    return e.emit(linalg.TransposeOp(value, init, int_array(perm)))
 
 
 def pad_constant(e: Emitter, value: SSAValue, low, high, fill) -> SSAValue:
@@ -1060,7 +1060,7 @@ def lower_broadcast_to(e: Emitter, op: graph.BroadcastToOp) -> SSAValue:
     element_type = element_type_of(op.input)
     if tuple(target[added:]) == source:
         init = e.empty(target, element_type)
-        return e.emit(linalg.BroadcastOp(op.input, init, i64_array(range(added))))
+        return e.emit(linalg.BroadcastOp(op.input, init, int_array(range(added))))
     return e.elementwise([op.input], target, element_type, lambda b, args: [args[0]])
 
 

@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
     BytesAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -310,10 +309,6 @@ def expand_shape(value: SSAValue, groups: Sequence[Sequence[int]], shape: Sequen
 
 def element_count(shape: Sequence[int]) -> int:
     return math.prod(shape)
-
-
-def i64_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
 
 
 def signless(element_type: Attribute) -> Attribute:
