@@ -73,6 +73,12 @@ def _graph_split_grouped_conv() -> type[ModulePass]:
     return GraphSplitGroupedConvPass
 
 
+def _graph_space_to_depth() -> type[ModulePass]:
+    from ziggurat.transforms.graph.space_to_depth import GraphSpaceToDepthPass
+
+    return GraphSpaceToDepthPass
+
+
 def _graph_fuse() -> type[ModulePass]:
     from ziggurat.transforms.graph.fuse import GraphFusePass
 
@@ -176,6 +182,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-fold-constants": _graph_fold_constants,
     "graph-fuse": _graph_fuse,
     "graph-layout": _graph_layout,
+    "graph-space-to-depth": _graph_space_to_depth,
     "graph-split-grouped-conv": _graph_split_grouped_conv,
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
