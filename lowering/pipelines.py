@@ -61,9 +61,19 @@ def graph_opt(options: PipelineOptions) -> str:
 
     Option `layout=NHWC` also converts the spatial ops with `graph-layout` (which
     cancels the transposes it can) after the batch norms are folded, as a batch
-    norm stays NCHW."""
-    check_options("graph-opt", options, {"layout": "NCHW (default: unchanged) or NHWC"})
+    norm stays NCHW. Option `machine=M` (what `compile` passes) also gives a strided
+    conv over few channels its space-to-depth input where that saves M's matrix
+    unit work (`graph-space-to-depth{machine=M}`, with the weights final; their
+    rearrangement folds)."""
+    check_options(
+        "graph-opt", options,
+        {"layout": "NCHW (default: unchanged) or NHWC", "machine": "a preset or machine TOML file (default: none)"},
+    )
     passes = ["graph-fold-constants", "graph-canonicalize", "graph-fold-batch-norm", "graph-split-grouped-conv"]
+    if "machine" in options:
+        machine = str(options["machine"][0])
+        load_machine(machine)
+        passes += [f"graph-space-to-depth{{machine={_quoted(machine)}}}", "graph-fold-constants"]
     layout = str(options.get("layout", ("NCHW",))[0])
     if layout not in GRAPH_LAYOUTS:
         raise DiagnosticError(
@@ -109,9 +119,10 @@ def lower_to_npu(options: PipelineOptions) -> str:
 
 
 def compile_pipeline(options: PipelineOptions) -> str:
-    """Everything, graph level to npu: `graph-opt`, then `lower-to-npu` for the machine."""
+    """Everything, graph level to npu: `graph-opt` for the machine, then `lower-to-npu` for it."""
     machine = machine_option("compile", options)
-    return f"graph-opt,lower-to-npu{{machine={_quoted(machine)}}}"
+    spec = f"{{machine={_quoted(machine)}}}"
+    return f"graph-opt{spec},lower-to-npu{spec}"
 
 
 def _quoted(machine: str) -> str:

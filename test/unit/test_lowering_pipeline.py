@@ -46,8 +46,18 @@ def test_lower_to_npu_expands_to_the_passes_of_the_contract(machine: str):
 
 def test_compile_is_graph_opt_then_lower_to_npu():
     assert expand_pipeline("compile{machine=davinci}") == (
-        expand_pipeline("graph-opt") + "," + expand_pipeline("lower-to-npu{machine=davinci}")
+        expand_pipeline("graph-opt{machine=davinci}") + "," + expand_pipeline("lower-to-npu{machine=davinci}")
     )
+
+
+def test_graph_opt_rewrites_for_the_machine_only_when_given_one():
+    """Its one machine-dependent rewrite, graph-space-to-depth, needs the matrix unit's K and DMA paths."""
+    plain = expand_pipeline("graph-opt").split(",")
+    for_davinci = expand_pipeline("graph-opt{machine=davinci}").split(",")
+    assert not any(p.startswith("graph-space-to-depth") for p in plain)
+    start = for_davinci.index('graph-space-to-depth{machine="davinci"}')
+    assert for_davinci[start + 1] == "graph-fold-constants"  # folds the rearranged weights
+    assert for_davinci[:start] + for_davinci[start + 2 :] == plain
 
 
 @pytest.mark.parametrize(
