@@ -387,7 +387,10 @@ class _LocatingParser(Parser):
         self.parse_punctuation("<", " in dense attribute")
         if self._current_token.kind in (MLIRTokenKind.L_SQUARE, MLIRTokenKind.STRING_LIT, MLIRTokenKind.GREATER):
             self._resume_from(start)
-            return super().parse_dense_int_or_fp_elements_attr(type)
+            try:
+                return super().parse_dense_int_or_fp_elements_attr(type)
+            except ParseError as error:
+                raise self._at_literal(error, start) from None
         element = self._parse_tensor_literal_element()
         self.parse_punctuation(">", " in dense attribute")
         type_start = self._current_token.span.start
@@ -404,6 +407,17 @@ class _LocatingParser(Parser):
             )
         value = element.to_type(self, type.element_type)
         return DenseIntOrFPElementsAttr.from_list(type, [value] if elements else [])
+
+    def _at_literal(self, error: ParseError, start: int) -> ParseError:
+        """xDSL checks a dense literal against its type once it has read both, and reports a
+        mismatch at the token after them, on the next op's line: point at the literal instead."""
+        text = self.lexer.input.content
+        literal_end = _after_closing_angle(text, start)
+        colon = None if literal_end is None else re.compile(r"\s*:\s*").match(text, literal_end)
+        type_end = None if colon is None else _after_closing_angle(text, colon.end())
+        if type(error) is not ParseError or type_end is None or error.span.start < type_end:
+            return error  # an error inside the literal or its type is where it is
+        return ParseError(Span(start, type_end, self.lexer.input), error.msg)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start

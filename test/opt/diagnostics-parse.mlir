@@ -81,3 +81,26 @@ func.func @still_printed(%a: tensor<2xf32>) -> tensor<2xf32> {
 // CHECK-NEXT: // -----
 // CHECK-NEXT: builtin.module {
 // CHECK-NEXT:   func.func @still_printed
+
+// -----
+
+// A dense literal whose elements do not fill its type: xDSL notices once it has
+// read the type and reported it at the next op; the error is at the literal.
+func.func @dense_shape_mismatch() -> tensor<2x2xf32> {
+// CHECK:{{^}}{{.*}}diagnostics-parse.mlir:[[# @LINE + 3]]:28: error: Shape mismatch in dense literal. Expected [2, 2] shape from the type, but got [3] shape.{{$}}
+// CHECK-NEXT:{{^}}  %0 = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<2x2xf32>{{$}}
+// CHECK-NEXT:{{^}}                           ^{{$}}
+  %0 = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<2x2xf32>
+  %1 = graph.constant dense<[1.0]> : tensor<1xf32>
+  func.return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @dense_hex_too_short() -> tensor<2x2xf32> {
+// CHECK:{{^}}{{.*}}diagnostics-parse.mlir:[[# @LINE + 3]]:28: error: Shape mismatch in dense literal. Expected 4 elements from the type, but got 2 elements.{{$}}
+// CHECK-NEXT:{{^}}  %0 = graph.constant dense<"0x0000803F00000040"> : tensor<2x2xf32>{{$}}
+// CHECK-NEXT:{{^}}                           ^{{$}}
+  %0 = graph.constant dense<"0x0000803F00000040"> : tensor<2x2xf32>
+  func.return %0 : tensor<2x2xf32>
+}
