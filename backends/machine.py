@@ -133,6 +133,10 @@ class MatrixUnit:
         """The (m, n, k) of one instruction on this dtype pair, or None if the unit lacks the pair."""
         return self.shapes.get((in_dtype, acc_dtype))
 
+    def instruction_shape(self, in_dtype: str, acc_dtype: str) -> tuple[int, int, int]:
+        """The (m, n, k) of one instruction on this dtype pair: its own shape, else the unit's `shape`."""
+        return self.shape_for(in_dtype, acc_dtype) or (self.m, self.n, self.k)
+
 
 @dataclass(frozen=True)
 class VectorUnit:

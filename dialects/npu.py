@@ -704,7 +704,7 @@ class MmaOp(NpuOperation):
                 f"matrix unit '{unit.name}' has no {pair[0]}->{pair[1]} instruction (it has {supported})"
             )
         m, n, k = self.mnk
-        um, un, uk = unit.shape_for(*pair) or (unit.m, unit.n, unit.k)
+        um, un, uk = unit.instruction_shape(*pair)
         if m % um or n % un or k % uk:
             raise VerifyException(
                 f"npu.mma shape {m}x{n}x{k} must be a multiple of the {pair[0]}->{pair[1]} "

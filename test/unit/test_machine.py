@@ -105,6 +105,8 @@ def test_davinci():
     assert m.peak_macs_per_cycle("f8E4M3FN", "f32") == 0
     assert (m.matrix.m, m.matrix.n, m.matrix.k) == (16, 16, 16)
     assert m.matrix.shape_for("i8", "i32") == (16, 16, 32)
+    assert m.matrix.instruction_shape("f16", "f32") == (16, 16, 16)
+    assert m.matrix.instruction_shape("i8", "i32") == (16, 16, 32)
     assert m.peak_flops("f16", "f32") == pytest.approx(2 * 4096 * 32 * 1e9)
     assert m.global_bandwidth() == pytest.approx(1.2e12 / 1e9)
     capacities = {name: space.capacity for name, space in m.memories.items()}

@@ -97,7 +97,7 @@ def matrix_k(machine: Machine, conv: Conv2dOp) -> int | None:
     pairs = [pair for pair in unit.dtypes if pair[0] == element]
     if not pairs:
         return None
-    return (unit.shape_for(*pairs[0]) or (unit.m, unit.n, unit.k))[2]
+    return unit.instruction_shape(*pairs[0])[2]
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,7 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
     in_type = str(op.inputs[0].type.element_type)
     acc_type = str(op.outputs[0].type.element_type)
     unit = machine.matrix
-    unit_m, unit_n, unit_k = unit.shape_for(in_type, acc_type) or (unit.m, unit.n, unit.k)
+    unit_m, unit_n, unit_k = unit.instruction_shape(in_type, acc_type)
     for kind, multiple in ((lhs & acc) - rhs, unit_m), ((rhs & acc) - lhs, unit_n), ((lhs & rhs) - acc, unit_k):
         if kind and math.prod(extents[d] for d in kind) % multiple:
             extents.update(round_product(extents, sorted(kind), multiple))

@@ -42,7 +42,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp, TensorType
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import dce
@@ -106,11 +106,6 @@ def pack_value(
     return packed.result
 
 
-def _instruction_shape(machine: Machine, lhs: Attribute, acc: Attribute) -> tuple[int, int, int]:
-    matrix = machine.matrix
-    return matrix.shape_for(str(lhs), str(acc)) or (matrix.m, matrix.n, matrix.k)
-
-
 @dataclass
 class PackContraction(RewritePattern):
     """A matmul-like contraction on MxK, KxN and MxN blocks, its result unpacked."""
@@ -129,8 +124,8 @@ class PackContraction(RewritePattern):
             if not value.type.has_static_shape():
                 raise error_at(op, f"tile-pack: dynamic shape {value.type} is not supported")
         lhs, rhs, init = op.inputs[0], op.inputs[1], op.outputs[0]
-        m, n, k = _instruction_shape(
-            self.machine, lhs.type.get_element_type(), init.type.get_element_type()
+        m, n, k = self.machine.matrix.instruction_shape(
+            str(lhs.type.get_element_type()), str(init.type.get_element_type())
         )
         if (m, n, k) == (1, 1, 1):
             return

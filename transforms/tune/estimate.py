@@ -59,7 +59,7 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
     in_dtype, acc_dtype = _dtype_name(lhs), _dtype_name(out)
     in_bytes, acc_bytes = _element_bytes(lhs), _element_bytes(out)
     matrix = machine.matrix
-    um, un, uk = matrix.shape_for(in_dtype, acc_dtype) or (matrix.m, matrix.n, matrix.k)
+    um, un, uk = matrix.instruction_shape(in_dtype, acc_dtype)
 
     def tile(dims: list[int]) -> int:
         """Elements of an average tile over `dims` (a remainder tile is smaller than `sizes`)."""
