@@ -327,6 +327,7 @@ MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\
 _ANGLES = re.compile(r"->|[<>]")
 _MEMOIZED_TYPE = re.compile(r"(?:memref|tensor|vector)<")
 _MEMOIZED_ATTRIBUTE = re.compile(r"array<")
+_TYPE_COLON = re.compile(r"\s*:\s*")
 
 
 def _after_closing_angle(text: str, start: int) -> int | None:
@@ -413,7 +414,7 @@ class _LocatingParser(Parser):
         mismatch at the token after them, on the next op's line: point at the literal instead."""
         text = self.lexer.input.content
         literal_end = _after_closing_angle(text, start)
-        colon = None if literal_end is None else re.compile(r"\s*:\s*").match(text, literal_end)
+        colon = None if literal_end is None else _TYPE_COLON.match(text, literal_end)
         type_end = None if colon is None else _after_closing_angle(text, colon.end())
         if type(error) is not ParseError or type_end is None or error.span.start < type_end:
             return error  # an error inside the literal or its type is where it is
