@@ -9,7 +9,7 @@
 
 The stages run in one process on in-memory IR (no text between them):
 import (`ziggurat.frontends.onnx`), the optional graph optimizations, then,
-with `--machine`, the `compile{machine=M}` pipeline (`graph-opt` and
+with `--machine`, the `compile{machine=M}` pipeline (`graph-opt{machine=M}` and
 `lower-to-npu`, see docs/lowering.md) down to the `--emit` level: `graph` stops
 before `graph-to-tile` (the graph as the machine's lowering takes it: its
 precision, graph-opt's rewrites and fusion groups), `tile` before
