@@ -286,6 +286,48 @@ GEMM_F16 = """
     }"""
 
 
+@pytest.mark.parametrize(
+    "extents, multiple, padded",
+    [
+        ({0: 7, 1: 7}, 16, {0: 8, 1: 8}),  # a conv tile's 7x7 output points: 64, not the 112 of 7x16
+        ({0: 7, 1: 8}, 16, {0: 8, 1: 8}),
+        ({0: 3, 1: 7}, 16, {0: 4, 1: 8}),
+        ({0: 6, 1: 6}, 16, {0: 6, 1: 8}),  # a tie: the inner dim grows
+        ({0: 1, 1: 7}, 16, {0: 1, 1: 16}),  # a unit dim (a tile's single row) stays
+        ({0: 1, 1: 1}, 16, {0: 1, 1: 16}),  # all unit: the innermost grows
+        ({0: 9, 1: 28}, 16, {0: 9, 1: 32}),
+        ({0: 4, 1: 28}, 16, {0: 4, 1: 28}),  # already whole instructions
+        ({0: 7, 1: 7}, 32, {0: 8, 1: 8}),
+    ],
+)
+def test_round_product_pads_the_least(extents, multiple, padded):
+    from ziggurat.transforms.tile.tile_sizes import round_product
+
+    result = dict(extents)
+    result.update(round_product(extents, sorted(extents), multiple))
+    assert result == padded
+
+
+def test_round_product_is_the_smallest_padded_box():
+    """Against every box of two dims, each padded by less than the multiple."""
+    import itertools
+
+    from ziggurat.transforms.tile.tile_sizes import round_product
+
+    for a, b, multiple in itertools.product(range(1, 21), range(1, 21), (8, 16)):
+        result = {0: a, 1: b}
+        result.update(round_product({0: a, 1: b}, [0, 1], multiple))
+        product = result[0] * result[1]
+        assert product % multiple == 0 and result[0] >= a and result[1] >= b
+        smallest = min(
+            x * y
+            for x, y in itertools.product(range(a, a + multiple), range(b, b + multiple))
+            # only dims longer than 1 grow, the inner one when both are 1
+            if x * y % multiple == 0 and (x == a or a > 1) and (y == b or b > 1 or a == 1)
+        )
+        assert product == smallest, (a, b, multiple)
+
+
 def test_gemm_tiles_on_davinci_fill_l0_twice():
     from xdsl.parser import Parser
 

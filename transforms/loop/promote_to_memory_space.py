@@ -181,9 +181,10 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
 
     Which input is A (M x K) and which B (K x N) is loop-to-npu's `contraction_roles`.
 
-    Where the M (N, K) dims together are not a multiple of the unit's m (n, k), one of
-    them is rounded up (`tile_sizes.round_product`); an operand whose map is not a projected
-    permutation keeps its shape.
+    Where the M (N, K) dims together are not a multiple of the unit's m (n, k), some of
+    them are rounded up, padding least (`tile_sizes.round_product`: a conv tile's 7x7 output
+    points to 8x8, not 7x16); an operand whose map is not a projected permutation keeps its
+    shape.
     """
     maps = [m.data for m in op.get_indexing_maps()]
     operands = list(op.operands)

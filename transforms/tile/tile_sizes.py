@@ -61,16 +61,36 @@ def _round_up(value: int, multiple: int) -> int:
 
 
 def round_product(extents: dict[int, int], dims: list[int], multiple: int) -> dict[int, int]:
-    """Round up one of `dims` so that their product is a multiple of `multiple`: the one that
-    pads least (the innermost on a tie), e.g. 7x8 to 8x8 rather than 7x16 for 16."""
+    """Round up some of `dims` so that their product is a multiple of `multiple`, padding least:
+    7x8 to 8x8 and 7x7 to 8x8 (64 points, not the 112 of 7x16) for 16. On a tie, fewer dims
+    padded, then the inner ones. Only dims longer than 1 grow (the innermost when all are 1):
+    a unit dim is a batch or a tile's single row.
+
+    Several dims may grow because the matrix instruction reads the dims of one role (a conv's
+    output rows x cols) as one run (loop-to-npu regroups them): the padded box only has to
+    fill whole instructions."""
     total = math.prod(extents[d] for d in dims)
-    choices = []
-    for d in dims:
-        step = multiple // math.gcd(multiple, total // extents[d])
-        rounded = -(-extents[d] // step) * step
-        choices.append((total // extents[d] * rounded, -d, d, rounded))
-    _, _, dim, rounded = min(choices)
-    return {dim: rounded}
+    if total % multiple == 0:
+        return {}
+    grown = [d for d in dims if extents[d] > 1] or [max(dims)]
+    fixed = total // math.prod(extents[d] for d in grown)
+    return dict(zip(grown, _least_padded_box(tuple(extents[d] for d in grown), fixed, multiple)))
+
+
+@functools.cache
+def _least_padded_box(sizes: tuple[int, ...], fixed: int, multiple: int) -> tuple[int, ...]:
+    """`sizes`, each rounded up by less than `multiple`, so that `fixed` times their product is a
+    multiple of `multiple`, with the least product (ties as `round_product` breaks them)."""
+    best: tuple | None = None
+    for box in itertools.product(*(range(size, size + multiple) for size in sizes)):
+        product = fixed * math.prod(box)
+        if product % multiple == 0:
+            padded = tuple(b != s for b, s in zip(box, sizes))
+            rank = (product, sum(padded), padded)  # False < True: the outer dims kept first
+            if best is None or rank < best[0]:
+                best = (rank, box)
+    assert best is not None  # every dim a multiple of `multiple` qualifies
+    return best[1]
 
 
 def _candidates(extent: int, unit: int) -> list[int]:
