@@ -241,3 +241,41 @@ func.func @main(%a: tensor<16x4097xf16>) -> tensor<16x4096xf16> {
     (group,) = tunable_groups(module, load_machine(MACHINE))
     assert 'dense<"0x003C"> : tensor<4097x4096xf16>' in group.module_text
     parse(group.module_text)
+
+
+CONV_ADD_RELU = """
+func.func @main(%x: tensor<1x256x14x14xf16>, %w: tensor<1024x256x1x1xf16>, %res: tensor<1x1024x14x14xf16>) -> tensor<1x1024x14x14xf16> {
+  %y = graph.conv2d %x, %w : (tensor<1x256x14x14xf16>, tensor<1024x256x1x1xf16>) -> tensor<1x1024x14x14xf16>
+  %s = graph.add %y, %res : (tensor<1x1024x14x14xf16>, tensor<1x1024x14x14xf16>) -> tensor<1x1024x14x14xf16>
+  %r = graph.relu %s : tensor<1x1024x14x14xf16>
+  func.return %r : tensor<1x1024x14x14xf16>
+}"""
+
+
+def test_candidates_beyond_the_heuristics_epilogue_share_are_measured():
+    """ResNet-50's stage-3 block end: the heuristic keeps the epilogue in half the vector space;
+    the search also offers tiles that take all of it, and one of those lowers, matches and wins."""
+    from ziggurat.lowering.differential import apply_pipeline as lower
+    from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
+    from ziggurat.transforms.tile.tile_sizes import EPILOGUE_SHARE
+
+    machine = load_machine(MACHINE)
+    (group,) = tunable_groups(parse(CONV_ADD_RELU), machine)
+    tiled = parse(group.module_text)
+    lower(tiled, "graph-fuse,graph-to-tile")
+    function = next(op for op in tiled.walk() if op.name == "func.func")
+    (fused,) = [g for g in collect_groups(function.body.block) if g.anchor is not None]
+    per_point = epilogue_bytes(fused)
+    space = machine.memories[machine.vector.spaces[0]].capacity
+
+    def points(sizes):
+        return sizes[1] * sizes[2] * sizes[3]  # output channels x rows x cols
+
+    assert points(group.candidates[0]) * per_point <= space // EPILOGUE_SHARE
+    beyond = [c for c in group.candidates if points(c) * per_point > space // EPILOGUE_SHARE]
+    assert beyond and all(points(c) * per_point <= space for c in beyond)
+    default = measure(Task(0, 0, group.module_text, group.target, None, MACHINE, 0))
+    whole_rows = (1, 128, 14, 14, 64, 1, 1)  # the weights read once instead of twice
+    assert whole_rows in beyond
+    wider = measure(Task(0, 1, group.module_text, group.target, whole_rows, MACHINE, 0))
+    assert default.cycles is not None and wider.cycles is not None and wider.cycles < default.cycles

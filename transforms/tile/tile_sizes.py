@@ -16,7 +16,8 @@
   M=128, N=256, K=64 (l0a 16 KiB, l0b 32 KiB, l0c 128 KiB, each twice).
   When vector ops are fused after the contraction (bias, activation,
   residual add: its epilogue; a lone type conversion is none, DMAs convert),
-  the output tile must also fit half the vector space with their operands.
+  the output tile must also fit half the vector space with their operands
+  (`EPILOGUE_SHARE`).
 * convolutions (window loops in the maps): output rows x output channels x
   input channels; batch 1, output width and the window whole; the input
   tile with its halo and the weight tile must fit the staging space twice,
@@ -222,19 +223,34 @@ def _best_conv(options):
     return max(options, key=lambda o: (o["mn"] * o["rk"], -o["traffic"], o["mn"], o["n"]), default=None)
 
 
-def _epilogue_fits(machine: Machine, points: int, epilogue_bytes: int) -> bool:
-    """Whether an output tile of `points` elements fits half the vector space with
+EPILOGUE_SHARE = 2
+"""The heuristic's output tile fits 1/EPILOGUE_SHARE of the vector space with its epilogue. The
+count is an upper bound (every operand of every fused op, at the op's widest element type) and
+the half leaves room for double-buffer's second slots: whatever the fusion, the heuristic's tiles
+lower. `ziggurat-tune` also tries tiles whose epilogue takes the whole space (share 1), which
+the lowering may refuse (the candidate is then discarded) and often takes (ResNet-50's stage-3
+conv + add + relu: 33K -> 24K cycles on davinci)."""
+
+
+def _epilogue_fits(machine: Machine, points: int, epilogue_bytes: int, share: int) -> bool:
+    """Whether an output tile of `points` elements fits 1/`share` of the vector space with
     `epilogue_bytes` per element (the vector ops fused after the contraction)."""
-    return points * epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // 2
+    return points * epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // share
 
 
 def matmul_options(
-    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int, epilogue_bytes: int = 0
+    op: Operation,
+    machine: Machine,
+    roles: Roles,
+    extents: Sequence[int],
+    c_copies: int,
+    epilogue_bytes: int = 0,
+    epilogue_share: int = EPILOGUE_SHARE,
 ) -> list[dict]:
     """Every M/N/K tile (`{"m", "n", "k", ...}`) of a contraction with one M, N and K loop
     that fits the machine with the accumulator `c_copies` times and its epilogue
-    (`epilogue_bytes` per output element) in the vector space (the candidates
-    `matmul_sizes` chooses from, and `ziggurat-tune` searches)."""
+    (`epilogue_bytes` per output element) in 1/`epilogue_share` of the vector space (the
+    candidates `matmul_sizes` chooses from, and `ziggurat-tune` searches)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
@@ -243,7 +259,7 @@ def matmul_options(
     for tm, tn, tk in itertools.product(_candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)):
         rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
         a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
-        if _fits(budget, a, b, c, a + b, c_copies) and _epilogue_fits(machine, tm * tn, epilogue_bytes):
+        if _fits(budget, a, b, c, a + b, c_copies) and _epilogue_fits(machine, tm * tn, epilogue_bytes, epilogue_share):
             options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
     return options
 
@@ -292,12 +308,18 @@ def slice_elements(forms: Sequence[dict[int, int]], box: Sequence[int]) -> int:
 
 
 def conv_options(
-    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], c_copies: int, epilogue_bytes: int = 0
+    op: Operation,
+    machine: Machine,
+    roles: Roles,
+    extents: Sequence[int],
+    c_copies: int,
+    epilogue_bytes: int = 0,
+    epilogue_share: int = EPILOGUE_SHARE,
 ) -> list[dict]:
     """Every output-rows x output-channels x input-channels tile (`{"m": rows, "n", "k", ...}`)
     of a convolution (two or more M loops, one N and K) that fits the machine with its halo,
     the accumulator `c_copies` times and its epilogue (`epilogue_bytes` per output element)
-    in the vector space (what `conv_sizes` chooses from)."""
+    in 1/`epilogue_share` of the vector space (what `conv_sizes` chooses from)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
@@ -329,7 +351,7 @@ def conv_options(
         a, b, c = padded * rk * in_bytes, rk * rn * in_bytes, padded * rn * acc_bytes
         staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
         points = r * extents[cols] * tn
-        if _fits(budget, a, b, c, staged, c_copies) and _epilogue_fits(machine, points, epilogue_bytes):
+        if _fits(budget, a, b, c, staged, c_copies) and _epilogue_fits(machine, points, epilogue_bytes, epilogue_share):
             options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "rk": rk, "traffic": rm + rn})
     return options
 
@@ -407,6 +429,7 @@ def element_bytes(op: Operation) -> int:
 
 
 __all__ = [
+    "EPILOGUE_SHARE",
     "Roles",
     "apply_override",
     "contraction_roles",

@@ -13,7 +13,10 @@ for each group whose root is a matrix-unit contraction, returns a `Group`:
   every M/N/K tile (for a convolution: output rows / output channels / input
   channels) that `tile_sizes.matmul_options`/`conv_options` accept, i.e. the
   multiples of the matrix unit and the alignment that fit the operand,
-  staging and accumulator spaces as the default heuristic requires; the
+  staging and accumulator spaces as the default heuristic requires, and whose
+  fused epilogue fits the vector space: the heuristic keeps half of it
+  (`tile_sizes.EPILOGUE_SHARE`, a bound every fusion lowers within), the
+  search also tries the whole, where the lowering may refuse a candidate; the
   heuristic's own choice comes first;
 * `key`: the cache key, from the machine, the group's op kinds, its signature
   (shapes and dtypes) and a hash of its IR (attributes such as strides), and
@@ -50,6 +53,7 @@ from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.tune.estimate import estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, collect_groups, epilogue_bytes
 from ziggurat.transforms.tile.tile_sizes import (
+    EPILOGUE_SHARE,
     contraction_roles,
     contraction_sizes,
     conv_options,
@@ -59,7 +63,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
-SPACE_VERSION = 6
+SPACE_VERSION = 7
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -170,8 +174,10 @@ def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> lis
         return []
     default = tuple(contraction_sizes(root, machine, extents, epilogue))
     found = [default]
-    for c_copies in (2, 1):
-        for option in options_of(root, machine, roles, extents, c_copies, epilogue):
+    # the heuristic's rules first, then tiles whose epilogue takes the whole vector space (which
+    # the heuristic never risks: the lowering decides when they are measured)
+    for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
+        for option in options_of(root, machine, roles, extents, c_copies, epilogue, share):
             sizes = list(default)
             sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
             if tuple(sizes) not in found:
