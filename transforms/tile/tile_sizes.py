@@ -232,25 +232,26 @@ the lowering may refuse (the candidate is then discarded) and often takes (ResNe
 conv + add + relu: 33K -> 24K cycles on davinci)."""
 
 
-def _epilogue_fits(machine: Machine, points: int, epilogue_bytes: int, share: int) -> bool:
-    """Whether an output tile of `points` elements fits 1/`share` of the vector space with
-    `epilogue_bytes` per element (the vector ops fused after the contraction)."""
-    return points * epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // share
+@dataclass(frozen=True)
+class Limits:
+    """The capacity rules a contraction's tile must keep beyond its operands fitting twice."""
+
+    c_copies: int
+    """Accumulators that must fit `c_space` at once (2: the next tile's beside the one draining)."""
+    epilogue_bytes: int = 0
+    """Bytes per output element of the vector ops fused after the contraction."""
+    epilogue_share: int = EPILOGUE_SHARE
+    """The output tile with its epilogue fits 1/epilogue_share of the vector space."""
+
+    def epilogue_fits(self, machine: Machine, points: int) -> bool:
+        """Whether an output tile of `points` elements fits its share of the vector space."""
+        return points * self.epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // self.epilogue_share
 
 
-def matmul_options(
-    op: Operation,
-    machine: Machine,
-    roles: Roles,
-    extents: Sequence[int],
-    c_copies: int,
-    epilogue_bytes: int = 0,
-    epilogue_share: int = EPILOGUE_SHARE,
-) -> list[dict]:
+def matmul_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], limits: Limits) -> list[dict]:
     """Every M/N/K tile (`{"m", "n", "k", ...}`) of a contraction with one M, N and K loop
-    that fits the machine with the accumulator `c_copies` times and its epilogue
-    (`epilogue_bytes` per output element) in 1/`epilogue_share` of the vector space (the
-    candidates `matmul_sizes` chooses from, and `ziggurat-tune` searches)."""
+    that fits the machine within `limits` (the candidates `matmul_sizes` chooses from, and
+    `ziggurat-tune` searches)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
@@ -259,7 +260,7 @@ def matmul_options(
     for tm, tn, tk in itertools.product(_candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)):
         rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
         a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
-        if _fits(budget, a, b, c, a + b, c_copies) and _epilogue_fits(machine, tm * tn, epilogue_bytes, epilogue_share):
+        if _fits(budget, a, b, c, a + b, limits.c_copies) and limits.epilogue_fits(machine, tm * tn):
             options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
     return options
 
@@ -285,7 +286,7 @@ def matmul_sizes(
     if len(roles.m) != 1 or len(roles.n) != 1 or len(roles.k) != 1:
         return sizes
     for c_copies in (2, 1):
-        best = _best(matmul_options(op, machine, roles, extents, c_copies, epilogue_bytes))
+        best = _best(matmul_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes)))
         if best is not None:
             sizes[roles.m[0]], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
@@ -307,19 +308,10 @@ def slice_elements(forms: Sequence[dict[int, int]], box: Sequence[int]) -> int:
     return math.prod(1 + sum(abs(c) * (box[d] - 1) for d, c in form.items()) for form in forms)
 
 
-def conv_options(
-    op: Operation,
-    machine: Machine,
-    roles: Roles,
-    extents: Sequence[int],
-    c_copies: int,
-    epilogue_bytes: int = 0,
-    epilogue_share: int = EPILOGUE_SHARE,
-) -> list[dict]:
+def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], limits: Limits) -> list[dict]:
     """Every output-rows x output-channels x input-channels tile (`{"m": rows, "n", "k", ...}`)
     of a convolution (two or more M loops, one N and K) that fits the machine with its halo,
-    the accumulator `c_copies` times and its epilogue (`epilogue_bytes` per output element)
-    in 1/`epilogue_share` of the vector space (what `conv_sizes` chooses from)."""
+    within `limits` (what `conv_sizes` chooses from)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
@@ -351,7 +343,7 @@ def conv_options(
         a, b, c = padded * rk * in_bytes, rk * rn * in_bytes, padded * rn * acc_bytes
         staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
         points = r * extents[cols] * tn
-        if _fits(budget, a, b, c, staged, c_copies) and _epilogue_fits(machine, points, epilogue_bytes, epilogue_share):
+        if _fits(budget, a, b, c, staged, limits.c_copies) and limits.epilogue_fits(machine, points):
             options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "rk": rk, "traffic": rm + rn})
     return options
 
@@ -365,7 +357,7 @@ def conv_sizes(
     sizes = _conv_base(roles, extents)
     rows = roles.m[-2]
     for c_copies in (2, 1):
-        best = _best_conv(conv_options(op, machine, roles, extents, c_copies, epilogue_bytes))
+        best = _best_conv(conv_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes)))
         if best is not None:
             sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
@@ -430,6 +422,7 @@ def element_bytes(op: Operation) -> int:
 
 __all__ = [
     "EPILOGUE_SHARE",
+    "Limits",
     "Roles",
     "apply_override",
     "contraction_roles",

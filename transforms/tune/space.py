@@ -54,6 +54,7 @@ from ziggurat.transforms.tune.estimate import estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, collect_groups, epilogue_bytes
 from ziggurat.transforms.tile.tile_sizes import (
     EPILOGUE_SHARE,
+    Limits,
     contraction_roles,
     contraction_sizes,
     conv_options,
@@ -177,7 +178,7 @@ def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> lis
     # the heuristic's rules first, then tiles whose epilogue takes the whole vector space (which
     # the heuristic never risks: the lowering decides when they are measured)
     for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
-        for option in options_of(root, machine, roles, extents, c_copies, epilogue, share):
+        for option in options_of(root, machine, roles, extents, Limits(c_copies, epilogue, share)):
             sizes = list(default)
             sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
             if tuple(sizes) not in found:
