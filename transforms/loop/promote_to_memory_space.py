@@ -461,13 +461,14 @@ class _Promoter:
             buffer = self.new_buffer(op, what, element_type, want.shape, want.space)
             return buffer, self.copy_out(op, buffer, value, needs_pad, after, what)
         current = value
-        key = self.resident_key(op, value) if len(steps) > 1 and not writes else None
+        own = len(steps) > 1 and not writes and self.read_only(root_of(value))
+        key = self.resident_key(op, value) if own else None
         for h, (_, space, engine) in enumerate(steps):
             last = h == len(steps) - 1
             padded_here = pad_hop is not None and h >= pad_hop or (last and needs_pad)
             staged_shape = want.shape if padded_here else shape
-            if key is not None and h == 0:
-                staged = self.resident.get(key)
+            if own and h == 0:
+                staged = self.resident.get(key) if key is not None else None
                 # what an op of this block (or one it holds) staged is there whenever `op` runs
                 if staged is not None and staged[1].parent_block().find_ancestor_op_in_block(op) is not None:
                     current = staged[0]  # the same bytes, staged by an earlier op: read them there
@@ -792,12 +793,14 @@ class _Promoter:
         return key if self.readers[key] > 1 else None  # straight-line: only if another op reads them too
 
     def resident_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
-        """A staging buffer of its own for an operand whose bytes do not change while its group
-        runs (`resident_key`): `hoist-copies` can then load it once before the loop around `op`
-        instead of every iteration, and later ops reading the same bytes (a conv's peeled row
-        tiles) read it there, where a pooled buffer would be overwritten by the next op's operand
-        (a conv's window points share one type). Only the first hop of a route, the staging space
-        that the tile sizes budget for every window point's weights (`tile_sizes.conv_options`)."""
+        """A staging buffer of its own for an operand whose bytes nothing writes (a conv window
+        point's weight tile), where a pooled one would be overwritten by the next op's operand (a
+        conv's window points share one type): the next point's load overlaps this one's copy
+        onwards; for bytes that do not change while the group runs (`resident_key`),
+        `hoist-copies` can load them once before the loop around `op`, and later ops reading
+        the same bytes (a conv's peeled row tiles) read them there. Only the first hop of a
+        route, the staging space that the tile sizes budget for every window point's weights
+        (`tile_sizes.conv_options`)."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
         return alloc_at_top(self.func, memref_type, op.location)
