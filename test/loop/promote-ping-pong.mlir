@@ -6,33 +6,33 @@
 // Consecutive contractions of one block (a convolution's window points after
 // tile-decompose-conv) take their l0a and l0b operands from two buffers in turn, so that
 // loading the next point's operands overlaps the matrix instruction reading this one's.
-// On the way, in l1, each point's weight tile (bytes nothing writes) has a buffer of its own,
-// as the tile sizes budget for (so the next point's load from global memory does not wait for
-// this one's copy to l0a); an operand something writes (%result1..%result3, outputs the function fills)
-// shares one staging buffer (each copy out of it is done before the next in).
+// On the way, in l1, the weight tiles (bytes nothing writes) also take two buffers in turn,
+// which conv tile sizes budget for (room for every point's weights), so the next point's
+// load from global memory does not wait for this one's copy to l0a; an operand something
+// writes (%result1..%result3, outputs the function fills) shares one staging buffer (each
+// copy out of it is done before the next in).
 // CHECK-LABEL: func.func @points(
 // CHECK-NEXT:    memref.alloc() : memref<32x32xf32, "l0c">
-// CHECK-NEXT:    %[[L1_W0:.*]] = memref.alloc() : memref<32x32xf16, "l1">
+// CHECK-NEXT:    %[[L1_W_PING:.*]] = memref.alloc() : memref<32x32xf16, "l1">
 // CHECK-NEXT:    %[[PING_A:.*]] = memref.alloc() : memref<32x32xf16, "l0a">
 // CHECK-NEXT:    %[[L1_B:.*]] = memref.alloc() : memref<32x32xf16, "l1">
 // CHECK-NEXT:    %[[PING_B:.*]] = memref.alloc() : memref<32x32xf16, "l0b">
-// CHECK-NEXT:    %[[L1_W1:.*]] = memref.alloc() : memref<32x32xf16, "l1">
+// CHECK-NEXT:    %[[L1_W_PONG:.*]] = memref.alloc() : memref<32x32xf16, "l1">
 // CHECK-NEXT:    %[[PONG_A:.*]] = memref.alloc() : memref<32x32xf16, "l0a">
 // CHECK-NEXT:    %[[PONG_B:.*]] = memref.alloc() : memref<32x32xf16, "l0b">
-// CHECK-NEXT:    %[[L1_W2:.*]] = memref.alloc() : memref<32x32xf16, "l1">
 // CHECK-NOT:     memref.alloc() : memref<32x32xf16, "l1">
-// CHECK:         loop.copy_async %w0 -> %[[L1_W0]]
-// CHECK:         loop.copy_async %[[L1_W0]] -> %[[PING_A]]
+// CHECK:         loop.copy_async %w0 -> %[[L1_W_PING]]
+// CHECK:         loop.copy_async %[[L1_W_PING]] -> %[[PING_A]]
 // CHECK:         loop.copy_async %result1 -> %[[L1_B]]
 // CHECK:         loop.copy_async %[[L1_B]] -> %[[PING_B]]
 // CHECK:         ins(%[[PING_A]], %[[PING_B]] :
-// CHECK:         loop.copy_async %w1 -> %[[L1_W1]]
-// CHECK:         loop.copy_async %[[L1_W1]] -> %[[PONG_A]]
+// CHECK:         loop.copy_async %w1 -> %[[L1_W_PONG]]
+// CHECK:         loop.copy_async %[[L1_W_PONG]] -> %[[PONG_A]]
 // CHECK:         loop.copy_async %result2 -> %[[L1_B]]
 // CHECK:         loop.copy_async %[[L1_B]] -> %[[PONG_B]]
 // CHECK:         ins(%[[PONG_A]], %[[PONG_B]] :
-// CHECK:         loop.copy_async %w2 -> %[[L1_W2]]
-// CHECK:         loop.copy_async %[[L1_W2]] -> %[[PING_A]]
+// CHECK:         loop.copy_async %w2 -> %[[L1_W_PING]]
+// CHECK:         loop.copy_async %[[L1_W_PING]] -> %[[PING_A]]
 // CHECK:         loop.copy_async %result3 -> %[[L1_B]]
 // CHECK:         loop.copy_async %[[L1_B]] -> %[[PING_B]]
 // CHECK:         ins(%[[PING_A]], %[[PING_B]] :

@@ -10,12 +10,14 @@ before its use, one local buffer per hop; an output is copied back along the
 route to where it was. Contraction buffers are rounded up to multiples of the
 unit's M/N/K (the copy in pads with zeros at the first engine that pads; the
 accumulator is read back through a subview of its valid region). Staging
-buffers are shared by the ops of a group in turn, except the first hop of an
-operand whose bytes nothing writes and that the enclosing loop reads unchanged
-(a conv window point's weight tile while the loop walks output rows) or another
-op of the group reads too (the conv's peeled row tiles): it gets a buffer of its
-own, staged once, which later ops read there and `hoist-copies` loads once
-before the loop.
+buffers are shared by the ops of a group in turn, except at the first hop of
+an operand whose bytes nothing writes (a conv window point's weight tile): there
+the points take two buffers in turn, as conv tile sizes budget for every point's
+weights, so the next point's load from global memory need not wait for this
+one's copy onwards; and where the enclosing loop reads those bytes unchanged
+(while it walks output rows) or another op of the group reads them too (the
+conv's peeled row tiles), they get a buffer of their own, staged once: later
+ops read them there and `hoist-copies` loads them once before the loop.
 
 Unplaced allocs (tile-to-loop's intermediates) are placed: a contraction's
 accumulator in `c_space` (so an elementwise consumer in the same tile reads it
@@ -241,8 +243,9 @@ class _Promoter:
         self.vector_space = machine.vector.spaces[0]
         self.full: dict[SSAValue, SSAValue] = {}
         """Valid-region view of a padded accumulator -> the whole padded buffer."""
-        self.pool: dict[tuple[MemRefType, Block | None, Attribute | Operation | None], list[SSAValue]] = {}
-        """Staging buffers by type, block and fusion group (or program copy), shared by the ops of a block one after the other."""
+        self.pool: dict[tuple[MemRefType, Block | None, Attribute | Operation | None, bool], list[SSAValue]] = {}
+        """Staging buffers by type, block, fusion group (or program copy) and whether ops take two in
+        turn (`new_buffer`'s `alternate`), shared by the ops of a block one after the other."""
         self.busy: set[SSAValue] = set()
         """The staging buffers of the op being staged."""
         self.anchor: Operation = func
@@ -467,15 +470,15 @@ class _Promoter:
             last = h == len(steps) - 1
             padded_here = pad_hop is not None and h >= pad_hop or (last and needs_pad)
             staged_shape = want.shape if padded_here else shape
-            if own and h == 0:
-                staged = self.resident.get(key) if key is not None else None
+            if key is not None and h == 0:
+                staged = self.resident.get(key)
                 # what an op of this block (or one it holds) staged is there whenever `op` runs
                 if staged is not None and staged[1].parent_block().find_ancestor_op_in_block(op) is not None:
                     current = staged[0]  # the same bytes, staged by an earlier op: read them there
                     continue
                 buffer = self.resident_buffer(op, what, element_type, staged_shape, space)
             else:
-                buffer = self.new_buffer(op, what, element_type, staged_shape, space)
+                buffer = self.new_buffer(op, what, element_type, staged_shape, space, alternate=own and h == 0)
             pad = _padding(shape, want.shape) if pad_hop == h else None
             target = buffer
             if last and needs_pad and pad_hop is None:
@@ -753,19 +756,23 @@ class _Promoter:
             locate(created, self.anchor.location)
         Rewriter.insert_op(ops, point)
 
-    def new_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
+    def new_buffer(
+        self, op: Operation, what: str, element_type, shape: Sequence[int], space: str, alternate: bool = False
+    ) -> SSAValue:
         """A staging buffer: one of an earlier op's in the same block and fusion group when one of
         the type is free (each op's copies and compute are done before the next op's start), else a
-        new alloc. Not across groups: a buffer shared by two layers lives from the first to the
+        new alloc; with `alternate` (a weight tile's first hop) or in the matrix unit's operand
+        spaces (`ping_pongs`), consecutive ops take two in turn, so that one op's load overlaps the
+        previous op's use. Not across groups: a buffer shared by two layers lives from the first to the
         last, across the layers between, and npu-plan-memory cannot reuse its bytes there. For
         the same reason the program's own copies outside groups (a concat's parts) share only
         between the pieces of one copy."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
         owner = op.attributes.get("tile.group") or self.copy_owner
-        pool = self.pool.setdefault((memref_type, op.parent_block(), owner), [])
+        pool = self.pool.setdefault((memref_type, op.parent_block(), owner, alternate), [])
         free = [b for b in pool if b not in self.busy]
-        if free and not (len(pool) == 1 and self.ping_pong(memref_type)):
+        if free and not (len(pool) == 1 and (alternate or self.ping_pong(memref_type))):
             buffer = free[0]
             pool.remove(buffer)  # least recently used first: consecutive ops alternate
         else:
@@ -793,14 +800,12 @@ class _Promoter:
         return key if self.readers[key] > 1 else None  # straight-line: only if another op reads them too
 
     def resident_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
-        """A staging buffer of its own for an operand whose bytes nothing writes (a conv window
-        point's weight tile), where a pooled one would be overwritten by the next op's operand (a
-        conv's window points share one type): the next point's load overlaps this one's copy
-        onwards; for bytes that do not change while the group runs (`resident_key`),
-        `hoist-copies` can load them once before the loop around `op`, and later ops reading
-        the same bytes (a conv's peeled row tiles) read them there. Only the first hop of a
-        route, the staging space that the tile sizes budget for every window point's weights
-        (`tile_sizes.conv_options`)."""
+        """A staging buffer of its own for an operand whose bytes do not change while its group
+        runs (`resident_key`): `hoist-copies` can then load it once before the loop around `op`
+        instead of every iteration, and later ops reading the same bytes (a conv's peeled row
+        tiles) read it there, where a pooled buffer would be overwritten by the next op's operand
+        (a conv's window points share one type). Only the first hop of a route, the staging space
+        that the tile sizes budget for every window point's weights (`tile_sizes.conv_options`)."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
         return alloc_at_top(self.func, memref_type, op.location)
