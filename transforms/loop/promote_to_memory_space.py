@@ -762,11 +762,11 @@ class _Promoter:
         """A staging buffer: one of an earlier op's in the same block and fusion group when one of
         the type is free (each op's copies and compute are done before the next op's start), else a
         new alloc; with `alternate` (a weight tile's first hop) or in the matrix unit's operand
-        spaces (`ping_pongs`), consecutive ops take two in turn, so that one op's load overlaps the
-        previous op's use. Not across groups: a buffer shared by two layers lives from the first to the
-        last, across the layers between, and npu-plan-memory cannot reuse its bytes there. For
-        the same reason the program's own copies outside groups (a concat's parts) share only
-        between the pieces of one copy."""
+        spaces (`ping_pongs`), consecutive ops take two in turn, so that one op's load overlaps
+        the previous op's use. Not across groups: a buffer shared by two layers lives from the
+        first to the last, across the layers between, and npu-plan-memory cannot reuse its bytes
+        there. For the same reason the program's own copies outside groups (a concat's parts)
+        share only between the pieces of one copy."""
         memref_type = contiguous(element_type, shape, space)
         self.check_fits(op, f"the buffer for {what}", memref_type)
         owner = op.attributes.get("tile.group") or self.copy_owner
@@ -787,12 +787,10 @@ class _Promoter:
         return self.unwritten[root]
 
     def resident_key(self, op: Operation, value: SSAValue) -> tuple | None:
-        """For an operand that keeps its bytes while `op`'s group runs (a view of a weight nothing
-        writes) and is worth keeping (the same in every iteration of the loop around `op`, or, in
-        straight-line code, read by another op of the group too): what identifies those bytes
-        within the group; None for any other operand."""
-        if not self.read_only(root_of(value)):
-            return None
+        """For an operand whose bytes nothing writes (`read_only`, which the caller checked: a view
+        of a weight) and that is worth keeping (the same in every iteration of the loop around
+        `op`, or, in straight-line code, read by another op of the group too): what identifies
+        those bytes within the group; None for any other."""
         key = _view_key(value), op.attributes.get("tile.group")
         loop = op.parent_op()
         if isinstance(loop, scf.ForOp):
