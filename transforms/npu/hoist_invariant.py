@@ -53,6 +53,23 @@ def _same(a: Operation, b: Operation) -> bool:
     return a.properties == b.properties and a.attributes == b.attributes
 
 
+def _fill_key(group: list[tuple[Operation, list[Operation]]], written: set[SSAValue]) -> tuple | None:
+    """What a hoisted group writes into its one buffer, that buffer left out: groups with the same
+    key fill buffers of one type with the same values. None for a group writing several buffers."""
+    if len(written) != 1:
+        return None
+    (buffer,) = written
+    return (buffer.type, *(
+        (
+            member.name,
+            tuple(None if v is buffer else v for v in member.operands),
+            tuple(sorted(member.properties.items())),
+            tuple(sorted(member.attributes.items())),
+        )
+        for member, _ in group
+    ))
+
+
 @dataclass
 class _Loop:
     """What the instructions of one loop read and write, per buffer."""
@@ -78,13 +95,30 @@ class _Loop:
     def hoist(self) -> None:
         body = self.loop.body.block
         self.order = {op: index for index, op in enumerate(body.ops)}
+        filled: dict[tuple, SSAValue] = {}
+        """Per `_fill_key`, the buffer a group already hoisted from this loop fills."""
         for op in list(body.ops):
             if op.parent is not body:
                 continue  # erased as a duplicate, or moved with its group
             group = self.invariant_group(op)
-            for member, duplicates in group or ():
+            if group is None:
+                continue
+            for member, duplicates in group:
                 for duplicate in duplicates:
                     Rewriter.erase_op(duplicate)
+            key = _fill_key(group, self.written(op))
+            if key in filled:
+                # the same values into another buffer (each of double-buffer's stages broadcasts
+                # the bias into its own): read the first, so that one buffer stays live, not two
+                (buffer,) = self.written(op)
+                for member, _ in group:
+                    Rewriter.erase_op(member)
+                buffer.replace_all_uses_with(filled[key])
+                Rewriter.erase_op(buffer.owner)
+                continue
+            if key is not None:
+                filled[key] = next(iter(self.written(op)))
+            for member, _ in group:
                 member.detach()
                 Rewriter.insert_op(member, InsertPoint.before(self.loop))
 
