@@ -100,7 +100,7 @@ def machine_option(pipeline: str, options: PipelineOptions) -> str:
 
 LOWER_TO_NPU_PASSES = (
     "graph-fuse", "graph-to-tile", "tile-and-fuse{M}", "tile-decompose-conv", "tile-vectorize{M}",
-    "canonicalize", "tile-to-loop{M}", "promote-to-memory-space{M}", "hoist-copies", "double-buffer{M}",
+    "canonicalize", "tile-to-loop{M}", "promote-to-memory-space{M}", "stage-reduction", "hoist-copies", "double-buffer{M}",
     "loop-to-npu{M}", "npu-hoist-invariant{M}", "npu-plan-memory{M}", "npu-insert-sync{M}",
 )
 """The passes of `lower-to-npu`, as docs/lowering.md lists them; `{M}` takes the machine. Memory is

@@ -151,6 +151,12 @@ def _hoist_copies() -> type[ModulePass]:
     return HoistCopiesPass
 
 
+def _stage_reduction() -> type[ModulePass]:
+    from ziggurat.transforms.loop.stage_reduction import StageReductionPass
+
+    return StageReductionPass
+
+
 def _double_buffer() -> type[ModulePass]:
     from ziggurat.transforms.loop.double_buffer import DoubleBufferPass
 
@@ -190,6 +196,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "tile-and-fuse": _tile_and_fuse,
     "tile-vectorize": _tile_vectorize,
     "promote-to-memory-space": _promote_to_memory_space,
+    "stage-reduction": _stage_reduction,
     "hoist-copies": _hoist_copies,
     "double-buffer": _double_buffer,
     "tile-to-loop": _tile_to_loop,

@@ -7,9 +7,9 @@
 // RUN: not ziggurat-opt -p 'compile' --print-pipeline 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not ziggurat-opt -p 'lower-to-npu{machine=davinci cores=2}' --print-pipeline 2>&1 | filecheck %s --check-prefix=OPTION
 
-// LOWER: graph-fuse,graph-to-tile,tile-and-fuse{machine="davinci"},tile-decompose-conv,tile-vectorize{machine="davinci"},canonicalize,tile-to-loop{machine="davinci"},promote-to-memory-space{machine="davinci"},hoist-copies,double-buffer{machine="davinci"},loop-to-npu{machine="davinci"},npu-hoist-invariant{machine="davinci"},npu-plan-memory{machine="davinci"},npu-insert-sync{machine="davinci"}{{$}}
+// LOWER: graph-fuse,graph-to-tile,tile-and-fuse{machine="davinci"},tile-decompose-conv,tile-vectorize{machine="davinci"},canonicalize,tile-to-loop{machine="davinci"},promote-to-memory-space{machine="davinci"},stage-reduction,hoist-copies,double-buffer{machine="davinci"},loop-to-npu{machine="davinci"},npu-hoist-invariant{machine="davinci"},npu-plan-memory{machine="davinci"},npu-insert-sync{machine="davinci"}{{$}}
 
-// COMPILE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv,graph-space-to-depth{machine="systolic"},graph-fold-constants,cse,dce,graph-fuse,graph-fuse,graph-to-tile,tile-and-fuse{machine="systolic"},tile-decompose-conv,tile-vectorize{machine="systolic"},canonicalize,tile-to-loop{machine="systolic"},promote-to-memory-space{machine="systolic"},hoist-copies,double-buffer{machine="systolic"},loop-to-npu{machine="systolic"},npu-hoist-invariant{machine="systolic"},npu-plan-memory{machine="systolic"},npu-insert-sync{machine="systolic"}{{$}}
+// COMPILE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv,graph-space-to-depth{machine="systolic"},graph-fold-constants,cse,dce,graph-fuse,graph-fuse,graph-to-tile,tile-and-fuse{machine="systolic"},tile-decompose-conv,tile-vectorize{machine="systolic"},canonicalize,tile-to-loop{machine="systolic"},promote-to-memory-space{machine="systolic"},stage-reduction,hoist-copies,double-buffer{machine="systolic"},loop-to-npu{machine="systolic"},npu-hoist-invariant{machine="systolic"},npu-plan-memory{machine="systolic"},npu-insert-sync{machine="systolic"}{{$}}
 
 // PATH: tile-and-fuse{machine="{{.*}}/backends/presets/tensorcore.toml"}
 

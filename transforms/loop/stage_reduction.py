@@ -1,0 +1,286 @@
+"""`stage-reduction{all=false}`: load a reduction loop's operand slices with one copy before the loop.
+
+docs/lowering.md, section 5. Tile-and-fuse tiles a contraction's reduction
+(K, a conv's input channels) so that its operand tiles fit the matrix unit's
+spaces; promote-to-memory-space then stages each step's slice through the
+first local space (global -> l1 -> l0a on davinci), one copy per step. Where
+that space is much larger than the matrix unit's (davinci: l1 1 MiB, l0a and
+l0b 64 KiB), the slices of all steps fit it together: this pass copies them
+once, before the loop, into one buffer as long as the loop's range, and each
+step reads its slice of it (the two-level tiling of Ascend's matmul, whose L1
+tile holds several L0 tiles along K). The loop then loads nothing from global
+memory, and the copy before it is one `hoist-copies` can take further out:
+with the output-channel loop inside the row loop, a conv's input rows (all
+channels) are loaded once per row tile instead of once per output-channel
+tile. It costs local space (the whole reduction's slices at once) and the first
+step waits for the whole copy, so the default heuristic does not ask for it:
+`ziggurat-tune` measures it.
+
+It applies to the loops that directly hold a linalg op marked
+`tile.stage_reduction` (a unit attribute that graph-to-tile carries from the
+group's root graph op), or with `all=true` every loop directly holding a
+contraction. A copy in such a loop is staged when
+
+* its destination is a whole buffer that nothing else in the loop writes, and
+  that is read in the loop only by other copies (a staging hop, not an
+  operand of the compute ops);
+* its source is a `memref.subview` of a buffer defined outside the loop, with
+  unit strides, exactly one offset the loop's induction variable and the size
+  there the loop's step (the slices tile the loop's range), the other offsets
+  loop-invariant; further static subviews of it may follow;
+* the copy does not pad along that dim, and the loop's bounds are constants.
+
+Before:
+
+    scf.for %k = %c0 to %c256 step %c128 {
+      %a = memref.subview %A[0, %k] [64, 128] [1, 1] : memref<64x256xf16, "gm"> to memref<64x128xf16, strided<[256, 1], offset: ?>, "gm">
+      %t = loop.copy_async %a -> %l1 : ... -> memref<64x128xf16, "l1">
+      loop.wait %t : !loop.token
+      %u = loop.copy_async %l1 -> %l0a : ...
+      ...
+    }
+
+After:
+
+    %a = memref.subview %A[0, 0] [64, 256] [1, 1] : memref<64x256xf16, "gm"> to memref<64x256xf16, strided<[256, 1]>, "gm">
+    %t = loop.copy_async %a -> %l1_all : ... -> memref<64x256xf16, "l1">
+    loop.wait %t : !loop.token
+    scf.for %k = %c0 to %c256 step %c128 {
+      %s = memref.subview %l1_all[0, %k] [64, 128] [1, 1] : memref<64x256xf16, "l1"> to memref<64x128xf16, strided<[256, 1], offset: ?>, "l1">
+      %u = loop.copy_async %s -> %l0a : ...
+      ...
+    }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ziggurat.diagnostics import error_at
+from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.transforms.loop.buffers import alloc_at_top, kept_dims, root_of, users_through_views, written_buffers
+from ziggurat.transforms.loop.double_buffer import constant_index, drop_dims_like, retype_subview
+from ziggurat.transforms.loop.hoist_copies import defined_inside, invariant_definitions
+from ziggurat.transforms.loop.promote_to_memory_space import is_contraction
+
+STAGE_REDUCTION = "tile.stage_reduction"
+"""A unit attribute on a group's root: stage the slices of its reduction loop's operands at once
+(`ziggurat-tune` searches it; graph-to-tile and the passes after carry it to the root's linalg ops)."""
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """The view chain of a staged copy's source: `views` from the base outwards, the first one
+    offset by the induction variable at dim `dim` (of its unreduced sizes)."""
+
+    views: list[memref.SubviewOp]
+    dim: int
+
+
+def _static_lists(view: memref.SubviewOp) -> tuple[list[SSAValue | int], list[int], list[int]]:
+    dynamic = iter(view.offsets)
+    offsets = [next(dynamic) if v == DYNAMIC_INDEX else v for v in view.static_offsets.get_values()]
+    return offsets, list(view.static_sizes.get_values()), list(view.static_strides.get_values())
+
+
+def _slice_of(source: SSAValue, loop: scf.ForOp, step: int) -> _Slice | None:
+    """The chain of subviews that gives `source` its loop-dependent offset, if it is one this pass stages."""
+    views: list[memref.SubviewOp] = []
+    value = source
+    while defined_inside(loop, value):
+        if not isinstance(value.owner, memref.SubviewOp):
+            return None
+        views.append(value.owner)
+        value = value.owner.source
+    views.reverse()
+    if not views:
+        return None
+    iv = loop.body.block.args[0]
+    offsets, sizes, strides = _static_lists(views[0])
+    if list(view_stride for view_stride in strides) != [1] * len(strides) or views[0].sizes or views[0].strides:
+        return None
+    dims = [d for d, offset in enumerate(offsets) if offset is iv]
+    others = [o for o in offsets if isinstance(o, SSAValue) and o is not iv]
+    if len(dims) != 1 or sizes[dims[0]] != step or not all(invariant_definitions(o, loop, []) for o in others):
+        return None
+    for view in views[1:]:
+        if view.offsets or view.sizes or view.strides:
+            return None
+    return _Slice(views, dims[0])
+
+
+def _readers_are_copies(buffer: SSAValue, loop: scf.ForOp, copy: Operation) -> bool:
+    """Whether, in `loop`, only `copy` writes `buffer` and only other copies read it."""
+    for user, view in users_through_views(buffer):
+        if not loop.is_ancestor(user) or user is copy:
+            continue
+        if not isinstance(user, CopyOp | CopyAsyncOp) or user.source is not view:
+            return False
+    return True
+
+
+def _widened_type(memref_type: MemRefType, dim: int, factor: int) -> MemRefType:
+    shape = list(memref_type.get_shape())
+    shape[dim] *= factor
+    return MemRefType(memref_type.element_type, shape, memory_space=memref_type.memory_space)
+
+
+def _index(value: int, at: InsertPoint) -> SSAValue:
+    constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+    Rewriter.insert_op(constant, at)
+    return constant.result
+
+
+def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> tuple[SSAValue, int]:
+    """The views of `found` over the loop's whole range, built before the loop; and the dim of
+    the last view's result that the loop walks."""
+    at = InsertPoint.before(loop)
+    mapping: dict[SSAValue, SSAValue] = {}
+    first = found.views[0]
+    offsets, sizes, strides = _static_lists(first)
+    definitions: list[Operation] = []
+    for offset in offsets:
+        if isinstance(offset, SSAValue) and offset is not loop.body.block.args[0]:
+            invariant_definitions(offset, loop, definitions)
+    for op in definitions:
+        clone = op.clone(value_mapper=mapping)
+        Rewriter.insert_op(clone, at)
+        mapping.update(zip(op.results, clone.results))
+    iv = loop.body.block.args[0]
+    offsets = [lb if o is iv else mapping.get(o, o) if isinstance(o, SSAValue) else o for o in offsets]
+    dim, value = found.dim, first.source
+    for view in found.views:
+        if view is not first:
+            offsets, sizes, strides = _static_lists(view)
+        kept = kept_dims(sizes, view.result.type.get_shape())
+        sizes = list(sizes)
+        sizes[dim] *= trips
+        full = memref.SubviewOp.infer_result_type(value.type, offsets, sizes, strides)
+        reduced_shape = list(view.result.type.get_shape())
+        reduced_shape[kept.index(dim)] *= trips
+        reduced = MemRefType(full.element_type, reduced_shape, memory_space=full.memory_space)
+        result_type = drop_dims_like(full, reduced)
+        dynamic = [o for o in offsets if isinstance(o, SSAValue)]
+        static_offsets = [DYNAMIC_INDEX if isinstance(o, SSAValue) else o for o in offsets]
+        wide = memref.SubviewOp(value, dynamic, [], [], static_offsets, sizes, strides, result_type)
+        Rewriter.insert_op(wide, at)
+        value, dim = wide.result, kept.index(dim)
+    return value, dim
+
+
+def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -> bool:
+    lb, ub, step = (constant_index(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step is None or step <= 0 or (ub - lb) % step:
+        return False
+    trips = (ub - lb) // step
+    destination = copy.destination
+    if trips < 2 or not isinstance(destination.owner, memref.AllocOp) or root_of(destination) is not destination:
+        return False
+    if isinstance(copy, CopyAsyncOp) and not all(isinstance(u.operation, WaitOp) for u in copy.token.uses):
+        return False
+    found = _slice_of(copy.source, loop, step)
+    if found is None or not _readers_are_copies(destination, loop, copy):
+        return False
+    if any(
+        destination in written_buffers(op) and op is not copy for op in loop.body.walk()
+    ):
+        return False
+    last = found.views[-1]
+    dim = found.dim
+    for view in found.views:
+        dim = kept_dims(_static_lists(view)[1], view.result.type.get_shape()).index(dim)
+    pad = copy.pad.get_values() if copy.pad is not None else [0] * (2 * len(last.result.type.get_shape()))
+    if pad[2 * dim] or pad[2 * dim + 1]:
+        return False
+    wide_source, wide_dim = _wide_source(found, loop, lb, trips)
+    assert wide_dim == dim
+    wide_type = _widened_type(destination.type, dim, trips)
+    wide = alloc_at_top(function, wide_type)
+    at = InsertPoint.before(loop)
+    properties = dict(copy.properties)
+    if isinstance(copy, CopyAsyncOp):
+        staged = CopyAsyncOp.create(operands=[wide_source, wide], result_types=[copy.token.type], properties=properties)
+        Rewriter.insert_op(staged, at)
+        Rewriter.insert_op(WaitOp(staged.token), at)
+        for use in list(copy.token.uses):
+            Rewriter.erase_op(use.operation)
+    else:
+        Rewriter.insert_op(CopyOp.create(operands=[wide_source, wide], properties=properties), at)
+    # each step reads its slice of the staged buffer where it read the buffer its copy filled
+    inside = InsertPoint.before(copy)
+    iv = loop.body.block.args[0]
+    if lb:
+        start = arith.SubiOp(iv, _index(lb, inside))
+        Rewriter.insert_op(start, inside)
+        iv = start.result
+    shape = destination.type.get_shape()
+    offsets: list[SSAValue | int] = [iv if d == dim else 0 for d in range(len(shape))]
+    view_type = memref.SubviewOp.infer_result_type(wide_type, offsets, list(shape), [1] * len(shape))
+    static_offsets = [DYNAMIC_INDEX if d == dim else 0 for d in range(len(shape))]
+    step_view = memref.SubviewOp(wide, [iv], [], [], static_offsets, list(shape), [1] * len(shape), view_type)
+    Rewriter.insert_op(step_view, inside)
+    Rewriter.erase_op(copy)
+    for use in list(destination.uses):
+        if loop.is_ancestor(use.operation):
+            use.operation.operands[use.index] = step_view.result
+            if isinstance(use.operation, memref.SubviewOp):
+                _retype_views(use.operation)
+    if not destination.uses:
+        Rewriter.erase_op(destination.owner)
+    for op in found.views[::-1]:
+        if not op.result.uses:
+            Rewriter.erase_op(op)
+    return True
+
+
+def _retype_views(view: memref.SubviewOp) -> None:
+    """Give `view`, and the subviews of it, the layout of their new source."""
+    retype_subview(view, {})
+    for use in list(view.result.uses):
+        if isinstance(use.operation, memref.SubviewOp) and use.index == 0:
+            _retype_views(use.operation)
+
+
+def _marked(op: Operation) -> bool:
+    mark = op.attributes.get(STAGE_REDUCTION)
+    if mark is not None and not isinstance(mark, UnitAttr):
+        raise error_at(op, f"{STAGE_REDUCTION} is a unit attribute (present or absent), got {mark}")
+    return mark is not None
+
+
+def _staged_loops(module: ModuleOp, every: bool) -> list[scf.ForOp]:
+    loops = []
+    for loop in module.walk():
+        if not isinstance(loop, scf.ForOp):
+            continue
+        ops = list(loop.body.block.ops)
+        if any(_marked(op) or every and is_contraction(op) for op in ops):
+            loops.append(loop)
+    return loops
+
+
+@dataclass(frozen=True)
+class StageReductionPass(ModulePass):
+    """Copy a reduction loop's operand slices into one local buffer before the loop.
+
+    Options: `all` (default false): stage in every loop holding a contraction, not only
+    those of roots marked `tile.stage_reduction`."""
+
+    name = "stage-reduction"
+
+    all: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for loop in _staged_loops(op, self.all):
+            function = loop.parent_op()
+            while not isinstance(function, func.FuncOp):
+                function = function.parent_op()
+            for copy in [c for c in loop.body.block.ops if isinstance(c, CopyOp | CopyAsyncOp)]:
+                _stage(copy, loop, function)
