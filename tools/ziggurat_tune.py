@@ -12,9 +12,13 @@ the npu interpreter with timing, checked against the graph interpreter; the
 fastest that matches wins (`transforms/tune/tuner.py`); the winner's tile
 sizes are then measured at each `--bufferings` depth (default 1 and 3, beside
 double-buffer's 2) and in each other order of their tile loops, and a faster
-depth or order wins too. The output is the input with `tile.sizes` (and
-`tile.buffering`, `tile.interchange`) on each tuned group's root, which
-`tile-and-fuse` (and `double-buffer`) honour; groups not tuned keep the heuristic.
+depth or order wins too. Each measured candidate that tiles its reduction is
+also measured with the reduction staged (`tile.stage_reduction`: the
+`stage-reduction` pass loads its slices at once; `--no-stage` skips these).
+The output is the input with `tile.sizes` (and `tile.buffering`,
+`tile.interchange`, `tile.stage_reduction`) on each tuned group's root, which
+`tile-and-fuse` (`double-buffer`, `stage-reduction`) honour; groups not tuned
+keep the heuristic.
 
 `--jobs N` measures on N processes (default: every core); `--budget SECONDS`
 stops launching measurements after that long and keeps the best so far;
@@ -54,7 +58,16 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.printing import Printer
-from ziggurat.transforms.tune.space import Group, loop_orders, set_buffering, set_interchange, set_sizes, tunable_groups
+from ziggurat.transforms.tune.space import (
+    Group,
+    loop_orders,
+    set_buffering,
+    set_interchange,
+    set_sizes,
+    set_stage_reduction,
+    stages_reduction,
+    tunable_groups,
+)
 from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 
 _STDERR = Console(stderr=True)
@@ -75,6 +88,10 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--bufferings", type=depth_list, default=TuneOptions.bufferings, metavar="N,N",
         help="buffering depths tried on each group's winning tile sizes besides the default 2 ('' for none; default: 1,3)",
+    )
+    parser.add_argument(
+        "--no-stage", dest="stage", action="store_false",
+        help="do not measure candidates with their reduction staged (tile.stage_reduction)",
     )
     parser.add_argument("--cache", metavar="FILE", type=Path, help="JSON file of tuned groups, read and updated")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs the numerics are checked on")
@@ -133,6 +150,8 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
             sizes += f" buffering {m.buffering}"
         if m.interchange is not None:
             sizes += f" interchange {list(m.interchange)}"
+        if m.stage:
+            sizes += " staged"
         outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
         print(f"tune: [{done}/{total}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
 
@@ -150,6 +169,8 @@ def summary(choices: Sequence[Choice]) -> str:
             sizes += f", buffering {c.buffering}"
         if c.interchange is not None:
             sizes += f", interchange {list(c.interchange)}"
+        if c.stage:
+            sizes += ", staged"
         note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
     return "\n".join(lines)
@@ -157,12 +178,13 @@ def summary(choices: Sequence[Choice]) -> str:
 
 def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None) -> list[Choice]:
     """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
-    the winners' `tile.sizes`, `tile.buffering` and `tile.interchange` on their roots, in place; the
-    cache is read and saved."""
+    the winners' `tile.sizes`, `tile.buffering`, `tile.interchange` and `tile.stage_reduction` on
+    their roots, in place; the cache is read and saved."""
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
     searched = {  # at most: the loop orders measured are those of the winner's sizes
         g.key: min(options.top_k, len(g.candidates))
+        + (sum(stages_reduction(g, c) for c in range(min(options.top_k, len(g.candidates)))) if options.stage else 0)
         + len(options.bufferings)
         + max(len(loop_orders(g, sizes)) for sizes in g.candidates[: options.top_k])
         for g in groups
@@ -179,6 +201,8 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
             set_buffering(ops[choice.group.target], choice.buffering)
         if choice.interchange is not None:
             set_interchange(ops[choice.group.target], choice.interchange)
+        if choice.stage:
+            set_stage_reduction(ops[choice.group.target])
     cache.save()
     return choices
 
@@ -193,7 +217,9 @@ def main_with(args: argparse.Namespace) -> int:
     check_options(args)
     load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
     module = read_module(args.input)
-    options = TuneOptions(jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed, bufferings=args.bufferings)
+    options = TuneOptions(
+        jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed, bufferings=args.bufferings, stage=args.stage
+    )
     choices = tune_module(module, args.machine, options, args.cache)
     text = io.StringIO()
     Printer(stream=text).print_op(module)

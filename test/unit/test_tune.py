@@ -11,7 +11,14 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
 from ziggurat.tools import ziggurat_tune
-from ziggurat.transforms.tune.space import loop_orders, schedule_group, set_sizes, tunable_groups
+from ziggurat.transforms.tune.space import (
+    loop_orders,
+    schedule_group,
+    set_sizes,
+    set_stage_reduction,
+    stages_reduction,
+    tunable_groups,
+)
 from ziggurat.transforms.tune.tuner import Task, TuneCache, TuneOptions, measure, tune
 
 MACHINE = "davinci"
@@ -50,7 +57,8 @@ def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
     module, groups = gemm256
     cache = TuneCache(tmp_path / "cache.json")
     seen = []
-    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=3, bufferings=()), cache, lambda g, m: seen.append(m))
+    options = TuneOptions(jobs=1, top_k=3, bufferings=(), stage=False)
+    (choice,) = tune(groups, MACHINE, options, cache, lambda g, m: seen.append(m))
     assert len(seen) == 3 and all(m.cycles is not None for m in seen)
     assert choice.complete and choice.sizes is not None
     assert choice.cycles == min(m.cycles for m in seen) <= choice.default_cycles
@@ -76,7 +84,8 @@ func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %c: tensor<128
     groups = tunable_groups(module, load_machine(MACHINE))
     assert len(groups) == 2 and groups[0].key == groups[1].key and groups[0].name != groups[1].name
     measured = []
-    first, second = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), TuneCache(None), lambda g, m: measured.append(m))
+    options = TuneOptions(jobs=1, top_k=2, bufferings=(), stage=False)
+    first, second = tune(groups, MACHINE, options, TuneCache(None), lambda g, m: measured.append(m))
     assert len(measured) == 2 and first.sizes == second.sizes and second.group is groups[1]
 
 
@@ -182,7 +191,7 @@ def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_w
     module, groups = gemm256
     seen = []
     cache = TuneCache(tmp_path / "cache.json")
-    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3)), cache, lambda g, m: seen.append(m))
+    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3), stage=False), cache, lambda g, m: seen.append(m))
     sizes_phase, depth_phase = seen[:2], [m for m in seen[2:] if m.interchange is None]
     assert [m.buffering for m in sizes_phase] == [None, None] and [m.buffering for m in depth_phase] == [1, 3]
     winner = min((m for m in sizes_phase if m.cycles is not None), key=lambda m: (m.cycles, m.candidate))
@@ -193,7 +202,7 @@ def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_w
     assert choice.buffering == (fastest_variant.buffering if fastest_variant.cycles < winner.cycles else None)
     assert cache.entries[groups[0].key]["buffering"] == choice.buffering
     cache.save()
-    (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3)), TuneCache.load(cache.path))
+    (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3), stage=False), TuneCache.load(cache.path))
     assert cached.cached and cached.buffering == choice.buffering
     # what tune_module writes lowers with that depth: the group alone at depth 1 keeps single buffers
     single = parse(groups[0].module_text)
@@ -279,3 +288,61 @@ def test_candidates_beyond_the_heuristics_epilogue_share_are_measured():
     assert whole_rows in beyond
     wider = measure(Task(0, 1, group.module_text, group.target, whole_rows, MACHINE, 0))
     assert default.cycles is not None and wider.cycles is not None and wider.cycles < default.cycles
+
+
+def test_candidates_that_tile_the_reduction_are_also_measured_staged(tmp_path):
+    """A 64x64 GEMM over K 2048 (the shape of ResNet-50's classifier, narrowed): the candidates
+    that tile K are measured again with tile.stage_reduction (stage-reduction loads all K slices
+    of an operand at once); the fastest of all wins, and what the tuner writes lowers right."""
+    module = parse(gemm(64, 64, 2048))
+    (group,) = tunable_groups(module, load_machine(MACHINE))
+    assert group.candidates[0][2] < 2048 and stages_reduction(group, 0)
+    seen = []
+    cache = TuneCache(tmp_path / "cache.json")
+    (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), cache, lambda g, m: seen.append(m))
+    plain = [m for m in seen if not m.stage and m.interchange is None]
+    staged = [m for m in seen if m.stage and m.interchange is None]
+    assert [m.candidate for m in staged] == [m.candidate for m in plain if stages_reduction(group, m.candidate)]
+    assert staged and all(m.cycles is not None for m in staged)  # lowered, ran and matched
+    best = min((m for m in seen if m.cycles is not None), key=lambda m: m.cycles)
+    assert choice.cycles == best.cycles and choice.stage == best.stage
+    assert cache.entries[group.key]["stage_reduction"] == choice.stage
+    cache.save()
+    (cached,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), TuneCache.load(cache.path))
+    assert cached.cached and cached.stage == choice.stage
+    staged_module = module.clone()
+    set_sizes(list(staged_module.walk())[group.target], group.candidates[0])
+    set_stage_reduction(list(staged_module.walk())[group.target])
+    report = check_pass_preserves_numerics(staged_module, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    assert report.ok, str(report)
+    lowered = staged_module.clone()
+    apply_pipeline(lowered, "graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-vectorize{machine=davinci},"
+                   "canonicalize,tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},stage-reduction")
+    assert 'memref<64x2048xf16, "l1">' in str(lowered)  # the lhs's K slices, all at once
+
+
+def test_a_vector_group_is_searched_over_multiples_of_its_heuristic_tile(tmp_path):
+    """A max pool (no matrix unit): its candidates scale the heuristic's outermost tiled loop; a
+    candidate the lowering refuses loses, the fastest that matches wins."""
+    module = parse("""
+func.func @main(%x: tensor<1x64x56x56xf16>) -> tensor<1x64x28x28xf16> {
+  %y = graph.max_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x64x56x56xf16> -> tensor<1x64x28x28xf16>
+  func.return %y : tensor<1x64x28x28xf16>
+}""")
+    (group,) = tunable_groups(module, load_machine(MACHINE))
+    assert set(group.loops) == {"parallel"} and group.extents == (1, 64, 28, 28)
+    default = group.candidates[0]
+    tiled = next(d for d, size in enumerate(default) if size < group.extents[d])
+    assert all(sizes[:tiled] == default[:tiled] and sizes[tiled + 1:] == default[tiled + 1:] for sizes in group.candidates)
+    assert [sizes[tiled] for sizes in group.candidates[1:]] == sorted(
+        {min(group.extents[tiled], default[tiled] * k) for k in (2, 4, 8, 16)} - {default[tiled]}
+    ) + ([default[tiled] // 2] if default[tiled] > 1 else [])
+    seen = []
+    (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=3, bufferings=()), TuneCache(None), lambda g, m: seen.append(m))
+    assert len(seen) == 3 and seen[0].cycles is not None
+    assert choice.cycles == min(m.cycles for m in seen if m.cycles is not None) <= choice.default_cycles
+    tuned = module.clone()
+    if choice.sizes is not None:
+        set_sizes(list(tuned.walk())[group.target], choice.sizes)
+    report = check_pass_preserves_numerics(tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    assert report.ok, str(report)

@@ -2,14 +2,18 @@
 
 `tunable_groups(module, machine)` finds the groups that `lower-to-npu` will
 tile (`graph-fuse`, `graph-to-tile`, then `tile-and-fuse`'s own grouping) and,
-for each group whose root is a matrix-unit contraction, returns a `Group`:
+for each group whose schedule comes from one graph op, returns a `Group`:
 
 * `module_text`: the group alone, as the graph-level function `@main` (its
   operands are arguments), which a worker lowers and runs;
 * `target`: which graph op of the input carries the group's schedule, the op
   whose `tile.sizes` attribute `tile-and-fuse` reads (the root the group's
-  contraction came from), as its index in the input module's `walk()`;
-* `candidates`: `tile.sizes` values, one size per loop of the root's domain:
+  contraction came from; in a group without one, its last op), as its index in
+  the input module's `walk()`;
+* `candidates`: for a vector group (elementwise, pooling, softmax, depthwise:
+  no matrix-unit root), `tile.sizes` per loop of its last op, the heuristic's
+  and its outermost tiled loop's tile 2 to 16 times as large and half
+  (`vector_candidates`); for a contraction, one size per loop of the root's domain:
   every M/N/K tile (for a convolution: output rows / output channels / input
   channels) that `tile_sizes.matmul_options`/`conv_options` accept, i.e. the
   multiples of the matrix unit and the alignment that fit the operand,
@@ -25,9 +29,10 @@ for each group whose root is a matrix-unit contraction, returns a `Group`:
 Once tile sizes are chosen, `loop_orders(group, sizes)` gives the other nests
 of their tile loops (`tile.interchange`: the root's tiled parallel loops,
 outermost first; the reduction stays inside), which the tuner measures on the
-winner beside its buffering depths (`tile.buffering`). Layout is not searched
-(graph-layout converts the whole module, not a group). Vector groups
-(elementwise, softmax, layer_norm, depthwise) keep the heuristic's tiles.
+winner beside its buffering depths (`tile.buffering`); and a candidate that
+tiles its reduction can stage it (`stages_reduction`, `tile.stage_reduction`:
+the stage-reduction pass loads the slices of all reduction steps at once). Layout
+is not searched (graph-layout converts the whole module, not a group).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 
 from ziggurat.backends.machine import Machine
@@ -50,8 +55,10 @@ from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.transforms.loop.double_buffer import BUFFERING
+from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION
 from ziggurat.transforms.tune.estimate import estimate_cycles
-from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, collect_groups, epilogue_bytes
+from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
+from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, analyze, collect_groups, epilogue_bytes, group_sizes
 from ziggurat.transforms.tile.tile_sizes import (
     EPILOGUE_SHARE,
     Limits,
@@ -64,7 +71,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
-SPACE_VERSION = 7
+SPACE_VERSION = 8
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -89,12 +96,13 @@ class Group:
     key: str
     """The cache key: `v<SPACE_VERSION>|<machine>|<op kinds>|<signature>|<hash of the IR>`."""
     loops: tuple[str, ...]
-    """Per loop of the root's domain, its role: "m", "n", "k", "batch" or "window"."""
+    """Per loop of the root's domain, its role: "m", "n", "k", "batch" or "window"; in a vector group,
+    per loop of its last op, "parallel" or "reduction"."""
     extents: tuple[int, ...]
     candidates: tuple[tuple[int, ...], ...]
     """`tile.sizes` values: the default heuristic's first, then the others by their estimate."""
     estimates: tuple[float, ...]
-    """`estimate.estimate_cycles` of each candidate."""
+    """`estimate.estimate_cycles` of each candidate (NaN in a vector group, which has no estimate)."""
 
 
 def _is_graph_op(op: Operation) -> bool:
@@ -234,29 +242,63 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
     apply_pipeline(lowered, "graph-to-tile")
     function = next(op for op in lowered.walk() if isinstance(op, func.FuncOp))
     found = []
-    for group in collect_groups(function.body.block):
-        root = group.anchor
-        if root is None or not is_contraction_op(root) or TUNE_ID not in root.attributes:
+    groups = collect_groups(function.body.block)
+    # the graph op whose `tile.sizes` each group reads: its contraction root's, else its last op's
+    scheduled = [group.anchor if group.anchor is not None and is_contraction_op(group.anchor) else group.last for group in groups]
+    marks = [op.attributes[TUNE_ID].value.data if TUNE_ID in op.attributes else None for op in scheduled]
+    for group, root, mark in zip(groups, scheduled, marks):
+        if mark is None or marks.count(mark) > 1:
+            continue  # not from one graph op alone: one tile.sizes would schedule two groups
+        if root is group.last and root is not group.anchor:
+            loops = tuple("reduction" if loop.reduction else "parallel" for loop in tiling_of(root).domain(root))
+            ranked = vector_candidates(group, machine)
+            estimates = tuple(math.nan for _ in ranked)
+        else:
+            loops = _roles_by_loop(root)
+            candidates = candidate_sizes(root, machine, epilogue_bytes(group))
+            by_sizes = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
+            ranked = candidates[:1] + sorted(candidates[1:], key=by_sizes.__getitem__)
+            estimates = tuple(by_sizes[sizes] for sizes in ranked)
+        if len(ranked) < 2:
             continue
-        candidates = candidate_sizes(root, machine, epilogue_bytes(group))
-        if len(candidates) < 2:
-            continue
-        estimates = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
-        ranked = [candidates[0], *sorted(candidates[1:], key=estimates.__getitem__)]
         group_name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
         name = group_name.removesuffix("_0") + _line(root)  # where its root is in the input
         found.append(
             Group(
                 name=name,
-                target=root.attributes[TUNE_ID].value.data,
+                target=mark,
                 module_text=module_text,
                 key=key if len(found) == 0 else f"{key}#{len(found)}",
-                loops=_roles_by_loop(root),
+                loops=loops,
                 extents=tuple(loop.extent for loop in tiling_of(root).domain(root)),
                 candidates=tuple(ranked),
-                estimates=tuple(estimates[sizes] for sizes in ranked),
+                estimates=estimates,
             )
         )
+    return found
+
+
+VECTOR_SCALES = (2, 4, 8, 16)
+"""The multiples of the heuristic's tile that `vector_candidates` offers, largest tiles last."""
+
+
+def vector_candidates(group: TileGroup, machine: Machine) -> list[tuple[int, ...]]:
+    """`tile.sizes` values for a group without a matrix-unit root (per loop of its last op), the
+    heuristic's first: its outermost tiled loop's tile 2, 4, 8 and 16 times as large (up to the
+    extent), then half as large. The heuristic fits every operand slice into half the vector
+    space at the widest element type, an upper bound the lowering often stays well within (a
+    max pool's window points share one staging buffer); the lowering refuses what does not fit."""
+    default = tuple(group_sizes(group, analyze(group), machine, []).outer)
+    extents = [loop.extent for loop in tiling_of(group.last).domain(group.last)]
+    tiled = next((d for d, (size, extent) in enumerate(zip(default, extents)) if size < extent), None)
+    if tiled is None:
+        return [default]
+    found = [default]
+    for scale in (*VECTOR_SCALES, 0.5):
+        size = min(extents[tiled], max(1, int(default[tiled] * scale)))
+        sizes = tuple(size if d == tiled else s for d, s in enumerate(default))
+        if sizes not in found and (scale > 1 or tiled < len(extents) - 1):  # the innermost tile stays whole lanes
+            found.append(sizes)
     return found
 
 
@@ -279,6 +321,17 @@ def set_interchange(op: Operation, loops: Sequence[int]) -> None:
     op.attributes[INTERCHANGE] = DenseArrayBase.from_list(i64, list(loops))
 
 
+def set_stage_reduction(op: Operation) -> None:
+    op.attributes[STAGE_REDUCTION] = UnitAttr()
+
+
+def stages_reduction(group: Group, candidate: int) -> bool:
+    """Whether candidate `candidate` of `group` tiles its reduction (K) loop, so that staging the
+    reduction (`tile.stage_reduction`) changes its schedule."""
+    sizes = group.candidates[candidate]
+    return any(role == "k" and 0 < sizes[d] < group.extents[d] for d, role in enumerate(group.loops))
+
+
 def loop_orders(group: Group, sizes: Sequence[int] | None) -> list[tuple[int, ...]]:
     """The `tile.interchange` values other than tile-and-fuse's own order for the root tiled with
     `sizes` (None: the heuristic's): every order of its parallel loops that `sizes` tiles (batch,
@@ -296,11 +349,12 @@ def schedule_group(
     sizes: Sequence[int] | None,
     buffering: int | None = None,
     interchange: Sequence[int] | None = None,
+    stage: bool = False,
 ) -> None:
     """In a `Group.module_text` module: give the group's root `tile.sizes = sizes` (None: keep
-    the heuristic), `tile.buffering = buffering` (None: double-buffer's depth) and
-    `tile.interchange = interchange` (None: tile-and-fuse's order), and drop the marks, so the
-    module lowers as the tuned input would."""
+    the heuristic), `tile.buffering = buffering` (None: double-buffer's depth),
+    `tile.interchange = interchange` (None: tile-and-fuse's order) and, with `stage`,
+    `tile.stage_reduction`; and drop the marks, so the module lowers as the tuned input would."""
     for op in extracted.walk():
         mark = op.attributes.pop(TUNE_ID, None)
         if mark is None or mark.value.data != target:
@@ -311,6 +365,8 @@ def schedule_group(
             set_buffering(op, buffering)
         if interchange is not None:
             set_interchange(op, interchange)
+        if stage:
+            set_stage_reduction(op)
 
 
 __all__ = [
@@ -319,8 +375,10 @@ __all__ = [
     "candidate_sizes",
     "loop_orders",
     "schedule_group",
+    "stages_reduction",
     "set_buffering",
     "set_interchange",
+    "set_stage_reduction",
     "set_sizes",
     "tunable_groups",
 ]

@@ -55,7 +55,7 @@ from ziggurat.lowering.differential import (
     level_inputs,
     run_at_level,
 )
-from ziggurat.transforms.tune.space import SPACE_VERSION, Group, loop_orders, schedule_group
+from ziggurat.transforms.tune.space import SPACE_VERSION, Group, loop_orders, schedule_group, stages_reduction
 
 CACHE_FORMAT = 1
 
@@ -73,6 +73,8 @@ class TuneOptions:
     bufferings: tuple[int, ...] = (1, 3)
     """Buffering depths (`tile.buffering`) measured on each group's winning tile sizes, once those
     are decided, besides double-buffer's default of 2; () searches tile sizes only."""
+    stage: bool = True
+    """Also measure each candidate that tiles its reduction with the reduction staged (`tile.stage_reduction`)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class Task:
     """None: double-buffer's default depth (no `tile.buffering`)."""
     interchange: tuple[int, ...] | None = None
     """None: tile-and-fuse's loop order (no `tile.interchange`)."""
+    stage: bool = False
+    """Mark the root `tile.stage_reduction` (stage-reduction loads its reduction's slices at once)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,8 @@ class Measurement:
     """The task's buffering depth (None: the default)."""
     interchange: tuple[int, ...] | None = None
     """The task's loop order (None: the default)."""
+    stage: bool = False
+    """Whether the task staged its reduction (`tile.stage_reduction`)."""
 
     @property
     def variant(self) -> bool:
@@ -128,6 +134,8 @@ class Choice:
     """The winning `tile.buffering` (None: keep double-buffer's depth)."""
     interchange: tuple[int, ...] | None = None
     """The winning `tile.interchange` (None: keep tile-and-fuse's loop order)."""
+    stage: bool = False
+    """Whether the winner stages its reduction (`tile.stage_reduction`)."""
 
 
 def measure(task: Task) -> Measurement:
@@ -144,7 +152,7 @@ def measure(task: Task) -> Measurement:
 
 
 def _failed(task: Task, reason: str, seconds: float) -> Measurement:
-    return Measurement(task.group, task.candidate, None, reason, seconds, task.buffering, task.interchange)
+    return Measurement(task.group, task.candidate, None, reason, seconds, task.buffering, task.interchange, task.stage)
 
 
 def _measure(task: Task, start: float) -> Measurement:
@@ -154,7 +162,7 @@ def _measure(task: Task, start: float) -> Measurement:
     function = find_function(module, "main")
     inputs = level_inputs(function, task.seed)
     expected = run_at_level(module, inputs, "main")
-    schedule_group(module, task.target, task.sizes, task.buffering, task.interchange)
+    schedule_group(module, task.target, task.sizes, task.buffering, task.interchange, task.stage)
     apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
     lowered = find_function(module, "main")
     result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
@@ -163,7 +171,8 @@ def _measure(task: Task, start: float) -> Measurement:
     if bad:
         return _failed(task, f"numerics differ: {bad[0]}", elapsed)
     return Measurement(
-        task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering, task.interchange
+        task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering, task.interchange,
+        task.stage,
     )
 
 
@@ -202,6 +211,7 @@ class TuneCache:
             "sizes": None if choice.sizes is None else list(choice.sizes),
             "buffering": choice.buffering,
             "interchange": None if choice.interchange is None else list(choice.interchange),
+            "stage_reduction": choice.stage,
             "cycles": choice.cycles,
             "default_cycles": choice.default_cycles,
             "measured": choice.measured,
@@ -219,7 +229,8 @@ class TuneCache:
 
 
 def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Task]:
-    """Every group's default first, then each group's next-best estimate in turn."""
+    """Every group's default first, then each group's next-best estimate in turn; then the same
+    schedules again with their reduction staged (`tile.stage_reduction`), where they tile it."""
     per_group = [
         [
             Task(g, c, group.module_text, group.target, None if c == 0 else group.candidates[c], machine, options.seed)
@@ -227,6 +238,11 @@ def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Ta
         ]
         for g, group in enumerate(groups)
     ]
+    if options.stage:
+        for g, group in enumerate(groups):
+            per_group[g] += [
+                replace(task, stage=True) for task in list(per_group[g]) if stages_reduction(group, task.candidate)
+            ]
     return [tasks[rank] for rank in range(max(map(len, per_group), default=0)) for tasks in per_group if rank < len(tasks)]
 
 
@@ -322,12 +338,11 @@ def plan_variants(
             continue
         winner = _fastest(results[g])
         sizes = None if winner.candidate == 0 else group.candidates[winner.candidate]
+        base = Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, stage=winner.stage)
         for depth in options.bufferings:
-            tasks.append(Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, depth))
+            tasks.append(replace(base, buffering=depth))
         for order in loop_orders(group, sizes):
-            tasks.append(
-                Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, None, order)
-            )
+            tasks.append(replace(base, interchange=order))
     return tasks
 
 
@@ -354,6 +369,7 @@ def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
         group, None if sizes is None else tuple(sizes), entry.get("cycles"), entry.get("default_cycles"),
         entry.get("measured", 0), cached=True, complete=True, buffering=entry.get("buffering"),
         interchange=None if entry.get("interchange") is None else tuple(entry["interchange"]),
+        stage=bool(entry.get("stage_reduction", False)),
     )
 
 
@@ -367,13 +383,15 @@ def _decide(group: Group, measurements: list[Measurement], planned: int) -> Choi
     if default is None or not ok:
         return choice  # the default was never run (budget), or nothing matched: keep the heuristic
     best = _fastest(ok)
-    choice.sizes, choice.cycles = group.candidates[best.candidate], best.cycles
+    choice.sizes, choice.cycles, choice.stage = group.candidates[best.candidate], best.cycles, best.stage
     return choice
 
 
 def _fastest(measurements: list[Measurement]) -> Measurement | None:
     """The fastest measurement that matched, the earlier candidate on a tie (the winner)."""
-    return min((m for m in measurements if m.cycles is not None), key=lambda m: (m.cycles, m.candidate), default=None)
+    return min(
+        (m for m in measurements if m.cycles is not None), key=lambda m: (m.cycles, m.candidate, m.stage), default=None
+    )
 
 
 __all__ = ["Choice", "Measurement", "TuneCache", "TuneOptions", "measure", "plan", "tune"]
