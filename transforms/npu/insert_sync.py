@@ -23,9 +23,13 @@ finished: the pass follows, for each pipe, which step of each other pipe is
 known finished before its next instruction (what the flags already placed tell
 it, transitively through other pipes, as the hazard checker of
 `backends/timing.py` does). Accesses are byte ranges of the buffer's storage;
-dynamic indices are bounded by constants and `scf.for` bounds, or else cover
-their whole dimension. An instruction that does not declare its windows is taken
-to read and write every buffer.
+dynamic indices are bounded by constants and `scf.for` bounds (up to the last
+value the loop's step reaches), or else cover their whole dimension, and a window
+ends at its buffer's end at the latest (the interpreter checks that it does), so
+buffers that npu-plan-memory puts end to end are not ordered for nothing (a
+layer's loads from its input and stores into its output, ResNet-50 on davinci:
+2,315,832 cycles to 2,264,539). An instruction that does not declare its windows
+is taken to read and write every buffer.
 
 Event ids are chosen per pipe pair so that no two flags that may be pending at
 once share one; where more than the machine's `flag_ids` would be needed, the
@@ -43,6 +47,7 @@ function that already has flags is left as it is (with a remark).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -120,7 +125,9 @@ class _Addresses:
             first, last = (index, index) if isinstance(index, int) else self._bound(index, size)
             low, high = low + first * stride, high + last * stride
         itemsize = npu.element_bytes(window.buffer.type.get_element_type())
-        end = high + npu.window_extent(window.shape, window.strides)
+        # an instruction stays inside its buffer (the interpreter checks every window), so index
+        # bounds that overshoot its end must not reach into the buffer after it in the space
+        end = min(high + npu.window_extent(window.shape, window.strides), math.prod(shape))
         return _Access(
             storage, offset + low * itemsize, offset + end * itemsize, window.write, npu.space_of(window.buffer)
         )
@@ -183,7 +190,8 @@ class _Addresses:
             lb, ub, step = (self._range(v) for v in (loop.lb, loop.ub, loop.step))
             if lb is None or ub is None or step is None or step[0] != step[1] or step[0] <= 0:
                 return None
-            return lb[0], max(lb[1], ub[1] - 1)
+            last = lb[1] + (ub[1] - 1 - lb[1]) // step[0] * step[0] if lb[0] == lb[1] else ub[1] - 1
+            return lb[0], max(lb[1], last)
         return None
 
 
