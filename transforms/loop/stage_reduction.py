@@ -64,6 +64,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.diagnostics import error_at
+from ziggurat.locations import locate
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.transforms.loop.buffers import alloc_at_top, kept_dims, root_of, users_through_views, written_buffers
 from ziggurat.transforms.loop.double_buffer import constant_index, drop_dims_like, retype_subview
@@ -132,9 +133,17 @@ def _widened_type(memref_type: MemRefType, dim: int, factor: int) -> MemRefType:
     return MemRefType(memref_type.element_type, shape, memory_space=memref_type.memory_space)
 
 
+def _insert(op: Operation, at: InsertPoint) -> None:
+    """Insert `op` located where the ops around it are (the layer the copy belongs to)."""
+    Rewriter.insert_op(op, at)
+    anchor = at.insert_before if at.insert_before is not None else at.block.parent_op()
+    if anchor is not None:
+        locate(op, anchor.location)
+
+
 def _index(value: int, at: InsertPoint) -> SSAValue:
     constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-    Rewriter.insert_op(constant, at)
+    _insert(constant, at)
     return constant.result
 
 
@@ -151,7 +160,7 @@ def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> tuple[S
             invariant_definitions(offset, loop, definitions)
     for op in definitions:
         clone = op.clone(value_mapper=mapping)
-        Rewriter.insert_op(clone, at)
+        _insert(clone, at)
         mapping.update(zip(op.results, clone.results))
     iv = loop.body.block.args[0]
     offsets = [lb if o is iv else mapping.get(o, o) if isinstance(o, SSAValue) else o for o in offsets]
@@ -170,7 +179,7 @@ def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> tuple[S
         dynamic = [o for o in offsets if isinstance(o, SSAValue)]
         static_offsets = [DYNAMIC_INDEX if isinstance(o, SSAValue) else o for o in offsets]
         wide = memref.SubviewOp(value, dynamic, [], [], static_offsets, sizes, strides, result_type)
-        Rewriter.insert_op(wide, at)
+        _insert(wide, at)
         value, dim = wide.result, kept.index(dim)
     return value, dim
 
@@ -202,30 +211,30 @@ def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -
     wide_source, wide_dim = _wide_source(found, loop, lb, trips)
     assert wide_dim == dim
     wide_type = _widened_type(destination.type, dim, trips)
-    wide = alloc_at_top(function, wide_type)
+    wide = alloc_at_top(function, wide_type, destination.owner.location)
     at = InsertPoint.before(loop)
     properties = dict(copy.properties)
     if isinstance(copy, CopyAsyncOp):
         staged = CopyAsyncOp.create(operands=[wide_source, wide], result_types=[copy.token.type], properties=properties)
-        Rewriter.insert_op(staged, at)
-        Rewriter.insert_op(WaitOp(staged.token), at)
+        _insert(staged, at)
+        _insert(WaitOp(staged.token), at)
         for use in list(copy.token.uses):
             Rewriter.erase_op(use.operation)
     else:
-        Rewriter.insert_op(CopyOp.create(operands=[wide_source, wide], properties=properties), at)
+        _insert(CopyOp.create(operands=[wide_source, wide], properties=properties), at)
     # each step reads its slice of the staged buffer where it read the buffer its copy filled
     inside = InsertPoint.before(copy)
     iv = loop.body.block.args[0]
     if lb:
         start = arith.SubiOp(iv, _index(lb, inside))
-        Rewriter.insert_op(start, inside)
+        _insert(start, inside)
         iv = start.result
     shape = destination.type.get_shape()
     offsets: list[SSAValue | int] = [iv if d == dim else 0 for d in range(len(shape))]
     view_type = memref.SubviewOp.infer_result_type(wide_type, offsets, list(shape), [1] * len(shape))
     static_offsets = [DYNAMIC_INDEX if d == dim else 0 for d in range(len(shape))]
     step_view = memref.SubviewOp(wide, [iv], [], [], static_offsets, list(shape), [1] * len(shape), view_type)
-    Rewriter.insert_op(step_view, inside)
+    _insert(step_view, inside)
     Rewriter.erase_op(copy)
     for use in list(destination.uses):
         if loop.is_ancestor(use.operation):
