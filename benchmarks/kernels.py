@@ -71,6 +71,7 @@ from ziggurat.diagnostics import DiagnosticError, parse_source, run_main, write_
 from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
 from ziggurat.printing import Printer  # noqa: E402
 from ziggurat.tools.ziggurat_tune import tune_module  # noqa: E402
+from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION  # noqa: E402
 from ziggurat.transforms.tune.tuner import TuneOptions  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
@@ -234,6 +235,8 @@ class Row:
     """"default" (lower-to-npu's heuristic tiles) or "tuned" (ziggurat-tune's, `--tune`)."""
     tile_sizes: list[int] | None = None
     """The tuned root's `tile.sizes` (None: the heuristic's, also when tuning kept them)."""
+    staged: bool = False
+    """Whether the tuned root stages its reduction (`tile.stage_reduction`)."""
     cycles: float | None = None
     bound_by: str | None = None
     bound_cycles: float | None = None
@@ -426,7 +429,10 @@ def tune_all(
                 if schedule is None:
                     continue
                 tuned, sizes = schedule
-                row = replace(measure(tuned, machine, timeout=timeout), schedule="tuned", tile_sizes=sizes)
+                row = replace(
+                    measure(tuned, machine, timeout=timeout), schedule="tuned", tile_sizes=sizes,
+                    staged=STAGE_REDUCTION in tuned.text,
+                )
             row.wall_seconds, row.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
             rows.append(row)
             progress(row)
@@ -473,7 +479,8 @@ def schedule_name(row: Row) -> str:
     """"default", or "tuned" with its tile sizes ("tuned (heuristic)" where the heuristic won)."""
     if row.schedule != "tuned" or row.error is not None and row.cycles is None:
         return row.schedule
-    return f"tuned {'x'.join(map(str, row.tile_sizes))}" if row.tile_sizes else "tuned (heuristic)"
+    staged = " staged" if row.staged else ""
+    return f"tuned {'x'.join(map(str, row.tile_sizes))}{staged}" if row.tile_sizes else f"tuned (heuristic){staged}"
 
 
 def markdown_table(rows: Sequence[Row]) -> str:

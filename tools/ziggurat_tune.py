@@ -6,8 +6,9 @@
 The input is graph-level IR (what `lower-to-npu` takes). For each fusion group
 whose root is a matrix-unit contraction (`transforms/tune/space.py`), the tile
 sizes that fit the machine are ranked by an analytic estimate
-(`transforms/tune/estimate.py`); the default heuristic's schedule and the
-`--top-k` - 1 best estimates are lowered alone with `lower-to-npu` and run on
+(`transforms/tune/estimate.py`); a group without one (a pool, elementwise ops)
+offers multiples of the heuristic's tile, unranked. The default heuristic's
+schedule and the `--top-k` - 1 first others are lowered alone with `lower-to-npu` and run on
 the npu interpreter with timing, checked against the graph interpreter; the
 fastest that matches wins (`transforms/tune/tuner.py`); the winner's tile
 sizes are then measured at each `--bufferings` depth (default 1 and 3, beside

@@ -69,7 +69,8 @@ from ziggurat.transforms.tile.tile_sizes import (
     matmul_options,
     matmul_roles,
 )
-from ziggurat.transforms.tile.tiling_interface import tiling_of
+from ziggurat.transforms.loop.memory_routes import hops, route
+from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
 SPACE_VERSION = 8
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
@@ -103,6 +104,8 @@ class Group:
     """`tile.sizes` values: the default heuristic's first, then the others by their estimate."""
     estimates: tuple[float, ...]
     """`estimate.estimate_cycles` of each candidate (NaN in a vector group, which has no estimate)."""
+    stageable: tuple[bool, ...] = ()
+    """Per candidate, whether staging its reduction can change it (`stages_reduction`)."""
 
 
 def _is_graph_op(op: Operation) -> bool:
@@ -253,12 +256,14 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
             loops = tuple("reduction" if loop.reduction else "parallel" for loop in tiling_of(root).domain(root))
             ranked = vector_candidates(group, machine)
             estimates = tuple(math.nan for _ in ranked)
+            stageable = tuple(False for _ in ranked)
         else:
             loops = _roles_by_loop(root)
             candidates = candidate_sizes(root, machine, epilogue_bytes(group))
             by_sizes = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
             ranked = candidates[:1] + sorted(candidates[1:], key=by_sizes.__getitem__)
             estimates = tuple(by_sizes[sizes] for sizes in ranked)
+            stageable = tuple(_stageable(root, machine, sizes) for sizes in ranked)
         if len(ranked) < 2:
             continue
         group_name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
@@ -273,6 +278,7 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
                 extents=tuple(loop.extent for loop in tiling_of(root).domain(root)),
                 candidates=tuple(ranked),
                 estimates=estimates,
+                stageable=stageable,
             )
         )
     return found
@@ -326,10 +332,32 @@ def set_stage_reduction(op: Operation) -> None:
 
 
 def stages_reduction(group: Group, candidate: int) -> bool:
-    """Whether candidate `candidate` of `group` tiles its reduction (K) loop, so that staging the
-    reduction (`tile.stage_reduction`) changes its schedule."""
-    sizes = group.candidates[candidate]
-    return any(role == "k" and 0 < sizes[d] < group.extents[d] for d, role in enumerate(group.loops))
+    """Whether staging the reduction (`tile.stage_reduction`) can change candidate `candidate` of
+    `group`: it tiles its reduction (K) loop, and the slices of all its steps of one operand fit
+    half the space they are staged in (`_stageable`)."""
+    return bool(group.stageable) and group.stageable[candidate]
+
+
+def _stageable(root: Operation, machine: Machine, sizes: Sequence[int]) -> bool:
+    """Whether `root` tiled with `sizes` tiles its reduction, and one of its operands' slices over
+    the whole reduction fits half of its first local space (where stage-reduction puts them; with
+    less, the staged buffer could not be double-buffered there, or would not fit at all)."""
+    impl = tiling_of(root)
+    extents = [loop.extent for loop in impl.domain(root)]
+    roles = contraction_roles(root)
+    if not any(0 < sizes[d] < extents[d] for d in roles.k):
+        return False
+    box = [extents[d] if d in roles.k or d in roles.window else sizes[d] for d in range(len(extents))]
+    global_space = machine.global_memory().name
+    for operand, indexing, space in zip(root.operands, impl.indexing_maps(root), (machine.matrix.a_space, machine.matrix.b_space)):
+        steps = hops(machine, route(machine, global_space, space) or (global_space,))
+        if indexing is None or not isinstance(operand.type, ShapedType) or not steps:
+            continue
+        elements = math.prod(access_slice(indexing, Tile.whole(box))[0].sizes)
+        element_bytes = max(1, operand.type.get_element_type().bitwidth // 8)
+        if elements * element_bytes <= machine.memories[steps[0][1]].capacity // 2:
+            return True
+    return False
 
 
 def loop_orders(group: Group, sizes: Sequence[int] | None) -> list[tuple[int, ...]]:
