@@ -22,6 +22,7 @@ CASES = [
     ("promote-to-memory-space{machine=tensorcore}", TEST / "loop" / "promote-copies.mlir"),
     ("promote-to-memory-space{machine=davinci}", TEST / "loop" / "promote-epilogue.mlir"),
     ("promote-to-memory-space{machine=davinci},hoist-copies,double-buffer", TEST / "loop" / "double-buffer.mlir"),
+    ("stage-reduction{all=true}", TEST / "loop" / "stage-reduction-stays.mlir"),
     ("loop-to-npu{machine=davinci}", TEST / "npu" / "loop-to-npu.mlir"),
     ("graph-to-tile", TEST / "tile" / "graph-to-tile.mlir"),
     ("graph-fuse,graph-to-tile,tile-and-fuse{sizes=32,64,16}", TEST / "tile" / "tile-and-fuse.mlir"),
