@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from xdsl.dialects import memref
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
@@ -176,6 +177,17 @@ def slot_view_type(memref_type: MemRefType, slot: int) -> MemRefType:
         StridedLayoutAttr(strides[1:], slot * strides[0]),
         memref_type.memory_space,
     )
+
+
+def subview_lists(view: memref.SubviewOp) -> tuple[list[SSAValue | int], list[SSAValue | int], list[SSAValue | int]]:
+    """A subview's offsets, sizes and strides, each a static int or its dynamic value (MLIR's mixed form)."""
+    dynamic = (iter(view.offsets), iter(view.sizes), iter(view.strides))
+    statics = (view.static_offsets, view.static_sizes, view.static_strides)
+    offsets, sizes, strides = (
+        [next(values) if v == DYNAMIC_INDEX else v for v in static.get_values()]
+        for values, static in zip(dynamic, statics)
+    )
+    return offsets, sizes, strides
 
 
 def kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -69,6 +69,7 @@ from ziggurat.transforms.loop.buffers import (
     root_of,
     slot_view_type,
     space_of,
+    subview_lists,
     users_through_views,
 )
 
@@ -97,13 +98,7 @@ def retype_subview(view: memref.SubviewOp, mapping: dict[SSAValue, SSAValue]) ->
     (original value -> clone) follows the retyped result."""
     source_type = view.source.type
     assert isinstance(source_type, MemRefType)
-    dynamic = {"offsets": iter(view.offsets), "sizes": iter(view.sizes), "strides": iter(view.strides)}
-    statics = {"offsets": view.static_offsets, "sizes": view.static_sizes, "strides": view.static_strides}
-    lists = {
-        kind: [next(dynamic[kind]) if v == DYNAMIC_INDEX else v for v in static.get_values()]
-        for kind, static in statics.items()
-    }
-    full_type = memref.SubviewOp.infer_result_type(source_type, lists["offsets"], lists["sizes"], lists["strides"])
+    full_type = memref.SubviewOp.infer_result_type(source_type, *subview_lists(view))
     new_type = drop_dims_like(full_type, view.result.type)
     if new_type != view.result.type:
         old = view.result

@@ -66,7 +66,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import locate
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
-from ziggurat.transforms.loop.buffers import alloc_at_top, kept_dims, root_of, users_through_views, written_buffers
+from ziggurat.transforms.loop.buffers import alloc_at_top, kept_dims, root_of, subview_lists, users_through_views
 from ziggurat.transforms.loop.double_buffer import constant_index, drop_dims_like, retype_subview
 from ziggurat.transforms.loop.hoist_copies import defined_inside, invariant_definitions
 from ziggurat.transforms.loop.promote_to_memory_space import is_contraction
@@ -79,16 +79,11 @@ STAGE_REDUCTION = "tile.stage_reduction"
 @dataclass(frozen=True)
 class _Slice:
     """The view chain of a staged copy's source: `views` from the base outwards, the first one
-    offset by the induction variable at dim `dim` (of its unreduced sizes)."""
+    offset by the induction variable; `dims[i]` is the dim the loop walks in view i's unreduced
+    sizes, and `dims[-1]` that dim in the last view's (possibly rank-reduced) result."""
 
     views: list[memref.SubviewOp]
-    dim: int
-
-
-def _static_lists(view: memref.SubviewOp) -> tuple[list[SSAValue | int], list[int], list[int]]:
-    dynamic = iter(view.offsets)
-    offsets = [next(dynamic) if v == DYNAMIC_INDEX else v for v in view.static_offsets.get_values()]
-    return offsets, list(view.static_sizes.get_values()), list(view.static_strides.get_values())
+    dims: list[int]
 
 
 def _slice_of(source: SSAValue, loop: scf.ForOp, step: int) -> _Slice | None:
@@ -104,21 +99,24 @@ def _slice_of(source: SSAValue, loop: scf.ForOp, step: int) -> _Slice | None:
     if not views:
         return None
     iv = loop.body.block.args[0]
-    offsets, sizes, strides = _static_lists(views[0])
-    if list(view_stride for view_stride in strides) != [1] * len(strides) or views[0].sizes or views[0].strides:
+    offsets, sizes, strides = subview_lists(views[0])
+    if strides != [1] * len(strides) or views[0].sizes:
         return None
-    dims = [d for d, offset in enumerate(offsets) if offset is iv]
+    walked = [d for d, offset in enumerate(offsets) if offset is iv]
     others = [o for o in offsets if isinstance(o, SSAValue) and o is not iv]
-    if len(dims) != 1 or sizes[dims[0]] != step or not all(invariant_definitions(o, loop, []) for o in others):
+    if len(walked) != 1 or sizes[walked[0]] != step or not all(invariant_definitions(o, loop, []) for o in others):
         return None
-    for view in views[1:]:
-        if view.offsets or view.sizes or view.strides:
-            return None
-    return _Slice(views, dims[0])
+    if any(view.offsets or view.sizes or view.strides for view in views[1:]):
+        return None
+    dims = walked
+    for view in views:
+        dims.append(kept_dims(subview_lists(view)[1], view.result.type.get_shape()).index(dims[-1]))
+    return _Slice(views, dims)
 
 
 def _readers_are_copies(buffer: SSAValue, loop: scf.ForOp, copy: Operation) -> bool:
-    """Whether, in `loop`, only `copy` writes `buffer` and only other copies read it."""
+    """Whether, in `loop`, only `copy` writes `buffer` and only other copies read it: every other
+    user there (through views, `users_through_views`) must be a copy whose source is that view."""
     for user, view in users_through_views(buffer):
         if not loop.is_ancestor(user) or user is copy:
             continue
@@ -147,13 +145,12 @@ def _index(value: int, at: InsertPoint) -> SSAValue:
     return constant.result
 
 
-def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> tuple[SSAValue, int]:
-    """The views of `found` over the loop's whole range, built before the loop; and the dim of
-    the last view's result that the loop walks."""
+def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> SSAValue:
+    """The views of `found` over the loop's whole range, built before the loop."""
     at = InsertPoint.before(loop)
     mapping: dict[SSAValue, SSAValue] = {}
     first = found.views[0]
-    offsets, sizes, strides = _static_lists(first)
+    offsets, sizes, strides = subview_lists(first)
     definitions: list[Operation] = []
     for offset in offsets:
         if isinstance(offset, SSAValue) and offset is not loop.body.block.args[0]:
@@ -164,52 +161,44 @@ def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> tuple[S
         mapping.update(zip(op.results, clone.results))
     iv = loop.body.block.args[0]
     offsets = [lb if o is iv else mapping.get(o, o) if isinstance(o, SSAValue) else o for o in offsets]
-    dim, value = found.dim, first.source
-    for view in found.views:
+    value = first.source
+    for view, dim, result_dim in zip(found.views, found.dims, found.dims[1:]):
         if view is not first:
-            offsets, sizes, strides = _static_lists(view)
-        kept = kept_dims(sizes, view.result.type.get_shape())
+            offsets, sizes, strides = subview_lists(view)
         sizes = list(sizes)
         sizes[dim] *= trips
         full = memref.SubviewOp.infer_result_type(value.type, offsets, sizes, strides)
         reduced_shape = list(view.result.type.get_shape())
-        reduced_shape[kept.index(dim)] *= trips
+        reduced_shape[result_dim] *= trips
         reduced = MemRefType(full.element_type, reduced_shape, memory_space=full.memory_space)
         result_type = drop_dims_like(full, reduced)
         dynamic = [o for o in offsets if isinstance(o, SSAValue)]
         static_offsets = [DYNAMIC_INDEX if isinstance(o, SSAValue) else o for o in offsets]
         wide = memref.SubviewOp(value, dynamic, [], [], static_offsets, sizes, strides, result_type)
         _insert(wide, at)
-        value, dim = wide.result, kept.index(dim)
-    return value, dim
+        value = wide.result
+    return value
 
 
-def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -> bool:
+def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -> None:
+    """Stage `copy` before `loop` where the module docstring's conditions hold; else leave it."""
     lb, ub, step = (constant_index(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is None or ub is None or step is None or step <= 0 or (ub - lb) % step:
-        return False
+        return
     trips = (ub - lb) // step
     destination = copy.destination
     if trips < 2 or not isinstance(destination.owner, memref.AllocOp) or root_of(destination) is not destination:
-        return False
+        return
     if isinstance(copy, CopyAsyncOp) and not all(isinstance(u.operation, WaitOp) for u in copy.token.uses):
-        return False
+        return
     found = _slice_of(copy.source, loop, step)
     if found is None or not _readers_are_copies(destination, loop, copy):
-        return False
-    if any(
-        destination in written_buffers(op) and op is not copy for op in loop.body.walk()
-    ):
-        return False
-    last = found.views[-1]
-    dim = found.dim
-    for view in found.views:
-        dim = kept_dims(_static_lists(view)[1], view.result.type.get_shape()).index(dim)
-    pad = copy.pad.get_values() if copy.pad is not None else [0] * (2 * len(last.result.type.get_shape()))
+        return
+    dim = found.dims[-1]
+    pad = copy.pad.get_values() if copy.pad is not None else [0] * (2 * len(copy.source.type.get_shape()))
     if pad[2 * dim] or pad[2 * dim + 1]:
-        return False
-    wide_source, wide_dim = _wide_source(found, loop, lb, trips)
-    assert wide_dim == dim
+        return
+    wide_source = _wide_source(found, loop, lb, trips)
     wide_type = _widened_type(destination.type, dim, trips)
     wide = alloc_at_top(function, wide_type, destination.owner.location)
     at = InsertPoint.before(loop)
@@ -246,7 +235,6 @@ def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -
     for op in found.views[::-1]:
         if not op.result.uses:
             Rewriter.erase_op(op)
-    return True
 
 
 def _retype_views(view: memref.SubviewOp) -> None:
