@@ -42,11 +42,13 @@ def _dtype_name(value) -> str:
     return str(value.type.get_element_type())
 
 
-def _element_bytes(value) -> int:
+def element_bytes_of(value) -> int:
+    """Bytes per element of a shaped value (at least one: an i1 takes a byte)."""
     return max(1, value.type.get_element_type().bitwidth // 8)
 
 
-def _chain(machine: Machine, source: str, destination: str):
+def dma_chain(machine: Machine, source: str, destination: str):
+    """The DMA hops (source, destination, engine) from one space to another; [] when none connects them."""
     chain = route(machine, source, destination)
     return hops(machine, chain) if chain is not None else []
 
@@ -57,7 +59,7 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
     lhs, rhs, out = root.operands[0], root.operands[1], root.results[0]
     in_dtype, acc_dtype = _dtype_name(lhs), _dtype_name(out)
-    in_bytes, acc_bytes = _element_bytes(lhs), _element_bytes(out)
+    in_bytes, acc_bytes = element_bytes_of(lhs), element_bytes_of(out)
     matrix = machine.matrix
     um, un, uk = matrix.instruction_shape(in_dtype, acc_dtype)
 
@@ -84,7 +86,7 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
         (matrix.a_space, a_global, rm * rk * in_bytes),
         (matrix.b_space, b_global, rk * rn * in_bytes),
     ):
-        for position, (src, dst, engine) in enumerate(_chain(machine, machine.global_memory().name, space)):
+        for position, (src, dst, engine) in enumerate(dma_chain(machine, machine.global_memory().name, space)):
             if position == 0:
                 one = dma_cycles(machine, engine, src, dst, first_bytes, first_bytes)
             else:
@@ -102,11 +104,11 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
         # point's load waits for the previous mma
         busy["window points"] = steps * window * point
     store = 0.0
-    for src, dst, engine in _chain(machine, matrix.c_space, machine.global_memory().name):
+    for src, dst, engine in dma_chain(machine, matrix.c_space, machine.global_memory().name):
         one = dma_cycles(machine, engine, src, dst, rm * rn * acc_bytes, rm * rn * acc_bytes)
         busy[engine.pipe] += outer * one
         store += one
     return max(busy.values()) + fill + store
 
 
-__all__ = ["estimate_cycles"]
+__all__ = ["dma_chain", "element_bytes_of", "estimate_cycles"]

@@ -56,7 +56,7 @@ from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION
-from ziggurat.transforms.tune.estimate import estimate_cycles
+from ziggurat.transforms.tune.estimate import dma_chain, element_bytes_of, estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
 from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, analyze, collect_groups, epilogue_bytes, group_sizes
 from ziggurat.transforms.tile.tile_sizes import (
@@ -69,7 +69,6 @@ from ziggurat.transforms.tile.tile_sizes import (
     matmul_options,
     matmul_roles,
 )
-from ziggurat.transforms.loop.memory_routes import hops, route
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
 SPACE_VERSION = 8
@@ -104,7 +103,7 @@ class Group:
     """`tile.sizes` values: the default heuristic's first, then the others by their estimate."""
     estimates: tuple[float, ...]
     """`estimate.estimate_cycles` of each candidate (NaN in a vector group, which has no estimate)."""
-    stageable: tuple[bool, ...] = ()
+    stageable: tuple[bool, ...]
     """Per candidate, whether staging its reduction can change it (`stages_reduction`)."""
 
 
@@ -335,7 +334,7 @@ def stages_reduction(group: Group, candidate: int) -> bool:
     """Whether staging the reduction (`tile.stage_reduction`) can change candidate `candidate` of
     `group`: it tiles its reduction (K) loop, and the slices of all its steps of one operand fit
     half the space they are staged in (`_stageable`)."""
-    return bool(group.stageable) and group.stageable[candidate]
+    return group.stageable[candidate]
 
 
 def _stageable(root: Operation, machine: Machine, sizes: Sequence[int]) -> bool:
@@ -350,12 +349,11 @@ def _stageable(root: Operation, machine: Machine, sizes: Sequence[int]) -> bool:
     box = [extents[d] if d in roles.k or d in roles.window else sizes[d] for d in range(len(extents))]
     global_space = machine.global_memory().name
     for operand, indexing, space in zip(root.operands, impl.indexing_maps(root), (machine.matrix.a_space, machine.matrix.b_space)):
-        steps = hops(machine, route(machine, global_space, space) or (global_space,))
+        steps = dma_chain(machine, global_space, space)
         if indexing is None or not isinstance(operand.type, ShapedType) or not steps:
             continue
         elements = math.prod(access_slice(indexing, Tile.whole(box))[0].sizes)
-        element_bytes = max(1, operand.type.get_element_type().bitwidth // 8)
-        if elements * element_bytes <= machine.memories[steps[0][1]].capacity // 2:
+        if elements * element_bytes_of(operand) <= machine.memories[steps[0][1]].capacity // 2:
             return True
     return False
 
