@@ -106,18 +106,19 @@ class _Loop:
             for member, duplicates in group:
                 for duplicate in duplicates:
                     Rewriter.erase_op(duplicate)
-            key = _fill_key(group, self.written(op))
+            written = self.written(op)
+            key = _fill_key(group, written)
             if key in filled:
                 # the same values into another buffer (each of double-buffer's stages broadcasts
                 # the bias into its own): read the first, so that one buffer stays live, not two
-                (buffer,) = self.written(op)
+                (buffer,) = written
                 for member, _ in group:
                     Rewriter.erase_op(member)
                 buffer.replace_all_uses_with(filled[key])
                 Rewriter.erase_op(buffer.owner)
                 continue
             if key is not None:
-                filled[key] = next(iter(self.written(op)))
+                (filled[key],) = written
             for member, _ in group:
                 member.detach()
                 Rewriter.insert_op(member, InsertPoint.before(self.loop))
