@@ -71,7 +71,6 @@ from ziggurat.diagnostics import DiagnosticError, parse_source, run_main, write_
 from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
 from ziggurat.printing import Printer  # noqa: E402
 from ziggurat.tools.ziggurat_tune import tune_module  # noqa: E402
-from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION  # noqa: E402
 from ziggurat.transforms.tune.tuner import TuneOptions  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
@@ -397,10 +396,10 @@ def _indexed_task(item: tuple[int, tuple[Kernel, str, float]]) -> tuple[int, Row
 
 def tune_kernel(
     kernel: Kernel, machine: str, jobs: int, top_k: int, cache: Path, seed: int = 0
-) -> tuple[Kernel, list[int] | None] | None:
+) -> tuple[Kernel, list[int] | None, bool] | None:
     """`kernel` with ziggurat-tune's schedule (its `tile.sizes` on the root), as `ziggurat-tune
-    --cache` makes it: measured on `jobs` processes, or taken from the cache file. None when it
-    has no group to tune (no matrix-unit root, e.g. a depthwise conv)."""
+    --cache` makes it: measured on `jobs` processes, or taken from the cache file; with the tile
+    sizes and whether the schedule stages its reduction. None when it has no group to tune."""
     module = parse_source(default_context(), kernel.text, f"{kernel.name}.mlir")
     choices = tune_module(module, machine, TuneOptions(jobs=jobs, top_k=top_k, seed=seed), cache)
     if not choices:
@@ -408,7 +407,7 @@ def tune_kernel(
     sizes = next((list(c.sizes) for c in choices if c.sizes is not None), None)
     stream = io.StringIO()
     Printer(stream=stream).print_op(module)
-    return replace(kernel, text=stream.getvalue()), sizes
+    return replace(kernel, text=stream.getvalue()), sizes, any(c.stage for c in choices)
 
 
 def tune_all(
@@ -428,11 +427,8 @@ def tune_all(
             else:
                 if schedule is None:
                     continue
-                tuned, sizes = schedule
-                row = replace(
-                    measure(tuned, machine, timeout=timeout), schedule="tuned", tile_sizes=sizes,
-                    staged=STAGE_REDUCTION in tuned.text,
-                )
+                tuned, sizes, staged = schedule
+                row = replace(measure(tuned, machine, timeout=timeout), schedule="tuned", tile_sizes=sizes, staged=staged)
             row.wall_seconds, row.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
             rows.append(row)
             progress(row)
