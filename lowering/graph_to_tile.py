@@ -24,8 +24,9 @@ are the ones a tiled implementation must carry an accumulator across):
   float: one generic contraction over (n, g, o, oh, ow | c, kh, kw) with window
   maps, unit dims left out (one group: (n, o, oh, ow | c, kh, kw); depthwise:
   (n, g, oh, ow | kh, kw)), so only a grouped conv with several output channels
-  per group collapses (g, o) afterwards; NHWC: `linalg.transpose` around the NCHW
-  form.
+  per group collapses (g, o) afterwards. NHWC (weights OHWI): always the generic,
+  its maps reading channels innermost (n, oh, ow, o | c, kh, kw), so the layout
+  reaches the buffers and the DMAs rather than becoming transposes.
 * graph.fused: its body inlined and lowered; every op a member lowers to carries
   `tile.group = "<group name>_<k>"` (unique in the function), those of the member
   named by `root` also `tile.root`. A graph op outside every group that lowers to
@@ -34,8 +35,8 @@ are the ones a tiled implementation must carry an accumulator across):
   any other `tile.*` attribute) is carried to every op it lowers to.
 * max_pool, avg_pool: `tensor.pad` (lowest value / 0) + a generic with window
   maps and two reduction iterators (the window's shape enters as an empty
-  tensor operand, as in upstream's `linalg.pooling_*`); avg divides by a
-  constant tensor of window counts.
+  tensor operand, as in upstream's `linalg.pooling_*`), over the output's dims in
+  its layout and (kh, kw); avg divides by a constant tensor of window counts.
 * reduce_sum/mean/max/prod, global pools: `linalg.fill` of the identity + a
   generic with reduction iterators; `tensor.expand_shape` restores keepdims.
 * arg_max: a max reduction, then a min (max for select_last_index)
@@ -653,17 +654,21 @@ def pad_constant(e: Emitter, value: SSAValue, low, high, fill) -> SSAValue:
     )
 
 
-def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumulator) -> SSAValue:
+def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumulator, layout="NCHW") -> SSAValue:
     """A grouped convolution as one generic contraction over
-    (n, g, og, oh, ow | c, kh, kw), without the unit dims that need no loop: `g` for
-    one group, `og` and `c` of a grouped conv when they are 1 (depthwise), so that
-    the output is (n, o, oh, ow) and no reshape separates the conv from its
+    (n, g, og, oh, ow | c, kh, kw) in NCHW/OIHW, (n, oh, ow, g, og | c, kh, kw) in
+    NHWC/OHWI, without the unit dims that need no loop: `g` for one group, `og` and
+    `c` of a grouped conv when they are 1 (depthwise), so that the output is
+    (n, o, oh, ow) or (n, oh, ow, o) and no reshape separates the conv from its
     epilogue; only a grouped conv with several output channels per group keeps
     (g, og) and collapses them."""
-    n, _, _, _ = shape_of(x)
-    o, cg, kh, kw = shape_of(w)
+    nhwc = layout == "NHWC"
+    n = shape_of(x)[0]
+    o, kh, kw, cg = shape_of(w) if nhwc else (shape_of(w)[i] for i in (0, 2, 3, 1))
     og = o // groups
-    extents = {"n": n, "g": groups, "og": og, "oh": out[0], "ow": out[1], "c": cg, "kh": kh, "kw": kw}
+    order = ("n", "oh", "ow", "g", "og") if nhwc else ("n", "g", "og", "oh", "ow")
+    extents = {name: {"n": n, "g": groups, "og": og, "oh": out[0], "ow": out[1]}[name] for name in order}
+    extents.update(c=cg, kh=kh, kw=kw)
     kept = [
         name
         for name in extents
@@ -680,18 +685,15 @@ def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumul
         return terms[0] + terms[1] if len(terms) == 2 else (terms or [AffineExpr.constant(0)])[0]
 
     rank = len(kept)
-    x_map = AffineMap(
-        rank,
-        0,
-        (
-            d["n"],
-            index("g", cg, "c"),
-            d["oh"] * strides[0] + d["kh"] * dilations[0],
-            d["ow"] * strides[1] + d["kw"] * dilations[1],
-        ),
-    )
-    w_map = AffineMap(rank, 0, (index("g", og, "og"), index("", 1, "c"), d["kh"], d["kw"]))
-    parallel = [name for name in kept if name in ("n", "g", "og", "oh", "ow")]
+    rows, cols = d["oh"] * strides[0] + d["kh"] * dilations[0], d["ow"] * strides[1] + d["kw"] * dilations[1]
+    channel, out_channel = index("g", cg, "c"), index("g", og, "og")
+    if nhwc:
+        x_map = AffineMap(rank, 0, (d["n"], rows, cols, channel))
+        w_map = AffineMap(rank, 0, (out_channel, d["kh"], d["kw"], index("", 1, "c")))
+    else:
+        x_map = AffineMap(rank, 0, (d["n"], channel, rows, cols))
+        w_map = AffineMap(rank, 0, (out_channel, index("", 1, "c"), d["kh"], d["kw"]))
+    parallel = [name for name in kept if name in order]
     y = contraction(
         e,
         (x, x_map),
@@ -700,24 +702,26 @@ def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumul
         [PARALLEL] * len(parallel) + [REDUCTION] * (rank - len(parallel)),
         accumulator,
     )
-    return e.reshape(y, [n, o, *out])
+    return e.reshape(y, [n, *out, o] if nhwc else [n, o, *out])
 
 
 @lowers(graph.Conv2dOp)
 def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
     layout = op.layout.data
     x, w = op.input, op.weight
-    if layout == "NHWC":
-        x, w = transpose(e, x, (0, 3, 1, 2)), transpose(e, w, (0, 3, 1, 2))
     element_type = element_type_of(x)
     accumulator = compute_type(element_type)
     strides, pads, dilations = (ints_of(op.properties, p) for p in ("strides", "pads", "dilations"))
     groups = op.groups.value.data
-    n, c, h, width = shape_of(x)
-    o, cg, kh, kw = shape_of(w)
-    (oh, ow), ends = window_geometry((h, width), (kh, kw), strides, dilations, pads, False)
-    padded = pad_constant(e, x, [0, 0, *pads[:2]], [0, 0, *ends], 0)
-    if groups == 1 and accumulator == element_type:
+    spatial, channel = ((1, 2), 3) if layout == "NHWC" else ((2, 3), 1)
+    n, o = shape_of(x)[0], shape_of(w)[0]
+    kernel = tuple(shape_of(w)[axis] for axis in spatial)
+    (oh, ow), ends = window_geometry(tuple(shape_of(x)[axis] for axis in spatial), kernel, strides, dilations, pads, False)
+    low, high = [0] * 4, [0] * 4
+    for axis, pad, end in zip(spatial, pads[:2], ends):
+        low[axis], high[axis] = pad, end
+    padded = pad_constant(e, x, low, high, 0)
+    if groups == 1 and accumulator == element_type and layout == "NCHW":
         init = e.filled([n, o, oh, ow], element_type, 0)
         y = e.emit(
             linalg.Conv2DNchwFchwOp(
@@ -729,18 +733,17 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
             )
         )
     else:
-        y = _conv_contraction(e, padded, w, groups, strides, dilations, (oh, ow), accumulator)
+        y = _conv_contraction(e, padded, w, groups, strides, dilations, (oh, ow), accumulator, layout)
+    shape = shape_of(y)
     operands = [y] if op.bias is None else [y, op.bias]
-    maps = [None] if op.bias is None else [None, AffineMap(4, 0, tuple(dims(1)))]
+    maps = [None] if op.bias is None else [None, AffineMap(4, 0, tuple(dims(channel)))]
     if len(operands) > 1 or element_type_of(y) != element_type:
 
         def bias(b: Body, args):
             total = args[0] if len(args) == 2 else add(b, args[0], b.convert(args[1], args[0].type))
             return [b.convert(total, element_type)]
 
-        y = e.elementwise(operands, [n, o, oh, ow], element_type, bias, maps)
-    if layout == "NHWC":
-        y = transpose(e, y, (0, 2, 3, 1))
+        y = e.elementwise(operands, shape, element_type, bias, maps)
     return y
 
 
@@ -900,39 +903,38 @@ def lower_global_pool(e: Emitter, op: graph.GlobalPoolOp) -> SSAValue:
 
 @lowers(graph.MaxPoolOp, graph.AvgPoolOp)
 def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
-    layout = op.layout.data
-    x = transpose(e, op.input, (0, 3, 1, 2)) if layout == "NHWC" else op.input
+    x = op.input
+    spatial = (1, 2) if op.layout.data == "NHWC" else (2, 3)
     element_type = element_type_of(x)
     is_max = isinstance(op, graph.MaxPoolOp)
     # A maximum is exact in the element type; a sum is accumulated wider.
     accumulator = element_type if is_max else compute_type(element_type)
     kernel, strides, pads, dilations = op.window(op.properties)
-    n, c, h, w = shape_of(x)
+    h, w = (shape_of(x)[axis] for axis in spatial)
     (oh, ow), ends = window_geometry(
         (h, w), kernel, strides, dilations, pads, op.ceil_mode.value.data
     )
     fill = lowest_value(to_numpy_dtype(element_type)) if is_max else 0
-    padded = pad_constant(e, x, [0, 0, *pads[:2]], [0, 0, *ends], fill)
+    low, high = [0] * 4, [0] * 4
+    for axis, pad, end in zip(spatial, pads[:2], ends):
+        low[axis], high[axis] = pad, end
+    padded = pad_constant(e, x, low, high, fill)
+    # the output's dims in the layout's order, then the window's (kh, kw)
     d = [AffineExpr.dimension(i) for i in range(6)]
-    window = AffineMap(
-        6,
-        0,
-        (
-            d[0],
-            d[1],
-            d[2] * strides[0] + d[4] * dilations[0],
-            d[3] * strides[1] + d[5] * dilations[1],
-        ),
-    )
+    window = list(d[:4])
+    for axis, k_dim, stride, dilation in zip(spatial, d[4:], strides, dilations):
+        window[axis] = d[axis] * stride + k_dim * dilation
+    shape = list(shape_of(x))
+    shape[spatial[0]], shape[spatial[1]] = oh, ow
     identity = lowest_value(to_numpy_dtype(accumulator)) if is_max else 0
-    init = e.filled([n, c, oh, ow], accumulator, identity)
+    init = e.filled(shape, accumulator, identity)
     combine = maximum if is_max else add
     # The window's shape enters as an operand, as in upstream's linalg.pooling_* ops, so
     # that every loop's size is read off an operand (the maps stay invertible).
     kernel_shape = e.empty(kernel, element_type)
     pooled = e.generic(
-        [(padded, window), (kernel_shape, AffineMap(6, 0, (d[4], d[5])))],
-        [n, c, oh, ow],
+        [(padded, AffineMap(6, 0, tuple(window))), (kernel_shape, AffineMap(6, 0, (d[4], d[5])))],
+        shape,
         accumulator,
         AffineMap(6, 0, tuple(d[:4])),
         [PARALLEL] * 4 + [REDUCTION] * 2,
@@ -941,14 +943,16 @@ def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
     )
     operands = [pooled]
     if not is_max:
-        operands.append(e.dense_constant(_avg_pool_counts(op, (h, w), ends, (oh, ow), accumulator)))
+        counts = _avg_pool_counts(op, (h, w), ends, (oh, ow), accumulator)
+        if op.layout.data == "NHWC":
+            counts = counts[..., np.newaxis]  # the same for every channel, now innermost
+        operands.append(e.dense_constant(counts))
 
     def finish(b: Body, args):
         y = args[0] if is_max else div(b, args[0], args[1])
         return [b.convert(y, element_type)]
 
-    y = e.elementwise(operands, [n, c, oh, ow], element_type, finish)
-    return transpose(e, y, (0, 2, 3, 1)) if layout == "NHWC" else y
+    return e.elementwise(operands, shape, element_type, finish)
 
 
 def _avg_pool_counts(op: graph.AvgPoolOp, spatial, ends, out, accumulator) -> np.ndarray:

@@ -99,6 +99,34 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 
 // -----
 
+// An NHWC conv (OHWI weights) is a generic contraction over (n, oh, ow, o | c, kh, kw)
+// whose maps read the channels innermost: no transposes, the layout reaches the
+// buffers. Its bias broadcasts along the innermost dim.
+// CHECK-LABEL: func.func @conv_nhwc(
+// CHECK:         %[[P:.*]] = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, ((d1 * 2) + d5), ((d2 * 2) + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d5, d6, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %w : tensor<1x10x10x3xf16>, tensor<4x3x3x3xf16>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
+// CHECK-NOT:     linalg.transpose
+func.func @conv_nhwc(%x: tensor<1x8x8x3xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<4xf16>) -> tensor<1x4x4x4xf16> {
+  %y = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, layout = "NHWC"} : (tensor<1x8x8x3xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>) -> tensor<1x4x4x4xf16>
+  func.return %y : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// An NHWC pool runs over (n, oh, ow, c | kh, kw): the output map is the identity.
+// CHECK-LABEL: func.func @max_pool_nhwc(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, ((d1 * 2) + d4), ((d2 * 2) + d5), d3)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %{{.*}} : tensor<1x8x8x16xf16>, tensor<2x2xf16>) outs(%{{.*}} : tensor<1x4x4x16xf16>)
+// CHECK-NOT:     linalg.transpose
+func.func @max_pool_nhwc(%x: tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16> {
+  %y = graph.max_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"} : tensor<1x8x8x16xf16> -> tensor<1x4x4x16xf16>
+  func.return %y : tensor<1x4x4x16xf16>
+}
+
+// -----
+
 // concat inserts each operand into an empty tensor; slice is extract_slice with strides.
 // CHECK-LABEL: func.func @concat_slice(
 // CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x8xf32>

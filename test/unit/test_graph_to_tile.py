@@ -114,6 +114,22 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
             {"layout": StringAttr("NHWC"), "pads": int_array([0, 1, 2, 1])},
             None,
         ),
+        (  # grouped NHWC: (g, og) collapse into the innermost channels
+            [t(2, 9, 8, 4), t(6, 3, 2, 2), t(6)],
+            {
+                "layout": StringAttr("NHWC"),
+                "groups": i64_attr(2),
+                "strides": int_array([2, 1]),
+                "dilations": int_array([1, 2]),
+            },
+            None,
+        ),
+        (  # depthwise NHWC
+            [t(1, 7, 7, 3), t(3, 3, 3, 1)],
+            {"layout": StringAttr("NHWC"), "groups": i64_attr(3), "pads": int_array([1, 1, 1, 1])},
+            None,
+        ),
+        ([t(1, 5, 5, 3, element_type=f16), t(4, 3, 3, 3, element_type=f16), t(4, element_type=f16)], {"layout": StringAttr("NHWC")}, None),
     ],
     graph.BatchNormOp: [([t(2, 3, 4, 4), t(3), t(3), t(3), t(3)], {}, None)],
     graph.LayerNormOp: [
@@ -142,6 +158,17 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
             },
             None,
         ),
+        (
+            [t(1, 6, 7, 2)],
+            {
+                "kernel": int_array([3, 2]),
+                "strides": int_array([2, 1]),
+                "pads": int_array([1, 0, 1, 1]),
+                "dilations": int_array([1, 2]),
+                "layout": StringAttr("NHWC"),
+            },
+            None,
+        ),
     ],
     graph.AvgPoolOp: [
         (
@@ -163,6 +190,11 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
                 "strides": int_array([2, 2]),
                 "layout": StringAttr("NHWC"),
             },
+            None,
+        ),
+        (  # the padding does not count: each output position has its own divisor
+            [t(1, 7, 6, 3)],
+            {"kernel": int_array([3, 3]), "strides": int_array([2, 2]), "pads": int_array([1, 1, 1, 1]), "layout": StringAttr("NHWC")},
             None,
         ),
     ],
