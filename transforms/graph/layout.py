@@ -18,6 +18,11 @@ transposes vanish, constants fold), so a conv -> relu -> conv chain keeps
 transposes only where it meets the function's arguments and results.
 `graph.batch_norm` normalizes axis 1 by definition and so stays NCHW: run
 `graph-fold-batch-norm` first to fold it into its conv.
+
+A spatial op marked `tile.layout = "NHWC"` (or "NCHW") goes to that layout
+whatever the option; with `marked=true` only marked ops are converted. This is
+how `ziggurat-tune` applies the layout it chose per fusion group. The
+converted op keeps the op's other attributes (its `tile.*` schedule).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from ziggurat.diagnostics import error_at
 from ziggurat.locations import Located
 from ziggurat.dialects.graph import (
     BinaryBroadcastOp,
@@ -54,6 +60,9 @@ from ziggurat.transforms.graph.fold_constants import FoldConstantOp
 
 TO_TARGET = {"NHWC": (0, 2, 3, 1), "NCHW": (0, 3, 1, 2)}
 """The permutation taking a tensor from the other layout to the key layout."""
+
+LAYOUT_MARK = "tile.layout"
+"""A spatial op's requested layout (a string, NHWC or NCHW), set by `ziggurat-tune`."""
 
 
 def transpose(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
@@ -77,21 +86,27 @@ def permuted(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
 class ConvertSpatialOp(RewritePattern):
     """conv2d / pool in another layout -> transpose, the op in `layout`, transpose back."""
 
-    layout: str
+    layout: str | None
+    """The target of unmarked ops (None: leave them)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, Conv2dOp | Pool2dOp | GlobalPoolOp):
             return
+        mark = op.attributes.get(LAYOUT_MARK)
+        layout = mark.data if isinstance(mark, StringAttr) else self.layout
         current = layout_of(op.properties)
-        if current == self.layout:
+        if layout is None or current == layout:
             return
-        to_target = TO_TARGET[self.layout]
+        if layout not in TO_TARGET:
+            raise error_at(op, f"graph-layout: {LAYOUT_MARK} must be NHWC or NCHW, got '{layout}'")
+        to_target = TO_TARGET[layout]
         operands = [transpose(op.operands[0], to_target, rewriter)]
         if isinstance(op, Conv2dOp):
             operands.append(permuted(op.weight, to_target, rewriter))
             operands += [op.bias] if op.bias is not None else []
-        properties = dict(op.properties) | {"layout": StringAttr(self.layout)}
+        properties = dict(op.properties) | {"layout": StringAttr(layout)}
         converted = type(op).build_inferred(operands, properties)
+        converted.attributes.update({name: value for name, value in op.attributes.items() if name != LAYOUT_MARK})
         rewriter.insert(converted)
         back = TransposeOp.build_inferred([converted.results[0]], {"perm": int_array(list(TO_TARGET[current]))})
         rewriter.replace(op, back)
@@ -148,13 +163,17 @@ class SinkTransposeThroughBroadcast(RewritePattern):
 class GraphLayoutPass(ModulePass):
     """Convert conv2d and the pools to `layout`, keeping transposes at the edges (see the module docstring).
 
-    Option `layout` (default NHWC): NHWC or NCHW.
+    Option `layout` (default NHWC): NHWC or NCHW. Option `marked` (default false): convert
+    only the ops marked `tile.layout`, each to the layout it names.
     """
 
     name = "graph-layout"
 
     layout: str = "NHWC"
     """The layout the spatial ops are converted to: NHWC or NCHW."""
+
+    marked: bool = False
+    """Convert only the ops marked `tile.layout` (ziggurat-tune's choices)."""
 
     def __post_init__(self):
         if self.layout not in TO_TARGET:
@@ -163,7 +182,7 @@ class GraphLayoutPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = GreedyRewritePatternApplier(
             [
-                ConvertSpatialOp(self.layout),
+                ConvertSpatialOp(None if self.marked else self.layout),
                 SinkTransposeThroughElementwise(),
                 SinkTransposeThroughBroadcast(),
                 GraphCanonicalizationPatterns(),
