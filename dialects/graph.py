@@ -143,10 +143,16 @@ class GraphCanonicalization(HasCanonicalizationPatternsTrait):
         return ()
 
 
+STOP_FUSION = "graph.stop_fusion"
+"""A unit attribute that makes an op opaque to `graph-fuse`: it stays a group of its own (TVM's
+`annotation.stop_fusion`). ziggurat-tune puts it on the transposes between groups it runs in
+different layouts, which it costed as groups of their own."""
+
+
 def pattern_kind_of(op: Operation) -> OpPatternKind:
-    """The fusion pattern kind of `op` (ops without the trait are opaque)."""
+    """The fusion pattern kind of `op` (ops without the trait, or marked `graph.stop_fusion`, are opaque)."""
     trait = op.get_trait(FusionPattern)
-    return OpPatternKind.OPAQUE if trait is None else trait.kind
+    return OpPatternKind.OPAQUE if trait is None or STOP_FUSION in op.attributes else trait.kind
 
 
 def ranked_tensor(value_type: Attribute, what: str) -> TensorType:

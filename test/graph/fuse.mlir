@@ -151,3 +151,18 @@ func.func @escaping_value(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (tensor<
   %n = graph.neg %e : tensor<4x16xf32>
   func.return %r, %n : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// A transpose marked graph.stop_fusion is opaque: relu and sigmoid do not fuse
+// through it (unmarked, the three are one relu_transpose_sigmoid group).
+// CHECK-LABEL: func.func @stop_fusion
+// CHECK-NEXT:    %r = graph.relu %x
+// CHECK-NEXT:    %t = graph.transpose %r {graph.stop_fusion, perm = array<i64: 0, 2, 3, 1>}
+// CHECK-NEXT:    %s = graph.sigmoid %t
+// CHECK-NEXT:    func.return %s
+// CHECK-NOT:     graph.fused
+func.func @stop_fusion(%x: tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32> {
+  %r = graph.relu %x : tensor<1x8x4x4xf32>
+  %t = graph.transpose %r {graph.stop_fusion, perm = array<i64: 0, 2, 3, 1>} : tensor<1x8x4x4xf32> -> tensor<1x4x4x8xf32>
+  %s = graph.sigmoid %t : tensor<1x4x4x8xf32>
+  func.return %s : tensor<1x4x4x8xf32>
+}

@@ -37,7 +37,9 @@ function body:
    highest pattern kind; a group of one stays a plain op.
 
 Option `max-ops` (TVM's `max_fuse_depth`, default 256): a fusion that would
-give a group more ops than this is not made.
+give a group more ops than this is not made. An op marked `graph.stop_fusion`
+is `OPAQUE` (TVM's `annotation.stop_fusion`): it joins no group and no group
+grows through it.
 
 `graph-unfuse` (transforms/graph/unfuse.py) is the inverse.
 """
