@@ -16,10 +16,17 @@ double-buffer's 2) and in each other order of their tile loops, and a faster
 depth or order wins too. Each measured candidate that tiles its reduction is
 also measured with the reduction staged (`tile.stage_reduction`: the
 `stage-reduction` pass loads its slices at once; `--no-stage` skips these).
+Layout: a group whose schedule is on an NCHW conv or pool is also measured in
+NHWC (operands and results in NHWC, with its heuristic and the winner's tiles),
+and the groups that run in NHWC are chosen over the whole function by a minimum
+cut that weighs each group's two times against the transposes between
+neighbours of different layouts, each measured (`transforms/tune/layouts.py`).
 The output is the input with `tile.sizes` (and `tile.buffering`,
 `tile.interchange`, `tile.stage_reduction`) on each tuned group's root, which
-`tile-and-fuse` (`double-buffer`, `stage-reduction`) honour; groups not tuned
-keep the heuristic.
+`tile-and-fuse` (`double-buffer`, `stage-reduction`) honour, and the groups
+chosen for NHWC converted by `graph-layout` (their schedule with them; the
+transposes left between layouts marked `graph.stop_fusion`, groups of their
+own as they were measured); groups not tuned keep the heuristic.
 
 `--jobs N` measures on N processes (default: every core); `--budget SECONDS`
 stops launching measurements after that long and keeps the best so far;
@@ -37,13 +44,15 @@ import argparse
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import Progress
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ziggurat.backends.machine import load_machine
@@ -69,6 +78,8 @@ from ziggurat.transforms.tune.space import (
     stages_reduction,
     tunable_groups,
 )
+from ziggurat.transforms.graph.layout import LAYOUT_MARK
+from ziggurat.transforms.tune.layouts import convert_marked, tune_layouts
 from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 
 _STDERR = Console(stderr=True)
@@ -153,18 +164,22 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
             sizes += f" interchange {list(m.interchange)}"
         if m.stage:
             sizes += " staged"
+        if m.nhwc:
+            sizes = "NHWC " + ("default" if m.sizes is None else "x".join(map(str, m.sizes)))
         outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
-        print(f"tune: [{done}/{total}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
+        count = f"{done}/{total}" if done <= total else f"{done}"  # transposes come after what was planned
+        print(f"tune: [{count}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
 
     yield line
 
 
 def summary(choices: Sequence[Choice]) -> str:
-    lines = ["group                      default cycles    tuned cycles  speedup  tile.sizes, tile.buffering, tile.interchange"]
+    lines = ["group                      default cycles    tuned cycles  speedup  layout, tile.sizes, tile.buffering, tile.interchange"]
     for c in choices:
+        cycles = c.nhwc_cycles if c.layout == "NHWC" else c.cycles
         default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
-        tuned = f"{c.cycles:,.0f}" if c.cycles else "-"
-        speedup = f"{c.default_cycles / c.cycles:.2f}x" if c.cycles and c.default_cycles else "-"
+        tuned = f"{cycles:,.0f}" if cycles else "-"
+        speedup = f"{c.default_cycles / cycles:.2f}x" if cycles and c.default_cycles else "-"
         sizes = "heuristic" if c.sizes is None else "[" + ", ".join(map(str, c.sizes)) + "]"
         if c.buffering is not None:
             sizes += f", buffering {c.buffering}"
@@ -172,6 +187,9 @@ def summary(choices: Sequence[Choice]) -> str:
             sizes += f", interchange {list(c.interchange)}"
         if c.stage:
             sizes += ", staged"
+        if c.layout == "NHWC":
+            sizes = "NHWC " + ("heuristic" if c.nhwc_sizes is None else "[" + ", ".join(map(str, c.nhwc_sizes)) + "]")
+            sizes += ", staged" if c.nhwc_stage else ""
         note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
     return "\n".join(lines)
@@ -180,7 +198,10 @@ def summary(choices: Sequence[Choice]) -> str:
 def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None) -> list[Choice]:
     """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
     the winners' `tile.sizes`, `tile.buffering`, `tile.interchange` and `tile.stage_reduction` on
-    their roots, in place; the cache is read and saved."""
+    their roots, in place; the groups that run faster in NHWC, transposes included
+    (`layouts.tune_layouts`), are converted with graph-layout, their schedule with them. The
+    cache is read and saved."""
+    start = time.monotonic()
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
     searched = {  # at most: the loop orders measured are those of the winner's sizes
@@ -188,30 +209,48 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
         + (sum(stages_reduction(g, c) for c in range(min(options.top_k, len(g.candidates)))) if options.stage else 0)
         + len(options.bufferings)
         + max(len(loop_orders(g, sizes)) for sizes in g.candidates[: options.top_k])
+        + (2 if g.nhwc is not None else 0)
         for g in groups
         if cache.get(g.key) is None
     }
     to_measure = sum(searched.values())
     with progress(to_measure) as report:
         choices = tune(groups, machine, options, cache, report)
+        left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
+        nhwc = tune_layouts(module, choices, machine, replace(options, budget=left), cache, report)
     ops = list(module.walk())
     for choice in choices:
+        op = ops[choice.group.target]
+        if choice.layout == "NHWC":
+            op.attributes[LAYOUT_MARK] = StringAttr("NHWC")
+            if choice.nhwc_sizes is not None:
+                set_sizes(op, choice.nhwc_sizes)
+            if choice.nhwc_stage:
+                set_stage_reduction(op)
+            continue
         if choice.sizes is not None:
-            set_sizes(ops[choice.group.target], choice.sizes)
+            set_sizes(op, choice.sizes)
         if choice.buffering is not None:
-            set_buffering(ops[choice.group.target], choice.buffering)
+            set_buffering(op, choice.buffering)
         if choice.interchange is not None:
-            set_interchange(ops[choice.group.target], choice.interchange)
+            set_interchange(op, choice.interchange)
         if choice.stage:
-            set_stage_reduction(ops[choice.group.target])
+            set_stage_reduction(op)
+    if nhwc:
+        convert_marked(module)
     cache.save()
     return choices
 
 
 def tuning_point(passes: Sequence[ModulePass]) -> int:
-    """Where in a lowering pipeline `ziggurat-compile --tune` tunes: before `graph-to-tile`, on the
-    graph IR that lower-to-npu will tile (after any precision conversion and graph-opt)."""
-    return next((i for i, one in enumerate(passes) if one.name == "graph-to-tile"), len(passes))
+    """Where in a lowering pipeline `ziggurat-compile --tune` tunes: before `graph-fuse` (else
+    `graph-to-tile`), on the graph IR that lower-to-npu will fuse and tile (after any precision
+    conversion and graph-opt), whose convs and pools a layout change can still convert."""
+    for name in ("graph-fuse", "graph-to-tile"):
+        found = next((i for i, one in enumerate(passes) if one.name == name), None)
+        if found is not None:
+            return found
+    return len(passes)
 
 
 def main_with(args: argparse.Namespace) -> int:

@@ -6,13 +6,26 @@ import time
 
 import pytest
 
+from xdsl.dialects.builtin import TensorType, f16
+
+from ziggurat.backends.interpreter import find_function
 from ziggurat.backends.machine import load_machine
+from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
-from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
+from ziggurat.lowering.differential import (
+    apply_pipeline,
+    check_pass_preserves_numerics,
+    compare_outputs,
+    input_names,
+    level_inputs,
+    run_at_level,
+)
 from ziggurat.tools import ziggurat_tune
+from ziggurat.transforms.tune.layouts import SOURCE, LayoutGraph, Transpose, choose_layouts, layout_graph
 from ziggurat.transforms.tune.space import (
     loop_orders,
+    nhwc_sizes,
     schedule_group,
     set_sizes,
     set_stage_reduction,
@@ -339,10 +352,140 @@ func.func @main(%x: tensor<1x64x56x56xf16>) -> tensor<1x64x28x28xf16> {
     ) + ([default[tiled] // 2] if default[tiled] > 1 else [])
     seen = []
     (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=3, bufferings=()), TuneCache(None), lambda g, m: seen.append(m))
-    assert len(seen) == 3 and seen[0].cycles is not None
-    assert choice.cycles == min(m.cycles for m in seen if m.cycles is not None) <= choice.default_cycles
+    searched = [m for m in seen if not m.nhwc]
+    assert len(searched) == 3 and searched[0].cycles is not None
+    assert choice.cycles == min(m.cycles for m in searched if m.cycles is not None) <= choice.default_cycles
+    # then its NHWC twin: with its heuristic, and with the winner's tile for its loops
+    assert [m.sizes for m in seen if m.nhwc] == [None, nhwc_sizes(group, choice.sizes)] or choice.sizes is None
     tuned = module.clone()
     if choice.sizes is not None:
         set_sizes(list(tuned.walk())[group.target], choice.sizes)
     report = check_pass_preserves_numerics(tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
     assert report.ok, str(report)
+
+
+CONV_RELU = """
+func.func @main(%x: tensor<1x16x10x10xf16>, %w: tensor<32x16x3x3xf16>, %b: tensor<32xf16>, %s: tensor<1x32x10x10xf16>) -> tensor<1x32x10x10xf16> {
+  %c = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x10x10xf16>, tensor<32x16x3x3xf16>, tensor<32xf16>) -> tensor<1x32x10x10xf16>
+  %a = graph.add %c, %s : (tensor<1x32x10x10xf16>, tensor<1x32x10x10xf16>) -> tensor<1x32x10x10xf16>
+  %r = graph.relu %a : tensor<1x32x10x10xf16>
+  func.return %r : tensor<1x32x10x10xf16>
+}"""
+
+
+def test_a_conv_group_has_an_nhwc_twin_with_its_operands_in_nhwc():
+    """The twin is the same group in NHWC, every 4-D operand and result permuted (weights to
+    OHWI), no transpose inside; its loops match the NCHW group's by role."""
+    module = parse(CONV_RELU)
+    (group,) = tunable_groups(module, load_machine(MACHINE))
+    twin = group.nhwc
+    assert twin is not None and twin.target == group.target and twin.key != group.key
+    assert "tensor<1x10x10x16xf16>, tensor<32x3x3x16xf16>, tensor<32xf16>, tensor<1x10x10x32xf16>) -> tensor<1x10x10x32xf16>" in twin.module_text
+    assert "graph.transpose" not in twin.module_text and 'layout = "NHWC"' in twin.module_text
+    assert group.loops == ("m", "n", "m", "m", "k", "window", "window")
+    assert twin.loops == ("m", "m", "m", "n", "k", "window", "window")
+    # (n, o, oh, ow, c, kh, kw) -> (n, oh, ow, o, c, kh, kw)
+    assert nhwc_sizes(group, (1, 16, 2, 10, 8, 3, 3)) == (1, 2, 10, 16, 8, 3, 3)
+    assert nhwc_sizes(group, None) is None
+    # measured alone, the twin computes what the NCHW group does (on permuted inputs)
+    report = check_pass_preserves_numerics(twin.module_text, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    assert report.ok, str(report)
+
+
+def test_a_group_whose_schedule_is_not_on_its_conv_has_no_twin():
+    """graph-layout converts the op that carries the schedule; a pool followed by an elementwise op
+    is scheduled by that op, so the pool cannot take its layout with it."""
+    module = parse("""
+func.func @main(%x: tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> {
+  %p = graph.max_pool %x {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf16> -> tensor<1x16x8x8xf16>
+  %r = graph.relu %p : tensor<1x16x8x8xf16>
+  func.return %r : tensor<1x16x8x8xf16>
+}""")
+    assert all(group.nhwc is None for group in tunable_groups(module, load_machine(MACHINE)))
+
+
+def _transpose(shape, perm):
+    return Transpose(TensorType(f16, shape), perm)
+
+
+def test_the_layout_cut_weighs_each_group_against_the_transposes_it_needs():
+    """Two groups in a chain between NCHW arguments: a group alone goes NHWC only if what it saves
+    beats the transposes on both sides; two neighbours going together share the saving."""
+    # edges[(u, v)]: the transposes needed when u is NCHW and v NHWC (SOURCE: the fixed NCHW ops)
+    into, back = _transpose([1, 8, 4, 4], (0, 2, 3, 1)), _transpose([1, 4, 4, 8], (0, 3, 1, 2))
+    alone = {(SOURCE, 1): [into, back]}  # the argument into it, its result back for the return
+    chain = {(SOURCE, 1): [into], (1, 2): [into], (2, 1): [back], (SOURCE, 2): [back]}
+    cycles = {into: 10.0, back: 10.0}
+    # each saves 15: alone not worth 20 of transposes, together (30 against 20) they are
+    assert choose_layouts(LayoutGraph({1: (100.0, 85.0)}, {}, alone), cycles) == set()
+    assert choose_layouts(LayoutGraph({1: (100.0, 85.0), 2: (100.0, 85.0)}, {}, chain), cycles) == {1, 2}
+    # one that is slower in NHWC stays NCHW, and its neighbour alone is not worth its transposes
+    assert choose_layouts(LayoutGraph({1: (100.0, 85.0), 2: (100.0, 120.0)}, {}, chain), cycles) == set()
+    # a transpose that was not measured is never worth crossing
+    assert choose_layouts(LayoutGraph({1: (100.0, 50.0)}, {}, alone), {}) == set()
+    # a saving larger than the transposes wins alone
+    assert choose_layouts(LayoutGraph({1: (100.0, 50.0)}, {}, alone), cycles) == {1}
+
+
+def test_the_layout_graph_links_groups_by_the_tensors_between_them():
+    """Nodes are the groups with both layouts measured, the rest is the NCHW source; constants
+    (weights) are free; a transpose of the function's own between the layouts is a node whose
+    cost vanishes when its NHWC side is NHWC."""
+    module = parse("""
+func.func @main(%x: tensor<1x8x8x16xf16>) -> tensor<1x16x8x8xf16> {
+  %t = graph.transpose %x {perm = array<i64: 0, 3, 1, 2>} : tensor<1x8x8x16xf16> -> tensor<1x16x8x8xf16>
+  %p = graph.max_pool %t {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf16> -> tensor<1x16x8x8xf16>
+  %q = graph.max_pool %p {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf16> -> tensor<1x16x8x8xf16>
+  func.return %q : tensor<1x16x8x8xf16>
+}""")
+    ops = list(module.walk())
+    (t,) = [i for i, op in enumerate(ops) if op.name == "graph.transpose"]
+    p, q = [i for i, op in enumerate(ops) if op.name == "graph.max_pool"]
+    layouts = layout_graph(module, {p: (50.0, 40.0), q: (50.0, 40.0)})
+    assert layouts.transposes_in == {t: _transpose([1, 8, 8, 16], (0, 3, 1, 2))}
+    into, back = _transpose([1, 16, 8, 8], (0, 2, 3, 1)), _transpose([1, 8, 8, 16], (0, 3, 1, 2))
+    # the function's transpose -> p -> q -> return: (u, v) is paid when u is NCHW and v NHWC
+    assert layouts.edges == {
+        (t, p): [into], (p, t): [back], (p, q): [into], (q, p): [back], (q, SOURCE): [into], (SOURCE, q): [back],
+    }
+    # the function's transpose is the one the result needs back (same type and perm): 9 either way
+    assert layouts.transposes_in[t] == back
+    cycles = {into: 12.0, back: 9.0}
+    # both pools save 20; the function's transpose vanishes and the return needs it back: both go
+    assert choose_layouts(layouts, cycles) == {p, q}
+    # q slower in NHWC: p goes alone (saves 10 and the function's transpose, q reads it back)
+    layouts.costs[q] = (50.0, 75.0)
+    assert choose_layouts(layouts, cycles) == {p}
+    # p slower in NHWC too: the transpose it would save is paid back for q, nothing changes
+    layouts.costs[p] = (50.0, 55.0)
+    assert choose_layouts(layouts, cycles) == set()
+
+
+def test_ziggurat_tune_converts_a_group_that_is_faster_in_nhwc_and_the_result_is_right(tmp_path):
+    """A max pool between the function's transposes to and from NHWC: in NHWC it is faster and
+    the transposes cancel, so ziggurat-tune converts it; the tuned module computes the same."""
+    source = tmp_path / "pool.mlir"
+    source.write_text("""
+func.func @main(%x: tensor<1x56x56x64xbf16>) -> tensor<1x28x28x64xbf16> {
+  %t = graph.transpose %x {perm = array<i64: 0, 3, 1, 2>} : tensor<1x56x56x64xbf16> -> tensor<1x64x56x56xbf16>
+  %p = graph.max_pool %t {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x64x56x56xbf16> -> tensor<1x64x28x28xbf16>
+  %r = graph.transpose %p {perm = array<i64: 0, 2, 3, 1>} : tensor<1x64x28x28xbf16> -> tensor<1x28x28x64xbf16>
+  func.return %r : tensor<1x28x28x64xbf16>
+}""")
+    module = ziggurat_tune.read_module(str(source))
+    original = module.clone()
+    choices = ziggurat_tune.tune_module(module, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), tmp_path / "cache.json")
+    (pool,) = [c for c in choices if c.group.nhwc is not None]
+    assert pool.layout == "NHWC" and pool.nhwc_cycles < pool.cycles
+    names = [op.name for op in module.walk() if op.name.startswith("graph.")]
+    assert names == ["graph.max_pool"], names
+    inputs = level_inputs(find_function(original, "main"), 0)
+    expected = run_at_level(original, inputs, "main")
+    apply_pipeline(module, f"lower-to-npu{{machine={MACHINE}}}")
+    result = run_npu(module, MACHINE, dict(zip(input_names(find_function(module, "main")), inputs)), "main")
+    assert all(c.ok for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True))
+    # the cache keeps the twin's time and the transposes', so a second run decides the same from it
+    again = ziggurat_tune.read_module(str(source))
+    cached = ziggurat_tune.tune_module(again, MACHINE, TuneOptions(jobs=1, top_k=2, budget=0.0), tmp_path / "cache.json")
+    assert all(c.cached for c in cached)
+    assert [op.name for op in again.walk() if op.name.startswith("graph.")] == ["graph.max_pool"]

@@ -31,8 +31,15 @@ of their tile loops (`tile.interchange`: the root's tiled parallel loops,
 outermost first; the reduction stays inside), which the tuner measures on the
 winner beside its buffering depths (`tile.buffering`); and a candidate that
 tiles its reduction can stage it (`stages_reduction`, `tile.stage_reduction`:
-the stage-reduction pass loads the slices of all reduction steps at once). Layout
-is not searched (graph-layout converts the whole module, not a group).
+the stage-reduction pass loads the slices of all reduction steps at once).
+
+Layout: a group with an NCHW conv or pool also gets its NHWC twin (`Group.nhwc`,
+`nhwc_group`): the group converted by graph-layout with its operands and results
+in NHWC too, as it runs between neighbours that are NHWC as well. The tuner
+measures the twin with the winner's schedule mapped to its loops (`nhwc_sizes`),
+and `transforms/tune/layouts.py` decides, over the whole function, which groups
+run in NHWC: each group's cycles in either layout against the transposes where
+neighbours differ.
 """
 
 from __future__ import annotations
@@ -42,10 +49,10 @@ import itertools
 import math
 from io import StringIO
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, TensorType, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 
 from ziggurat.backends.machine import Machine
@@ -71,7 +78,7 @@ from ziggurat.transforms.tile.tile_sizes import (
 )
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
-SPACE_VERSION = 8
+SPACE_VERSION = 9
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 TUNE_ID = "tile.tune_id"
@@ -105,6 +112,9 @@ class Group:
     """`estimate.estimate_cycles` of each candidate (NaN in a vector group, which has no estimate)."""
     stageable: tuple[bool, ...]
     """Per candidate, whether staging its reduction can change it (`stages_reduction`)."""
+    nhwc: Group | None = None
+    """The group in NHWC, operands and results included (`nhwc_group`); None when it has no NCHW
+    conv or pool, or does not convert without transposes inside."""
 
 
 def _is_graph_op(op: Operation) -> bool:
@@ -226,10 +236,83 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
         for op in list(function.body.block.ops):
             if op.name == "graph.fused" or _is_graph_op(op) and op.operands:
                 try:
-                    groups.extend(_groups_of(_extract(op), machine))
+                    extracted = _extract(op)
+                    found = _groups_of(extracted, machine)
                 except DiagnosticError:
                     continue  # a group that does not lower alone keeps the heuristic
+                if len(found) == 1 and _is_nchw_spatial(_target_op(extracted, found[0].target)):
+                    # graph-layout converts the op that carries the schedule, so it must be the conv or pool
+                    found = [replace(found[0], nhwc=nhwc_group(extracted, machine))]
+                groups.extend(found)
     return groups
+
+
+def _target_op(extracted: ModuleOp, target: int) -> Operation | None:
+    return next((op for op in extracted.walk() if TUNE_ID in op.attributes and op.attributes[TUNE_ID].value.data == target), None)
+
+
+def _is_nchw_spatial(op: Operation | None) -> bool:
+    return isinstance(op, graph.Conv2dOp | graph.Pool2dOp) and graph.layout_of(op.properties) == "NCHW"
+
+
+def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
+    """The group of `extracted` (one group, see `_extract`) in NHWC: its 4-D arguments and
+    results permuted to NHWC (weights to OHWI), its convs and pools converted by graph-layout,
+    which cancels the transposes between; None if a transpose is left inside, or if it is not one
+    group with a schedule to search."""
+    module = extracted.clone()
+    apply_pipeline(module, "graph-unfuse")
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    block = function.body.block
+    to_nhwc, to_nchw = (0, 2, 3, 1), (0, 3, 1, 2)
+    for index, argument in enumerate(list(block.args)):
+        if isinstance(argument.type, TensorType) and argument.type.get_num_dims() == 4:
+            permuted = block.insert_arg(_permuted_type(argument.type, to_nhwc), index)
+            back = graph.TransposeOp.build_inferred([permuted], {"perm": graph.int_array(list(to_nchw))})
+            block.insert_op_before(back, block.first_op)
+            argument.replace_all_uses_with(back.output)
+            block.erase_arg(argument)
+    ret = block.last_op
+    for index, value in enumerate(list(ret.operands)):
+        if isinstance(value.type, TensorType) and value.type.get_num_dims() == 4:
+            out = graph.TransposeOp.build_inferred([value], {"perm": graph.int_array(list(to_nhwc))})
+            block.insert_op_before(out, ret)
+            ret.operands[index] = out.output
+    function.update_function_type()
+    try:
+        apply_pipeline(module, "graph-layout{layout=NHWC},graph-fuse")
+        if any(isinstance(op, graph.TransposeOp) for op in module.walk()):
+            return None  # the group does not run in NHWC on its own
+        found = _groups_of(module, machine)
+    except DiagnosticError:
+        return None
+    return found[0] if len(found) == 1 else None
+
+
+def _permuted_type(tensor_type: TensorType, perm: Sequence[int]) -> TensorType:
+    shape = tensor_type.get_shape()
+    return TensorType(tensor_type.get_element_type(), [shape[p] for p in perm])
+
+
+def nhwc_sizes(group: Group, sizes: Sequence[int] | None) -> tuple[int, ...] | None:
+    """`sizes` (of `group`, NCHW) for the loops of `group.nhwc`: a contraction's loops matched by
+    role, in order (n, oh, ow are M loops in both; o is N; c is K; kh, kw the window); a vector
+    group's four parallel loops (its output's dims) by the permutation NCHW -> NHWC. None (the
+    twin's heuristic) for the heuristic's own schedule or loops that do not match."""
+    twin = group.nhwc
+    if twin is None or sizes is None or len(twin.loops) != len(group.loops):
+        return None
+    if group.loops == ("parallel",) * 4 and twin.loops == group.loops:
+        return tuple(sizes[d] for d in (0, 2, 3, 1))
+    mapped = [0] * len(sizes)
+    for role in set(group.loops):
+        ours = [d for d, r in enumerate(group.loops) if r == role]
+        theirs = [d for d, r in enumerate(twin.loops) if r == role]
+        if len(ours) != len(theirs) or role in ("parallel", "reduction"):
+            return None
+        for d, t in zip(ours, theirs):
+            mapped[t] = sizes[d]
+    return tuple(mapped)
 
 
 def _line(op: Operation) -> str:
@@ -400,6 +483,8 @@ __all__ = [
     "Group",
     "candidate_sizes",
     "loop_orders",
+    "nhwc_group",
+    "nhwc_sizes",
     "schedule_group",
     "stages_reduction",
     "set_buffering",

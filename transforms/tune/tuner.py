@@ -23,8 +23,12 @@
    of `bufferings` (`tile.buffering`, the slots double-buffer gives the group's
    buffers; default 2) and in each other loop order of its tile loops
    (`space.loop_orders`, `tile.interchange`); the fastest of these wins if it
-   beats the winner. Completed groups go into the cache (`TuneCache`, a JSON
-   file written atomically).
+   beats the winner. A group with an NHWC twin (`space.Group.nhwc`) also has
+   the twin measured, with its heuristic and with the winner's sizes mapped to
+   its loops (`space.nhwc_sizes`); the fastest is the group's NHWC time
+   (`Choice.nhwc_cycles`), which `layouts.choose_layouts` weighs against the
+   transposes a change of layout costs. Completed groups go into the cache
+   (`TuneCache`, a JSON file written atomically).
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from ziggurat.lowering.differential import (
     level_inputs,
     run_at_level,
 )
-from ziggurat.transforms.tune.space import SPACE_VERSION, Group, loop_orders, schedule_group, stages_reduction
+from ziggurat.transforms.tune.space import SPACE_VERSION, Group, loop_orders, nhwc_sizes, schedule_group, stages_reduction
 
 CACHE_FORMAT = 1
 
@@ -93,6 +97,8 @@ class Task:
     """None: tile-and-fuse's loop order (no `tile.interchange`)."""
     stage: bool = False
     """Mark the root `tile.stage_reduction` (stage-reduction loads its reduction's slices at once)."""
+    nhwc: bool = False
+    """A run of the group's NHWC twin (`module_text` is the twin's, `sizes` for its loops)."""
 
 
 @dataclass(frozen=True)
@@ -109,11 +115,15 @@ class Measurement:
     """The task's loop order (None: the default)."""
     stage: bool = False
     """Whether the task staged its reduction (`tile.stage_reduction`)."""
+    nhwc: bool = False
+    """A run of the group's NHWC twin."""
+    sizes: tuple[int, ...] | None = None
+    """The task's `tile.sizes` (None: the heuristic's)."""
 
     @property
     def variant(self) -> bool:
-        """A measurement of a winner with its depth or loop order changed (the second phase)."""
-        return self.buffering is not None or self.interchange is not None
+        """A measurement of a winner with its depth, loop order or layout changed (the second phase)."""
+        return self.buffering is not None or self.interchange is not None or self.nhwc
 
 
 @dataclass
@@ -136,6 +146,13 @@ class Choice:
     """The winning `tile.interchange` (None: keep tile-and-fuse's loop order)."""
     stage: bool = False
     """Whether the winner stages its reduction (`tile.stage_reduction`)."""
+    nhwc_cycles: float | None = None
+    """The fastest run of the group's NHWC twin (None: not measured, or it failed)."""
+    nhwc_sizes: tuple[int, ...] | None = None
+    """The twin's `tile.sizes` in that run (None: its heuristic's)."""
+    nhwc_stage: bool = False
+    layout: str = "NCHW"
+    """The layout the group runs in, decided over the function by `layouts.choose_layouts`."""
 
 
 def measure(task: Task) -> Measurement:
@@ -152,7 +169,10 @@ def measure(task: Task) -> Measurement:
 
 
 def _failed(task: Task, reason: str, seconds: float) -> Measurement:
-    return Measurement(task.group, task.candidate, None, reason, seconds, task.buffering, task.interchange, task.stage)
+    return Measurement(
+        task.group, task.candidate, None, reason, seconds, task.buffering, task.interchange, task.stage, task.nhwc,
+        task.sizes,
+    )
 
 
 def _measure(task: Task, start: float) -> Measurement:
@@ -172,7 +192,7 @@ def _measure(task: Task, start: float) -> Measurement:
         return _failed(task, f"numerics differ: {bad[0]}", elapsed)
     return Measurement(
         task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering, task.interchange,
-        task.stage,
+        task.stage, task.nhwc, task.sizes,
     )
 
 
@@ -212,6 +232,11 @@ class TuneCache:
             "buffering": choice.buffering,
             "interchange": None if choice.interchange is None else list(choice.interchange),
             "stage_reduction": choice.stage,
+            "nhwc": None if choice.nhwc_cycles is None else {
+                "sizes": None if choice.nhwc_sizes is None else list(choice.nhwc_sizes),
+                "stage_reduction": choice.nhwc_stage,
+                "cycles": choice.nhwc_cycles,
+            },
             "cycles": choice.cycles,
             "default_cycles": choice.default_cycles,
             "measured": choice.measured,
@@ -246,7 +271,8 @@ def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Ta
     return [tasks[rank] for rank in range(max(map(len, per_group), default=0)) for tasks in per_group if rank < len(tasks)]
 
 
-def _run(tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], None]) -> None:
+def run_tasks(tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], None]) -> None:
+    """Measure `tasks` on `options.jobs` processes within `options.budget` seconds, reporting each."""
     deadline = None if options.budget is None else time.monotonic() + options.budget
 
     def in_time() -> bool:
@@ -304,14 +330,14 @@ def tune(
 
     start = time.monotonic()
     tasks = plan([groups[g] for g in todo], machine, options)
-    _run(tasks, options, record)
+    run_tasks(tasks, options, record)
     planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
     decided = {groups[g].key: _decide(groups[g], results[g], planned[g]) for g in todo}
     variant_tasks = plan_variants(todo, groups, decided, results, machine, options)
     if variant_tasks:
         left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
         if left is None or left > 0:
-            _run(variant_tasks, replace(options, budget=left), record)
+            run_tasks(variant_tasks, replace(options, budget=left), record)
         for i, g in enumerate(todo):
             planned_variants = sum(1 for t in variant_tasks if t.group == i)
             _decide_variant(decided[groups[g].key], [m for m in results[g] if m.variant], planned_variants)
@@ -329,7 +355,8 @@ def plan_variants(
     machine: str, options: TuneOptions,
 ) -> list[Task]:
     """Each group's winning tile sizes again at each of `options.bufferings` and in each other loop
-    order (a group whose sizes search was cut short by the budget is not searched further)."""
+    order, and its NHWC twin with its heuristic and with the winner's sizes (a group whose sizes
+    search was cut short by the budget is not searched further)."""
     tasks = []
     for i, g in enumerate(todo):
         group = groups[g]
@@ -343,7 +370,20 @@ def plan_variants(
             tasks.append(replace(base, buffering=depth))
         for order in loop_orders(group, sizes):
             tasks.append(replace(base, interchange=order))
+        tasks += twin_tasks(i, group, sizes, winner.stage, machine, options)
     return tasks
+
+
+def twin_tasks(
+    index: int, group: Group, sizes: tuple[int, ...] | None, stage: bool, machine: str, options: TuneOptions
+) -> list[Task]:
+    """Runs of `group`'s NHWC twin: its heuristic, and `sizes` (the NCHW winner's) mapped to its loops."""
+    twin = group.nhwc
+    if twin is None:
+        return []
+    base = Task(index, 0, twin.module_text, twin.target, None, machine, options.seed, stage=stage, nhwc=True)
+    mapped = nhwc_sizes(group, sizes)
+    return [base] + ([replace(base, sizes=mapped)] if mapped is not None and mapped != twin.candidates[0] else [])
 
 
 def _decide_variant(choice: Choice, measurements: list[Measurement], planned: int) -> None:
@@ -352,8 +392,11 @@ def _decide_variant(choice: Choice, measurements: list[Measurement], planned: in
     choice.measured += len(measurements)
     choice.failed += sum(1 for m in measurements if m.cycles is None)
     choice.complete = choice.complete and len(measurements) == planned
+    twin = min((m for m in measurements if m.nhwc and m.cycles is not None), key=lambda m: m.cycles, default=None)
+    if twin is not None:
+        choice.nhwc_cycles, choice.nhwc_sizes, choice.nhwc_stage = twin.cycles, twin.sizes, twin.stage
     best = min(
-        (m for m in measurements if m.cycles is not None),
+        (m for m in measurements if m.cycles is not None and not m.nhwc),
         key=lambda m: (m.cycles, m.buffering or 0, m.interchange or ()),
         default=None,
     )
@@ -365,11 +408,15 @@ def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
     if entry is None:
         return None
     sizes = entry.get("sizes")
+    nhwc = entry.get("nhwc") or {}
     return Choice(
         group, None if sizes is None else tuple(sizes), entry.get("cycles"), entry.get("default_cycles"),
         entry.get("measured", 0), cached=True, complete=True, buffering=entry.get("buffering"),
         interchange=None if entry.get("interchange") is None else tuple(entry["interchange"]),
         stage=bool(entry.get("stage_reduction", False)),
+        nhwc_cycles=nhwc.get("cycles"),
+        nhwc_sizes=None if nhwc.get("sizes") is None else tuple(nhwc["sizes"]),
+        nhwc_stage=bool(nhwc.get("stage_reduction", False)),
     )
 
 
