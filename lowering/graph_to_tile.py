@@ -104,8 +104,10 @@ from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     GraphOp,
     int_array,
+    from_nchw,
     ints_of,
     lowest_value,
+    to_nchw,
     window_geometry,
 )
 from ziggurat.lowering.graph_to_tile_builders import (
@@ -664,7 +666,7 @@ def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumul
     (g, og) and collapses them."""
     nhwc = layout == "NHWC"
     n = shape_of(x)[0]
-    o, kh, kw, cg = shape_of(w) if nhwc else (shape_of(w)[i] for i in (0, 2, 3, 1))
+    o, cg, kh, kw = to_nchw(shape_of(w), layout)
     og = o // groups
     order = ("n", "oh", "ow", "g", "og") if nhwc else ("n", "g", "og", "oh", "ow")
     extents = {name: {"n": n, "g": groups, "og": og, "oh": out[0], "ow": out[1]}[name] for name in order}
@@ -713,14 +715,10 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
     accumulator = compute_type(element_type)
     strides, pads, dilations = (ints_of(op.properties, p) for p in ("strides", "pads", "dilations"))
     groups = op.groups.value.data
-    spatial, channel = ((1, 2), 3) if layout == "NHWC" else ((2, 3), 1)
-    n, o = shape_of(x)[0], shape_of(w)[0]
-    kernel = tuple(shape_of(w)[axis] for axis in spatial)
-    (oh, ow), ends = window_geometry(tuple(shape_of(x)[axis] for axis in spatial), kernel, strides, dilations, pads, False)
-    low, high = [0] * 4, [0] * 4
-    for axis, pad, end in zip(spatial, pads[:2], ends):
-        low[axis], high[axis] = pad, end
-    padded = pad_constant(e, x, low, high, 0)
+    n, _, h, width = to_nchw(shape_of(x), layout)
+    o, _, kh, kw = to_nchw(shape_of(w), layout)
+    (oh, ow), ends = window_geometry((h, width), (kh, kw), strides, dilations, pads, False)
+    padded = pad_constant(e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), 0)
     if groups == 1 and accumulator == element_type and layout == "NCHW":
         init = e.filled([n, o, oh, ow], element_type, 0)
         y = e.emit(
@@ -736,6 +734,7 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
         y = _conv_contraction(e, padded, w, groups, strides, dilations, (oh, ow), accumulator, layout)
     shape = shape_of(y)
     operands = [y] if op.bias is None else [y, op.bias]
+    channel = from_nchw([0, 1, 2, 3], layout).index(1)
     maps = [None] if op.bias is None else [None, AffineMap(4, 0, tuple(dims(channel)))]
     if len(operands) > 1 or element_type_of(y) != element_type:
 
@@ -903,29 +902,23 @@ def lower_global_pool(e: Emitter, op: graph.GlobalPoolOp) -> SSAValue:
 
 @lowers(graph.MaxPoolOp, graph.AvgPoolOp)
 def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
-    x = op.input
-    spatial = (1, 2) if op.layout.data == "NHWC" else (2, 3)
+    x, layout = op.input, op.layout.data
     element_type = element_type_of(x)
     is_max = isinstance(op, graph.MaxPoolOp)
     # A maximum is exact in the element type; a sum is accumulated wider.
     accumulator = element_type if is_max else compute_type(element_type)
     kernel, strides, pads, dilations = op.window(op.properties)
-    h, w = (shape_of(x)[axis] for axis in spatial)
+    n, c, h, w = to_nchw(shape_of(x), layout)
     (oh, ow), ends = window_geometry(
         (h, w), kernel, strides, dilations, pads, op.ceil_mode.value.data
     )
     fill = lowest_value(to_numpy_dtype(element_type)) if is_max else 0
-    low, high = [0] * 4, [0] * 4
-    for axis, pad, end in zip(spatial, pads[:2], ends):
-        low[axis], high[axis] = pad, end
-    padded = pad_constant(e, x, low, high, fill)
+    padded = pad_constant(e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), fill)
     # the output's dims in the layout's order, then the window's (kh, kw)
     d = [AffineExpr.dimension(i) for i in range(6)]
-    window = list(d[:4])
-    for axis, k_dim, stride, dilation in zip(spatial, d[4:], strides, dilations):
-        window[axis] = d[axis] * stride + k_dim * dilation
-    shape = list(shape_of(x))
-    shape[spatial[0]], shape[spatial[1]] = oh, ow
+    dn, dc, dh, dw = to_nchw(d[:4], layout)
+    window = from_nchw([dn, dc, dh * strides[0] + d[4] * dilations[0], dw * strides[1] + d[5] * dilations[1]], layout)
+    shape = from_nchw([n, c, oh, ow], layout)
     identity = lowest_value(to_numpy_dtype(accumulator)) if is_max else 0
     init = e.filled(shape, accumulator, identity)
     combine = maximum if is_max else add
@@ -944,7 +937,7 @@ def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
     operands = [pooled]
     if not is_max:
         counts = _avg_pool_counts(op, (h, w), ends, (oh, ow), accumulator)
-        if op.layout.data == "NHWC":
+        if layout == "NHWC":
             counts = counts[..., np.newaxis]  # the same for every channel, now innermost
         operands.append(e.dense_constant(counts))
 
