@@ -157,15 +157,16 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
     def line(group: Group, m: Measurement) -> None:
         nonlocal done
         done += 1
-        sizes = "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
-        if m.buffering is not None:
-            sizes += f" buffering {m.buffering}"
-        if m.interchange is not None:
-            sizes += f" interchange {list(m.interchange)}"
-        if m.stage:
-            sizes += " staged"
         if m.nhwc:
             sizes = "NHWC " + ("default" if m.sizes is None else "x".join(map(str, m.sizes)))
+        else:
+            sizes = "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
+            if m.buffering is not None:
+                sizes += f" buffering {m.buffering}"
+            if m.interchange is not None:
+                sizes += f" interchange {list(m.interchange)}"
+            if m.stage:
+                sizes += " staged"
         outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
         count = f"{done}/{total}" if done <= total else f"{done}"  # transposes come after what was planned
         print(f"tune: [{count}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
@@ -176,20 +177,22 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
 def summary(choices: Sequence[Choice]) -> str:
     lines = ["group                      default cycles    tuned cycles  speedup  layout, tile.sizes, tile.buffering, tile.interchange"]
     for c in choices:
-        cycles = c.nhwc_cycles if c.layout == "NHWC" else c.cycles
+        if c.layout == "NHWC":
+            cycles = c.nhwc_cycles
+            sizes = "NHWC " + ("heuristic" if c.nhwc_sizes is None else str(list(c.nhwc_sizes)))
+            sizes += ", staged" if c.nhwc_stage else ""
+        else:
+            cycles = c.cycles
+            sizes = "heuristic" if c.sizes is None else str(list(c.sizes))
+            if c.buffering is not None:
+                sizes += f", buffering {c.buffering}"
+            if c.interchange is not None:
+                sizes += f", interchange {list(c.interchange)}"
+            if c.stage:
+                sizes += ", staged"
         default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
         tuned = f"{cycles:,.0f}" if cycles else "-"
         speedup = f"{c.default_cycles / cycles:.2f}x" if cycles and c.default_cycles else "-"
-        sizes = "heuristic" if c.sizes is None else "[" + ", ".join(map(str, c.sizes)) + "]"
-        if c.buffering is not None:
-            sizes += f", buffering {c.buffering}"
-        if c.interchange is not None:
-            sizes += f", interchange {list(c.interchange)}"
-        if c.stage:
-            sizes += ", staged"
-        if c.layout == "NHWC":
-            sizes = "NHWC " + ("heuristic" if c.nhwc_sizes is None else "[" + ", ".join(map(str, c.nhwc_sizes)) + "]")
-            sizes += ", staged" if c.nhwc_stage else ""
         note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
     return "\n".join(lines)
@@ -217,7 +220,7 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
     with progress(to_measure) as report:
         choices = tune(groups, machine, options, cache, report)
         left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
-        nhwc = tune_layouts(module, choices, machine, replace(options, budget=left), cache, report)
+        tune_layouts(module, choices, machine, replace(options, budget=left), cache, report)
     ops = list(module.walk())
     for choice in choices:
         op = ops[choice.group.target]
@@ -236,7 +239,7 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
             set_interchange(op, choice.interchange)
         if choice.stage:
             set_stage_reduction(op)
-    if nhwc:
+    if any(choice.layout == "NHWC" for choice in choices):
         convert_marked(module)
     cache.save()
     return choices

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -65,6 +65,11 @@ LAYOUT_MARK = "tile.layout"
 """A spatial op's requested layout (a string, NHWC or NCHW), set by `ziggurat-tune`."""
 
 
+def transposed_type(tensor_type: TensorType, perm) -> TensorType:
+    """`tensor_type` with its dims permuted by `perm`, as `graph.transpose` gives it."""
+    return TransposeOp.infer_result_types([tensor_type], {"perm": int_array(list(perm))})[0]
+
+
 def transpose(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
     op = TransposeOp.build_inferred([value], {"perm": int_array(list(perm))})
     rewriter.insert(op)
@@ -76,8 +81,7 @@ def permuted(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
     array = constant_array(value)
     if array is None:
         return transpose(value, perm, rewriter)
-    result_type = TransposeOp.infer_result_types([value.type], {"perm": int_array(list(perm))})[0]
-    op = constant_op_for(np.transpose(array, perm), result_type)
+    op = constant_op_for(np.transpose(array, perm), transposed_type(value.type, perm))
     rewriter.insert(op)
     return op.output
 

@@ -27,17 +27,17 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
 from ziggurat.backends.machine import load_machine
 from ziggurat.dialects import graph
 from ziggurat.lowering.differential import apply_pipeline
-from ziggurat.transforms.tune.space import SPACE_VERSION, TUNE_ID, Group
+from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
+from ziggurat.transforms.tune.space import SPACE_VERSION, TUNE_ID, Group, functions_of, fused_with_marks
 from ziggurat.transforms.tune.tuner import Choice, Measurement, Task, TuneCache, TuneOptions, run_tasks
 
-TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
+TO_NHWC, TO_NCHW = TO_TARGET["NHWC"], TO_TARGET["NCHW"]
 SOURCE, SINK = "nchw", "nhwc"
 
 
@@ -54,8 +54,7 @@ class Transpose:
 
     def module_text(self) -> str:
         """The transpose alone, as the graph-level `@main` the tuner measures."""
-        shape = self.type.get_shape()
-        result = TensorType(self.type.get_element_type(), [shape[p] for p in self.perm])
+        result = transposed_type(self.type, self.perm)
         perm = ", ".join(map(str, self.perm))
         return (
             f"func.func @main(%x: {self.type}) -> {result} {{\n"
@@ -85,13 +84,9 @@ class LayoutGraph:
 def layout_graph(module: ModuleOp, costs: dict[int, tuple[float, float]]) -> LayoutGraph:
     """The groups of `module` (graph level, not fused) as `graph-fuse` forms them; `costs` by the
     index in `module.walk()` of the op that schedules a group (`space.Group.target`)."""
-    tagged = module.clone()
-    for index, op in enumerate(tagged.walk()):
-        op.attributes[TUNE_ID] = IntegerAttr(index, 64)
-    apply_pipeline(tagged, "graph-fuse")
     edges: dict[tuple[int | str, int | str], list[Transpose]] = {}
     transposes_in: dict[int, Transpose] = {}
-    for function in [f for f in tagged.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]:
+    for function in functions_of(fused_with_marks(module)):
         node_of: dict[Operation, int | str] = {}
         for op in function.body.block.ops:
             node_of[op] = next((i for i in _marks(op) if i in costs), SOURCE)
@@ -112,7 +107,7 @@ def layout_graph(module: ModuleOp, costs: dict[int, tuple[float, float]]) -> Lay
                 if producer == consumer:
                     continue
                 nchw = value.type
-                nhwc = TensorType(nchw.get_element_type(), [nchw.get_shape()[p] for p in TO_NHWC])
+                nhwc = transposed_type(nchw, TO_NHWC)
                 # producer NCHW and consumer NHWC: transpose to NHWC; the other way: back
                 edges.setdefault((producer, consumer), []).append(Transpose(nchw, TO_NHWC))
                 edges.setdefault((consumer, producer), []).append(Transpose(nhwc, TO_NCHW))
@@ -194,21 +189,21 @@ def _reachable(residual: dict) -> set:
 def tune_layouts(
     module: ModuleOp, choices: Sequence[Choice], machine: str, options: TuneOptions, cache: TuneCache,
     on_measurement: Callable[[Group, Measurement], None] = lambda group, m: None,
-) -> set[int]:
+) -> None:
     """Set `Choice.layout` to NHWC for the groups of `module` that run faster so, transposes
-    included, and return their schedule targets. Only when some group is faster in NHWC alone
-    are the transposes measured (within `options.budget`, cached)."""
+    included. Only when some group is faster in NHWC alone are the transposes measured (within
+    `options.budget`, cached)."""
     costs = twin_costs(choices)
     if not any(nhwc < nchw for nchw, nhwc in costs.values()):
-        return set()
+        return
     layouts = layout_graph(module, costs)
     machine_name = load_machine(machine).name
     cycles: dict[Transpose, float] = {}
     todo = []
     for transpose in sorted(layouts.transposes(), key=str):
-        entry = cache.get(transpose.key(machine_name))
-        if entry is not None and entry.get("cycles") is not None:
-            cycles[transpose] = entry["cycles"]
+        cached = cache.cycles_of(transpose.key(machine_name))
+        if cached is not None:
+            cycles[transpose] = cached
         else:
             todo.append(transpose)
     tasks = [Task(i, 0, t.module_text(), -1, None, machine, options.seed) for i, t in enumerate(todo)]
@@ -218,14 +213,13 @@ def tune_layouts(
         on_measurement(transpose_group(transpose), m)
         if m.cycles is not None:
             cycles[transpose] = m.cycles
-            cache.entries[transpose.key(machine_name)] = {"group": "transpose", "sizes": None, "cycles": m.cycles}
+            cache.put_cycles(transpose.key(machine_name), "transpose", m.cycles)
 
     run_tasks(tasks, options, record)
     nhwc = choose_layouts(layouts, cycles)
     for choice in choices:
         if choice.group.target in nhwc:
             choice.layout = "NHWC"
-    return nhwc
 
 
 def transpose_group(transpose: Transpose) -> Group:

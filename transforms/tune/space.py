@@ -61,6 +61,7 @@ from ziggurat.dtypes import is_splat
 from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.printing import Printer
+from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
 from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION
 from ziggurat.transforms.tune.estimate import dma_chain, element_bytes_of, estimate_cycles
@@ -226,13 +227,8 @@ def _without_ids_and_locations(module: ModuleOp) -> str:
 
 def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
     """The groups of `module` (graph level) with a schedule to search, in program order."""
-    tagged = module.clone()
-    for index, op in enumerate(tagged.walk()):
-        if _is_graph_op(op):
-            op.attributes[TUNE_ID] = IntegerAttr(index, 64)
-    apply_pipeline(tagged, "graph-fuse")
     groups = []
-    for function in [f for f in tagged.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]:
+    for function in functions_of(fused_with_marks(module)):
         for op in list(function.body.block.ops):
             if op.name == "graph.fused" or _is_graph_op(op) and op.operands:
                 try:
@@ -245,6 +241,21 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
                     found = [replace(found[0], nhwc=nhwc_group(extracted, machine))]
                 groups.extend(found)
     return groups
+
+
+def fused_with_marks(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` with each graph op marked `TUNE_ID` (its index in `module.walk()`), then
+    fused as `lower-to-npu` fuses it: its top-level ops are the groups."""
+    tagged = module.clone()
+    for index, op in enumerate(tagged.walk()):
+        if _is_graph_op(op):
+            op.attributes[TUNE_ID] = IntegerAttr(index, 64)
+    apply_pipeline(tagged, "graph-fuse")
+    return tagged
+
+
+def functions_of(module: ModuleOp) -> list[func.FuncOp]:
+    return [f for f in module.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]
 
 
 def _target_op(extracted: ModuleOp, target: int) -> Operation | None:
@@ -264,10 +275,10 @@ def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
     apply_pipeline(module, "graph-unfuse")
     function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
     block = function.body.block
-    to_nhwc, to_nchw = (0, 2, 3, 1), (0, 3, 1, 2)
+    to_nhwc, to_nchw = TO_TARGET["NHWC"], TO_TARGET["NCHW"]
     for index, argument in enumerate(list(block.args)):
         if isinstance(argument.type, TensorType) and argument.type.get_num_dims() == 4:
-            permuted = block.insert_arg(_permuted_type(argument.type, to_nhwc), index)
+            permuted = block.insert_arg(transposed_type(argument.type, to_nhwc), index)
             back = graph.TransposeOp.build_inferred([permuted], {"perm": graph.int_array(list(to_nchw))})
             block.insert_op_before(back, block.first_op)
             argument.replace_all_uses_with(back.output)
@@ -287,11 +298,6 @@ def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
     except DiagnosticError:
         return None
     return found[0] if len(found) == 1 else None
-
-
-def _permuted_type(tensor_type: TensorType, perm: Sequence[int]) -> TensorType:
-    shape = tensor_type.get_shape()
-    return TensorType(tensor_type.get_element_type(), [shape[p] for p in perm])
 
 
 def nhwc_sizes(group: Group, sizes: Sequence[int] | None) -> tuple[int, ...] | None:
@@ -482,6 +488,8 @@ __all__ = [
     "SPACE_VERSION",
     "Group",
     "candidate_sizes",
+    "functions_of",
+    "fused_with_marks",
     "loop_orders",
     "nhwc_group",
     "nhwc_sizes",

@@ -225,6 +225,14 @@ class TuneCache:
         entry = self.entries.get(key)
         return entry if isinstance(entry, dict) and "sizes" in entry else None
 
+    def cycles_of(self, key: str) -> float | None:
+        """The cycles of something measured alone and cached with `put_cycles` (a transpose)."""
+        entry = self.entries.get(key)
+        return entry.get("cycles") if isinstance(entry, dict) else None
+
+    def put_cycles(self, key: str, name: str, cycles: float) -> None:
+        self.entries[key] = {"group": name, "cycles": cycles}
+
     def put(self, choice: Choice) -> None:
         self.entries[choice.group.key] = {
             "group": choice.group.name,
@@ -387,7 +395,8 @@ def twin_tasks(
 
 
 def _decide_variant(choice: Choice, measurements: list[Measurement], planned: int) -> None:
-    """A depth or loop order that beats the winner's time at the defaults wins; all must be
+    """A depth or loop order that beats the winner's time at the defaults wins; the NHWC twin's
+    fastest run is kept beside it (the layout is decided over the function); all must be
     measured for the choice to be complete (cached)."""
     choice.measured += len(measurements)
     choice.failed += sum(1 for m in measurements if m.cycles is None)
