@@ -212,7 +212,7 @@ def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path
         + (sum(stages_reduction(g, c) for c in range(min(options.top_k, len(g.candidates)))) if options.stage else 0)
         + len(options.bufferings)
         + max(len(loop_orders(g, sizes)) for sizes in g.candidates[: options.top_k])
-        + (2 if g.nhwc is not None else 0)
+        + (2 if g.convertible else 0)
         for g in groups
         if cache.get(g.key) is None
     }

@@ -31,6 +31,7 @@ from ziggurat.transforms.tune.space import (
     set_stage_reduction,
     stages_reduction,
     tunable_groups,
+    with_nhwc_twin,
 )
 from ziggurat.transforms.tune.tuner import Task, TuneCache, TuneOptions, measure, tune
 
@@ -356,7 +357,7 @@ func.func @main(%x: tensor<1x64x56x56xf16>) -> tensor<1x64x28x28xf16> {
     assert len(searched) == 3 and searched[0].cycles is not None
     assert choice.cycles == min(m.cycles for m in searched if m.cycles is not None) <= choice.default_cycles
     # then its NHWC twin: with its heuristic, and with the winner's tile for its loops
-    assert [m.sizes for m in seen if m.nhwc] == [None, nhwc_sizes(group, choice.sizes)] or choice.sizes is None
+    assert [m.sizes for m in seen if m.nhwc] == [None, nhwc_sizes(choice.group, choice.sizes)] or choice.sizes is None
     tuned = module.clone()
     if choice.sizes is not None:
         set_sizes(list(tuned.walk())[group.target], choice.sizes)
@@ -378,6 +379,8 @@ def test_a_conv_group_has_an_nhwc_twin_with_its_operands_in_nhwc():
     OHWI), no transpose inside; its loops match the NCHW group's by role."""
     module = parse(CONV_RELU)
     (group,) = tunable_groups(module, load_machine(MACHINE))
+    assert group.convertible and group.nhwc is None  # built only for a group that is searched
+    group = with_nhwc_twin(group, load_machine(MACHINE))
     twin = group.nhwc
     assert twin is not None and twin.target == group.target and twin.key != group.key
     assert "tensor<1x10x10x16xf16>, tensor<32x3x3x16xf16>, tensor<32xf16>, tensor<1x10x10x32xf16>) -> tensor<1x10x10x32xf16>" in twin.module_text
@@ -401,7 +404,8 @@ func.func @main(%x: tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> {
   %r = graph.relu %p : tensor<1x16x8x8xf16>
   func.return %r : tensor<1x16x8x8xf16>
 }""")
-    assert all(group.nhwc is None for group in tunable_groups(module, load_machine(MACHINE)))
+    machine = load_machine(MACHINE)
+    assert all(with_nhwc_twin(group, machine).nhwc is None for group in tunable_groups(module, machine))
 
 
 def _transpose(shape, perm):

@@ -33,8 +33,8 @@ winner beside its buffering depths (`tile.buffering`); and a candidate that
 tiles its reduction can stage it (`stages_reduction`, `tile.stage_reduction`:
 the stage-reduction pass loads the slices of all reduction steps at once).
 
-Layout: a group with an NCHW conv or pool also gets its NHWC twin (`Group.nhwc`,
-`nhwc_group`): the group converted by graph-layout with its operands and results
+Layout: a group whose schedule is on an NCHW conv or pool (`Group.convertible`) gets, when it
+is searched, its NHWC twin (`Group.nhwc`, `with_nhwc_twin`): the group converted by graph-layout with its operands and results
 in NHWC too, as it runs between neighbours that are NHWC as well. The tuner
 measures the twin with the winner's schedule mapped to its loops (`nhwc_sizes`),
 and `transforms/tune/layouts.py` decides, over the whole function, which groups
@@ -56,9 +56,10 @@ from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, Intege
 from xdsl.ir import Operation, SSAValue
 
 from ziggurat.backends.machine import Machine
+from ziggurat.context import default_context
 from ziggurat.dialects import graph
 from ziggurat.dtypes import is_splat
-from ziggurat.diagnostics import DiagnosticError, op_location
+from ziggurat.diagnostics import DiagnosticError, op_location, parse_source
 from ziggurat.lowering.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
@@ -113,9 +114,11 @@ class Group:
     """`estimate.estimate_cycles` of each candidate (NaN in a vector group, which has no estimate)."""
     stageable: tuple[bool, ...]
     """Per candidate, whether staging its reduction can change it (`stages_reduction`)."""
+    convertible: bool = False
+    """Its schedule is on an NCHW conv or pool, the op graph-layout converts: it may have an NHWC twin."""
     nhwc: Group | None = None
-    """The group in NHWC, operands and results included (`nhwc_group`); None when it has no NCHW
-    conv or pool, or does not convert without transposes inside."""
+    """The group in NHWC, operands and results included (`with_nhwc_twin`, only for a group that is
+    searched); None when it is not convertible, or does not convert without transposes inside."""
 
 
 def _is_graph_op(op: Operation) -> bool:
@@ -238,7 +241,7 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
                     continue  # a group that does not lower alone keeps the heuristic
                 if len(found) == 1 and _is_nchw_spatial(_target_op(extracted, found[0].target)):
                     # graph-layout converts the op that carries the schedule, so it must be the conv or pool
-                    found = [replace(found[0], nhwc=nhwc_group(extracted, machine))]
+                    found = [replace(found[0], convertible=True)]
                 groups.extend(found)
     return groups
 
@@ -264,6 +267,15 @@ def _target_op(extracted: ModuleOp, target: int) -> Operation | None:
 
 def _is_nchw_spatial(op: Operation | None) -> bool:
     return isinstance(op, graph.Conv2dOp | graph.Pool2dOp) and graph.layout_of(op.properties) == "NCHW"
+
+
+def with_nhwc_twin(group: Group, machine: Machine) -> Group:
+    """`group` with its NHWC twin (`Group.nhwc`) if it is convertible. The tuner builds twins only
+    for the groups it measures: a cached group needs none, and building one lowers it again."""
+    if not group.convertible or group.nhwc is not None:
+        return group
+    extracted = parse_source(default_context(), group.module_text, f"<group {group.name}>")
+    return replace(group, nhwc=nhwc_group(extracted, machine))
 
 
 def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
@@ -493,6 +505,7 @@ __all__ = [
     "loop_orders",
     "nhwc_group",
     "nhwc_sizes",
+    "with_nhwc_twin",
     "schedule_group",
     "stages_reduction",
     "set_buffering",

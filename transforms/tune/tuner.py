@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ziggurat.backends.interpreter import find_function
+from ziggurat.backends.machine import load_machine
 from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
@@ -59,7 +60,15 @@ from ziggurat.lowering.differential import (
     level_inputs,
     run_at_level,
 )
-from ziggurat.transforms.tune.space import SPACE_VERSION, Group, loop_orders, nhwc_sizes, schedule_group, stages_reduction
+from ziggurat.transforms.tune.space import (
+    SPACE_VERSION,
+    Group,
+    loop_orders,
+    nhwc_sizes,
+    schedule_group,
+    stages_reduction,
+    with_nhwc_twin,
+)
 
 CACHE_FORMAT = 1
 
@@ -330,6 +339,8 @@ def tune(
         if choice is None:
             first_of_key.setdefault(groups[g].key, g)
     todo = list(first_of_key.values())  # a layer repeated in the model is measured once
+    machine_model = load_machine(machine)
+    groups = [with_nhwc_twin(group, machine_model) if g in todo else group for g, group in enumerate(groups)]
     results: dict[int, list[Measurement]] = {g: [] for g in todo}
 
     def record(m: Measurement) -> None:
