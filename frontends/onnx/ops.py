@@ -954,3 +954,13 @@ def convert_quantization(ctx: NodeContext):
     op_type = graph.QuantizeOp if ctx.node.op_type == "QuantizeLinear" else graph.DequantizeOp
     return [ctx.emit(op_type, [x, scale, zero_point], {"axis": i64_attr(ctx.attribute("axis", 1))})]
 
+
+
+# The operator families kept in modules of their own register their converters on import.
+from ziggurat.frontends.onnx import (  # noqa: E402, F401
+    ops_indexing,
+    ops_math,
+    ops_quantized,
+    ops_recurrent,
+    ops_transformer,
+)
