@@ -913,6 +913,160 @@ class ErfOp(UnaryElementwiseOp):
         return erf(x)
 
 
+@irdl_op_definition
+class SinOp(UnaryElementwiseOp):
+    """sin(x)."""
+
+    name = "graph.sin"
+
+    @staticmethod
+    def compute(x):
+        return np.sin(x)
+
+
+@irdl_op_definition
+class CosOp(UnaryElementwiseOp):
+    """cos(x)."""
+
+    name = "graph.cos"
+
+    @staticmethod
+    def compute(x):
+        return np.cos(x)
+
+
+@irdl_op_definition
+class TanOp(UnaryElementwiseOp):
+    """tan(x)."""
+
+    name = "graph.tan"
+
+    @staticmethod
+    def compute(x):
+        return np.tan(x)
+
+
+@irdl_op_definition
+class AsinOp(UnaryElementwiseOp):
+    """arcsin(x) (NaN outside [-1, 1])."""
+
+    name = "graph.asin"
+
+    @staticmethod
+    def compute(x):
+        return np.arcsin(x)
+
+
+@irdl_op_definition
+class AcosOp(UnaryElementwiseOp):
+    """arccos(x) (NaN outside [-1, 1])."""
+
+    name = "graph.acos"
+
+    @staticmethod
+    def compute(x):
+        return np.arccos(x)
+
+
+@irdl_op_definition
+class AtanOp(UnaryElementwiseOp):
+    """arctan(x)."""
+
+    name = "graph.atan"
+
+    @staticmethod
+    def compute(x):
+        return np.arctan(x)
+
+
+@irdl_op_definition
+class SinhOp(UnaryElementwiseOp):
+    """sinh(x)."""
+
+    name = "graph.sinh"
+
+    @staticmethod
+    def compute(x):
+        return np.sinh(x)
+
+
+@irdl_op_definition
+class CoshOp(UnaryElementwiseOp):
+    """cosh(x)."""
+
+    name = "graph.cosh"
+
+    @staticmethod
+    def compute(x):
+        return np.cosh(x)
+
+
+@irdl_op_definition
+class AsinhOp(UnaryElementwiseOp):
+    """arsinh(x)."""
+
+    name = "graph.asinh"
+
+    @staticmethod
+    def compute(x):
+        return np.arcsinh(x)
+
+
+@irdl_op_definition
+class AcoshOp(UnaryElementwiseOp):
+    """arcosh(x) (NaN below 1)."""
+
+    name = "graph.acosh"
+
+    @staticmethod
+    def compute(x):
+        return np.arccosh(x)
+
+
+@irdl_op_definition
+class AtanhOp(UnaryElementwiseOp):
+    """artanh(x) (NaN outside [-1, 1])."""
+
+    name = "graph.atanh"
+
+    @staticmethod
+    def compute(x):
+        return np.arctanh(x)
+
+
+@irdl_op_definition
+class FloorOp(UnaryElementwiseOp):
+    """The largest integer not above x."""
+
+    name = "graph.floor"
+
+    @staticmethod
+    def compute(x):
+        return np.floor(x)
+
+
+@irdl_op_definition
+class CeilOp(UnaryElementwiseOp):
+    """The smallest integer not below x."""
+
+    name = "graph.ceil"
+
+    @staticmethod
+    def compute(x):
+        return np.ceil(x)
+
+
+@irdl_op_definition
+class RoundOp(UnaryElementwiseOp):
+    """The nearest integer, halves to even (ONNX Round)."""
+
+    name = "graph.round"
+
+    @staticmethod
+    def compute(x):
+        return np.rint(x)
+
+
 # --------------------------------------------------------------------------- #
 # Binary elementwise with broadcasting
 # --------------------------------------------------------------------------- #
@@ -1000,6 +1154,104 @@ class MinOp(BinaryBroadcastOp):
     @staticmethod
     def compute(a, b):
         return np.minimum(a, b)
+
+
+@irdl_op_definition
+class ModOp(BinaryBroadcastOp):
+    """The remainder of a / b (ONNX Mod): with the divisor's sign (Python's %), or with
+    `fmod` the dividend's (C's fmod). Integers are computed in their own type, so that
+    64-bit and unsigned remainders are exact; a zero divisor gives 0 for integers."""
+
+    name = "graph.mod"
+    fmod = prop_def(BoolAttr, default_value=bool_attr(False))
+
+    def compute(self, a, b):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(a, b) if self.fmod.value.data else np.mod(a, b)
+
+    def evaluate(self, *inputs):
+        a, b = inputs
+        if a.dtype.kind not in "iub":
+            a, b = widen(a), widen(b)
+        return (np.asarray(self.compute(a, b)).astype(inputs[0].dtype),)
+
+
+class IntegerBinaryOp(BinaryBroadcastOp, abc.ABC):
+    """A binary op on integer tensors only (the bitwise ops and shifts)."""
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        (result,) = super().infer_result_types(operand_types, properties)
+        if not isinstance(result.get_element_type(), IntegerType):
+            raise VerifyException(f"operands must have an integer element type, got {result}")
+        return [result]
+
+
+@irdl_op_definition
+class BitwiseAndOp(IntegerBinaryOp):
+    """a & b on integers (ONNX BitwiseAnd)."""
+
+    name = "graph.bitwise_and"
+
+    @staticmethod
+    def compute(a, b):
+        return a & b
+
+
+@irdl_op_definition
+class BitwiseOrOp(IntegerBinaryOp):
+    """a | b on integers (ONNX BitwiseOr)."""
+
+    name = "graph.bitwise_or"
+
+    @staticmethod
+    def compute(a, b):
+        return a | b
+
+
+@irdl_op_definition
+class BitwiseXorOp(IntegerBinaryOp):
+    """a ^ b on integers (ONNX BitwiseXor)."""
+
+    name = "graph.bitwise_xor"
+
+    @staticmethod
+    def compute(a, b):
+        return a ^ b
+
+
+@irdl_op_definition
+class BitShiftOp(IntegerBinaryOp):
+    """a shifted by b bits (ONNX BitShift): `direction` "left" or "right" (arithmetic for
+    signed integers). A shift outside [0, bit width) gives 0, or -1 for a right shift
+    of a negative number, as ONNX's reference."""
+
+    name = "graph.bit_shift"
+    direction = prop_def(StringAttr, default_value=StringAttr("left"))
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        direction = scalar_of(properties, "direction")
+        if direction not in ("left", "right"):
+            raise VerifyException(f'direction must be "left" or "right", got "{direction}"')
+        return super().infer_result_types(operand_types, properties)
+
+    def evaluate(self, *inputs):
+        # In the operands' own type: widened, a right shift would bring in bits from above.
+        return (self.compute(*inputs),)
+
+    def compute(self, a, b):
+        a, b = np.broadcast_arrays(a, b)
+        unsigned = np.dtype(f"u{a.dtype.itemsize}")
+        valid = (b >= 0) & (b < 8 * a.dtype.itemsize)
+        shift = np.where(valid, b, 0).astype(unsigned)
+        if self.direction.data == "left":
+            shifted = np.left_shift(a.view(unsigned), shift).view(a.dtype)
+            fill = np.zeros_like(a)
+        else:
+            shifted = np.right_shift(a, shift.astype(a.dtype))
+            fill = np.where(a < 0, -1, 0).astype(a.dtype)
+        return np.where(valid, shifted, fill).astype(a.dtype)
 
 
 @irdl_op_definition
@@ -1124,6 +1376,25 @@ class NotOp(UnaryElementwiseOp):
     @staticmethod
     def compute(x):
         return x == 0
+
+
+@irdl_op_definition
+class BitwiseNotOp(UnaryElementwiseOp):
+    """~x on integers (ONNX BitwiseNot); -x - 1 for signed ones, so it never overflows."""
+
+    name = "graph.bitwise_not"
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        (x,) = super().infer_result_types(operand_types, properties)
+        if not isinstance(x.get_element_type(), IntegerType):
+            raise VerifyException(f"input must have an integer element type, got {x}")
+        return [x]
+
+    @staticmethod
+    def compute(x):
+        return ~x
 
 
 # --------------------------------------------------------------------------- #
@@ -1730,7 +2001,8 @@ class ArgMaxOp(UnaryShapedOp):
         return [TensorType(i64, shape)]
 
     def evaluate(self, *inputs):
-        x = widen(inputs[0])
+        # Integers compare in their own type: widening 32- and 64-bit unsigned ones would wrap.
+        x = inputs[0] if inputs[0].dtype.kind in "iu" else widen(inputs[0])
         axis = self.axis.value.data % x.ndim
         if self.select_last_index.value.data:
             last = x.shape[axis] - 1
@@ -1740,18 +2012,23 @@ class ArgMaxOp(UnaryShapedOp):
         return (index.astype(np.int64).reshape(self.output.type.get_shape()),)
 
 
-@irdl_op_definition
-class CumSumOp(UnaryShapedOp):
-    """Running sum along `axis` (ONNX CumSum with a constant axis): `exclusive`
-    leaves each element out of its own sum, `reverse` sums from the end.
+class CumulativeOp(UnaryShapedOp, abc.ABC):
+    """A running sum or product along `axis` (ONNX CumSum, CumProd with a constant axis):
+    `exclusive` leaves each element out of its own total, `reverse` runs from the end.
     OPAQUE for fusion, as TVM's cumsum (a scan)."""
 
-    name = "graph.cumsum"
     traits = traits_def(Pure(), FusionPattern(OpPatternKind.OPAQUE))
 
     axis = prop_def(IntegerAttr[I64])
     exclusive = prop_def(BoolAttr, default_value=bool_attr(False))
     reverse = prop_def(BoolAttr, default_value=bool_attr(False))
+
+    IDENTITY: ClassVar[int]
+
+    @staticmethod
+    @abc.abstractmethod
+    def accumulate(x: np.ndarray, axis: int) -> np.ndarray:
+        """The inclusive running total along `axis`, in x's dtype."""
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
@@ -1764,16 +2041,40 @@ class CumSumOp(UnaryShapedOp):
         axis = self.axis.value.data % x.ndim
         reverse = self.reverse.value.data
         ordered = np.flip(x, axis) if reverse else x
-        sums = np.cumsum(ordered, axis=axis, dtype=x.dtype)
+        totals = self.accumulate(ordered, axis)
         if self.exclusive.value.data:
-            # Shift by one along the axis (subtracting each element would round).
-            shifted = np.zeros_like(sums)
+            # Shift by one along the axis (undoing each element's own share would round).
+            shifted = np.full_like(totals, self.IDENTITY)
             into, start = [slice(None)] * x.ndim, [slice(None)] * x.ndim
             into[axis], start[axis] = slice(1, None), slice(None, -1)
-            shifted[tuple(into)] = sums[tuple(start)]
-            sums = shifted
-        result = np.flip(sums, axis) if reverse else sums
+            shifted[tuple(into)] = totals[tuple(start)]
+            totals = shifted
+        result = np.flip(totals, axis) if reverse else totals
         return (result.astype(inputs[0].dtype),)
+
+
+@irdl_op_definition
+class CumSumOp(CumulativeOp):
+    """Running sum along `axis` (ONNX CumSum)."""
+
+    name = "graph.cumsum"
+    IDENTITY: ClassVar[int] = 0
+
+    @staticmethod
+    def accumulate(x, axis):
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+@irdl_op_definition
+class CumProdOp(CumulativeOp):
+    """Running product along `axis` (ONNX CumProd)."""
+
+    name = "graph.cumprod"
+    IDENTITY: ClassVar[int] = 1
+
+    @staticmethod
+    def accumulate(x, axis):
+        return np.cumprod(x, axis=axis, dtype=x.dtype)
 
 
 # --------------------------------------------------------------------------- #
@@ -2127,6 +2428,50 @@ class GatherOp(GraphOp):
         return (np.take(data, np.where(indices < 0, indices + dim, indices), axis=axis),)
 
 
+@irdl_op_definition
+class TopKOp(GraphOp):
+    """The `k` largest (or smallest) entries along `axis` and their i64 indices (ONNX TopK with
+    a constant k), in order from the first, equal values by lower index, NaN above every number.
+    OPAQUE for fusion, as TVM's topk."""
+
+    name = "graph.top_k"
+    traits = traits_def(Pure(), FusionPattern(OpPatternKind.OPAQUE))
+
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = prop_def(IntegerAttr[I64])
+    axis = prop_def(IntegerAttr[I64], default_value=i64_attr(-1))
+    largest = prop_def(BoolAttr, default_value=bool_attr(True))
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = ranked_tensor(operand_types[0], "input")
+        axis = normalize_axis(scalar_of(properties, "axis"), x.get_num_dims())
+        k = scalar_of(properties, "k")
+        shape = list(x.get_shape())
+        if not 0 <= k <= shape[axis]:
+            raise VerifyException(f"k must be in [0, {shape[axis]}] (dimension {axis} of {x}), got {k}")
+        shape[axis] = k
+        return [TensorType(x.get_element_type(), shape), TensorType(i64, shape)]
+
+    def evaluate(self, *inputs):
+        (x,) = inputs
+        axis = self.axis.value.data % x.ndim
+        keys = x if x.dtype.kind in "iub" else widen(x)
+        if self.largest.value.data:
+            # Descending with ties by lower index: a stable ascending sort of the reversed axis, reversed
+            # (NaN, last in numpy's ascending order, comes first).
+            last = x.shape[axis] - 1
+            order = last - np.flip(np.argsort(np.flip(keys, axis), axis=axis, kind="stable"), axis)
+        else:
+            order = np.argsort(keys, axis=axis, kind="stable")
+        index = np.take(order, np.arange(self.k.value.data), axis=axis).astype(np.int64)
+        return np.take_along_axis(x, index, axis=axis), index
+
+
 # --------------------------------------------------------------------------- #
 # Type conversion and quantization
 # --------------------------------------------------------------------------- #
@@ -2167,6 +2512,46 @@ class CastOp(ResultTypedOp):
             largest = float(ml_dtypes.finfo(target).max)
             x = np.clip(x.astype(np.float32), -largest, largest)
         return (x.astype(target),)
+
+
+def bit_width(element_type: Attribute) -> int | None:
+    """Bits per element of an integer or float type (None for index and other types)."""
+    if isinstance(element_type, IntegerType):
+        return element_type.width.data
+    try:
+        return to_numpy_dtype(element_type).itemsize * 8
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+@irdl_op_definition
+class BitcastOp(ResultTypedOp):
+    """Reinterpret each element's bits as the result's element type of the same width (ONNX BitCast).
+
+    A boolean is a byte: to i1, a byte is true when it is not zero."""
+
+    name = "graph.bitcast"
+    traits = traits_def(Pure(), FusionPattern(OpPatternKind.ELEMWISE))
+
+    @classmethod
+    def check_result_type(cls, input_type, result_type):
+        if input_type.get_shape() != result_type.get_shape():
+            raise VerifyException(f"bitcast keeps the shape: input {input_type} and result {result_type} differ")
+        # A boolean takes a byte, as in ONNX's tensors.
+        widths = [bit_width(t.get_element_type()) for t in (input_type, result_type)]
+        widths = [8 if width == 1 else width for width in widths]
+        if None in widths or widths[0] != widths[1]:
+            raise VerifyException(
+                "bitcast needs integer or float element types of the same width, got "
+                f"{input_type.get_element_type()} and {result_type.get_element_type()}"
+            )
+
+    def evaluate(self, *inputs):
+        (x,) = inputs
+        target = element_dtype(self.output.type)
+        if target == np.bool_:
+            return (x.view(np.uint8) != 0,)  # a byte is true when it is not zero
+        return (np.asarray(x).copy(order="C").view(target),)
 
 
 QUANTIZED_TYPES = (
@@ -2410,6 +2795,20 @@ Graph = Dialect(
         NegOp,
         AbsOp,
         ErfOp,
+        SinOp,
+        CosOp,
+        TanOp,
+        AsinOp,
+        AcosOp,
+        AtanOp,
+        SinhOp,
+        CoshOp,
+        AsinhOp,
+        AcoshOp,
+        AtanhOp,
+        FloorOp,
+        CeilOp,
+        RoundOp,
         # binary and ternary with broadcasting
         AddOp,
         SubOp,
@@ -2418,12 +2817,18 @@ Graph = Dialect(
         PowOp,
         MaxOp,
         MinOp,
+        ModOp,
+        BitwiseAndOp,
+        BitwiseOrOp,
+        BitwiseXorOp,
+        BitShiftOp,
         PReluOp,
         WhereOp,
         EqualOp,
         GreaterOp,
         LessOp,
         NotOp,
+        BitwiseNotOp,
         # contractions
         MatMulOp,
         GemmOp,
@@ -2445,6 +2850,7 @@ Graph = Dialect(
         ReduceProdOp,
         ArgMaxOp,
         CumSumOp,
+        CumProdOp,
         # shape manipulation
         TransposeOp,
         ReshapeOp,
@@ -2456,8 +2862,10 @@ Graph = Dialect(
         SliceOp,
         PadOp,
         GatherOp,
+        TopKOp,
         # conversion and quantization
         CastOp,
+        BitcastOp,
         QuantizeOp,
         DequantizeOp,
         # fusion groups

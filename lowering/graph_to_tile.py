@@ -9,11 +9,12 @@ are the ones a tiled implementation must carry an accumulator across):
 * constant: `arith.constant dense<...>` (upstream, so no graph op remains). A splat
   one read by an elementwise generic is a scalar `arith.constant` in its body
   instead (`FoldSplatConstantInputs`): `x * 0.125` has one tensor operand.
-* unary elementwise (relu, gelu, exp, clip, ...), not, cast: one parallel
-  `linalg.generic`, its body in `arith`/`math`.
-* add, sub, mul, div, pow, max, min, equal, greater, less, prelu, where,
-  batch_norm, quantize, dequantize: one parallel `linalg.generic`; broadcast
-  operands read through indexing maps (a size-1 dimension reads index 0).
+* unary elementwise (relu, gelu, exp, clip, sin, floor, ...), not, bitwise_not,
+  cast: one parallel `linalg.generic`, its body in `arith`/`math`.
+* add, sub, mul, div, pow, max, min, mod, bitwise_and/or/xor, bit_shift, equal,
+  greater, less, prelu, where, batch_norm, quantize, dequantize: one parallel
+  `linalg.generic`; broadcast operands read through indexing maps (a size-1
+  dimension reads index 0).
 * matmul: 2-D in its own compute type: `linalg.fill` + `linalg.matmul`;
   batched, broadcast, vector or narrow-float: one generic contraction (a
   reduction iterator over K), accumulating in f32.
@@ -41,12 +42,13 @@ are the ones a tiled implementation must carry an accumulator across):
   generic with reduction iterators; `tensor.expand_shape` restores keepdims.
 * arg_max: a max reduction, then a min (max for select_last_index)
   reduction of the positions (`linalg.index`) that hold it.
-* cumsum: a triangular reduction (the extra loop j is summed where it is
-  before i), so it keeps the structured form rather than a scan.
+* cumsum, cumprod: a triangular reduction (the extra loop j is summed or
+  multiplied where it is before i), so it keeps the structured form rather than a scan.
 * softmax, log_softmax: max-reduce, shifted exponentials, sum-reduce, normalize.
 * layer_norm: sum-reduce, center, sum-of-squares-reduce, normalize.
 * transpose: `linalg.transpose`; broadcast_to: `linalg.broadcast` when it only
   adds leading dimensions, else a copy generic with broadcast maps.
+* bitcast: `tile.bitcast` (MLIR's tensor.bitcast).
 * reshape, flatten, squeeze, unsqueeze: `tensor.collapse_shape` /
   `tensor.expand_shape` when the dimensions regroup, else `tensor.reshape`
   with a shape constant.
@@ -56,13 +58,17 @@ are the ones a tiled implementation must carry an accumulator across):
 * pad: constant mode: `tensor.extract_slice` for negative pads + `tensor.pad`;
   reflect/edge: a generic computing the source index (`linalg.index`, `arith`
   on index) and reading it with `tensor.extract`; gather likewise.
+* top_k: a generic counting, for each element, those that come before it (a
+  reduction over a second position along the axis), one that finds the element
+  of each place (a reduction), and a `tensor.extract` of the values.
 
 Arithmetic runs in the graph dialect's compute types (f32 for f16/bf16/fp8,
 i32 for narrow integers), so the lowered program computes what the graph
 interpreter does. Ops the pass cannot lower yet are reported at the op with
-a diagnostic ("graph-to-tile: cannot lower ..."): integer pow, and unsigned
-integer tensors outside cast, quantize and dequantize (arith is signless: those
-three reinterpret them as signless tensors with `tile.bitcast`, MLIR's
+a diagnostic ("graph-to-tile: cannot lower ..."): integer pow, floating-point
+mod (xDSL's arith has no remf), and unsigned
+integer tensors outside cast, bitcast, quantize and dequantize (arith is signless:
+those reinterpret them as signless tensors with `tile.bitcast`, MLIR's
 tensor.bitcast, and convert with extui/uitofp/fptoui).
 """
 
@@ -129,7 +135,8 @@ from ziggurat.dtypes import is_float, to_numpy_dtype
 from ziggurat.locations import Located
 from ziggurat.transforms.graph.constants import splat_value
 
-Lowering = Callable[[Emitter, GraphOp], SSAValue]
+Lowering = Callable[[Emitter, GraphOp], SSAValue | list[SSAValue]]
+"""One value per result of the op (a single one for single-result ops)."""
 LOWERINGS: dict[type[GraphOp], Lowering] = {}
 
 
@@ -210,6 +217,25 @@ def clamp(b: Body, x: SSAValue, low: float | None, high: float | None) -> SSAVal
 
 def _f(attr) -> float:
     return attr.value.data
+
+
+UNARY_MATH = {
+    graph.SinOp: math.SinOp,
+    graph.CosOp: math.CosOp,
+    graph.TanOp: math.TanOp,
+    graph.AsinOp: math.AsinOp,
+    graph.AcosOp: math.AcosOp,
+    graph.AtanOp: math.AtanOp,
+    graph.SinhOp: math.SinhOp,
+    graph.CoshOp: math.CoshOp,
+    graph.AsinhOp: math.AsinhOp,
+    graph.AcoshOp: math.AcoshOp,
+    graph.AtanhOp: math.AtanhOp,
+    graph.FloorOp: math.FloorOp,
+    graph.CeilOp: math.CeilOp,
+    graph.RoundOp: math.RoundEvenOp,
+}
+"""Unary graph ops that are one `math` op."""
 
 
 def _unary_body(op: GraphOp) -> Callable[[Body, SSAValue], SSAValue]:
@@ -298,6 +324,11 @@ def _unary_body(op: GraphOp) -> Callable[[Body, SSAValue], SSAValue]:
             return lambda b, x: b.add(math.AbsFOp(x) if is_float(x.type) else math.AbsIOp(x))
         case graph.ErfOp():
             return lambda b, x: b.add(math.ErfOp(x))
+        case graph.BitwiseNotOp():
+            return lambda b, x: b.add(arith.XOrIOp(x, const_like(b, -1, x)))
+    function = UNARY_MATH.get(type(op))
+    if function is not None:
+        return lambda b, x: b.add(function(x))
     raise AssertionError(f"{op.name} is not a unary elementwise op")
 
 
@@ -317,7 +348,51 @@ def _binary_body(op: GraphOp) -> Callable[[Body, SSAValue, SSAValue], SSAValue]:
             return minimum
         case graph.PowOp():
             return lambda b, x, y: b.add(math.PowFOp(x, y))
+        case graph.ModOp():
+            return lambda b, x, y: integer_mod(b, x, y, bool(op.fmod.value.data))
+        case graph.BitwiseAndOp():
+            return lambda b, x, y: b.add(arith.AndIOp(x, y))
+        case graph.BitwiseOrOp():
+            return lambda b, x, y: b.add(arith.OrIOp(x, y))
+        case graph.BitwiseXorOp():
+            return lambda b, x, y: b.add(arith.XOrIOp(x, y))
+        case graph.BitShiftOp():
+            width = op.lhs.type.get_element_type().width.data
+            return lambda b, x, y: bit_shift(b, x, y, op.direction.data == "left", width)
     raise AssertionError(f"{op.name} is not a binary elementwise op")
+
+
+def integer_mod(b: Body, x: SSAValue, y: SSAValue, fmod: bool) -> SSAValue:
+    # remsi has C's sign (the dividend's); Python's mod moves a nonzero remainder whose
+    # sign differs from the divisor's by one divisor.
+    remainder = b.add(arith.RemSIOp(x, y))
+    if fmod:
+        return remainder
+    zero = const_like(b, 0, x)
+    nonzero = b.add(arith.CmpiOp(remainder, zero, "ne"))
+    signs_differ = b.add(
+        arith.XOrIOp(b.add(arith.CmpiOp(remainder, zero, "slt")), b.add(arith.CmpiOp(y, zero, "slt")))
+    )
+    adjust = b.add(arith.AndIOp(nonzero, signs_differ))
+    return b.add(arith.SelectOp(adjust, b.add(arith.AddiOp(remainder, y)), remainder))
+
+
+def bit_shift(b: Body, x: SSAValue, y: SSAValue, left: bool, width: int) -> SSAValue:
+    """x shifted by y in the compute type, as the graph dialect's bit_shift in a `width`-bit
+    type: sign-extended operands shift as the narrow ones do once truncated, but a shift
+    outside [0, width) is the fill value rather than the wide type's result."""
+    zero = const_like(b, 0, x)
+    valid = b.add(
+        arith.AndIOp(
+            b.add(arith.CmpiOp(y, zero, "sge")), b.add(arith.CmpiOp(y, const_like(b, width, y), "slt"))
+        )
+    )
+    amount = b.add(arith.SelectOp(valid, y, zero))
+    if left:
+        return b.add(arith.SelectOp(valid, b.add(arith.ShLIOp(x, amount)), zero))
+    negative = b.add(arith.CmpiOp(x, zero, "slt"))
+    fill = b.add(arith.SelectOp(negative, const_like(b, -1, x), zero))
+    return b.add(arith.SelectOp(valid, b.add(arith.ShRSIOp(x, amount)), fill))
 
 
 def check_signless(e: Emitter, op: Operation) -> None:
@@ -373,18 +448,35 @@ def _elementwise(e: Emitter, op: GraphOp, operands, body, maps=None) -> SSAValue
     graph.NegOp,
     graph.AbsOp,
     graph.ErfOp,
+    graph.BitwiseNotOp,
+    *UNARY_MATH,
 )
 def lower_unary(e: Emitter, op: GraphOp) -> SSAValue:
     return _elementwise(e, op, [op.input], _unary_body(op))
 
 
-@lowers(graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.MaxOp, graph.MinOp)
+@lowers(
+    graph.AddOp,
+    graph.SubOp,
+    graph.MulOp,
+    graph.DivOp,
+    graph.PowOp,
+    graph.MaxOp,
+    graph.MinOp,
+    graph.ModOp,
+    graph.BitwiseAndOp,
+    graph.BitwiseOrOp,
+    graph.BitwiseXorOp,
+    graph.BitShiftOp,
+)
 def lower_binary(e: Emitter, op: GraphOp) -> SSAValue:
     if isinstance(op, graph.PowOp) and not is_float(element_type_of(op.lhs)):
         raise e.fail(
             "cannot lower integer 'graph.pow' yet: math.ipowi's negative exponents "
             "differ from the graph semantics"
         )
+    if isinstance(op, graph.ModOp) and is_float(element_type_of(op.lhs)):
+        raise e.fail("cannot lower floating-point 'graph.mod' yet: xDSL's arith has no remf")
     return _elementwise(e, op, [op.lhs, op.rhs], _binary_body(op))
 
 
@@ -466,6 +558,20 @@ def lower_cast(e: Emitter, op: graph.CastOp) -> SSAValue:
 
     x = e.bitcast(op.input, signless(source_type))
     y = e.elementwise([x], result.get_shape(), signless(target), cast)
+    return e.bitcast(y, target)
+
+
+@lowers(graph.BitcastOp)
+def lower_bitcast(e: Emitter, op: graph.BitcastOp) -> SSAValue:
+    source, target = element_type_of(op.input), out_type(op).get_element_type()
+    if IntegerType(1) not in (source, target):
+        return e.bitcast(op.input, target)
+
+    # i1 has no byte to reinterpret in arith: a bool's byte is 0 or 1, and a byte is true when not 0.
+    def convert(b: Body, args):
+        return [b.convert(args[0], signless(target), unsigned_source=True, unsigned_target=not is_signless(target))]
+
+    y = e.elementwise([e.bitcast(op.input, signless(source))], shape_of(op.input), signless(target), convert)
     return e.bitcast(y, target)
 
 
@@ -851,10 +957,10 @@ def lower_arg_max(e: Emitter, op: graph.ArgMaxOp) -> SSAValue:
     return keep_dims(e, positions, out_type(op).get_shape())
 
 
-@lowers(graph.CumSumOp)
-def lower_cumsum(e: Emitter, op: graph.CumSumOp) -> SSAValue:
-    """A triangular reduction: y[.., i, ..] = sum over j of x[.., j, ..] where j is
-    before i (inclusive or not, from the start or the end)."""
+@lowers(graph.CumSumOp, graph.CumProdOp)
+def lower_cumsum(e: Emitter, op: graph.CumulativeOp) -> SSAValue:
+    """A triangular reduction: y[.., i, ..] = sum (product) over j of x[.., j, ..] where j
+    is before i (inclusive or not, from the start or the end)."""
     x = op.input
     shape = shape_of(x)
     rank = len(shape)
@@ -871,13 +977,15 @@ def lower_cumsum(e: Emitter, op: graph.CumSumOp) -> SSAValue:
     source = AffineMap(
         rank + 1, 0, tuple(AffineExpr.dimension(rank if i == axis else i) for i in range(rank))
     )
-    init = e.filled(shape, accumulator, 0)
+    identity = op.IDENTITY
+    combine = mul if isinstance(op, graph.CumProdOp) else add
+    init = e.filled(shape, accumulator, identity)
 
     def running_sum(b: Body, args):
         j, i = b.add(linalg.IndexOp(rank)), b.add(linalg.IndexOp(axis))
         counts = b.add(arith.CmpiOp(j, i, predicate[(exclusive, reverse)]))
         value = b.convert(args[0], accumulator)
-        return [add(b, b.add(arith.SelectOp(counts, value, const_like(b, 0, value))), args[1])]
+        return [combine(b, b.add(arith.SelectOp(counts, value, const_like(b, identity, value))), args[1])]
 
     total = e.generic(
         [(x, source)],
@@ -1186,6 +1294,85 @@ def lower_gather(e: Emitter, op: graph.GatherOp) -> SSAValue:
     )
 
 
+@lowers(graph.TopKOp)
+def lower_top_k(e: Emitter, op: graph.TopKOp) -> list[SSAValue]:
+    """Each element's place in the order (how many come before it: a reduction over a second
+    position j along the axis), then each output position p takes the element whose place is p."""
+    x = op.input
+    shape = shape_of(x)
+    rank = len(shape)
+    axis = op.axis.value.data % rank
+    largest = bool(op.largest.value.data)
+    element_type = element_type_of(x)
+    other = AffineMap(rank + 1, 0, tuple(AffineExpr.dimension(rank if d == axis else d) for d in range(rank)))
+    own = AffineMap(rank + 1, 0, tuple(dims(*range(rank))))
+
+    def count_before(b: Body, args):
+        mine, theirs = b.widen(args[0]), b.widen(args[1])
+        j, i = b.add(linalg.IndexOp(rank)), b.add(linalg.IndexOp(axis))
+        earlier = b.add(arith.CmpiOp(j, i, "ult"))
+        if is_float(mine.type):
+            # NaN sorts above every number; NaNs are equal among themselves.
+            mine_nan = b.add(arith.CmpfOp(mine, mine, "uno"))
+            theirs_nan = b.add(arith.CmpfOp(theirs, theirs, "uno"))
+            ordered = b.add(arith.CmpfOp(theirs, mine, "ogt" if largest else "olt"))
+            one_nan = b.add(arith.XOrIOp(mine_nan, theirs_nan))
+            nan_wins = b.add(arith.AndIOp(one_nan, theirs_nan if largest else mine_nan))
+            ahead = b.add(arith.OrIOp(ordered, nan_wins))
+            same = b.add(arith.OrIOp(b.add(arith.CmpfOp(theirs, mine, "oeq")),
+                                     b.add(arith.AndIOp(mine_nan, theirs_nan))))
+        else:
+            ahead = b.add(arith.CmpiOp(theirs, mine, "sgt" if largest else "slt"))
+            same = b.add(arith.CmpiOp(theirs, mine, "eq"))
+        before = b.add(arith.OrIOp(ahead, b.add(arith.AndIOp(same, earlier))))
+        one = b.add(arith.ExtUIOp(before, i64))
+        return [b.add(arith.AddiOp(one, args[2]))]
+
+    places = e.generic(
+        [(x, own), (x, other)],
+        shape,
+        i64,
+        own,
+        [PARALLEL] * rank + [REDUCTION],
+        count_before,
+        e.filled(shape, i64, 0),
+    )
+    values_type, indices_type = op.values.type, op.indices.type
+    out_shape = indices_type.get_shape()
+
+    def position_of(b: Body, args):
+        p = b.add(arith.IndexCastOp(b.add(linalg.IndexOp(axis)), i64))
+        i = b.add(arith.IndexCastOp(b.add(linalg.IndexOp(rank)), i64))
+        found = b.add(arith.CmpiOp(args[0], p, "eq"))
+        # Exactly one position has each place: the max of it and zeros.
+        return [b.add(arith.MaxSIOp(b.add(arith.SelectOp(found, i, b.constant(0, i64))), args[1]))]
+
+    indices = e.generic(
+        [(places, other)],
+        out_shape,
+        i64,
+        own,
+        [PARALLEL] * rank + [REDUCTION],
+        position_of,
+        e.filled(out_shape, i64, 0),
+    )
+
+    def take(b: Body, args):
+        positions = [b.add(linalg.IndexOp(d)) for d in range(rank)]
+        positions[axis] = b.add(arith.IndexCastOp(args[0], IndexType()))
+        return [b.add(tensor.ExtractOp(x, positions, element_type))]
+
+    values = e.generic(
+        [(indices, AffineMap.identity(rank))],
+        out_shape,
+        values_type.get_element_type(),
+        AffineMap.identity(rank),
+        [PARALLEL] * rank,
+        take,
+    )
+    return [values, indices]
+
+
 # --------------------------------------------------------------------------- #
 # The pass
 # --------------------------------------------------------------------------- #
@@ -1193,7 +1380,7 @@ def lower_gather(e: Emitter, op: graph.GatherOp) -> SSAValue:
 
 # Ops whose lowering reads unsigned integers as the signless bits arith takes
 # (`tile.bitcast` of the tensor, zero-extending conversions in the body).
-SIGN_AWARE = (graph.CastOp, graph.QuantizeOp, graph.DequantizeOp)
+SIGN_AWARE = (graph.CastOp, graph.BitcastOp, graph.QuantizeOp, graph.DequantizeOp)
 
 
 def inline_fused(fused: graph.FusedOp, group: str) -> None:
@@ -1334,7 +1521,8 @@ class LowerGraphOp(RewritePattern):
             raise e.fail(f"cannot lower '{op.name}' yet")
         if not isinstance(op, SIGN_AWARE):
             check_signless(e, op)
-        rewriter.replace(op, [], [lowering(e, op)])
+        lowered = lowering(e, op)
+        rewriter.replace(op, [], lowered if isinstance(lowered, list) else [lowered])
 
 
 @dataclass(frozen=True)

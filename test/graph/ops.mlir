@@ -51,6 +51,20 @@ func.func @activations(%x: tensor<2x8xf32>, %i: tensor<2x8xi8>) -> tensor<2x8xf3
 // CHECK-NEXT:    %neg_i32 = graph.neg %i : tensor<4xi32>
 // CHECK-NEXT:    %abs = graph.abs %i : tensor<4xi32>
 // CHECK-NEXT:    %erf = graph.erf %x : tensor<4xf16>
+// CHECK-NEXT:    %sin = graph.sin %x : tensor<4xf16>
+// CHECK-NEXT:    %cos = graph.cos %x : tensor<4xf16>
+// CHECK-NEXT:    %tan = graph.tan %x : tensor<4xf16>
+// CHECK-NEXT:    %asin = graph.asin %x : tensor<4xf16>
+// CHECK-NEXT:    %acos = graph.acos %x : tensor<4xf16>
+// CHECK-NEXT:    %atan = graph.atan %x : tensor<4xf16>
+// CHECK-NEXT:    %sinh = graph.sinh %x : tensor<4xf16>
+// CHECK-NEXT:    %cosh = graph.cosh %x : tensor<4xf16>
+// CHECK-NEXT:    %asinh = graph.asinh %x : tensor<4xf16>
+// CHECK-NEXT:    %acosh = graph.acosh %x : tensor<4xf16>
+// CHECK-NEXT:    %atanh = graph.atanh %x : tensor<4xf16>
+// CHECK-NEXT:    %floor = graph.floor %x : tensor<4xf16>
+// CHECK-NEXT:    %ceil = graph.ceil %x : tensor<4xf16>
+// CHECK-NEXT:    %round = graph.round %x : tensor<4xf16>
 // CHECK-NEXT:    func.return %erf : tensor<4xf16>
 func.func @unary_math(%x: tensor<4xf16>, %i: tensor<4xi32>) -> tensor<4xf16> {
   %exp = graph.exp %x : tensor<4xf16>
@@ -62,6 +76,20 @@ func.func @unary_math(%x: tensor<4xf16>, %i: tensor<4xi32>) -> tensor<4xf16> {
   %neg_i32 = graph.neg %i : tensor<4xi32>
   %abs = graph.abs %i : tensor<4xi32>
   %erf = graph.erf %x : tensor<4xf16>
+  %sin = graph.sin %x : tensor<4xf16>
+  %cos = graph.cos %x : tensor<4xf16>
+  %tan = graph.tan %x : tensor<4xf16>
+  %asin = graph.asin %x : tensor<4xf16>
+  %acos = graph.acos %x : tensor<4xf16>
+  %atan = graph.atan %x : tensor<4xf16>
+  %sinh = graph.sinh %x : tensor<4xf16>
+  %cosh = graph.cosh %x : tensor<4xf16>
+  %asinh = graph.asinh %x : tensor<4xf16>
+  %acosh = graph.acosh %x : tensor<4xf16>
+  %atanh = graph.atanh %x : tensor<4xf16>
+  %floor = graph.floor %x : tensor<4xf16>
+  %ceil = graph.ceil %x : tensor<4xf16>
+  %round = graph.round %x : tensor<4xf16>
   func.return %erf : tensor<4xf16>
 }
 
@@ -95,6 +123,30 @@ func.func @broadcasting(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xi
   %less = graph.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
   %not = graph.not %less : tensor<2x3xi1>
   func.return %where : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @integer_math(
+// CHECK-NEXT:    %mod = graph.mod %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %fmod = graph.mod %a, %b {fmod = true} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %fmod_f16 = graph.mod %x, %x {fmod = true} : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+// CHECK-NEXT:    %and = graph.bitwise_and %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %or = graph.bitwise_or %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %xor = graph.bitwise_xor %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %not = graph.bitwise_not %a : tensor<2x3xi32>
+// CHECK-NEXT:    %shift_left = graph.bit_shift %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %shift_right = graph.bit_shift %u, %u {direction = "right"} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+// CHECK-NEXT:    func.return %mod : tensor<2x3xi32>
+func.func @integer_math(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %x: tensor<4xf16>, %u: tensor<4xui8>) -> tensor<2x3xi32> {
+  %mod = graph.mod %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %fmod = graph.mod %a, %b {fmod = true} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %fmod_f16 = graph.mod %x, %x {fmod = true} : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %and = graph.bitwise_and %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %or = graph.bitwise_or %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %xor = graph.bitwise_xor %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %not = graph.bitwise_not %a : tensor<2x3xi32>
+  %shift_left = graph.bit_shift %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %shift_right = graph.bit_shift %u, %u {direction = "right"} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  func.return %mod : tensor<2x3xi32>
 }
 
 // CHECK-LABEL: func.func @contractions(
@@ -159,6 +211,7 @@ func.func @pooling(%x: tensor<1x3x9x9xf32>, %xh: tensor<1x9x9x3xi8>) -> tensor<1
 // CHECK-NEXT:    %arg_max = graph.arg_max %x {axis = 1 : i64, keepdims = false, select_last_index = true} : tensor<2x3x4xf32> -> tensor<2x4xi64>
 // CHECK-NEXT:    %arg_max_default = graph.arg_max %x : tensor<2x3x4xf32> -> tensor<1x3x4xi64>
 // CHECK-NEXT:    %cumsum = graph.cumsum %x {axis = -1 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %cumprod = graph.cumprod %x {axis = 1 : i64, exclusive = true} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
 // CHECK-NEXT:    func.return %max : tensor<1x1x1xf32>
 func.func @reductions(%x: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %sum = graph.reduce_sum %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
@@ -168,6 +221,7 @@ func.func @reductions(%x: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
   %arg_max = graph.arg_max %x {axis = 1 : i64, keepdims = false, select_last_index = true} : tensor<2x3x4xf32> -> tensor<2x4xi64>
   %arg_max_default = graph.arg_max %x : tensor<2x3x4xf32> -> tensor<1x3x4xi64>
   %cumsum = graph.cumsum %x {axis = -1 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %cumprod = graph.cumprod %x {axis = 1 : i64, exclusive = true} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
   func.return %max : tensor<1x1x1xf32>
 }
 
@@ -187,6 +241,8 @@ func.func @reductions(%x: tensor<2x3x4xf32>) -> tensor<1x1x1xf32> {
 // CHECK-NEXT:    %pad = graph.pad %x {pads = array<i64: 0, 1, 2, 0, 1, 0>, value = -1.000000e+00 : f32} : tensor<2x3x4xf32> -> tensor<2x5x6xf32>
 // CHECK-NEXT:    %pad_reflect = graph.pad %x {pads = array<i64: 0, 2, 0, 0, 0, -1>, mode = "reflect"} : tensor<2x3x4xf32> -> tensor<2x5x3xf32>
 // CHECK-NEXT:    %gather = graph.gather %x, %idx {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x2xf32>
+// CHECK-NEXT:    %top_values, %top_indices = graph.top_k %x {k = 2 : i64, axis = 1 : i64, largest = false} : (tensor<2x3x4xf32>) -> (tensor<2x2x4xf32>, tensor<2x2x4xi64>)
+// CHECK-NEXT:    %top, %top_1 = graph.top_k %x {k = 4 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi64>)
 // CHECK-NEXT:    func.return %reshape : tensor<4x6xf32>
 func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %u: tensor<3x1xf32>, %idx: tensor<2xi64>) -> tensor<4x6xf32> {
   %transpose = graph.transpose %x {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
@@ -204,12 +260,15 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %u: tensor<3x1xf
   %pad = graph.pad %x {pads = array<i64: 0, 1, 2, 0, 1, 0>, value = -1.000000e+00 : f32} : tensor<2x3x4xf32> -> tensor<2x5x6xf32>
   %pad_reflect = graph.pad %x {pads = array<i64: 0, 2, 0, 0, 0, -1>, mode = "reflect"} : tensor<2x3x4xf32> -> tensor<2x5x3xf32>
   %gather = graph.gather %x, %idx {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x2xf32>
+  %top_values, %top_indices = graph.top_k %x {k = 2 : i64, axis = 1 : i64, largest = false} : (tensor<2x3x4xf32>) -> (tensor<2x2x4xf32>, tensor<2x2x4xi64>)
+  %top:2 = graph.top_k %x {k = 4 : i64, axis = -1 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi64>)
   func.return %reshape : tensor<4x6xf32>
 }
 
 // CHECK-LABEL: func.func @conversions(
 // CHECK-NEXT:    %cast = graph.cast %x : tensor<2x3xf32> -> tensor<2x3xbf16>
 // CHECK-NEXT:    %cast_int = graph.cast %x : tensor<2x3xf32> -> tensor<2x3xi32>
+// CHECK-NEXT:    %bits = graph.bitcast %x : tensor<2x3xf32> -> tensor<2x3xi32>
 // CHECK-NEXT:    %q = graph.quantize %x, %s, %zp : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8>
 // CHECK-NEXT:    %dq = graph.dequantize %q, %s, %zp : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %qc = graph.quantize %x, %cs, %czp {axis = -1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3xui8>
@@ -219,6 +278,7 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %u: tensor<3x1xf
 func.func @conversions(%x: tensor<2x3xf32>, %s: tensor<f32>, %zp: tensor<i8>, %cs: tensor<3xf32>, %czp: tensor<3xui8>) -> tensor<2x3xf32> {
   %cast = graph.cast %x : tensor<2x3xf32> -> tensor<2x3xbf16>
   %cast_int = graph.cast %x : tensor<2x3xf32> -> tensor<2x3xi32>
+  %bits = graph.bitcast %x : tensor<2x3xf32> -> tensor<2x3xi32>
   %q = graph.quantize %x, %s, %zp : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8>
   %dq = graph.dequantize %q, %s, %zp : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
   %qc = graph.quantize %x, %cs, %czp {axis = -1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3xui8>

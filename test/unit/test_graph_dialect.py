@@ -328,6 +328,109 @@ def test_comparisons_match_onnxruntime(op_class, onnx_op, shapes, dtype):
     assert pattern_kind_of(build(op_class, [a, b])) == OpPatternKind.BROADCAST
 
 
+UNARY_MATH = [
+    (graph.SinOp, "Sin", None),
+    (graph.CosOp, "Cos", None),
+    (graph.TanOp, "Tan", None),
+    (graph.AsinOp, "Asin", np.tanh),
+    (graph.AcosOp, "Acos", np.tanh),
+    (graph.AtanOp, "Atan", None),
+    (graph.SinhOp, "Sinh", None),
+    (graph.CoshOp, "Cosh", None),
+    (graph.AsinhOp, "Asinh", None),
+    (graph.AcoshOp, "Acosh", lambda x: np.abs(x) + 1),
+    (graph.AtanhOp, "Atanh", lambda x: np.tanh(x) * np.float32(0.99)),
+    (graph.FloorOp, "Floor", None),
+    (graph.CeilOp, "Ceil", None),
+    (graph.RoundOp, "Round", lambda x: np.round(x * 2) / 2),  # halves, which round to even
+]
+
+
+@pytest.mark.parametrize("op_class, onnx_op, transform", UNARY_MATH, ids=[u[1] for u in UNARY_MATH])
+def test_unary_math_matches_onnxruntime(op_class, onnx_op, transform):
+    x = normal(3, 17) * np.float32(3)
+    if transform is not None:
+        x = transform(x).astype(np.float32)
+    assert_close(evaluate(op_class, [x]), onnx_run(node(onnx_op, ["x"]), {"x": x}))
+    assert pattern_kind_of(build(op_class, [x])) == OpPatternKind.ELEMWISE
+
+
+def test_unary_math_takes_floats_only():
+    with pytest.raises(VerifyException, match="floating-point"):
+        build(graph.SinOp, [integers(4)])
+
+
+@pytest.mark.parametrize("fmod", [False, True])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32])
+def test_mod_matches_onnxruntime(fmod, dtype):
+    if dtype == np.float32:
+        a, b = normal(5, 7) * np.float32(9), normal(7) * np.float32(3)
+    elif np.dtype(dtype).kind == "u":
+        info = np.iinfo(dtype)
+        a = RNG.integers(0, info.max, (5, 7), dtype=dtype, endpoint=True)
+        b = RNG.integers(1, info.max, 7, dtype=dtype, endpoint=True) >> RNG.integers(0, info.bits, 7).astype(dtype)
+        b[b == 0] = 1
+    else:
+        a, b = integers(5, 7, dtype=dtype, low=-128, high=128), integers(7, dtype=dtype, low=-9, high=10)
+        b[b == 0] = 3  # ONNX leaves an integer remainder by zero undefined
+    y = evaluate(graph.ModOp, [a, b], {"fmod": bool_attr(fmod)})
+    if (dtype == np.float32 and not fmod) or (dtype == np.uint64 and fmod):
+        # onnxruntime refuses a float Mod without fmod, and takes a 64-bit fmod through
+        # doubles (inexact past 2**53); ONNX's reference is numpy's mod and fmod.
+        np.testing.assert_array_equal(y, np.fmod(a, b) if fmod else np.mod(a, b))
+        return
+    np.testing.assert_array_equal(y, onnx_run(node("Mod", ["a", "b"], fmod=int(fmod)), {"a": a, "b": b}))
+
+
+BITWISE = [
+    (graph.BitwiseAndOp, "BitwiseAnd"),
+    (graph.BitwiseOrOp, "BitwiseOr"),
+    (graph.BitwiseXorOp, "BitwiseXor"),
+]
+
+
+@pytest.mark.parametrize("op_class, onnx_op", BITWISE, ids=[b[1] for b in BITWISE])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint16, np.uint64])
+def test_bitwise_matches_onnxruntime(op_class, onnx_op, dtype):
+    info = np.iinfo(dtype)
+    a = RNG.integers(info.min, info.max, (4, 6), dtype=dtype, endpoint=True)
+    b = RNG.integers(info.min, info.max, 6, dtype=dtype, endpoint=True)
+    expected = onnx_run(node(onnx_op, ["a", "b"]), {"a": a, "b": b}, opset=18)
+    np.testing.assert_array_equal(evaluate(op_class, [a, b]), expected)
+    expected = onnx_run(node("BitwiseNot", ["a"]), {"a": a}, opset=18)
+    np.testing.assert_array_equal(evaluate(graph.BitwiseNotOp, [a]), expected)
+
+
+def test_bitwise_ops_take_integers_only():
+    with pytest.raises(VerifyException, match="integer element type"):
+        build(graph.BitwiseAndOp, [normal(3), normal(3)])
+    with pytest.raises(VerifyException, match="integer element type"):
+        build(graph.BitwiseNotOp, [normal(3)])
+
+
+@pytest.mark.parametrize("direction", ["left", "right"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64])
+def test_bit_shift_matches_onnxruntime(direction, dtype):
+    info = np.iinfo(dtype)
+    a = RNG.integers(0, info.max, (3, 5), dtype=dtype, endpoint=True)
+    b = RNG.integers(0, info.bits, 5).astype(dtype)  # onnxruntime's shifts past the width are C's
+    properties = {"direction": StringAttr(direction)}
+    expected = onnx_run(node("BitShift", ["a", "b"], direction=direction.upper()), {"a": a, "b": b})
+    np.testing.assert_array_equal(evaluate(graph.BitShiftOp, [a, b], properties), expected)
+
+
+def test_bit_shift_past_the_width_and_of_signed_integers():
+    # As ONNX's reference (BitShift-28): 0, or -1 for a negative number shifted right.
+    a = np.array([-128, -5, 5, 64, 1, -1], np.int8)
+    b = np.array([1, 9, 8, 1, -1, 7], np.int8)
+    left = evaluate(graph.BitShiftOp, [a, b], {"direction": StringAttr("left")})
+    right = evaluate(graph.BitShiftOp, [a, b], {"direction": StringAttr("right")})
+    np.testing.assert_array_equal(left, [0, 0, 0, -128, 0, -128])
+    np.testing.assert_array_equal(right, [-64, -1, 0, 32, 0, -1])
+    with pytest.raises(VerifyException, match="direction"):
+        build(graph.BitShiftOp, [a, b], {"direction": StringAttr("up")})
+
+
 def test_not_matches_onnxruntime():
     x = np.asarray(RNG.random((3, 4)) < 0.5)
     np.testing.assert_array_equal(
@@ -730,6 +833,62 @@ def test_cumsum_matches_onnxruntime(dtype, axis, exclusive, reverse):
     assert_close(evaluate(graph.CumSumOp, [x], properties), expected, dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprod_matches_numpy(dtype, exclusive, reverse):
+    # onnxruntime has no CumProd yet: ONNX's reference is numpy's cumprod, shifted and flipped.
+    x = normal(3, 5).astype(dtype) if dtype == np.float32 else integers(3, 5, low=-4, high=5)
+    ordered = np.flip(x, 1) if reverse else x
+    expected = np.cumprod(ordered, axis=1, dtype=dtype)
+    if exclusive:
+        expected = np.concatenate([np.ones((3, 1), dtype), expected[:, :-1]], axis=1)
+    expected = np.flip(expected, 1) if reverse else expected
+    properties = {"axis": i64_attr(-1), "exclusive": bool_attr(exclusive), "reverse": bool_attr(reverse)}
+    assert_close(evaluate(graph.CumProdOp, [x], properties), expected, dtype)
+
+
+def test_arg_max_compares_unsigned_integers_in_their_type():
+    x = np.array([[1, 4_000_000_000, 7]], np.uint32)
+    np.testing.assert_array_equal(evaluate(graph.ArgMaxOp, [x], {"axis": i64_attr(1)}), [[1]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("largest", [False, True])
+def test_top_k_matches_onnxruntime(dtype, axis, largest):
+    # Few distinct values: ties, which both order by lower index.
+    x = np.random.default_rng(3).integers(-3, 4, (5, 6)).astype(dtype)
+    k = 4
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=axis, largest=int(largest))],
+            "reference",
+            [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
+            [helper.make_empty_tensor_value_info("values"), helper.make_empty_tensor_value_info("indices")],
+            initializer=[numpy_helper.from_array(np.asarray([k], np.int64), "k")],
+        ),
+        opset_imports=[helper.make_opsetid("", 21)],
+    )
+    model.ir_version = 10
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x})
+    properties = {"k": i64_attr(k), "axis": i64_attr(axis), "largest": bool_attr(largest)}
+    op = build(graph.TopKOp, [x], properties)
+    for actual, wanted, result in zip(op.evaluate(x), expected, op.results):
+        assert actual.dtype == to_numpy_dtype(result.type.get_element_type())
+        np.testing.assert_array_equal(actual, wanted)
+
+
+def test_top_k_puts_nan_above_every_number():
+    x = np.array([1.0, np.nan, 3.0, np.nan], np.float32)
+    op = build(graph.TopKOp, [x], {"k": i64_attr(4)})
+    values, indices = op.evaluate(x)
+    np.testing.assert_array_equal(indices, [1, 3, 2, 0])
+    op = build(graph.TopKOp, [x], {"k": i64_attr(4), "largest": bool_attr(False)})
+    np.testing.assert_array_equal(op.evaluate(x)[1], [0, 2, 1, 3])
+
+
 def test_reduce_sum_float16_accumulates_in_float32():
     x = np.full(4096, 1, np.float16)  # fp16 stops counting at 2048
     assert evaluate(graph.ReduceSumOp, [x])[0] == 4096
@@ -989,6 +1148,7 @@ OPS_FUNCTIONS = [
     "activations",
     "unary_math",
     "broadcasting",
+    "integer_math",
     "contractions",
     "normalization",
     "pooling",
@@ -1268,6 +1428,7 @@ STRING_PROPERTIES = {
     "approximate": ["none", "tanh", "fast"],
     "layout": ["NCHW", "NHWC", "NCW"],
     "mode": ["constant", "reflect", "edge", "wrap"],
+    "direction": ["left", "right", "up"],
 }
 BOOL_PROPERTIES = (
     "trans_a",
@@ -1278,8 +1439,10 @@ BOOL_PROPERTIES = (
     "select_last_index",
     "exclusive",
     "reverse",
+    "largest",
+    "fmod",
 )
-INT_PROPERTIES = ("groups", "axis")
+INT_PROPERTIES = ("groups", "axis", "k")
 ELEMENT_TYPES = [f32, IntegerType(8), IntegerType(1), IntegerType(64)]
 INFERRED_OPS = [
     op
@@ -1330,7 +1493,7 @@ def test_shape_inference_accepts_or_explains_anything(case):
     """Any operands and properties: inferred types that `evaluate` produces, or a VerifyException."""
     op_class, types, properties = case
     try:
-        (result_type,) = infer(op_class, types, properties)
+        result_types = infer(op_class, types, properties)
     except VerifyException:
         return
     operands = [create_ssa_value(t) for t in types]
@@ -1344,9 +1507,11 @@ def test_shape_inference_accepts_or_explains_anything(case):
         arrays[1] = np.zeros_like(arrays[1])
         if 0 in types[0].get_shape():
             return  # nothing to gather from
-    (y,) = op.evaluate(*arrays)
-    assert y.shape == result_type.get_shape()
-    assert y.dtype == to_numpy_dtype(result_type.get_element_type())
+    results = op.evaluate(*arrays)
+    assert len(results) == len(result_types)
+    for y, result_type in zip(results, result_types):
+        assert y.shape == result_type.get_shape()
+        assert y.dtype == to_numpy_dtype(result_type.get_element_type())
 
 
 def test_result_typed_ops_check_their_result_type():

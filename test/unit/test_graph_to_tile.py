@@ -71,6 +71,12 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
     graph.NegOp: [([X], {}, None), ([t(5, element_type=i8)], {}, None)],
     graph.AbsOp: [([X], {}, None), ([t(5, element_type=i32)], {}, None)],
     graph.ErfOp: [([X], {}, None)],
+    **{op: [([X], {}, None)] for op in (graph.SinOp, graph.CosOp, graph.TanOp, graph.AtanOp, graph.SinhOp)},
+    **{op: [([X], {}, None)] for op in (graph.CoshOp, graph.AsinhOp, graph.FloorOp, graph.CeilOp)},
+    # NaN outside their domains in both, as the standard normal inputs often are.
+    **{op: [([X], {}, None)] for op in (graph.AsinOp, graph.AcosOp, graph.AcoshOp, graph.AtanhOp)},
+    graph.RoundOp: [([X], {}, None), ([t(7, element_type=f16)], {}, None)],
+    graph.BitwiseNotOp: [([t(3, 4, element_type=i8)], {}, None), ([t(5, element_type=i64)], {}, None)],
     graph.AddOp: [
         ([X, t(3, 1)], {}, None),
         ([t(4, element_type=i8), t(4, element_type=i8)], {}, None),
@@ -84,6 +90,18 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
     graph.PowOp: [([X, X], {}, None)],
     graph.MaxOp: [([X, t(2, 1, 4)], {}, None)],
     graph.MinOp: [([X, t(2, 1, 4, element_type=f32)], {}, None)],
+    graph.ModOp: [
+        ([t(3, 4, element_type=i32), t(4, element_type=i32)], {}, None),
+        ([t(3, 4, element_type=i8), t(3, 1, element_type=i8)], {"fmod": bool_attr(True)}, None),
+        ([t(6, element_type=i64), t(6, element_type=i64)], {}, None),
+    ],
+    graph.BitwiseAndOp: [([t(3, 4, element_type=i32), t(4, element_type=i32)], {}, None)],
+    graph.BitwiseOrOp: [([t(3, 4, element_type=i8), t(3, 4, element_type=i8)], {}, None)],
+    graph.BitwiseXorOp: [([t(2, 3, element_type=i64), t(1, 3, element_type=i64)], {}, None)],
+    graph.BitShiftOp: [
+        ([t(3, 4, element_type=i8), t(4, element_type=i8)], {}, None),
+        ([t(3, 4, element_type=i32), t(3, 4, element_type=i32)], {"direction": StringAttr("right")}, None),
+    ],
     graph.PReluOp: [([X, t(3, 1)], {}, None)],
     graph.WhereOp: [([t(3, 4, element_type=i1), t(3, 4), t(4)], {}, None)],
     graph.EqualOp: [([t(3, 4, element_type=i32), t(4, element_type=i32)], {}, None)],
@@ -230,6 +248,14 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
             None,
         ),
     ],
+    graph.CumProdOp: [
+        ([X], {"axis": i64_attr(1)}, None),
+        (
+            [t(3, 5, element_type=i32)],
+            {"axis": i64_attr(-1), "exclusive": bool_attr(True), "reverse": bool_attr(True)},
+            None,
+        ),
+    ],
     graph.TransposeOp: [([X], {"perm": int_array([2, 0, 1])}, None)],
     graph.ReshapeOp: [([X], {}, t(6, 4)), ([X], {}, t(2, 3, 2, 2)), ([X], {}, t(4, 6))],
     graph.BroadcastToOp: [([t(3, 1)], {}, t(2, 3, 4)), ([t(4)], {}, t(3, 4))],
@@ -264,6 +290,11 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
         ([t(9, 3), t(2, 2, element_type=i64)], {}, None),
         ([t(2, 9, 3), t(4, element_type=i32)], {"axis": i64_attr(1)}, None),
     ],
+    graph.TopKOp: [
+        ([X], {"k": i64_attr(2), "axis": i64_attr(1), "largest": bool_attr(False)}, None),
+        ([t(3, 9, element_type=i8)], {"k": i64_attr(5)}, None),
+        ([t(4, 6, element_type=f16)], {"k": i64_attr(4), "axis": i64_attr(0)}, None),
+    ],
     graph.CastOp: [
         ([X], {}, t(2, 3, 4, element_type=i32)),
         ([t(5, element_type=i8)], {}, t(5, element_type=f16)),
@@ -271,6 +302,14 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
         ([t(5, element_type=ui8)], {}, t(5, element_type=f32)),
         ([t(5, element_type=ui8)], {}, t(5, element_type=i32)),
         ([t(5, element_type=i32)], {}, t(5, element_type=ui8)),
+    ],
+    graph.BitcastOp: [
+        ([X], {}, t(2, 3, 4, element_type=i32)),
+        ([t(5, element_type=IntegerType(16))], {}, t(5, element_type=f16)),
+        ([t(6, element_type=ui8)], {}, t(6, element_type=i8)),
+        ([t(4, element_type=i1)], {}, t(4, element_type=ui8)),
+        ([t(4, element_type=i8)], {}, t(4, element_type=i1)),
+        ([t(element_type=f32)], {}, t(element_type=i32)),
     ],
     graph.QuantizeOp: [
         ([X, t(), t(element_type=i8)], {}, None),
