@@ -13,7 +13,8 @@ at the node, a different shape a warning (ONNX's inference and onnxruntime
 disagree on some ceil-mode pools; the dialect sides with onnxruntime).
 
 Every failure is a `DiagnosticError` naming what is wrong: an unreadable or
-malformed file, an opset outside `SUPPORTED_OPSETS`, a dynamic input
+malformed file, an opset outside `SUPPORTED_OPSETS` or an operator version
+newer than its converter handles, a dynamic input
 dimension (with the `--input-shape` that fixes it), the list of every
 unsupported operator with its node, and a node whose attributes the dialect
 cannot express (with the node's name).
@@ -36,14 +37,16 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, emit, verify_module
 from ziggurat.dialects.graph import ConstantOp, GraphOp
-from ziggurat.dtypes import from_numpy_dtype
+from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of, node_label
-from ziggurat.frontends.onnx.ops import CONVERTERS, MISSING_GRAPH_OPS
+from ziggurat.frontends.onnx.ops import CONVERTERS, MISSING_GRAPH_OPS, NEWEST_VERSIONS
 from ziggurat.transforms.graph.constants import constant_op_for
 
-SUPPORTED_OPSETS = range(6, 22)
-"""Versions of the default ONNX domain the converters handle (issue 6 asks for 11-21; the
-onnx package's own conformance models go back to opset 6)."""
+SUPPORTED_OPSETS = range(6, onnx.defs.onnx_opset_version() + 1)
+"""Versions of the default ONNX domain the importer accepts: from 6 (where the onnx package's
+conformance models begin) to the newest the installed onnx package defines. Each converter
+states the newest version of its operators that it handles (`ops.NEWEST_VERSIONS`); a node that
+the model's opset resolves to a newer version is reported."""
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -137,7 +140,30 @@ def _check_supported(model: onnx.ModelProto, where: str) -> int:
                 file=where,
             )
         )
-    return opset or SUPPORTED_OPSETS.stop - 1
+    opset = opset or SUPPORTED_OPSETS.stop - 1
+    if too_new := _newer_than_handled(model.graph, opset):
+        raise DiagnosticError([Diagnostic("error", problem, file=where) for problem in too_new])
+    return opset
+
+
+def _newer_than_handled(graph: onnx.GraphProto, opset: int, scope: str = "") -> list[str]:
+    """A message for every node whose operator version at `opset` is newer than its converter handles
+    (`scope` places a subgraph's nodes)."""
+    problems = []
+    for index, node in enumerate(graph.node):
+        newest = NEWEST_VERSIONS.get(node.op_type)
+        if node.domain not in DEFAULT_DOMAINS or newest is None:
+            continue
+        try:
+            version = onnx.defs.get_schema(node.op_type, opset, "").since_version
+        except onnx.defs.SchemaError:
+            continue  # not defined at this opset: onnx.checker reports it
+        if version > newest:
+            problems.append(
+                f"{node_label(node, index)} ({node.op_type}){scope}: opset {opset} makes it {node.op_type}-{version}, "
+                f"but the importer handles {node.op_type} up to version {newest}"
+            )
+    return problems
 
 
 # --------------------------------------------------------------------------- #
@@ -168,12 +194,27 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _input_types(
-    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]], where: str
+    model: onnx.ModelProto,
+    input_shapes: Mapping[str, Sequence[int]],
+    where: str,
+    bound: Mapping[str, np.ndarray] | None = None,
 ) -> list[tuple[onnx.ValueInfoProto, TensorType]]:
-    """The graph inputs that are not initializers, with static types; every dynamic one is reported."""
+    """The graph inputs that are neither initializers nor `bound`, with static types; every dynamic
+    one is reported."""
     initializers = {tensor.name for tensor in model.graph.initializer}
     inputs = [value for value in model.graph.input if value.name not in initializers]
     names = [value.name for value in inputs]
+    if unknown := [name for name in bound or {} if name not in names]:
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"--bind names {', '.join(repr(n) for n in unknown)}, which "
+                f"{'is' if len(unknown) == 1 else 'are'} not an input of the model "
+                f"(inputs: {', '.join(repr(n) for n in names) or 'none'})",
+                file=where,
+            )
+        )
+    inputs = [value for value in inputs if value.name not in (bound or {})]
     if unknown := [name for name in input_shapes if name not in names]:
         raise DiagnosticError(
             Diagnostic(
@@ -225,10 +266,42 @@ def _input_types(
     return typed
 
 
+def _bound_values(
+    model: onnx.ModelProto, bound: Mapping[str, np.ndarray], where: str
+) -> dict[str, np.ndarray]:
+    """The bound inputs' values in their declared element types; a shape or type that cannot be is reported."""
+    declared = {value.name: value.type.tensor_type for value in model.graph.input}
+    values, problems = {}, []
+    for name, given in bound.items():
+        tensor_type = declared[name]
+        dtype = to_numpy_dtype(element_type_of(tensor_type.elem_type, f"input '{name}'"))
+        array = np.asarray(given)
+        converted = array.astype(dtype)
+        if not np.array_equal(converted.astype(array.dtype), array, equal_nan=True):
+            problems.append(f"--bind {name}: the values do not fit the input's element type {dtype}")
+            continue
+        dims = tensor_type.shape.dim if tensor_type.HasField("shape") else None
+        if dims is not None and (
+            len(dims) != array.ndim
+            or any(d.HasField("dim_value") and d.dim_value != n for d, n in zip(dims, array.shape))
+        ):
+            wanted = ", ".join(str(d.dim_value) if d.HasField("dim_value") else "?" for d in dims)
+            problems.append(f"--bind {name}: the value has shape {list(array.shape)}, but the input's is [{wanted}]")
+            continue
+        values[name] = converted
+    if problems:
+        raise DiagnosticError([Diagnostic("error", problem, file=where) for problem in problems])
+    return values
+
+
 def _with_static_inputs(
     model: onnx.ModelProto, typed_inputs: list[tuple[onnx.ValueInfoProto, TensorType]]
 ) -> onnx.ModelProto:
     """A copy of the graph's skeleton whose inputs carry the static shapes (for ONNX shape inference).
+
+    Bound inputs stay inputs there: their values are the importer's to use, and given to ONNX's
+    inference they would reach its shape functions' corners (STFT's ignores `onesided` when its
+    frame length is known).
 
     Initializers stay in the original model: inference needs only their
     declared dims, and copying them would double the memory of large models.
@@ -287,11 +360,33 @@ class Importer:
         self.block = Block()
         self.values: dict[str, SSAValue] = {}
         self.initializers = {tensor.name: tensor for tensor in model.graph.initializer}
+        self.graph_inputs = {value.name for value in model.graph.input} - set(self.initializers)
+        """Names of the graph's inputs (bound or not), for diagnostics that suggest binding one."""
         self._constants: dict[SSAValue, np.ndarray | None] = {}
         self._not_produced: dict[str, str] = {}
         """Node outputs a converter leaves out (training statistics, say) -> the node's label."""
 
     # ---- values ----
+
+    def inputs_feeding(self, name: str) -> list[str]:
+        """The graph inputs whose values `name` depends on (`name` itself if it is one), in graph order."""
+        producers = {output: node for node in self.model.graph.node for output in node.output}
+        found, seen, pending = set(), set(), [name]
+        while pending:
+            value = pending.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            if value in self.graph_inputs:
+                found.add(value)
+            elif value in producers:
+                node = producers[value]
+                pending += [v for v in node.input if v]
+                # A subgraph (If branch, Loop body) reads outer values by name.
+                for attribute in node.attribute:
+                    for subgraph in [attribute.g] * attribute.HasField("g") + list(attribute.graphs):
+                        pending += [v for n in subgraph.node for v in n.input if v]
+        return [value.name for value in self.model.graph.input if value.name in found]
 
     def value(self, name: str, user: str) -> SSAValue:
         """The SSA value of ONNX value `name`, creating initializers' constants on first use."""
@@ -353,8 +448,8 @@ class Importer:
 
     # ---- nodes ----
 
-    def import_node(self, node: onnx.NodeProto, index: int, shapes: Mapping) -> None:
-        context = NodeContext(self, node, index)
+    def import_node(self, node: onnx.NodeProto, index: int, shapes: Mapping, scope: str = "") -> None:
+        context = NodeContext(self, node, index, scope)
         try:
             outputs = CONVERTERS[node.op_type](context)
         except VerifyException as error:
@@ -371,6 +466,51 @@ class Importer:
             if SSAValue.is_valid_name(name) and result.name_hint is None:
                 result.name_hint = name
             self.values[name] = result
+
+    def import_subgraph(self, graph: onnx.GraphProto, inputs: Sequence[SSAValue], scope: str) -> list[SSAValue]:
+        """The outputs of `graph` (an If branch, a Loop or Scan body) built into the current block with
+        its inputs bound to `inputs`; `scope` (" in the body of node #3") names its nodes in diagnostics.
+
+        The enclosing graphs' values stay visible inside; the subgraph's own names do not outlive
+        it, so an unrolled body can be imported once per iteration.
+        """
+        unsupported = [
+            f"{node.op_type if node.domain in DEFAULT_DOMAINS else f'{node.domain}.{node.op_type}'} "
+            f"({node_label(node, index)})"
+            for index, node in enumerate(graph.node)
+            if node.domain not in DEFAULT_DOMAINS or node.op_type not in CONVERTERS
+        ]
+        if unsupported:
+            raise DiagnosticError(
+                Diagnostic("error", f"unsupported ONNX operators{scope}: {', '.join(unsupported)}", file=self.where)
+            )
+        if too_new := _newer_than_handled(graph, self.opset, scope):
+            raise DiagnosticError([Diagnostic("error", problem, file=self.where) for problem in too_new])
+        if len(inputs) != len(graph.input):
+            message = f"the subgraph{scope} takes {len(graph.input)} inputs, given {len(inputs)}"
+            raise DiagnosticError(Diagnostic("error", message, file=self.where))
+        values, initializers, not_produced = dict(self.values), self.initializers, dict(self._not_produced)
+        local = {tensor.name for tensor in graph.initializer} | {value.name for value in graph.input}
+        local |= {name for node in graph.node for name in node.output}
+        try:
+            self.initializers = {**initializers, **{tensor.name: tensor for tensor in graph.initializer}}
+            for name in local:
+                self.values.pop(name, None)  # the subgraph's own names shadow the enclosing ones
+            for value_info, value in zip(graph.input, inputs):
+                self.values[value_info.name] = value
+            for index, node in enumerate(graph.node):
+                self.import_node(node, index, {}, scope)
+            return [
+                self.value(output.name, f"the output '{output.name}' of the subgraph{scope}") for output in graph.output
+            ]
+        finally:
+            # The enclosing graph's initializers first read inside stay read (one constant, not one per iteration).
+            read = {
+                name: value
+                for name, value in self.values.items()
+                if name not in values and name in initializers and name not in local
+            }
+            self.values, self.initializers, self._not_produced = values | read, initializers, not_produced
 
     def _check_shape(self, context: NodeContext, name: str, result: SSAValue, expected) -> None:
         if expected is None or expected[1] is None:
@@ -405,14 +545,18 @@ class Importer:
 
 
 def import_model(
-    model_or_path: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None = None
+    model_or_path: ModelSource,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    bound_inputs: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
     """An ONNX model (a ModelProto, a path or serialized bytes) as a module with one `func.func @main`.
 
     `input_shapes` sets the shape of inputs by name (needed for dynamic dimensions).
+    `bound_inputs` gives inputs fixed values: they become constants and leave `@main`'s
+    arguments (for inputs whose values decide shapes, such as a Reshape's target or a Slice's starts).
     """
     model, where = load_model(model_or_path)
-    return import_loaded_model(model, input_shapes, where)
+    return import_loaded_model(model, input_shapes, where, bound_inputs=bound_inputs)
 
 
 def import_loaded_model(
@@ -420,16 +564,20 @@ def import_loaded_model(
     input_shapes: Mapping[str, Sequence[int]] | None,
     where: str,
     on_node: Callable[[int, int], None] | None = None,
+    bound_inputs: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
     """`import_model` for a model `load_model` returned; `where` names it in diagnostics.
 
     `on_node(done, total)` is called after each node (for progress displays).
     """
     opset = _check_supported(model, where)
-    typed_inputs = _input_types(model, input_shapes or {}, where)
+    typed_inputs = _input_types(model, input_shapes or {}, where, bound_inputs)
+    bound = _bound_values(model, bound_inputs or {}, where)
     shapes = _inferred_shapes(_with_static_inputs(model, typed_inputs), where)
 
     importer = Importer(model, opset, where)
+    for name, array in bound.items():
+        importer.constant(array, name)
     arguments = []
     for value, tensor_type in typed_inputs:
         argument = importer.block.insert_arg(tensor_type, len(importer.block.args))

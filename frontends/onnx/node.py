@@ -23,6 +23,21 @@ FOLD_AT_IMPORT_MAX_ELEMENTS = 1024
 """Results of constant operands up to this size are computed during the import."""
 
 
+class NotConstantError(DiagnosticError):
+    """A node needs the value of `value_name` at import time (a shape, axes, a count), and it is not known.
+
+    Static shapes need these values while compiling; when `value_name` is a graph input, binding it
+    to a value (`import_model(..., bound_inputs=...)`, `ziggurat-compile --bind`) makes it a constant,
+    as TensorRT's optimization profiles give its shape tensors values at build time.
+    """
+
+    def __init__(self, diagnostic: Diagnostic, value_name: str, inputs: Sequence[str] = ()):
+        super().__init__(diagnostic)
+        self.value_name = value_name
+        self.inputs = tuple(inputs)
+        """The graph inputs `value_name` is computed from (itself, if it is one)."""
+
+
 def element_type_of(onnx_type: int, what: str) -> Attribute:
     """The builtin element type of an ONNX TensorProto data type, or an error naming `what`."""
     try:
@@ -55,17 +70,20 @@ class NodeContext:
     do not produce, such as BatchNormalization's running statistics).
     """
 
-    def __init__(self, importer: Importer, node: onnx.NodeProto, index: int):
+    def __init__(self, importer: Importer, node: onnx.NodeProto, index: int, scope: str = ""):
         self.importer = importer
         self.node = node
         self.opset = importer.opset
-        self.label = node_label(node, index)
+        self.label = node_label(node, index) + scope
+        """How diagnostics name the node; `scope` places a subgraph's node (" in the body of node #3 (Loop)")."""
+        self.described = f"{node_label(node, index)} ({node.op_type}){scope}"
+        """The label with the operator: `node #4 (Expand) in the then_branch of node #1 (If)`."""
         self._attributes = {attribute.name: attribute for attribute in node.attribute}
 
     # ---- diagnostics ----
 
     def diagnostic(self, severity: str, message: str) -> Diagnostic:
-        return Diagnostic(severity, f"{self.label} ({self.node.op_type}): {message}", file=self.importer.where)
+        return Diagnostic(severity, f"{self.described}: {message}", file=self.importer.where)
 
     def error(self, message: str) -> DiagnosticError:
         return DiagnosticError(self.diagnostic("error", message))
@@ -102,10 +120,15 @@ class NodeContext:
         """Input `index` as an array known at import time, or an error saying that `what` must be constant."""
         array = self.importer.constant_array(self.input(index))
         if array is None:
-            raise self.error(
-                f"{what} (input #{index} '{self.node.input[index]}') must be a constant or computable "
-                "from shapes at import time"
-            )
+            name = self.node.input[index]
+            message = f"{what} (input #{index} '{name}') must be a constant or computable from shapes at import time"
+            inputs = self.importer.inputs_feeding(name)
+            if inputs == [name]:
+                message += f"; it is a graph input: give its value with --bind {name}=VALUES"
+            elif inputs:
+                listed = ", ".join(f"'{n}'" for n in inputs)
+                message += f"; it is computed from the graph input(s) {listed}: give their values with --bind"
+            raise NotConstantError(self.diagnostic("error", message), name, inputs)
         return array
 
     def optional_constant(self, index: int, what: str) -> np.ndarray | None:

@@ -10,11 +10,17 @@ reductions and elementwise ops (GroupNormalization and
 MeanVarianceNormalization too), DepthToSpace is reshape + transpose, Tile is
 concats, Conv and pools on 1-D sequences are their 2-D forms with a unit
 height, 3-D ones are 2-D ones over depth slices, ConvTranspose is a conv2d
-of the zero-spread input). Operators whose
+of the zero-spread input, a dilated AveragePool sums strided slices axis by axis,
+MaxPool's Indices compare the window's strided slices in the reference's scan order). Operators whose
 attributes moved to inputs across opsets (Slice, Pad, Clip, Split, Squeeze,
 Unsqueeze, the reductions' axes) accept both forms. GreaterOrEqual and
 LessOrEqual are `where(equal, equal, greater/less)`, which keeps NaN
 unordered (not(less) would call NaN >= x true).
+
+`converts(..., newest=N)` states the newest version (schema `since_version`) of its
+operators that a converter handles, each version's changes checked; the importer
+refuses a node whose opset makes it a newer version (`NEWEST_VERSIONS`), so that a
+new onnx release's operator versions are reviewed before they are imported.
 
 `MISSING_GRAPH_OPS` names the graph op that unsupported operators are waiting
 for, so the importer's error can say why.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import ml_dtypes
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import StringAttr, TensorType
@@ -32,7 +39,7 @@ from xdsl.ir import SSAValue
 
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import bool_attr, f32_attr, i64_attr, int_array
-from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of
 
 Converter = Callable[[NodeContext], Sequence[SSAValue | None]]
@@ -40,17 +47,27 @@ Converter = Callable[[NodeContext], Sequence[SSAValue | None]]
 CONVERTERS: dict[str, Converter] = {}
 
 MISSING_GRAPH_OPS: dict[str, str] = {
-    "Resize": "graph.resize",
-    "Upsample": "graph.resize",
-    "TopK": "graph.top_k",
     "MaxRoiPool": "graph.roi_pool",
 }
 
 
-def converts(*op_types: str):
+NEWEST_VERSIONS: dict[str, int] = {}
+"""Op type -> the newest version (schema `since_version`) of the op that its converter is known to
+handle; the importer rejects a node whose opset resolves it to a newer one. Op types left out are
+not checked."""
+
+
+def converts(*op_types: str, newest: int | None = None):
+    """Register a converter for `op_types`; `newest` is the newest version of them it handles
+    (checked against each version's changes in the ONNX changelog)."""
+
     def register(function: Converter) -> Converter:
         for op_type in op_types:
             CONVERTERS[op_type] = function
+            if newest is None:
+                NEWEST_VERSIONS.pop(op_type, None)
+            else:
+                NEWEST_VERSIONS[op_type] = newest
         return function
 
     return register
@@ -85,22 +102,22 @@ UNARY: dict[str, type[graph.GraphOp]] = {
 }
 
 
-@converts(*UNARY)
+@converts(*UNARY, newest=22)
 def convert_unary(ctx: NodeContext):
     return [ctx.emit(UNARY[ctx.node.op_type], [ctx.input(0)])]
 
 
-@converts("LeakyRelu")
+@converts("LeakyRelu", newest=16)
 def convert_leaky_relu(ctx: NodeContext):
     return [ctx.emit(graph.LeakyReluOp, [ctx.input(0)], {"alpha": f32_attr(ctx.attribute("alpha", 0.01))})]
 
 
-@converts("Elu")
+@converts("Elu", newest=22)
 def convert_elu(ctx: NodeContext):
     return [ctx.emit(graph.EluOp, [ctx.input(0)], {"alpha": f32_attr(ctx.attribute("alpha", 1.0))})]
 
 
-@converts("Selu")
+@converts("Selu", newest=22)
 def convert_selu(ctx: NodeContext):
     # selu = gamma * elu_alpha(x), exactly.
     alpha = ctx.attribute("alpha", 1.67326319217681884765625)
@@ -109,32 +126,32 @@ def convert_selu(ctx: NodeContext):
     return [ctx.emit(graph.MulOp, [elu, ctx.scalar_like(gamma, elu)])]
 
 
-@converts("HardSigmoid")
+@converts("HardSigmoid", newest=22)
 def convert_hard_sigmoid(ctx: NodeContext):
     properties = {"alpha": f32_attr(ctx.attribute("alpha", 0.2)), "beta": f32_attr(ctx.attribute("beta", 0.5))}
     return [ctx.emit(graph.HardSigmoidOp, [ctx.input(0)], properties)]
 
 
-@converts("Gelu")
+@converts("Gelu", newest=20)
 def convert_gelu(ctx: NodeContext):
     approximate = ctx.attribute("approximate", "none")
     return [ctx.emit(graph.GeluOp, [ctx.input(0)], {"approximate": StringAttr(approximate)})]
 
 
-@converts("Mish")
+@converts("Mish", newest=22)
 def convert_mish(ctx: NodeContext):
     x = ctx.input(0)
     return [ctx.emit(graph.MulOp, [x, ctx.emit(graph.TanhOp, [ctx.emit(graph.SoftplusOp, [x])])])]
 
 
-@converts("Softsign")
+@converts("Softsign", newest=22)
 def convert_softsign(ctx: NodeContext):
     x = ctx.input(0)
     denominator = ctx.emit(graph.AddOp, [ctx.emit(graph.AbsOp, [x]), ctx.scalar_like(1, x)])
     return [ctx.emit(graph.DivOp, [x, denominator])]
 
 
-@converts("Clip")
+@converts("Clip", newest=13)
 def convert_clip(ctx: NodeContext):
     x = ctx.input(0)
     if ctx.opset < 11:
@@ -177,7 +194,7 @@ def legacy_broadcast(ctx: NodeContext, lhs: SSAValue, rhs: SSAValue) -> SSAValue
     return reshape(ctx, rhs, rhs_shape + [1] * trailing) if trailing > 0 else rhs
 
 
-@converts(*BINARY)
+@converts(*BINARY, newest=15)
 def convert_binary(ctx: NodeContext):
     lhs, rhs = ctx.input(0), ctx.input(1)
     rhs = legacy_broadcast(ctx, lhs, rhs)
@@ -192,7 +209,7 @@ def convert_binary(ctx: NodeContext):
 VARIADIC: dict[str, type[graph.GraphOp]] = {"Sum": graph.AddOp, "Mean": graph.AddOp, "Max": graph.MaxOp, "Min": graph.MinOp}
 
 
-@converts(*VARIADIC)
+@converts(*VARIADIC, newest=13)
 def convert_variadic(ctx: NodeContext):
     operands = [ctx.input(i) for i in range(ctx.input_count) if ctx.has_input(i)]
     result = operands[0]
@@ -203,7 +220,7 @@ def convert_variadic(ctx: NodeContext):
     return [result]
 
 
-@converts("PRelu")
+@converts("PRelu", newest=16)
 def convert_prelu(ctx: NodeContext):
     x, slope = ctx.input(0), ctx.input(1)
     x_shape, slope_shape = ctx.shape(0), ctx.shape(1)
@@ -213,7 +230,7 @@ def convert_prelu(ctx: NodeContext):
     return [ctx.emit(graph.PReluOp, [x, slope])]
 
 
-@converts("Where")
+@converts("Where", newest=16)
 def convert_where(ctx: NodeContext):
     return [ctx.emit(graph.WhereOp, [ctx.input(0), ctx.input(1), ctx.input(2)])]
 
@@ -222,7 +239,7 @@ COMPARISONS: dict[str, type[graph.GraphOp]] = {"Equal": graph.EqualOp, "Greater"
 ORDERED_OR_EQUAL: dict[str, type[graph.GraphOp]] = {"GreaterOrEqual": graph.GreaterOp, "LessOrEqual": graph.LessOp}
 
 
-@converts(*COMPARISONS, *ORDERED_OR_EQUAL)
+@converts(*COMPARISONS, *ORDERED_OR_EQUAL, newest=19)
 def convert_comparison(ctx: NodeContext):
     lhs = ctx.input(0)
     rhs = legacy_broadcast(ctx, lhs, ctx.input(1))
@@ -233,24 +250,45 @@ def convert_comparison(ctx: NodeContext):
     return [ctx.emit(graph.WhereOp, [equal, equal, ordered])]
 
 
-@converts("Not")
+@converts("Not", newest=1)
 def convert_not(ctx: NodeContext):
     return [ctx.emit(graph.NotOp, [ctx.input(0)])]
 
 
-@converts("Identity", "Dropout")
+@converts("Identity", "Dropout", newest=25)
 def convert_identity(ctx: NodeContext):
     x = ctx.input(0)
+    if ctx.node.op_type == "Dropout" and ctx.has_input(2):
+        # Opset 12 made training a run-time input: in training mode a ratio > 0 drops at random.
+        training = bool(ctx.constant(2, "training_mode").reshape(-1)[0])
+        ratio = ctx.optional_constant(1, "ratio")
+        if training and (ratio is None or float(ratio.reshape(-1)[0]) > 0):
+            raise ctx.error("training_mode = true drops values at random; the importer handles inference graphs")
     if ctx.node.op_type == "Dropout" and len(ctx.node.output) > 1 and ctx.node.output[1]:
         # Inference: nothing is dropped, so the mask is all true.
         return [x, ctx.constant_value(np.ones(ctx.shape(0), np.bool_))]
     return [x]
 
 
-@converts("Cast")
+@converts("Cast", newest=28)
 def convert_cast(ctx: NodeContext):
     element_type = element_type_of(ctx.attribute("to"), f"{ctx.label} (Cast) target")
-    return [ctx.emit_typed(graph.CastOp, ctx.input(0), TensorType(element_type, ctx.shape(0)))]
+    return [cast(ctx, ctx.input(0), element_type)]
+
+
+def cast(ctx: NodeContext, x: SSAValue, element_type) -> SSAValue:
+    """Cast and CastLike: `x` in `element_type`; graph.cast saturates float -> fp8 (ONNX's saturate = 1)."""
+    to_narrow_float = to_numpy_dtype(element_type).kind == "V"
+    from_float = to_numpy_dtype(tensor_type(x).get_element_type()).kind == "f"
+    if to_narrow_float and from_float and not ctx.attribute("saturate", 1):
+        raise ctx.error("saturate = 0 is not supported: graph.cast saturates out-of-range values when casting to fp8")
+    return ctx.emit_typed(graph.CastOp, x, TensorType(element_type, tensor_type(x).get_shape()))
+
+
+@converts("CastLike", newest=25)
+def convert_cast_like(ctx: NodeContext):
+    # Cast to the element type of the second input, whose values are not read.
+    return [cast(ctx, ctx.input(0), ctx.type(1).get_element_type())]
 
 
 # --------------------------------------------------------------------------- #
@@ -258,12 +296,12 @@ def convert_cast(ctx: NodeContext):
 # --------------------------------------------------------------------------- #
 
 
-@converts("MatMul")
+@converts("MatMul", newest=13)
 def convert_matmul(ctx: NodeContext):
     return [ctx.emit(graph.MatMulOp, [ctx.input(0), ctx.input(1)])]
 
 
-@converts("Gemm")
+@converts("Gemm", newest=13)
 def convert_gemm(ctx: NodeContext):
     properties = {
         "alpha": f32_attr(ctx.attribute("alpha", 1.0)),
@@ -328,30 +366,35 @@ def from_2d(ctx: NodeContext, value: SSAValue, rank: int) -> SSAValue:
     return ctx.emit(graph.SqueezeOp, [value], {"axes": int_array([2])})
 
 
-@converts("Conv")
+@converts("Conv", newest=22)
 def convert_conv(ctx: NodeContext):
+    return [convolution(ctx, ctx.input(0), ctx.input(1), ctx.optional_input(2))]
+
+
+def convolution(ctx: NodeContext, x: SSAValue, w: SSAValue, bias: SSAValue | None) -> SSAValue:
+    """ONNX Conv of `x` (shaped as the node's input 0) and `w` with the node's attributes; also the
+    integer convolutions' (ConvInteger, QLinearConv) once their zero points are subtracted."""
     rank = spatial_rank(ctx, 0, most=3)
-    weight_shape = ctx.shape(1)
+    weight_shape = tensor_type(w).get_shape()
     kernel = list(ctx.attribute("kernel_shape", weight_shape[2:]))
     _, strides, pads, dilations = window_attributes(ctx, rank, kernel)
     if rank == 3:
-        return [convert_conv3d(ctx, strides, pads, dilations)]
+        return convert_conv3d(ctx, strides, pads, dilations, x, w, bias)
     properties = {
         "strides": int_array(strides),
         "pads": int_array(pads),
         "dilations": int_array(dilations),
         "groups": i64_attr(ctx.attribute("group", 1)),
     }
-    x, w = as_2d(ctx, ctx.input(0), rank), as_2d(ctx, ctx.input(1), rank)
-    y = ctx.emit(graph.Conv2dOp, [x, w, ctx.optional_input(2)], properties)
-    return [from_2d(ctx, y, rank)]
+    y = ctx.emit(graph.Conv2dOp, [as_2d(ctx, x, rank), as_2d(ctx, w, rank), bias], properties)
+    return from_2d(ctx, y, rank)
 
 
 def depth_windows(
     ctx: NodeContext, x: SSAValue, kernel: int, stride: int, dilation: int, pads: tuple[int, int], ceil_mode: bool, fill
 ) -> tuple[list[SSAValue], int]:
-    """The `kernel` slices [N, C, OD, H, W] of an (N, C, D, H, W) input that a 3-D window reads along
-    depth, one per kernel offset, after padding depth with `fill`; and OD."""
+    """The `kernel` slices [N, C, OD, ...] of an (N, C, D, ...) input that a window reads along
+    axis 2 (depth), one per kernel offset, after padding that axis with `fill`; and OD."""
     depth = tensor_type(x).get_shape()[2]
     begin, end = pads
     padded, span = depth + begin + end, dilation * (kernel - 1) + 1
@@ -363,7 +406,9 @@ def depth_windows(
         out = (padded - span) // stride + 1
     end += max((out - 1) * stride + span - padded, 0)
     if begin or end:
-        depth_pads = [0, 0, begin, 0, 0, 0, 0, end, 0, 0]
+        rank = len(tensor_type(x).get_shape())
+        depth_pads = [0] * (2 * rank)
+        depth_pads[2], depth_pads[rank + 2] = begin, end
         x = ctx.emit(graph.PadOp, [x], {"pads": int_array(depth_pads), "value": f32_attr(fill)})
     return [
         ctx.emit(
@@ -380,19 +425,19 @@ def depth_windows(
     ], out
 
 
-def convert_conv3d(ctx: NodeContext, strides, pads, dilations) -> SSAValue:
+def convert_conv3d(ctx: NodeContext, strides, pads, dilations, x: SSAValue, w: SSAValue, bias) -> SSAValue:
     # A 2-D convolution of every output depth at once: the depth offsets of the kernel join the
     # channels (grouped as the weights are), the output depths join the batch.
-    n, channels, _, height, width = ctx.shape(0)
-    out_channels, per_group, kd, kh, kw = ctx.shape(1)
+    n, channels, _, height, width = tensor_type(x).get_shape()
+    out_channels, per_group, kd, kh, kw = tensor_type(w).get_shape()
     groups = ctx.attribute("group", 1)
-    slices, depth = depth_windows(ctx, ctx.input(0), kd, strides[0], dilations[0], (pads[0], pads[3]), False, 0.0)
+    slices, depth = depth_windows(ctx, x, kd, strides[0], dilations[0], (pads[0], pads[3]), False, 0.0)
     stacked = [ctx.emit(graph.UnsqueezeOp, [s], {"axes": int_array([1])}) for s in slices]
     stacked = stacked[0] if kd == 1 else ctx.emit(graph.ConcatOp, stacked, {"axis": i64_attr(1)})
     grouped = reshape(ctx, stacked, [n, kd, groups, per_group, depth, height, width])
     moved = ctx.emit(graph.TransposeOp, [grouped], {"perm": int_array([0, 4, 2, 1, 3, 5, 6])})
     planes = reshape(ctx, moved, [n * depth, groups * kd * per_group, height, width])
-    weights = ctx.emit(graph.TransposeOp, [ctx.input(1)], {"perm": int_array([0, 2, 1, 3, 4])})
+    weights = ctx.emit(graph.TransposeOp, [w], {"perm": int_array([0, 2, 1, 3, 4])})
     weights = reshape(ctx, weights, [out_channels, kd * per_group, kh, kw])
     properties = {
         "strides": int_array(strides[1:]),
@@ -400,7 +445,7 @@ def convert_conv3d(ctx: NodeContext, strides, pads, dilations) -> SSAValue:
         "dilations": int_array(dilations[1:]),
         "groups": i64_attr(groups),
     }
-    y = ctx.emit(graph.Conv2dOp, [planes, weights, ctx.optional_input(2)], properties)
+    y = ctx.emit(graph.Conv2dOp, [planes, weights, bias], properties)
     out_height, out_width = tensor_type(y).get_shape()[2:]
     y = reshape(ctx, y, [n, depth, out_channels, out_height, out_width])
     return ctx.emit(graph.TransposeOp, [y], {"perm": int_array([0, 2, 1, 3, 4])})
@@ -421,14 +466,19 @@ def transposed_pads(ctx: NodeContext, spatial, kernel, strides, dilations, outpu
     targets = list(output_shape)[-rank:] if output_shape is not None else [n * s for n, s in zip(spatial, strides)]
     begins, ends = [], []
     for size, k, stride, dilation, extra, target in zip(spatial, kernel, strides, dilations, output_padding, targets):
-        total = max(stride * (size - 1) + extra + (k - 1) * dilation + 1 - target, 0)
+        total = stride * (size - 1) + extra + (k - 1) * dilation + 1 - target
+        if total < 0:
+            # An output_shape past the full result: onnxruntime adds the missing positions at the end.
+            begins.append(0)
+            ends.append(total)
+            continue
         small, large = total // 2, total - total // 2
         begins.append(small if auto_pad == "SAME_UPPER" else large)
         ends.append(large if auto_pad == "SAME_UPPER" else small)
     return begins + ends
 
 
-@converts("ConvTranspose")
+@converts("ConvTranspose", newest=22)
 def convert_conv_transpose(ctx: NodeContext):
     # Exactly a stride-1 conv2d of the input with (stride - 1) zeros between its pixels, padded by
     # dilation * (kernel - 1) - pads, with the weights flipped and their channel roles swapped.
@@ -471,20 +521,99 @@ def convert_conv_transpose(ctx: NodeContext):
     return [from_2d(ctx, y, rank)]
 
 
-@converts("MaxPool", "AveragePool")
+@converts("MaxPool", "AveragePool", newest=22)
 def convert_pool(ctx: NodeContext):
-    if len(ctx.node.output) > 1 and ctx.node.output[1]:
-        raise ctx.error("the Indices output is not supported")
     rank = spatial_rank(ctx, 0, most=3)
+    with_indices = len(ctx.node.output) > 1 and ctx.node.output[1]
+    if with_indices and rank == 3:
+        raise ctx.error("the Indices output of a 3-D MaxPool is not supported")
     kernel, strides, pads, dilations = window_attributes(ctx, rank, ctx.attribute("kernel_shape"))
     ceil_mode = bool(ctx.attribute("ceil_mode", 0))
     count_include_pad = bool(ctx.attribute("count_include_pad", 0))
+    if with_indices:
+        y = pool2d(ctx, as_2d(ctx, ctx.input(0), rank), kernel, strides, pads, dilations, ceil_mode, count_include_pad)
+        indices = max_pool_indices(ctx, as_2d(ctx, ctx.input(0), rank), y, kernel, strides, pads, dilations)
+        return [from_2d(ctx, y, rank), from_2d(ctx, indices, rank)]
     if ctx.node.op_type == "AveragePool" and any(d != 1 for d in dilations):
-        raise ctx.error(f"dilations {dilations} are not supported: graph.avg_pool has no dilations")
+        return [dilated_average_pool(ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad)]
     if rank == 3:
         return [convert_pool3d(ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad)]
     y = pool2d(ctx, as_2d(ctx, ctx.input(0), rank), kernel, strides, pads, dilations, ceil_mode, count_include_pad)
     return [from_2d(ctx, y, rank)]
+
+
+def max_pool_indices(ctx: NodeContext, x: SSAValue, y: SSAValue, kernel, strides, pads, dilations) -> SSAValue:
+    """MaxPool's Indices: the flat index in x (row-major, or column-major over (H, W) with
+    storage_order = 1) of each window's first largest element, padding skipped, as the ONNX
+    reference scans: one comparison per kernel offset, the strictly greater one taking over."""
+    n, channels, height, width = tensor_type(x).get_shape()
+    out_height, out_width = tensor_type(y).get_shape()[2:]
+    top, left = pads[0], pads[1]
+    outs = (out_height, out_width)
+    spans = [(out - 1) * s + (k - 1) * d + 1 for out, s, k, d in zip(outs, strides, kernel, dilations)]
+    bottom, right = (max(span - begin - size, 0) for span, begin, size in zip(spans, (top, left), (height, width)))
+    padded = ctx.emit(graph.PadOp, [x], {"pads": int_array([0, 0, top, left, 0, 0, bottom, right])})
+    rows, columns = np.arange(-top, height + bottom).reshape(-1, 1), np.arange(-left, width + right).reshape(1, -1)
+    real = (rows >= 0) & (rows < height) & (columns >= 0) & (columns < width)
+    grid = rows * width + columns if not ctx.attribute("storage_order", 0) else rows + columns * height
+    best = index = None
+    best_real = np.zeros((out_height, out_width), np.bool_)
+    for kh in range(kernel[0]):
+        for kw in range(kernel[1]):
+            h0, w0 = kh * dilations[0], kw * dilations[1]
+            window = (slice(h0, h0 + (out_height - 1) * strides[0] + 1, strides[0]),
+                      slice(w0, w0 + (out_width - 1) * strides[1] + 1, strides[1]))
+            properties = {
+                "starts": int_array([h0, w0]),
+                "ends": int_array([window[0].stop, window[1].stop]),
+                "axes": int_array([2, 3]),
+                "steps": int_array(list(strides)),
+            }
+            values = ctx.emit(graph.SliceOp, [padded], properties)
+            candidate = ctx.constant_value(grid[window].astype(np.int64))
+            is_real = real[window]
+            if best is None:
+                best, index, best_real = values, candidate, is_real
+                continue
+            # Take the candidate where it is real and the best so far is padding or smaller.
+            greater = ctx.emit(graph.GreaterOp, [values, best])
+            true, false = ctx.constant_value(np.asarray(True)), ctx.constant_value(np.asarray(False))
+            take = ctx.emit(graph.WhereOp, [ctx.constant_value(best_real), greater, true])
+            take = ctx.emit(graph.WhereOp, [ctx.constant_value(is_real), take, false])
+            best = ctx.emit(graph.WhereOp, [take, values, best])
+            index = ctx.emit(graph.WhereOp, [take, candidate, index])
+            best_real = best_real | is_real
+    planes = np.arange(n * channels, dtype=np.int64).reshape(n, channels, 1, 1) * (height * width)
+    return ctx.emit(graph.AddOp, [index, ctx.constant_value(planes)])
+
+
+def dilated_average_pool(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
+    # graph.avg_pool has no dilations. A box window is separable: sum the window's strided slices
+    # along each spatial axis in turn (moved to axis 2 for `depth_windows`), then divide by the
+    # product of the per-axis counts of the positions counted.
+    x = ctx.input(0)
+    shape = ctx.shape(0)
+    rank = len(shape) - 2
+    pads = list(pads) if len(kernel) == rank else [pads[1], pads[3]]  # 1-D: window_attributes' 2-D form
+    kernel, strides, dilations = (list(v)[-rank:] for v in (kernel, strides, dilations))
+    divisor = np.ones([1] * (rank + 2), ctx.dtype(0))
+    for i in range(rank):
+        axis = 2 + i
+        perm = list(range(rank + 2))
+        perm[2], perm[axis] = axis, 2
+        moved = x if axis == 2 else ctx.emit(graph.TransposeOp, [x], {"perm": int_array(perm)})
+        begin, end = pads[i], pads[i + rank]
+        slices, out = depth_windows(ctx, moved, kernel[i], strides[i], dilations[i], (begin, end), ceil_mode, 0.0)
+        total = slices[0]
+        for window in slices[1:]:
+            total = ctx.emit(graph.AddOp, [total, window])
+        x = total if axis == 2 else ctx.emit(graph.TransposeOp, [total], {"perm": int_array(perm)})
+        size = shape[axis]
+        low, high = (0, size + begin + end) if count_include_pad else (begin, begin + size)
+        counts = [sum(low <= o * strides[i] + k * dilations[i] < high for k in range(kernel[i])) for o in range(out)]
+        along_axis = [out if d == axis else 1 for d in range(rank + 2)]
+        divisor = divisor * np.asarray(counts, divisor.dtype).reshape(along_axis)
+    return ctx.emit(graph.DivOp, [x, ctx.constant_value(divisor)])
 
 
 def pool2d(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
@@ -532,7 +661,7 @@ def convert_pool3d(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode
     return ctx.emit(graph.DivOp, [result, divisor])
 
 
-@converts("GlobalAveragePool", "GlobalMaxPool")
+@converts("GlobalAveragePool", "GlobalMaxPool", newest=22)
 def convert_global_pool(ctx: NodeContext):
     op_type = graph.GlobalAvgPoolOp if ctx.node.op_type == "GlobalAveragePool" else graph.GlobalMaxPoolOp
     return [ctx.emit(op_type, [ctx.input(0)])]
@@ -543,7 +672,7 @@ def convert_global_pool(ctx: NodeContext):
 # --------------------------------------------------------------------------- #
 
 
-@converts("BatchNormalization")
+@converts("BatchNormalization", newest=15)
 def convert_batch_norm(ctx: NodeContext):
     if ctx.attribute("training_mode", 0):
         raise ctx.error("training_mode = 1 is not supported: the importer handles inference graphs")
@@ -553,10 +682,26 @@ def convert_batch_norm(ctx: NodeContext):
     return [ctx.emit(graph.BatchNormOp, operands, {"epsilon": f32_attr(ctx.attribute("epsilon", 1e-5))})]
 
 
-@converts("LayerNormalization")
+@converts("LayerNormalization", newest=17)
 def convert_layer_norm(ctx: NodeContext):
-    properties = {"axis": i64_attr(ctx.attribute("axis", -1)), "epsilon": f32_attr(ctx.attribute("epsilon", 1e-5))}
-    return [ctx.emit(graph.LayerNormOp, [ctx.input(0), ctx.input(1), ctx.optional_input(2)], properties)]
+    if ctx.attribute("stash_type", 1) != onnx.TensorProto.FLOAT:
+        raise ctx.error(
+            f"stash_type {ctx.attribute('stash_type')} is not supported: graph.layer_norm computes in float"
+        )
+    axis, epsilon = ctx.attribute("axis", -1), ctx.attribute("epsilon", 1e-5)
+    properties = {"axis": i64_attr(axis), "epsilon": f32_attr(epsilon)}
+    y = ctx.emit(graph.LayerNormOp, [ctx.input(0), ctx.input(1), ctx.optional_input(2)], properties)
+    if not any(ctx.node.output[1:]):
+        return [y]
+    # Mean and InvStdDev (used, training graphs' outputs) are computed again, in float as stash_type says.
+    x = cast_to(ctx, ctx.input(0), from_numpy_dtype(np.float32))
+    rank = len(ctx.shape(0))
+    reduced = {"axes": int_array(list(range(axis % rank, rank)))}
+    mean = ctx.emit(graph.ReduceMeanOp, [x], reduced)
+    centered = ctx.emit(graph.SubOp, [x, mean])
+    variance = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [centered, centered])], reduced)
+    deviation = ctx.emit(graph.SqrtOp, [ctx.emit(graph.AddOp, [variance, ctx.scalar_like(epsilon, variance)])])
+    return [y, mean, ctx.emit(graph.ReciprocalOp, [deviation])]
 
 
 def normalize(ctx: NodeContext, x: SSAValue, axes: Sequence[int], epsilon: float) -> SSAValue:
@@ -574,7 +719,7 @@ def scale_and_shift(ctx: NodeContext, x: SSAValue, shape: Sequence[int]) -> SSAV
     return ctx.emit(graph.AddOp, [scaled, reshape(ctx, ctx.input(2), shape)])
 
 
-@converts("InstanceNormalization")
+@converts("InstanceNormalization", newest=22)
 def convert_instance_norm(ctx: NodeContext):
     # Statistics over the spatial axes of each (n, c).
     rank = len(ctx.shape(0))
@@ -582,7 +727,7 @@ def convert_instance_norm(ctx: NodeContext):
     return [scale_and_shift(ctx, normalized, [ctx.shape(1)[0]] + [1] * (rank - 2))]
 
 
-@converts("GroupNormalization")
+@converts("GroupNormalization", newest=21)
 def convert_group_norm(ctx: NodeContext):
     # Statistics over each group of C / num_groups channels and the spatial axes; scale and bias
     # are per group before opset 21, per channel from it.
@@ -598,7 +743,7 @@ def convert_group_norm(ctx: NodeContext):
     return [scale_and_shift(ctx, reshape(ctx, normalized, shape), [channels] + [1] * (len(shape) - 2))]
 
 
-@converts("MeanVarianceNormalization")
+@converts("MeanVarianceNormalization", newest=13)
 def convert_mean_variance_norm(ctx: NodeContext):
     # ONNX's function body: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9).
     x = ctx.input(0)
@@ -610,7 +755,7 @@ def convert_mean_variance_norm(ctx: NodeContext):
     return [ctx.emit(graph.DivOp, [ctx.emit(graph.SubOp, [x, mean]), deviation])]
 
 
-@converts("LRN")
+@converts("LRN", newest=13)
 def convert_lrn(ctx: NodeContext):
     # x / (bias + alpha / size * sum of squares over `size` neighbouring channels) ** beta.
     x = ctx.input(0)
@@ -633,7 +778,7 @@ def convert_lrn(ctx: NodeContext):
     return [ctx.emit(graph.DivOp, [x, ctx.emit(graph.PowOp, [base, ctx.scalar_like(beta, x)])])]
 
 
-@converts("Softmax", "LogSoftmax")
+@converts("Softmax", "LogSoftmax", newest=13)
 def convert_softmax(ctx: NodeContext):
     op_type = graph.SoftmaxOp if ctx.node.op_type == "Softmax" else graph.LogSoftmaxOp
     x = ctx.input(0)
@@ -670,24 +815,44 @@ REDUCTIONS: dict[str, tuple[type[graph.GraphOp], int]] = {
 }
 
 
-@converts(*REDUCTIONS)
+@converts(*REDUCTIONS, newest=28)
 def convert_reduce(ctx: NodeContext):
     op_type, since = REDUCTIONS[ctx.node.op_type]
     axes = ctx.ints_from_input_or_attribute(1, "axes", since, "axes")
     x = ctx.input(0)
     if not axes and ctx.attribute("noop_with_empty_axes", 0):
         return [x]
+    keepdims = bool(ctx.attribute("keepdims", 1))
+    properties = {"axes": int_array(axes) if axes else None, "keepdims": bool_attr(keepdims)}
+    dtype = ctx.dtype(0)
+    if dtype == np.bool_ and ctx.node.op_type in ("ReduceMax", "ReduceMin"):
+        # Boolean max is any(x), min is not any(not x): counts of true elements (empty sets give false, true).
+        counted = x if ctx.node.op_type == "ReduceMax" else ctx.emit(graph.NotOp, [x])
+        count = ctx.emit(graph.ReduceSumOp, [cast_to(ctx, counted, from_numpy_dtype(np.int64))], properties)
+        compare = graph.GreaterOp if ctx.node.op_type == "ReduceMax" else graph.EqualOp
+        return [ctx.emit(compare, [count, ctx.scalar_like(0, count)])]
+    if ctx.node.op_type == "ReduceMin" and dtype.kind in "iu":
+        # min(x) = c - max(c - x) with c = -1 (bitwise not) for signed, the largest value for unsigned
+        # integers: order-reversing without the overflow of -x.
+        c = ctx.scalar_like(-1 if dtype.kind == "i" else np.iinfo(dtype).max, x)
+        peak = ctx.emit(graph.ReduceMaxOp, [ctx.emit(graph.SubOp, [c, x])], properties)
+        return [ctx.emit(graph.SubOp, [c, peak])]
     reduced = {
         "ReduceMin": lambda: ctx.emit(graph.NegOp, [x]),
         "ReduceL1": lambda: ctx.emit(graph.AbsOp, [x]),
         "ReduceL2": lambda: ctx.emit(graph.MulOp, [x, x]),
         "ReduceSumSquare": lambda: ctx.emit(graph.MulOp, [x, x]),
     }.get(ctx.node.op_type, lambda: x)()
-    keepdims = bool(ctx.attribute("keepdims", 1))
-    properties = {"axes": int_array(axes) if axes else None, "keepdims": bool_attr(keepdims)}
     if ctx.node.op_type == "ReduceLogSumExp":
-        # max + log(sum(exp(x - max))): no overflow, as onnxruntime computes it.
-        peak = ctx.emit(graph.ReduceMaxOp, [x], properties | {"keepdims": bool_attr(True)})
+        # max + log(sum(exp(x - max))): no overflow, as onnxruntime computes it, with the max of
+        # the finite elements (0 if none): an infinity would make x - max NaN.
+        if dtype.kind in "iub":
+            raise ctx.error(f"{dtype} input is not supported: graph.exp and graph.log take floats")
+        infinite = ctx.emit(graph.EqualOp, [ctx.emit(graph.AbsOp, [x]), ctx.scalar_like(np.inf, x)])
+        finite = ctx.emit(graph.WhereOp, [infinite, ctx.scalar_like(-np.inf, x), x])
+        peak = ctx.emit(graph.ReduceMaxOp, [finite], properties | {"keepdims": bool_attr(True)})
+        none = ctx.emit(graph.EqualOp, [peak, ctx.scalar_like(-np.inf, x)])
+        peak = ctx.emit(graph.WhereOp, [none, ctx.scalar_like(0, x), peak])
         exponentials = ctx.emit(graph.ExpOp, [ctx.emit(graph.SubOp, [x, peak])])
         total = ctx.emit(graph.ReduceSumOp, [exponentials], properties)
         peak = peak if keepdims else reshape(ctx, peak, tensor_type(total).get_shape())
@@ -702,7 +867,7 @@ def convert_reduce(ctx: NodeContext):
     return [result]
 
 
-@converts("ArgMax")
+@converts("ArgMax", newest=13)
 def convert_arg_max(ctx: NodeContext):
     properties = {
         "axis": i64_attr(ctx.attribute("axis", 0)),
@@ -712,7 +877,7 @@ def convert_arg_max(ctx: NodeContext):
     return [ctx.emit(graph.ArgMaxOp, [ctx.input(0)], properties)]
 
 
-@converts("CumSum")
+@converts("CumSum", newest=14)
 def convert_cumsum(ctx: NodeContext):
     axis = ctx.constant(1, "the axis").reshape(-1)
     if axis.size != 1:
@@ -730,7 +895,7 @@ def convert_cumsum(ctx: NodeContext):
 # --------------------------------------------------------------------------- #
 
 
-@converts("Reshape")
+@converts("Reshape", newest=25)
 def convert_reshape(ctx: NodeContext):
     target = ctx.attribute("shape") if ctx.opset < 5 else list(ctx.constant(1, "the target shape"))
     shape = ctx.shape(0)
@@ -746,18 +911,18 @@ def convert_reshape(ctx: NodeContext):
     return [reshape(ctx, ctx.input(0), resolved)]
 
 
-@converts("Flatten")
+@converts("Flatten", newest=25)
 def convert_flatten(ctx: NodeContext):
     return [ctx.emit(graph.FlattenOp, [ctx.input(0)], {"axis": i64_attr(ctx.attribute("axis", 1))})]
 
 
-@converts("Squeeze")
+@converts("Squeeze", newest=25)
 def convert_squeeze(ctx: NodeContext):
     axes = ctx.ints_from_input_or_attribute(1, "axes", 13, "axes")
     return [ctx.emit(graph.SqueezeOp, [ctx.input(0)], {"axes": None if axes is None else int_array(axes)})]
 
 
-@converts("Unsqueeze")
+@converts("Unsqueeze", newest=25)
 def convert_unsqueeze(ctx: NodeContext):
     axes = ctx.ints_from_input_or_attribute(1, "axes", 13, "axes")
     if axes is None:
@@ -765,19 +930,19 @@ def convert_unsqueeze(ctx: NodeContext):
     return [ctx.emit(graph.UnsqueezeOp, [ctx.input(0)], {"axes": int_array(axes)})]
 
 
-@converts("Transpose")
+@converts("Transpose", newest=25)
 def convert_transpose(ctx: NodeContext):
     perm = ctx.attribute("perm", list(reversed(range(len(ctx.shape(0))))))
     return [ctx.emit(graph.TransposeOp, [ctx.input(0)], {"perm": int_array(perm)})]
 
 
-@converts("Concat")
+@converts("Concat", newest=13)
 def convert_concat(ctx: NodeContext):
     operands = [ctx.input(i) for i in range(ctx.input_count) if ctx.has_input(i)]
     return [ctx.emit(graph.ConcatOp, operands, {"axis": i64_attr(ctx.attribute("axis", 1))})]
 
 
-@converts("Split")
+@converts("Split", newest=18)
 def convert_split(ctx: NodeContext):
     shape = ctx.shape(0)
     axis = ctx.attribute("axis", 0)
@@ -799,7 +964,7 @@ def convert_split(ctx: NodeContext):
     return results
 
 
-@converts("Slice")
+@converts("Slice", newest=13)
 def convert_slice(ctx: NodeContext):
     if ctx.opset < 10:
         starts, ends, axes, steps = ctx.attribute("starts"), ctx.attribute("ends"), ctx.attribute("axes"), None
@@ -822,7 +987,7 @@ def convert_slice(ctx: NodeContext):
     return [ctx.emit(graph.SliceOp, [ctx.input(0)], properties)]
 
 
-@converts("Pad")
+@converts("Pad", newest=25)
 def convert_pad(ctx: NodeContext):
     rank = len(ctx.shape(0))
     mode = ctx.attribute("mode", "constant")
@@ -840,18 +1005,29 @@ def convert_pad(ctx: NodeContext):
             for position, axis in enumerate(int(a) % rank for a in axes.reshape(-1)):
                 full[axis], full[axis + rank] = pads[position], pads[position + len(axes)]
             pads = full
+    if mode == "wrap":
+        # Opset 19's wrap: output position i of an axis of size n reads (i - begin) mod n, a gather.
+        if any(p < 0 for p in pads):
+            raise ctx.error(f"negative pads {pads} (cropping) with mode 'wrap' are not supported")
+        result = ctx.input(0)
+        for axis, size in enumerate(ctx.shape(0)):
+            begin, end = pads[axis], pads[axis + rank]
+            if begin or end:
+                sources = np.mod(np.arange(-begin, size + end, dtype=np.int64), size)
+                result = ctx.emit(graph.GatherOp, [result, ctx.constant_value(sources)], {"axis": i64_attr(axis)})
+        return [result]
     if mode not in graph.PadOp.MODES:
-        raise ctx.error(f"mode '{mode}' is not supported (graph.pad has {', '.join(graph.PadOp.MODES)})")
+        raise ctx.error(f"mode '{mode}' is not supported (graph.pad has {', '.join(graph.PadOp.MODES)}, and wrap)")
     properties = {"pads": int_array(pads), "mode": StringAttr(mode), "value": f32_attr(value)}
     return [ctx.emit(graph.PadOp, [ctx.input(0)], properties)]
 
 
-@converts("Gather")
+@converts("Gather", newest=13)
 def convert_gather(ctx: NodeContext):
     return [ctx.emit(graph.GatherOp, [ctx.input(0), ctx.input(1)], {"axis": i64_attr(ctx.attribute("axis", 0))})]
 
 
-@converts("Expand")
+@converts("Expand", newest=13)
 def convert_expand(ctx: NodeContext):
     target = [int(d) for d in ctx.constant(1, "the target shape")]
     shape = ctx.shape(0)
@@ -859,7 +1035,7 @@ def convert_expand(ctx: NodeContext):
     return [ctx.emit_typed(graph.BroadcastToOp, ctx.input(0), TensorType(ctx.type(0).get_element_type(), result_shape))]
 
 
-@converts("Tile")
+@converts("Tile", newest=13)
 def convert_tile(ctx: NodeContext):
     repeats = [int(r) for r in ctx.constant(1, "repeats")]
     result = ctx.input(0)
@@ -869,16 +1045,21 @@ def convert_tile(ctx: NodeContext):
     return [result]
 
 
-@converts("DepthToSpace", "SpaceToDepth")
+@converts("DepthToSpace", "SpaceToDepth", newest=28)
 def convert_depth_space(ctx: NodeContext):
     n, c, h, w = ctx.shape(0)
     b = ctx.attribute("blocksize")
     x = ctx.input(0)
+    mode = ctx.attribute("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise ctx.error(f"mode '{mode}' is not one of DCR, CRD")
     if ctx.node.op_type == "SpaceToDepth":
+        # `mode` from opset 28: the blocks go before (DCR) or after (CRD) the channels.
         blocks = reshape(ctx, x, [n, c, h // b, b, w // b, b])
-        moved = ctx.emit(graph.TransposeOp, [blocks], {"perm": int_array([0, 3, 5, 1, 2, 4])})
+        perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+        moved = ctx.emit(graph.TransposeOp, [blocks], {"perm": int_array(perm)})
         return [reshape(ctx, moved, [n, c * b * b, h // b, w // b])]
-    if ctx.attribute("mode", "DCR") == "DCR":
+    if mode == "DCR":
         blocks, perm = reshape(ctx, x, [n, b, b, c // (b * b), h, w]), [0, 3, 4, 1, 5, 2]
     else:
         blocks, perm = reshape(ctx, x, [n, c // (b * b), b, b, h, w]), [0, 1, 4, 2, 5, 3]
@@ -891,7 +1072,7 @@ def convert_depth_space(ctx: NodeContext):
 # --------------------------------------------------------------------------- #
 
 
-@converts("Constant")
+@converts("Constant", newest=25)
 def convert_constant(ctx: NodeContext):
     for name, dtype in (
         ("value", None),
@@ -906,7 +1087,7 @@ def convert_constant(ctx: NodeContext):
     raise ctx.error("only dense tensor, float(s) and int(s) values are supported (not sparse or strings)")
 
 
-@converts("ConstantOfShape")
+@converts("ConstantOfShape", newest=25)
 def convert_constant_of_shape(ctx: NodeContext):
     shape = [int(d) for d in ctx.constant(0, "the shape")]
     value = ctx.attribute("value")
@@ -914,22 +1095,31 @@ def convert_constant_of_shape(ctx: NodeContext):
     return [ctx.constant_value(np.full(shape, fill, dtype=fill.dtype))]
 
 
-@converts("Shape")
+@converts("Shape", newest=25)
 def convert_shape(ctx: NodeContext):
     shape = ctx.shape(0)
     start, end = ctx.attribute("start", 0), ctx.attribute("end", len(shape))
     return [ctx.constant_value(np.asarray(shape[slice(start, end)], dtype=np.int64))]
 
 
-@converts("Size")
+@converts("Size", newest=25)
 def convert_size(ctx: NodeContext):
     return [ctx.constant_value(np.asarray(math.prod(ctx.shape(0)), dtype=np.int64))]
 
 
-@converts("Range")
+@converts("Range", newest=27)
 def convert_range(ctx: NodeContext):
     start, limit, delta = (ctx.constant(i, name).reshape(()) for i, name in enumerate(("start", "limit", "delta")))
-    return [ctx.constant_value(np.arange(start, limit, delta, dtype=start.dtype))]
+    dtype = start.dtype
+    if ctx.opset >= 27 and dtype in (np.float16, ml_dtypes.bfloat16):
+        # From opset 27 a 16-bit range is computed in `stash_type` (float or double) and rounded once.
+        stashes = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
+        stash = stashes.get(ctx.attribute("stash_type", 1))
+        if stash is None:
+            raise ctx.error(f"stash_type {ctx.attribute('stash_type')} is not FLOAT (1) or DOUBLE (11)")
+        values = np.arange(start.astype(stash), float(limit), float(delta), dtype=stash)
+        return [ctx.constant_value(values.astype(dtype))]
+    return [ctx.constant_value(np.arange(start, limit, delta, dtype=dtype))]
 
 
 # --------------------------------------------------------------------------- #
@@ -937,10 +1127,8 @@ def convert_range(ctx: NodeContext):
 # --------------------------------------------------------------------------- #
 
 
-@converts("QuantizeLinear", "DequantizeLinear")
+@converts("QuantizeLinear", "DequantizeLinear", newest=28)
 def convert_quantization(ctx: NodeContext):
-    if ctx.attribute("block_size", 0):
-        raise ctx.error("blocked quantization (block_size > 0) is not supported")
     x, scale = ctx.input(0), ctx.input(1)
     zero_point = ctx.optional_input(2)
     if zero_point is None:
@@ -951,16 +1139,66 @@ def convert_quantization(ctx: NodeContext):
             zero_point = ctx.constant_value(np.zeros(ctx.shape(1), dtype=dtype))
         else:
             zero_point = ctx.constant_value(np.zeros(ctx.shape(1), dtype=ctx.dtype(0)))
-    op_type = graph.QuantizeOp if ctx.node.op_type == "QuantizeLinear" else graph.DequantizeOp
-    return [ctx.emit(op_type, [x, scale, zero_point], {"axis": i64_attr(ctx.attribute("axis", 1))})]
+    properties = {"axis": i64_attr(ctx.attribute("axis", 1))}
+    shape = ctx.shape(0)
+    if block_size := ctx.attribute("block_size", 0):
+        # Blocked (opset 21): every element has its own parameters, so x is one channel per element.
+        axis = ctx.attribute("axis", 1) % len(shape)
+        scale, zero_point = (per_element(ctx, p, shape, axis, block_size) for p in (scale, zero_point))
+        x, properties = reshape(ctx, x, [math.prod(shape)]), {"axis": i64_attr(0)}
+    if ctx.node.op_type == "DequantizeLinear":
+        # From opset 23 `output_dtype` sets the result type, which is also the multiplication's precision.
+        if ctx.attribute("output_dtype", 0):
+            target = element_type_of(ctx.attribute("output_dtype"), f"{ctx.label} output_dtype")
+            scale = cast_to(ctx, scale, target)
+        return [reshape(ctx, ctx.emit(graph.DequantizeOp, [x, scale, zero_point], properties), shape)]
+    # From opset 23 x and the scale may differ in type: the division is in `precision` if given, else
+    # in the scale's type.
+    precision = ctx.attribute("precision", 0)
+    if precision:
+        target = element_type_of(precision, f"{ctx.label} precision")
+    else:
+        target = tensor_type(scale).get_element_type()
+    x, scale = cast_to(ctx, x, target), cast_to(ctx, scale, target)
+    return [reshape(ctx, ctx.emit(graph.QuantizeOp, [x, scale, zero_point], properties), shape)]
+
+
+def per_element(ctx: NodeContext, parameter: SSAValue, shape: Sequence[int], axis: int, block_size: int) -> SSAValue:
+    """A blocked quantization parameter (x's shape, with ceil(n / block_size) blocks along `axis`) repeated
+    over its blocks and flattened: one entry per element of x."""
+    blocks = list(tensor_type(parameter).get_shape())
+    expected = [*shape[:axis], -(-shape[axis] // block_size), *shape[axis + 1 :]]
+    if blocks != expected:
+        raise ctx.error(f"a blocked scale or zero point of {shape} must have shape {expected}, not {blocks}")
+    spread = ctx.emit(graph.UnsqueezeOp, [parameter], {"axes": int_array([axis + 1])})
+    spread_shape = [*blocks[: axis + 1], block_size, *blocks[axis + 1 :]]
+    element_type = tensor_type(parameter).get_element_type()
+    spread = ctx.emit_typed(graph.BroadcastToOp, spread, TensorType(element_type, spread_shape))
+    spread = reshape(ctx, spread, [*blocks[:axis], blocks[axis] * block_size, *blocks[axis + 1 :]])
+    if blocks[axis] * block_size != shape[axis]:
+        kept = {"starts": int_array([0]), "ends": int_array([shape[axis]]), "axes": int_array([axis])}
+        spread = ctx.emit(graph.SliceOp, [spread], kept)
+    return reshape(ctx, spread, [math.prod(shape)])
+
+
+def cast_to(ctx: NodeContext, value: SSAValue, element_type) -> SSAValue:
+    """`value` in `element_type` (itself if it has that type already)."""
+    if tensor_type(value).get_element_type() == element_type:
+        return value
+    return ctx.emit_typed(graph.CastOp, value, TensorType(element_type, tensor_type(value).get_shape()))
 
 
 
 # The operator families kept in modules of their own register their converters on import.
 from ziggurat.frontends.onnx import (  # noqa: E402, F401
+    ops_bits,
+    ops_control,
     ops_indexing,
+    ops_losses,
     ops_math,
     ops_quantized,
     ops_recurrent,
+    ops_signal,
+    ops_stateful,
     ops_transformer,
 )
