@@ -57,3 +57,15 @@ def test_wheel_declares_the_universe_entry_point(wheel: Path):
     assert "[xdsl.universe]" in text
     assert "ziggurat = ziggurat.universe:ZIGGURAT_UNIVERSE" in text
     assert "ziggurat-opt = ziggurat.tools.ziggurat_opt:main" in text
+
+
+def test_onnx_is_a_dependency_and_onnxruntime_an_extra():
+    # `pip install ziggurat` alone must give a ziggurat-compile that imports ONNX models;
+    # onnxruntime is only for --check (the `check` extra), which says so when it is missing.
+    from importlib.metadata import requires
+
+    requirements = requires("ziggurat")
+    plain = [r for r in requirements if "extra ==" not in r]
+    assert any(r.startswith("onnx>") or r.startswith("onnx<") for r in plain), plain
+    assert not any(r.startswith("onnxruntime") for r in plain), plain
+    assert any(r.startswith("onnxruntime") and 'extra == "check"' in r for r in requirements)

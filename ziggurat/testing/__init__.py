@@ -1,0 +1,1 @@
+"""Test harnesses that ship with the package: the onnx operator suite runner."""
