@@ -35,10 +35,13 @@ core (`ziggurat.backends.trace`).
 argument name, and `--expect NPZ` compares each output with the array of its
 name (`result0`, ... at the graph level; lowered functions name their output
 memrefs `%result0`, ...), printing the error per output and exiting 1 on a
-difference beyond `--rtol`/`--atol` (defaults: by element type, the absolute
-one at least rtol times the expected output's root mean square, as in
-`ziggurat.lowering.differential`). Together they check lowered IR against the
-graph level:
+difference beyond the tolerance: by default a per-pass check's
+(`ziggurat.numerics.pass_tolerance`: the largest error within a share of the
+output's largest magnitude that depends on its element type, and each element
+within the type's few ulps, at least rtol times the output's root mean square),
+with `--rtol`/`--atol` numpy's element-wise isclose rule with those values.
+docs/testing.md ("How results are compared") says why. Together they check
+lowered IR against the graph level:
 
     ziggurat-run model.mlir --save-inputs in.npz --outputs ref.npz
     ziggurat-opt model.mlir -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --inputs in.npz --expect ref.npz
@@ -61,6 +64,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -70,6 +74,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 
+from ziggurat import numerics
 from ziggurat.backends.interpreter import (
     argument_names,
     find_function,
@@ -88,7 +93,7 @@ from ziggurat.diagnostics import (
     verify_module,
     write_atomically,
 )
-from ziggurat.npz import candidate_keys, npz_bytes, npz_error, read_npz, restore_element_type
+from ziggurat.npz import npz_bytes, npz_error, read_npz, restore_element_type
 
 if TYPE_CHECKING:
     from ziggurat.backends.machine import Machine
@@ -196,14 +201,18 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "the graph-level run: result0, result1, ...) and exit 1 if one differs; prints the error per output",
     )
     checking.add_argument(
-        "--rtol", type=_non_negative, metavar="R", help="relative tolerance of --expect (default: by element type)"
+        "--rtol",
+        type=_non_negative,
+        metavar="R",
+        help="relative tolerance of each element for --expect, which then checks |ours - ref| <= atol + rtol * |ref| "
+        "alone (default: a bound scaled to the output's magnitude by element type, and a per-element one)",
     )
     checking.add_argument(
         "--atol",
         type=_non_negative,
         metavar="A",
-        help="absolute tolerance of --expect (default: the element type's, at least rtol times the "
-        "expected output's root mean square, as a lowered program rounds partial sums)",
+        help="absolute tolerance of each element for --expect, as --rtol (default: the element type's, at least "
+        "rtol times the expected output's root mean square, as a lowered program rounds partial sums)",
     )
 
     report = parser.add_argument_group("report (npu level)")
@@ -287,43 +296,12 @@ def is_npu_level(module: ModuleOp) -> bool:
 
 
 def load_inputs(path: Path, function: func.FuncOp, every_argument: bool) -> dict[str, np.ndarray]:
-    """The arrays of `path` by argument name, in argument order, matched by name, argN or arr_N.
-
-    With `every_argument`, each argument must have an array; otherwise some may be left out.
-    """
-
-    def error(message: str) -> DiagnosticError:
-        return npz_error(path, message)
-
-    arrays = read_npz(path)
-    names = argument_names(function)
-    ordered: dict[str, np.ndarray] = {}
-    used: set[str] = set()
-    for index, name in enumerate(names):
-        candidates = candidate_keys(name, index)
-        found = [key for key in candidates if key in arrays]
-        if not found:
-            if not every_argument:
-                continue
-            raise error(
-                f"no array for argument #{index} of @{function.sym_name.data} "
-                f"(looked for {', '.join(candidates)}; the archive has "
-                f"{', '.join(sorted(arrays)) or 'no arrays'})"
-            )
-        if len(found) > 1:
-            raise error(
-                f"argument #{index} of @{function.sym_name.data} matches several arrays: "
-                f"{', '.join(found)}"
-            )
-        used.add(found[0])
-        arg_type = function.function_type.inputs.data[index]
-        ordered[name] = restore_element_type(arrays[found[0]], arg_type)
-    if unused := sorted(set(arrays) - used):
-        raise error(
-            f"no argument of @{function.sym_name.data} is called {', '.join(unused)} "
-            f"(arguments: {', '.join(names) or 'none'})"
-        )
-    return ordered
+    """The arrays of `path` by argument name, in argument order, matched by name, argN or arr_N
+    (`ziggurat.numerics.load_inputs`). With `every_argument`, each argument must have an array."""
+    return numerics.load_inputs(
+        path, argument_names(function), function.function_type.inputs.data,
+        function=function.sym_name.data, every_argument=every_argument,
+    )
 
 
 def random_memref_inputs(function: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
@@ -404,12 +382,8 @@ def check_expected(
     expected = [restore_element_type(reference[name], outputs[name][0]) for name in names]
     actual = [outputs[name][1] for name in names]
     comparisons = compare_outputs(expected, actual, rtol, atol, scale_atol=True)
-    for name, want, got, comparison in zip(names, expected, actual, comparisons):
-        if comparison.shape_or_dtype_differs:
-            print(f"{name}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
-        else:
-            # OutputComparison reads "output #i (dtype, shape): verdict"; the name says which output.
-            print(f"{name}: {str(comparison).split(': ', 1)[1]}")
+    for name, comparison in zip(names, comparisons):
+        print(replace(comparison, name=name))
     if failed := [name for name, comparison in zip(names, comparisons) if not comparison.ok]:
         sys.stdout.flush()  # the lines above come before the diagnostic in `2>&1`
         raise npz_error(path, f"output {', '.join(failed)} differs from the expected array beyond the tolerance")

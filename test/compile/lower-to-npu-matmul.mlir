@@ -73,7 +73,7 @@ func.func @main(%a: tensor<256x512xf16>, %b: tensor<512x256xf16>) -> tensor<256x
 // NPU:         npu.dma "fixpipe"
 // NPU:         npu.set_flag "vector" -> "mte3"
 
-// REPORT:   result0: ok (max abs error
+// REPORT:   result0: {{.*}}  max abs error {{.*}}  ok
 // REPORT:   machine davinci: 1 core(s) run
 // REPORT:   roofline {{.*}} bound by compute
 // REPORT:   cube

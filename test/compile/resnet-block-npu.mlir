@@ -43,6 +43,6 @@
 // NPU:           npu.set_flag
 // NPU:           npu.wait_flag
 
-// REPORT:   result0: ok
+// REPORT:   result0: {{.*}}  ok{{$}}
 // REPORT:   machine davinci
 // REPORT:   cube

@@ -15,5 +15,5 @@
 // CHECK:      %y = graph.layer_norm %residual2,
 // CHECK-NEXT: func.return %y : tensor<1x8x32xf32>
 
-// NUMBERS:  output 'y': float32[1, 8, 32]  max abs {{[0-9.e-]+}}  max rel {{[0-9.e-]+}}  (atol 0.0001, rtol 0.001)  ok
+// NUMBERS:  output 'y': float32[1, 8, 32]  max abs error {{[0-9.e-]+}}  bound {{[0-9.e-]+}} (0.000122 x max|ref| {{[0-9.e+-]+}})  ok
 // NUMBERS:  check passed: 1 output(s) match onnxruntime

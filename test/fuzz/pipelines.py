@@ -388,4 +388,4 @@ def compare_results(
 def _narrower(computed_in: np.dtype, dtype: np.dtype) -> bool:
     from ziggurat.lowering.differential import tolerance_for
 
-    return tolerance_for(computed_in)[0] > tolerance_for(dtype)[0]
+    return tolerance_for(computed_in).rtol > tolerance_for(dtype).rtol

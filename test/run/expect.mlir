@@ -28,20 +28,20 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4x3xf32>, t
 
 // KEYS:        ['w', 'x'] ['result0', 'result1']
 
-// CHECK:       {{^}}result0: ok (max abs error {{.*}}){{$}}
-// CHECK-NEXT:  {{^}}result1: ok (max abs error 0){{$}}
+// CHECK:       {{^}}result0: float32[4, 3]  max abs error {{.*}}  bound {{.*}} x max|ref| {{.*}}; each element within {{.*}} x |ref|)  ok{{$}}
+// CHECK-NEXT:  {{^}}result1: float32[4, 8]  max abs error 0  bound {{.*}}  ok{{$}}
 
-// DIFFER:      {{^}}result0: {{[0-9]+}} elements differ beyond rtol=0.0001, atol={{.*}}; max abs error {{.*}}; first at [{{.*}}]: expected {{.*}}, got {{.*}}
-// DIFFER-NEXT: {{^}}result1: {{[0-9]+}} elements differ
+// DIFFER:      {{^}}result0: float32[4, 3]  max abs error {{.*}}  FAIL: {{[0-9]+}} element(s) beyond it, worst at [{{.*}}]: expected {{.*}}, got {{.*}}
+// DIFFER-NEXT: {{^}}result1: float32[4, 8]  max abs error {{.*}}  FAIL: {{[0-9]+}} element(s) beyond it
 // DIFFER:      ref.npz: error: output result0, result1 differs from the expected array beyond the tolerance
 
 // NAMES:       in.npz: error: no expected array for output result0, result1 (the archive has w, x)
 
 // ATOL:        argument --atol: must be a number >= 0, got -1
 
-// NPU:         {{^}}X: ok (max abs error 0){{$}}
-// NPU-NEXT:    {{^}}Y: ok (max abs error 0){{$}}
+// NPU:         {{^}}X: {{.*}}  max abs error 0  {{.*}}  ok{{$}}
+// NPU-NEXT:    {{^}}Y: {{.*}}  max abs error 0  {{.*}}  ok{{$}}
 
-// LOWERED:        {{^}}result0: ok (max abs error {{.*}}){{$}}
+// LOWERED:        {{^}}result0: {{.*}}  max abs error {{.*}}  ok{{$}}
 // LOWERED-NOT:    {{^}}X:
 // LOWERED-INPUTS: ['X']

@@ -39,7 +39,7 @@ from onnx import numpy_helper
 from ziggurat.backends.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
 from ziggurat.frontends.onnx.reference_data import with_random_weights
-from ziggurat.tools.ziggurat_compile import tolerance_for
+from ziggurat.numerics import compare
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 
@@ -76,10 +76,8 @@ def assert_outputs_match(actual: list[np.ndarray], expected: list[np.ndarray]) -
     assert len(actual) == len(expected)
     for index, (ours, reference) in enumerate(zip(actual, expected)):
         assert ours.shape == reference.shape, f"output #{index}"
-        tolerance = tolerance_for(reference.dtype)
-        np.testing.assert_allclose(
-            ours, reference, rtol=tolerance.rtol, atol=tolerance.atol, err_msg=f"output #{index}"
-        )
+        check = compare(ours, reference, name=f"output #{index}")
+        assert check.ok, check
 
 
 @pytest.mark.parametrize("directory", operator_cases())

@@ -13,7 +13,7 @@
 // GEMM:     gemm.alu "relu"
 // GEMM:     gemm.store {{.*}} -> %result0
 
-// REPORT:   result0: ok
+// REPORT:   result0: float16[1, 16, 16, 16]  max abs error {{.*}}  ok
 // REPORT:   machine gemmini
 // REPORT:   ex {{.*}}
 

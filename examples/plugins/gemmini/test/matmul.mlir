@@ -14,7 +14,7 @@
 // GEMM:     gemm.alu "relu"
 // GEMM:     gemm.store {{.*}} -> %result0
 
-// REPORT:      result0: ok
+// REPORT:      result0: float16[64, 16]  max abs error {{.*}}  ok
 // REPORT:      machine gemmini
 // REPORT:      throughput {{.*}} FLOP
 // REPORT-DAG:  ex {{.*}}
