@@ -40,7 +40,7 @@ from io import BytesIO
 from typing import get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, _convert_arg_to_type, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ShrinkException
 from xdsl.utils.hints import type_repr
@@ -63,6 +63,7 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.lowering.pipelines import expand_pipeline
+from ziggurat.transforms.tile.fit import FittingPipeline
 from ziggurat.printing import MLIRTarget, Printer
 
 SPLIT_MARKER = "// -----"
@@ -182,7 +183,8 @@ class ZigguratOptMain(xDSLOptMain):
     def setup_pipeline(self):
         # --print-pipeline only expands names, so it works before every pass of a pipeline exists.
         passes = () if self.args.print_pipeline else self._parse_passes(self.args.passes)
-        self.pipeline = PassPipeline(passes, self._between_passes)
+        # FittingPipeline: a group whose buffers do not fit is retried with smaller tiles
+        self.pipeline = FittingPipeline(passes, self._between_passes)
 
     def _parse_passes(self, spec: str) -> tuple[ModulePass, ...]:
         spec = expand_pipeline(spec)

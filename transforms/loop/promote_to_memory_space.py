@@ -106,6 +106,7 @@ from ziggurat.transforms.loop.buffers import (
 )
 from ziggurat.transforms.loop.hoist_copies import invariant_definitions
 from ziggurat.transforms.loop.memory_routes import describe_paths, hops, route
+from ziggurat.transforms.tile.fit import does_not_fit
 from ziggurat.transforms.tile.tile_sizes import round_product
 
 CAST_OPS = (
@@ -815,10 +816,11 @@ class _Promoter:
         space = memref_type.memory_space.data
         capacity = self.machine.memories[space].capacity
         if byte_size(memref_type) > capacity:
-            raise error_at(
+            raise does_not_fit(
                 op,
                 f"{what}, {memref_type} ({byte_size(memref_type)} bytes), does not fit "
                 f"'{space}' ({capacity} bytes) on machine '{self.machine.name}'",
+                space,
             )
 
     def copy(

@@ -16,7 +16,8 @@ it is live (a step's temporary between two steps: a conv's ping and pong
 buffers interleave without ever being live at once in program order, and
 sharing their bytes would make each load wait for the instruction before it).
 A buffer that does not fit is an error at its alloc naming it, its size, the
-space, its capacity and what else is live then.
+space, its capacity and what else is live then (a `DoesNotFit`: the drivers of
+`transforms/tile/fit.py` then lower its group again with a smaller tile).
 
 It runs on npu code (after loop-to-npu): a function that has allocs to place and still
 holds ops of a higher level (`linalg`, `loop`, `tensor`, `graph`) is refused at the first
@@ -52,6 +53,7 @@ from ziggurat.backends.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
+from ziggurat.transforms.tile.fit import does_not_fit
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
 _NOT_LOWERED_DIALECTS = ("graph", "tensor", "linalg", "loop")
@@ -272,10 +274,11 @@ def _check_fits(buffer: _Buffer, machine: Machine) -> None:
     live = [b for b in buffer.conflicts if b.offset is not None]
     others = ", ".join(b.describe() for b in live) or "nothing else"
     total = buffer.size + sum(b.size for b in live)
-    raise error_at(
+    raise does_not_fit(
         buffer.op,
         f"buffer {buffer.name} of {buffer.size} bytes does not fit in '{buffer.space}' (capacity {capacity} bytes "
         f"on machine '{machine.name}'): live with it are {others}; {total} bytes in all",
+        buffer.space,
     )
 
 

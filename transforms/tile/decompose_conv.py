@@ -13,10 +13,11 @@ read as the generic it stands for. Any other windowed generic with one output
 dims gone, are elementwise `acc = max(acc, x[oh * s + kh, ...])` on strided
 slices, which the vector unit runs.
 
-A sum `d1 * b + d5` whose second dim spans exactly `b` (a group times its
-channels, `d1 * cg + d5`, or a window that tiles its input) is no window: the
+A sum `d1 * b + d5` whose second dim spans exactly `b` and whose first every
+input reads (a group times its channels, `d1 * cg + d5`) is no window: the
 operand's dimension is split in two with `tensor.expand_shape`, each read by
-one dim. After the pass every map of these contractions is a projected
+one dim. A window that tiles its input (a 2x2 stride-2 conv) stays a window.
+After the pass every map of these contractions is a projected
 permutation, so each dim is batch, M, N or K.
 
     %y = linalg.generic {maps = [(n, g, o, oh, ow, c, kh, kw) -> (n, g * 4 + c, oh * 2 + kh, ow * 2 + kw),
@@ -163,6 +164,11 @@ def _require_static(op: Operation) -> None:
 # --------------------------------------------------------------------------- #
 
 
+def _used_dims(indexing: AffineMap) -> set[int]:
+    """The dims that the results of `indexing` read."""
+    return {d for expr in indexing.results for d in (_linear_terms(expr) or {})}
+
+
 def _linear_terms(expr: AffineExpr) -> dict[int, int] | None:
     """`expr` as {dim: coefficient} when it is a sum of dims times constants."""
     if isinstance(expr, AffineDimExpr):
@@ -203,6 +209,8 @@ class Contraction:
     op: linalg.GenericOp
     extents: list[int]
     reductions: set[int]
+    shared: frozenset[int] = frozenset()
+    """The dims that every input reads (a group of a grouped conv: a batch dim)."""
 
     def fail(self, message: str):
         return error_at(self.op, f"{PASS}: {message}")
@@ -214,10 +222,14 @@ class Contraction:
         one-row tile is unrolled as in the other tiles, and so is the unit `kh`
         of a 1x1 conv (either split would make the unit dim one more K dim than
         the tile sizes planned for, which promote-to-memory-space may then pad
-        to round K up, leaving B no row-major tile)."""
+        to round K up, leaving B no row-major tile). So is a window that tiles its
+        input (a 2x2 stride-2 conv, `oh * 2 + kh`): its outer dim is an output row,
+        which the weights do not read, and split, the input's K dims (c, kh, kw)
+        would interleave with its rows and columns, no row-major tile either."""
         for outer, inner in itertools.permutations(terms, 2):
             if (
-                not (self.extents[inner] == 1 and (outer in self.reductions) != (inner in self.reductions))
+                outer in self.shared
+                and not (self.extents[inner] == 1 and (outer in self.reductions) != (inner in self.reductions))
                 and terms[inner] == 1
                 and terms[outer] == self.extents[inner]
                 and size == self.extents[outer] * self.extents[inner]
@@ -329,6 +341,9 @@ class DecomposeConvolution(RewritePattern):
             },
         )
         maps = [m.data for m in op.indexing_maps.data]
+        contraction.shared = frozenset.intersection(
+            *(frozenset(_used_dims(m)) for m in maps[: len(op.inputs)])
+        )
         if not maps[-1].is_projected_permutation():
             raise contraction.fail(f"output map {maps[-1]} is not a projected permutation")
         # A pool keeps its windows even where they tile the input: split into blocks

@@ -1,0 +1,294 @@
+"""Retrying a fusion group with smaller tiles when its buffers do not fit a memory space.
+
+The tile-size rules (`tile_sizes.py`) count what a tile's operands, accumulator and epilogue take,
+but the lowering after `tile-and-fuse` decides the final buffers (staging copies, converted copies,
+double-buffering slots, broadcast operands). When `promote-to-memory-space` (a buffer larger than its
+space) or `npu-plan-memory` (buffers live at once that overflow it) cannot place a buffer, they raise
+`DoesNotFit`, which names the op the buffer was made for. `apply_passes`
+(what `ziggurat-opt`, `ziggurat-compile`, `apply_pipeline` and `check_pipeline_stages` run passes
+with) then goes back to the module as `tile-and-fuse{machine=M}` received it, finds the group of
+that op (its `tile.group`, else the ops at its location), gives the group's root (its contraction,
+else its last op) `tile.sizes` = the next smaller candidate, and runs the passes from
+`tile-and-fuse` again. Groups that fit are never changed. A contraction's candidates are the
+tuner's (`space.candidate_sizes`), those no larger in any loop (`_smaller` orders them); a vector
+group's tile halves its outermost loop that can still shrink. When the group's tile is already the
+smallest, the error says so (docs/lowering.md, "Tiles that fit").
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass, PassPipeline
+
+from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, diagnostic_at, note_at
+from ziggurat.transforms.tile.tile_and_fuse import (
+    Group,
+    _matrix_shaped,
+    _override,
+    analyze,
+    collect_groups,
+    epilogue_bytes,
+    group_sizes,
+)
+from ziggurat.transforms.tile.tile_sizes import apply_override, contraction_sizes
+from ziggurat.transforms.tile.tiling_interface import tiling_of
+
+LOG = logging.getLogger(__name__)
+
+MAX_RETRIES = 32
+"""Lowerings retried per `apply_passes`, each with one group's tile smaller: a bound on compile time."""
+
+
+class DoesNotFit(DiagnosticError):
+    """A buffer that a memory space cannot hold; `group` and `location` say which op it is for."""
+
+    def __init__(self, diagnostic: Diagnostic, group: str | None, location: Attribute | None, space: str | None):
+        super().__init__(diagnostic)
+        self.group = group
+        self.location = location
+        self.space = space
+
+
+def does_not_fit(op: Operation, message: str, space: str) -> DoesNotFit:
+    """The error to raise at `op` for a buffer of it that does not fit `space`: `apply_passes` retries its group."""
+    group = op.attributes.get("tile.group")
+    group_name = group.data if group is not None else None
+    return DoesNotFit(diagnostic_at(op, "error", message), group_name, op.location, space)
+
+
+def _tile_and_fuse_machine(one_pass: ModulePass) -> str | None:
+    return getattr(one_pass, "machine", None) if one_pass.name == "tile-and-fuse" else None
+
+
+def _replace_contents(module: ModuleOp, source: ModuleOp) -> None:
+    """Make `module` (whose object callers hold) a copy of `source`."""
+    copy = source.clone()
+    for block in list(module.body.blocks):
+        module.body.detach_block(block)
+    for block in list(copy.body.blocks):
+        module.body.add_block(copy.body.detach_block(block))
+    module.attributes.clear()
+    module.attributes.update(copy.attributes)
+
+
+def apply_passes(
+    ctx: Context,
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    run: Callable[[int, ModulePass], None] | None = None,
+) -> None:
+    """Apply `passes` to `module` in order (`run(index, pass)` applies one; default: `pass.apply`),
+    retrying with a smaller tile for the group of a buffer that does not fit (the module docstring).
+    A smaller tile that the lowering then refuses with another diagnostic is rejected, and the
+    group takes the next one after it, as the tuner discards a candidate that does not lower."""
+    run = run or (lambda index, one: one.apply(ctx, module))
+    start = next((i for i, one in enumerate(passes) if _tile_and_fuse_machine(one) is not None), None)
+    snapshot: ModuleOp | None = None
+    retry: _Retry | None = None
+    index = 0
+    while index < len(passes):
+        if index == start and snapshot is None:
+            snapshot = module.clone()
+        try:
+            run(index, passes[index])
+        except DoesNotFit as error:
+            if snapshot is None or index <= start:
+                raise
+            retry = retry or _Retry(load_machine(_tile_and_fuse_machine(passes[start])))
+            retry.shrink(snapshot, error)
+            _replace_contents(module, snapshot)
+            index = start
+            continue
+        except DiagnosticError as error:
+            if retry is None or retry.last is None or index <= start:
+                raise
+            if not retry.reject(snapshot):  # the lowering refuses the tile just tried: the next smaller one
+                raise _tried(error, retry) from None
+            _replace_contents(module, snapshot)
+            index = start
+            continue
+        index += 1
+
+
+def _tried(error: DiagnosticError, retry: _Retry) -> DiagnosticError:
+    """`error`, which a smaller tile met, with a note on which tile and why it was tried."""
+    root = retry.last[0]
+    return DiagnosticError([*error.diagnostics, note_at(root, retry.why())])
+
+
+def _with_note(error: DoesNotFit, note: str) -> DoesNotFit:
+    """`error` with `note` appended to its message: the last word on a buffer that does not fit."""
+    first = error.diagnostics[0]
+    changed = Diagnostic(first.severity, f"{first.message}; {note}", first.file, first.line, first.col,
+                         first.source_line, first.notes, first.name)
+    return DoesNotFit(changed, error.group, error.location, error.space)
+
+
+class FittingPipeline(PassPipeline):
+    """xDSL's `PassPipeline` (passes with a callback between them) applied by `apply_passes`."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.passes:
+            if self.callback is not None:
+                self.callback(None, op, None)
+            return
+
+        def run(index: int, one: ModulePass) -> None:
+            if self.callback is not None and index == 0:
+                self.callback(None, op, one)
+            one.apply(ctx, op)
+            if self.callback is not None:
+                self.callback(one, op, self.passes[index + 1] if index + 1 < len(self.passes) else None)
+
+        apply_passes(ctx, op, self.passes, run)
+
+
+# --------------------------------------------------------------------------- #
+# Which group, and its next smaller tile
+# --------------------------------------------------------------------------- #
+
+
+class _Retry:
+    """The tiles `apply_passes` tried: which group's tile it changed last, and those the lowering refused."""
+
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        self.count = 0
+        self.last: tuple[Operation, list[int], DoesNotFit] | None = None
+        """The root given a smaller tile last, the tile it had, and the error that made it smaller."""
+        self.rejected: dict[Operation, list[list[int]]] = {}
+
+    def shrink(self, module: ModuleOp, error: DoesNotFit) -> None:
+        """Give the group of `error`'s op in `module` (as `tile-and-fuse` receives it) its next smaller
+        tile; raise `error`, saying that the tile is the smallest, when it has none, or `error` itself
+        when no group holds the op."""
+        if self.count == MAX_RETRIES:
+            raise _with_note(error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting")
+        found = [
+            group
+            for function in module.walk()
+            if isinstance(function, func.FuncOp) and not function.is_declaration
+            for group in collect_groups(function.body.block)
+            if _holds(group, error)
+        ]
+        if not found:
+            raise error
+        smallest = None
+        for group in found:
+            root, current = _current(group, self.machine)
+            if self._try(root, current, _smaller(group, root, current, self.machine, error.space), error):
+                return
+            smallest = smallest or (root, current)
+        root, current = smallest
+        name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
+        raise _with_note(
+            error,
+            f"this is the smallest legal tile of group '{name}' (tile.sizes = [{', '.join(map(str, current))}])",
+        )
+
+    def reject(self, module: ModuleOp) -> bool:
+        """The lowering refused the tile given last: give its group the next smaller one instead
+        (False: there is none, the group's tile is back to the one that did not fit)."""
+        assert self.last is not None
+        root, before, error = self.last
+        self.rejected.setdefault(root, []).append(list(root.attributes["tile.sizes"].get_values()))
+        set_sizes(root, before)
+        group = next(
+            group
+            for function in module.walk()
+            if isinstance(function, func.FuncOp) and not function.is_declaration
+            for group in collect_groups(function.body.block)
+            if root in group.ops
+        )
+        return self._try(root, before, _smaller(group, root, before, self.machine, error.space), error)
+
+    def why(self) -> str:
+        """What the lowering was trying when it failed: the tile it gave a group, and why."""
+        assert self.last is not None
+        root, before, error = self.last
+        tried = ", ".join(map(str, self.rejected[root][-1])) if self.rejected.get(root) else "?"
+        return (f"this group was lowered with tile.sizes = [{tried}], the smallest that was left to try, as its "
+                f"tile.sizes = [{', '.join(map(str, before))}] did not fit: {error.diagnostics[0].message}")
+
+    def _try(self, root: Operation, current: list[int], smaller: list[list[int]], error: DoesNotFit) -> bool:
+        """Give `root` the first of `smaller` not rejected yet; False when there is none."""
+        sizes = next((c for c in smaller if c not in self.rejected.get(root, [])), None)
+        if sizes is None:
+            return False
+        if self.count == MAX_RETRIES:
+            raise _with_note(error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting")
+        LOG.info("%s: tile.sizes %s -> %s", error.diagnostics[0].message.split(":")[0], current, sizes)
+        self.count += 1
+        self.last = root, current, error
+        set_sizes(root, sizes)
+        return True
+
+
+def _holds(group: Group, error: DoesNotFit) -> bool:
+    if error.group is not None:
+        return any(op.attributes.get("tile.group") is not None and op.attributes["tile.group"].data == error.group
+                   for op in group.ops)
+    return error.location is not None and any(op.location == error.location for op in group.ops)
+
+
+def _current(group: Group, machine: Machine) -> tuple[Operation, list[int]]:
+    """The op whose `tile.sizes` schedules `group` and the tile it gets now (per loop of its domain)."""
+    anchor = group.anchor
+    if anchor is not None and _matrix_shaped(anchor):
+        extents = [loop.extent for loop in tiling_of(anchor).domain(anchor)]
+        override = _override(anchor, ())
+        if override is not None:
+            return anchor, apply_override(extents, override)
+        return anchor, contraction_sizes(anchor, machine, extents, epilogue_bytes(group))
+    return group.last, group_sizes(group, analyze(group), machine, ()).outer
+
+
+def _smaller(group: Group, root: Operation, current: list[int], machine: Machine, space: str | None) -> list[list[int]]:
+    """The tiles smaller than `current` to try, next first.
+
+    A contraction: the tuner's candidates no larger in any loop. Where the space that overflowed holds
+    output tiles (the vector space, the accumulator's), the output tile must shrink: those with fewer
+    output points, the most first, the longest reduction among them; elsewhere (operand spaces), the
+    largest tile first. A vector group: its outermost loop that can shrink, halved (then the next)."""
+    if root is group.anchor:
+        # the tuner's candidates; imported here as the tuner's module imports the pipeline drivers
+        from ziggurat.transforms.tune.space import candidate_sizes
+
+        points = _parallel_points(root, current)
+        smaller = [
+            list(c) for c in candidate_sizes(root, machine, epilogue_bytes(group))
+            if list(c) != current and all(s <= t for s, t in zip(c, current))
+        ]
+        largest_first = sorted(smaller, key=lambda c: (math.prod(c), _parallel_points(root, c), c), reverse=True)
+        if space not in (*machine.vector.spaces, machine.matrix.c_space):
+            return largest_first
+        fewer = [c for c in smaller if _parallel_points(root, c) < points]
+        fewer.sort(key=lambda c: (_parallel_points(root, c), math.prod(c), c), reverse=True)
+        return fewer + [c for c in largest_first if c not in fewer]
+    analysis = analyze(group)
+    domain = tiling_of(root).domain(root)
+    fixed = analysis.whole | {d for d, loop in enumerate(domain) if loop.reduction}
+    return [
+        [max(1, size // 2) if i == d else s for i, s in enumerate(current)]
+        for d, size in enumerate(current)
+        if d not in fixed and size > 1
+    ]
+
+
+def set_sizes(op: Operation, sizes: Sequence[int]) -> None:
+    op.attributes["tile.sizes"] = DenseArrayBase.from_list(i64, list(sizes))
+
+
+def _parallel_points(op: Operation, sizes: Sequence[int]) -> int:
+    return math.prod(s for s, loop in zip(sizes, tiling_of(op).domain(op)) if not loop.reduction)
+
+
+__all__ = ["MAX_RETRIES", "DoesNotFit", "FittingPipeline", "apply_passes", "does_not_fit"]
