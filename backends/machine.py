@@ -5,6 +5,8 @@ API (what the npu dialect, lowering, interpreter and timing model use):
     load_machine(name_or_path) -> Machine   # a preset name ("davinci", "systolic", "tensorcore") or a TOML path
     list_presets() -> list[str]
     register_preset(name, path)             # plugins; also the entry-point group `ziggurat.machines`
+    machine_sources(name_or_path), machine_here(name_or_path, sources)
+                                            # the files a machine is read from; the same machine on another host
     Machine: name, description, clock_hz, cores, memories, dmas, matrix, vector,
              scalar_pipe, pipes, flag_ids, source, word_bytes
              dma_for(src, dst), peak_macs_per_cycle(in, acc), peak_flops(in, acc),
@@ -281,6 +283,37 @@ def load_machine(name_or_path: str | Path) -> Machine:
     machine = loader.load()
     _CACHE[key] = (tuple((file.path, file.text) for file in loader.files), machine)
     return machine
+
+
+def machine_sources(name_or_path: str | Path) -> tuple[tuple[str, str], ...]:
+    """The (absolute path, text) of each file a machine is read from, the presets left out (another
+    host has those): what `machine_here` needs to read the same machine on a host without the files."""
+    load_machine(name_or_path)
+    sources = _CACHE[_resolve(str(name_or_path)).resolve()][0]  # type: ignore[union-attr]
+    presets = {path.resolve() for path in _PRESETS.values()}
+    return tuple((str(path.resolve()), text) for path, text in sources if path.resolve() not in presets)
+
+
+_MIRRORS: dict[tuple[tuple[str, str], ...], Path] = {}
+
+
+def machine_here(name_or_path: str, sources: tuple[tuple[str, str], ...]) -> str:
+    """`name_or_path` as this host can load it: itself where each file of `sources` is here with the
+    same text, else its copy in a private folder that mirrors the files' absolute paths (so an
+    `extends` by relative path still finds its base)."""
+    if all(_unchanged(((Path(path), text),)) for path, text in sources):
+        return name_or_path
+    if sources not in _MIRRORS:
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="ziggurat-machine-"))
+        for path, text in sources:
+            copy = root / Path(path).relative_to(Path(path).anchor)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(text, encoding="utf-8")
+        _MIRRORS[sources] = root
+    path = Path(name_or_path).resolve()
+    return str(_MIRRORS[sources] / path.relative_to(path.anchor))
 
 
 # --------------------------------------------------------------------------- #

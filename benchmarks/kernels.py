@@ -395,13 +395,14 @@ def _indexed_task(item: tuple[int, tuple[Kernel, str, float]]) -> tuple[int, Row
 
 
 def tune_kernel(
-    kernel: Kernel, machine: str, jobs: int, top_k: int, cache: Path, seed: int = 0
+    kernel: Kernel, machine: str, jobs: int, top_k: int, cache: Path, seed: int = 0, cluster: str | None = None
 ) -> tuple[Kernel, list[int] | None, bool] | None:
     """`kernel` with ziggurat-tune's schedule (its `tile.sizes` on the root), as `ziggurat-tune
-    --cache` makes it: measured on `jobs` processes, or taken from the cache file; with the tile
+    --cache` makes it: measured on `jobs` processes (or where `cluster` says, as ziggurat-tune's
+    `--cluster`), or taken from the cache file; with the tile
     sizes and whether the schedule stages its reduction. None when it has no group to tune."""
     module = parse_source(default_context(), kernel.text, f"{kernel.name}.mlir")
-    choices = tune_module(module, machine, TuneOptions(jobs=jobs, top_k=top_k, seed=seed), cache)
+    choices = tune_module(module, machine, TuneOptions(jobs=jobs, top_k=top_k, seed=seed), cache, cluster)
     if not choices:
         return None
     sizes = next((list(c.sizes) for c in choices if c.sizes is not None), None)
@@ -412,7 +413,7 @@ def tune_kernel(
 
 def tune_all(
     kernels: Sequence[Kernel], machines: Sequence[str], jobs: int, top_k: int, timeout: float, cache: Path,
-    progress: Callable[[Row], None],
+    progress: Callable[[Row], None], cluster: str | None = None,
 ) -> list[Row]:
     """A "tuned" row per kernel and machine: tuned (`tune_kernel`), then measured as the default
     is; a kernel without a group to tune is left out."""
@@ -421,7 +422,7 @@ def tune_all(
         for machine in machines:
             start, cpu = time.perf_counter(), time.process_time()
             try:
-                schedule = tune_kernel(kernel, machine, jobs, top_k, cache)
+                schedule = tune_kernel(kernel, machine, jobs, top_k, cache, cluster=cluster)
             except DiagnosticError as error:
                 row = Row(kernel.name, kernel.shape, machine, DTYPE, schedule="tuned", error=first_line(error))
             else:
@@ -613,6 +614,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--tune-machines", default="davinci", help="presets to tune on (default: %(default)s)")
     parser.add_argument("--top-k", type=int, default=TUNE_TOP_K, help="schedules measured per tuned kernel (default: %(default)s)")
+    parser.add_argument(
+        "--cluster", metavar="WHERE",
+        help="where ziggurat-tune's measurements run, as its --cluster (local, ray, ray://HOST:PORT; default: local)",
+    )
     args = parser.parse_args(argv)
     machines = [m.strip() for m in args.machines.split(",") if m.strip()]
     for name in machines:
@@ -632,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
         tune_machines = [m for m in machines if m in args.tune_machines.split(",")]
         rows += tune_all(tuned, tune_machines, args.jobs, args.top_k, args.timeout, args.results / "tune-cache.json",
                          lambda r: progress.print(f"{r.kernel} {r.shape} on {r.machine}, tuned: "
-                                                  f"{'FAILED' if r.error else percent(r.of_bound) + ' of bound'} ({r.wall_seconds:.1f} s)", highlight=False))
+                                                  f"{'FAILED' if r.error else percent(r.of_bound) + ' of bound'} ({r.wall_seconds:.1f} s)", highlight=False),
+                         args.cluster)
         order = {(r.kernel, r.shape, r.machine): i for i, r in enumerate(rows) if r.schedule == "default"}
         rows.sort(key=lambda r: (order.get((r.kernel, r.shape, r.machine), len(order)), r.schedule))
     found = targets(rows)

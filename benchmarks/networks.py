@@ -302,7 +302,7 @@ def tune_simulate_check(
     lower it with `passes`, run it and check its outputs against `references`."""
     options = TuneOptions(jobs=tuning.jobs, budget=tuning.budget, top_k=tuning.top_k)
     with stage(result, "tune"), timed(tuning.search):
-        choices = tune_module(module, args.machine, options, args.tune_cache)
+        choices = tune_module(module, args.machine, options, args.tune_cache, args.cluster)
     tuning.groups = len(choices)
     searched = {c.group.key: c for c in choices if not c.cached}  # a repeated layer shares its group's choice
     tuning.measured = sum(c.measured for c in searched.values())
@@ -559,6 +559,10 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tune-cache", type=Path, help="ziggurat-tune's --cache (default: none, every group is measured)"
+    )
+    parser.add_argument(
+        "--cluster", metavar="WHERE",
+        help="where ziggurat-tune's measurements run, as its --cluster (local, ray, ray://HOST:PORT; default: local)",
     )
     return parser
 

@@ -8,8 +8,10 @@ The module is parsed (or cloned, if given as a `ModuleOp`), its entry function
 shared interpreter (`ziggurat.backends.interpreter.run_function`, which runs
 every level that has implementations), the pipeline is applied to a copy, the
 result is verified and run on the same inputs, and each output is compared
-elementwise with a tolerance that depends on its element type (`tolerance_for`,
-overridable with `rtol`/`atol`). Integer and boolean outputs must match exactly.
+with a per-pass check's tolerance (`ziggurat.numerics.pass_tolerance`: the
+largest error within `tolerance_for`'s share of the output's largest value, and
+each element within a few ulps of its type; `rtol`/`atol` replace it with
+numpy's element-wise isclose rule). Integer and boolean outputs must match exactly.
 
 Failures of the pipeline or of either run are `DiagnosticError`s located at the
 op, as from the tools; a mismatch is not an exception but a report that says
@@ -28,7 +30,7 @@ runs the IR after each pass of the (expanded) pipeline, in memory, and compares
 it with the graph interpreter's results (npu code once its memory is planned
 and its flags inserted). Lowered stages sum and round in another
 order than the graph interpreter (f16 intermediates, tiled reductions), so their
-absolute tolerance grows with the output's magnitude (`stage_tolerance`).
+per-element absolute tolerance grows with the output's magnitude (`stage_tolerance`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
@@ -47,56 +48,15 @@ from xdsl.passes import ModulePass, PassPipeline
 from ziggurat.backends.interpreter import argument_names, find_function, random_inputs, run_function
 from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
 
+from ziggurat import numerics
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_source, verify_module
 from ziggurat.lowering.pipelines import expand_pipeline
+from ziggurat.transforms.tile.fit import DoesNotFit, FittingPipeline, apply_passes
 
-# (rtol, atol) per dtype: a few ulps of accumulated rounding where the two
-# programs may sum in different orders.
-_TOLERANCES: dict[np.dtype, tuple[float, float]] = {
-    np.dtype(np.float64): (1e-10, 1e-12),
-    np.dtype(np.float32): (1e-4, 1e-5),
-    np.dtype(np.float16): (1e-2, 1e-3),
-    np.dtype(ml_dtypes.bfloat16): (2e-2, 1e-2),
-    np.dtype(ml_dtypes.float8_e4m3fn): (1.3e-1, 2e-2),
-    np.dtype(ml_dtypes.float8_e5m2): (2.6e-1, 4e-2),
-}
-
-
-def tolerance_for(dtype: np.dtype) -> tuple[float, float]:
-    """(rtol, atol) for comparing arrays of `dtype`; (0, 0) for integers and booleans."""
-    return _TOLERANCES.get(np.dtype(dtype), (0.0, 0.0))
-
-
-@dataclass
-class OutputComparison:
-    index: int
-    dtype: np.dtype
-    shape: tuple[int, ...]
-    rtol: float
-    atol: float
-    max_abs_error: float
-    mismatches: int
-    first_mismatch: tuple[int, ...] | None = None
-    expected: float | None = None
-    actual: float | None = None
-    shape_or_dtype_differs: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.shape_or_dtype_differs is None and self.mismatches == 0
-
-    def __str__(self) -> str:
-        head = f"output #{self.index} ({self.dtype}, shape {list(self.shape)})"
-        if self.shape_or_dtype_differs:
-            return f"{head}: {self.shape_or_dtype_differs}"
-        if self.ok:
-            return f"{head}: ok (max abs error {self.max_abs_error:.3g})"
-        return (
-            f"{head}: {self.mismatches} elements differ beyond rtol={self.rtol:g}, "
-            f"atol={self.atol:g}; max abs error {self.max_abs_error:.3g}; first at "
-            f"{list(self.first_mismatch)}: expected {self.expected}, got {self.actual}"
-        )
+tolerance_for = numerics.tolerance_for
+OutputComparison = numerics.OutputCheck
+"""One output before and after: `ziggurat.numerics.OutputCheck`."""
 
 
 @dataclass
@@ -128,48 +88,30 @@ def compare_outputs(
     *,
     scale_atol: bool = False,
 ) -> list[OutputComparison]:
-    """Compare each output; with `scale_atol`, the default atol is `stage_tolerance`'s."""
+    """Compare each output (`ziggurat.numerics.compare`, dtypes must agree) within `pass_tolerance`:
+    `tolerance_for`'s bound and, per element, the type's `element_tolerance`, or with `scale_atol` (a
+    lowered program) `stage_tolerance`'s. A given `rtol` or `atol` replaces the per-element one and
+    the whole tolerance is numpy's isclose rule with it."""
     comparisons = []
     for index, (expected, actual) in enumerate(zip(before, after)):
-        default_rtol, default_atol = stage_tolerance(expected) if scale_atol else tolerance_for(expected.dtype)
-        r = default_rtol if rtol is None else rtol
-        a = default_atol if atol is None else atol
-        comparison = OutputComparison(index, expected.dtype, expected.shape, r, a, 0.0, 0)
-        if expected.shape != actual.shape or expected.dtype != actual.dtype:
-            comparison.shape_or_dtype_differs = (
-                f"after the pipeline it is {actual.dtype} of shape {list(actual.shape)}"
-            )
-            comparisons.append(comparison)
-            continue
-        wide_expected = expected.astype(np.float64)
-        wide_actual = actual.astype(np.float64)
-        close = np.isclose(wide_actual, wide_expected, rtol=r, atol=a, equal_nan=True)
-        errors = np.abs(wide_actual - wide_expected)
-        finite = errors[np.isfinite(errors)]
-        comparison.max_abs_error = float(finite.max()) if finite.size else 0.0
-        comparison.mismatches = int((~close).sum())
-        if comparison.mismatches:
-            where = tuple(int(i) for i in np.argwhere(~close)[0])
-            comparison.first_mismatch = where
-            comparison.expected = float(wide_expected[where])
-            comparison.actual = float(wide_actual[where])
-        comparisons.append(comparison)
+        tolerance = numerics.pass_tolerance(expected) if scale_atol else _unscaled_tolerance(expected)
+        if rtol is not None or atol is not None:
+            default_rtol, default_atol = tolerance.elementwise or (0.0, 0.0)
+            r = default_rtol if rtol is None else rtol
+            a = default_atol if atol is None else atol
+            tolerance = numerics.Tolerance(r, a, (r, a))
+        comparisons.append(numerics.compare(actual, expected, tolerance, name=f"output #{index}", same_dtype=True))
     return comparisons
 
 
+def _unscaled_tolerance(expected: np.ndarray) -> numerics.Tolerance:
+    rule = numerics.tolerance_for(expected.dtype)
+    return rule if rule.exact else numerics.Tolerance(rule.rtol, rule.atol, numerics.element_tolerance(expected.dtype))
+
+
 def stage_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None) -> tuple[float, float]:
-    """(rtol, atol) for a lowered program's output: the rtol of its dtype (or of `computed_in`, the
-    type it was computed in, e.g. after graph-convert-float), and an atol of rtol times the
-    output's root mean square (at least that type's atol). A tiled reduction rounds its
-    partial sums, and an f16 vector unit each intermediate, so an element that cancels to
-    near zero carries an error of the size of the terms, not of itself; a wrong tile, index
-    or op is off by the whole magnitude and still fails."""
-    rtol, atol = tolerance_for(expected.dtype if computed_in is None else computed_in)
-    if rtol == 0.0 or expected.size == 0:
-        return rtol, atol
-    wide = expected.astype(np.float64)
-    rms = float(np.sqrt(np.mean(np.square(wide[np.isfinite(wide)])))) if np.isfinite(wide).any() else 0.0
-    return rtol, max(atol, rtol * rms)
+    """(rtol, atol) per element for a lowered program's output: `ziggurat.numerics.scaled_element_tolerance`."""
+    return numerics.scaled_element_tolerance(expected, computed_in)
 
 
 def build_passes(pipeline: str | Sequence[ModulePass]) -> tuple[ModulePass, ...]:
@@ -187,7 +129,7 @@ def build_passes(pipeline: str | Sequence[ModulePass]) -> tuple[ModulePass, ...]
 def apply_pipeline(module: ModuleOp, pipeline: str | Sequence[ModulePass]) -> None:
     """Apply a `-p`-style pipeline (e.g. "graph-to-tile,cse", or a named pipeline such
     as "graph-opt") or pass instances to `module` in place."""
-    PassPipeline(build_passes(pipeline)).apply(default_context(), module)
+    FittingPipeline(build_passes(pipeline)).apply(default_context(), module)
 
 
 def pipeline_text(pipeline: str | Sequence[ModulePass]) -> str:
@@ -328,6 +270,8 @@ class StageReport:
     """Why this stage's IR was not run (it cannot run before a later pass)."""
     error: str | None = None
     """The pass, the verifier or the run failed: its diagnostic."""
+    raised: DiagnosticError | None = field(default=None, repr=False, compare=False)
+    """The error behind `error`, when it was a diagnostic."""
 
     @property
     def ok(self) -> bool:
@@ -398,13 +342,28 @@ def check_pipeline_stages(
     report = PipelineReport(pipeline_text(pipeline), machine, name, seed, expected=expected, module=module)
     ctx = default_context()
     passes = build_passes(pipeline)
-    for index, one_pass in enumerate(passes):
+
+    def run(index: int, one_pass: ModulePass) -> None:
+        del report.stages[index:]  # a retry with smaller tiles (apply_passes) redoes the stages from tile-and-fuse
         to_come = [p.name for p in passes[index + 1 :]]
         stage = _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol)
         report.stages.append(stage)
+        if isinstance(stage.raised, DoesNotFit):
+            raise stage.raised
         if stage.error is not None:
-            break
+            raise _StageFailed
+
+    try:
+        apply_passes(ctx, module, passes, run)
+    except _StageFailed:
+        pass
+    except DiagnosticError as error:  # the smallest tile does not fit either
+        report.stages[-1].error = error.format()
     return report
+
+
+class _StageFailed(Exception):
+    """Stops `check_pipeline_stages` at a stage that failed (its report says how)."""
 
 
 def _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol) -> StageReport:
@@ -420,6 +379,7 @@ def _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, 
             stage.outputs = compare_outputs(expected, actual, rtol, atol, scale_atol=True)
     except DiagnosticError as error:
         stage.error = error.format()
+        stage.raised = error
     except Exception as error:  # a pass's bug: where it happened in ziggurat, for its owner
         frames = traceback.extract_tb(error.__traceback__)
         frame = next((f for f in reversed(frames) if "site-packages" not in f.filename), frames[-1])

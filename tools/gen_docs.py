@@ -166,6 +166,7 @@ TOOLS = {
     "ziggurat-run": "ziggurat.tools.ziggurat_run",
     "ziggurat-compile": "ziggurat.tools.ziggurat_compile",
     "ziggurat-tune": "ziggurat.tools.ziggurat_tune",
+    "ziggurat-sweep": "ziggurat.tools.ziggurat_sweep",
     "python -m ziggurat.backends.machine": "ziggurat.backends.machine",
 }
 

@@ -28,7 +28,13 @@ chosen for NHWC converted by `graph-layout` (their schedule with them; the
 transposes left between layouts marked `graph.stop_fusion`, groups of their
 own as they were measured); groups not tuned keep the heuristic.
 
-`--jobs N` measures on N processes (default: every core); `--budget SECONDS`
+`--jobs N` measures on N processes (default: every core); `--cluster ray`
+(or `ray://HOST:PORT`, `ray:HOST:PORT`; `RAY_ADDRESS` names the cluster of a
+plain `ray`) sends the measurements to a Ray cluster as tasks instead, `--jobs`
+of them in flight (default: the cluster's CPUs), the results merged into the
+cache by this process alone (docs/distributed.md); a measurement past
+`--task-timeout` seconds, or whose worker dies, is retried once and then
+counted failed, with the reason in the table; `--budget SECONDS`
 stops launching measurements after that long and keeps the best so far;
 `--cache FILE` keeps each group's result in a JSON file keyed by machine, op
 kinds, shapes and dtypes, so a second run measures nothing. Progress goes to
@@ -80,6 +86,7 @@ from ziggurat.transforms.tune.space import (
 )
 from ziggurat.transforms.graph.layout import LAYOUT_MARK
 from ziggurat.transforms.tune.layouts import convert_marked, tune_layouts
+from ziggurat.transforms.tune.executors import check_cluster, make_executor
 from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 
 _STDERR = Console(stderr=True)
@@ -94,7 +101,10 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", metavar="FILE", help="graph-level IR ('-' for stdin)")
     parser.add_argument("--machine", required=True, help="a preset (davinci, systolic, tensorcore) or a machine TOML file")
     parser.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the tuned IR to FILE (default: stdout)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes measuring at once (default: all cores)")
+    parser.add_argument(
+        "--jobs", type=int, help="measurements in flight at once (default: all cores, or all CPUs of the Ray cluster)"
+    )
+    add_cluster_options(parser)
     parser.add_argument("--budget", type=float, metavar="SECONDS", help="stop launching measurements after this long")
     parser.add_argument("--top-k", type=int, default=4, help="schedules measured per group, the default included (default: 4)")
     parser.add_argument(
@@ -111,6 +121,19 @@ def build_argument_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    """`--cluster` and `--task-timeout`: where measurements run (`transforms/tune/executors.py`)."""
+    parser.add_argument(
+        "--cluster", metavar="WHERE",
+        help="where measurements run: local (default: this machine's processes), ray (the cluster RAY_ADDRESS names, "
+        "else a local Ray instance), ray://HOST:PORT or ray:HOST:PORT",
+    )
+    parser.add_argument(
+        "--task-timeout", type=float, default=600.0, metavar="SECONDS",
+        help="stop a measurement after this long, retry it once, then count it failed (default: 600)",
+    )
+
+
 def depth_list(text: str) -> tuple[int, ...]:
     """`--bufferings`: comma-separated depths of at least 1 ('' for none)."""
     try:
@@ -124,10 +147,19 @@ def depth_list(text: str) -> tuple[int, ...]:
 
 def check_options(args: argparse.Namespace) -> None:
     for name, value, minimum in (("--jobs", args.jobs, 1), ("--top-k", args.top_k, 1)):
-        if value < minimum:
+        if value is not None and value < minimum:
             raise DiagnosticError(Diagnostic("error", f"{name} must be at least {minimum}, got {value}"))
     if args.budget is not None and not args.budget > 0:
         raise DiagnosticError(Diagnostic("error", f"--budget must be a positive number of seconds, got {args.budget}"))
+    check_cluster_options(args)
+
+
+def check_cluster_options(args: argparse.Namespace) -> None:
+    check_cluster(args.cluster)
+    if not args.task_timeout > 0:
+        raise DiagnosticError(
+            Diagnostic("error", f"--task-timeout must be a positive number of seconds, got {args.task_timeout}")
+        )
 
 
 def read_module(path: str) -> ModuleOp:
@@ -193,17 +225,28 @@ def summary(choices: Sequence[Choice]) -> str:
         default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
         tuned = f"{cycles:,.0f}" if cycles else "-"
         speedup = f"{c.default_cycles / cycles:.2f}x" if cycles and c.default_cycles else "-"
-        note = " (cached)" if c.cached else "" if c.complete else " (budget: partly measured)"
+        note = " (cached)" if c.cached else "" if c.complete or c.faults else " (budget: partly measured)"
+        if c.faults:
+            note += f" ({len(c.faults)} failed, not cached: {c.faults[0]})"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
     return "\n".join(lines)
 
 
-def tune_module(module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None) -> list[Choice]:
+def tune_module(
+    module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None, cluster: str | None = None
+) -> list[Choice]:
     """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
     the winners' `tile.sizes`, `tile.buffering`, `tile.interchange` and `tile.stage_reduction` on
     their roots, in place; the groups that run faster in NHWC, transposes included
     (`layouts.tune_layouts`), are converted with graph-layout, their schedule with them. The
-    cache is read and saved."""
+    cache is read and saved. Measurements run on `options.executor`, else on the executor
+    `cluster` names (`executors.make_executor`: all the cluster's CPUs; closed at the end)."""
+    if options.executor is None and cluster not in (None, "local"):
+        executor = make_executor(cluster, None, options.task_timeout)
+        try:
+            return tune_module(module, machine, replace(options, executor=executor), cache_path)
+        finally:
+            executor.close()
     start = time.monotonic()
     cache = TuneCache.load(cache_path)
     groups = tunable_groups(module, load_machine(machine))
@@ -261,9 +304,15 @@ def main_with(args: argparse.Namespace) -> int:
     load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
     module = read_module(args.input)
     options = TuneOptions(
-        jobs=args.jobs, budget=args.budget, top_k=args.top_k, seed=args.seed, bufferings=args.bufferings, stage=args.stage
+        jobs=args.jobs or os.cpu_count() or 1, budget=args.budget, top_k=args.top_k, seed=args.seed,
+        bufferings=args.bufferings, stage=args.stage, task_timeout=args.task_timeout,
     )
-    choices = tune_module(module, args.machine, options, args.cache)
+    executor = None if args.cluster in (None, "local") else make_executor(args.cluster, args.jobs, args.task_timeout)
+    try:
+        choices = tune_module(module, args.machine, replace(options, executor=executor), args.cache)
+    finally:
+        if executor is not None:
+            executor.close()
     text = io.StringIO()
     Printer(stream=text).print_op(module)
     if args.output is not None:

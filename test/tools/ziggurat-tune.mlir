@@ -15,10 +15,13 @@
 // RUN: not ziggurat-tune %s --machine davinci --top-k 0 2>&1 | filecheck %s --check-prefix=BAD-K
 // RUN: not ziggurat-tune %s --machine davinci --bufferings 2,0 2>&1 | filecheck %s --check-prefix=BAD-DEPTH
 // RUN: not ziggurat-tune %t.missing.mlir --machine davinci 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not ziggurat-tune %s --machine davinci --cluster dask 2>&1 | filecheck %s --check-prefix=BAD-CLUSTER
+// RUN: not ziggurat-tune %s --machine davinci --task-timeout 0 2>&1 | filecheck %s --check-prefix=BAD-TIMEOUT
 // ziggurat-compile --tune: tunes the model's groups before lowering, then checks against onnxruntime.
 // RUN: python %examples/models/mlp.py %t.mlp.onnx
 // RUN: ziggurat-compile %t.mlp.onnx --machine davinci --tune %t.compile-cache.json --check 2>&1 | filecheck %s --check-prefix=COMPILE
 // RUN: not ziggurat-compile %t.mlp.onnx --tune 2>&1 | filecheck %s --check-prefix=COMPILE-NO-MACHINE
+// RUN: not ziggurat-compile %t.mlp.onnx --machine davinci --tune --cluster dask 2>&1 | filecheck %s --check-prefix=BAD-CLUSTER
 
 func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x128xf16> {
   %c = graph.matmul %a, %b : (tensor<128x256xf16>, tensor<256x128xf16>) -> tensor<128x128xf16>
@@ -44,10 +47,12 @@ func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x
 // CACHED-NOT: tune: [
 // CACHED:     matmul_relu:{{[0-9]+}} {{.*}} (cached)
 
-// LOWERED:    result0: ok
+// LOWERED:    result0: {{.*}}  ok{{$}}
 // BAD-K:      error: --top-k must be at least 1, got 0
 // BAD-DEPTH:  buffering depths must be at least 1, got '2,0'
 // MISSING:    error: cannot read '{{.*}}missing.mlir'
+// BAD-CLUSTER: error: unknown --cluster 'dask': expected local, ray, ray://HOST:PORT or ray:HOST:PORT
+// BAD-TIMEOUT: error: --task-timeout must be a positive number of seconds, got 0.0
 // COMPILE:    tune: [1/{{[0-9]+}}] gemm
 // COMPILE:    check passed
 // COMPILE-NO-MACHINE: error: --tune tunes for a machine: give --machine NAME

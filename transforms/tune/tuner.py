@@ -9,15 +9,17 @@
    heuristic) and its `top_k - 1` best-estimated candidates measured: the group
    alone (`Group.module_text`) lowered with `lower-to-npu{machine=M}`, run on
    the npu interpreter with timing (`run_npu`), its outputs compared with the
-   graph interpreter's on the same random inputs (`compare_outputs`, the
-   tolerances of `lowering.differential`). A candidate that does not lower,
+   graph interpreter's on the same random inputs (`compare_outputs`, a
+   per-pass check's tolerance: `ziggurat.numerics.pass_tolerance`). A candidate that does not lower,
    does not run, or differs is discarded with its reason.
-3. Measurements run on a `multiprocessing` pool of `jobs` processes (1: in
-   this process), all groups' defaults first, then the next-best candidate of
-   each group in turn. Past `budget` seconds nothing more is launched, runs in
-   flight are stopped, and each group keeps the best it has: a group whose
-   default was not measured keeps the heuristic (so tuned is never slower
-   than the default), and is not cached.
+3. Measurements run on `options.executor` (`executors.py`: a local pool of
+   `jobs` processes, 1: in this process, or Ray tasks on a cluster; only the
+   driver, this process, sees the results and writes the cache), all groups'
+   defaults first, then the next-best candidate of each group in turn. Past
+   `budget` seconds nothing more is launched, runs in flight are stopped, and
+   each group keeps the best it has: a group whose default was not measured
+   keeps the heuristic (so tuned is never slower than the default), and is not
+   cached.
 4. The winner is the fastest measured schedule that matches. Its tile sizes are
    then measured, in the budget left, with one knob changed at a time: at each
    of `bufferings` (`tile.buffering`, the slots double-buffer gives the group's
@@ -28,21 +30,22 @@
    its loops (`space.nhwc_sizes`); the fastest is the group's NHWC time
    (`Choice.nhwc_cycles`), which `layouts.choose_layouts` weighs against the
    transposes a change of layout costs. Completed groups go into the cache
-   (`TuneCache`, a JSON file written atomically).
+   (`TuneCache`, a JSON file written atomically); a group with a candidate the
+   executor gave up on (`Measurement.fault`) is not complete.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from xdsl.passes import PassPipeline
+
 from ziggurat.backends.interpreter import find_function
-from ziggurat.backends.machine import load_machine
+from ziggurat.backends.machine import load_machine, machine_here, machine_sources
 from ziggurat.backends.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
@@ -54,12 +57,13 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.lowering.differential import (
-    apply_pipeline,
+    build_passes,
     compare_outputs,
     input_names,
     level_inputs,
     run_at_level,
 )
+from ziggurat.transforms.tune.executors import Executor, LocalExecutor
 from ziggurat.transforms.tune.space import (
     SPACE_VERSION,
     Group,
@@ -88,6 +92,10 @@ class TuneOptions:
     are decided, besides double-buffer's default of 2; () searches tile sizes only."""
     stage: bool = True
     """Also measure each candidate that tiles its reduction with the reduction staged (`tile.stage_reduction`)."""
+    task_timeout: float | None = None
+    """Seconds a measurement may take before it is stopped (retried once, then a failed candidate)."""
+    executor: Executor | None = field(default=None, compare=False)
+    """Where measurements run (`executors.make_executor`); None: a local pool of `jobs` processes."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,8 @@ class Task:
     """Mark the root `tile.stage_reduction` (stage-reduction loads its reduction's slices at once)."""
     nhwc: bool = False
     """A run of the group's NHWC twin (`module_text` is the twin's, `sizes` for its loops)."""
+    machine_files: tuple[tuple[str, str], ...] = ()
+    """The machine's files (`machine_sources`), for a worker on a host without them."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,8 @@ class Measurement:
     """A run of the group's NHWC twin."""
     sizes: tuple[int, ...] | None = None
     """The task's `tile.sizes` (None: the heuristic's)."""
+    fault: bool = False
+    """Not measured: the run raised, its worker was lost or it timed out, on a retry too (`error` says how)."""
 
     @property
     def variant(self) -> bool:
@@ -162,6 +174,8 @@ class Choice:
     nhwc_stage: bool = False
     layout: str = "NCHW"
     """The layout the group runs in, decided over the function by `layouts.choose_layouts`."""
+    faults: tuple[str, ...] = ()
+    """Why each candidate the executor gave up on was not measured (`Measurement.fault`)."""
 
 
 def measure(task: Task) -> Measurement:
@@ -186,15 +200,18 @@ def _failed(task: Task, reason: str, seconds: float) -> Measurement:
 
 def _measure(task: Task, start: float) -> Measurement:
     """`measure` without its error handling: the time from `start`, or why the candidate loses."""
+    machine = machine_here(task.machine, task.machine_files)
     ctx = default_context()
     module = parse_source(ctx, task.module_text, f"<group {task.group}>")
     function = find_function(module, "main")
     inputs = level_inputs(function, task.seed)
     expected = run_at_level(module, inputs, "main")
     schedule_group(module, task.target, task.sizes, task.buffering, task.interchange, task.stage)
-    apply_pipeline(module, f"lower-to-npu{{machine={json.dumps(task.machine)}}}")
+    # xDSL's pipeline, which does not retry a group that does not fit with smaller tiles (apply_pipeline
+    # does): the candidate measured is the one asked for, and one that does not fit loses
+    PassPipeline(build_passes(f"lower-to-npu{{machine={json.dumps(machine)}}}")).apply(ctx, module)
     lowered = find_function(module, "main")
-    result = run_npu(module, task.machine, dict(zip(input_names(lowered), inputs)), "main")
+    result = run_npu(module, machine, dict(zip(input_names(lowered), inputs)), "main")
     bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
     elapsed = time.monotonic() - start
     if bad:
@@ -289,39 +306,20 @@ def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Ta
 
 
 def run_tasks(tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], None]) -> None:
-    """Measure `tasks` on `options.jobs` processes within `options.budget` seconds, reporting each."""
+    """Measure `tasks` on `options.executor` (None: a local pool of `options.jobs` processes) within
+    `options.budget` seconds, reporting each; a task the executor gives up on is a failed candidate."""
     deadline = None if options.budget is None else time.monotonic() + options.budget
-
-    def in_time() -> bool:
-        return deadline is None or time.monotonic() < deadline
-
-    if options.jobs <= 1:
-        for task in tasks:
-            if not in_time():
-                return
-            on_measurement(measure(task))
-        return
-    pending = deque(tasks)
-    pool = multiprocessing.get_context("fork").Pool(options.jobs)
+    sources = {machine: machine_sources(machine) for machine in {task.machine for task in tasks}}
+    tasks = [replace(task, machine_files=sources[task.machine]) for task in tasks]
+    executor = options.executor or LocalExecutor(options.jobs, options.task_timeout)
     try:
-        in_flight = []
-        while pending or in_flight:
-            while pending and len(in_flight) < options.jobs and in_time():
-                in_flight.append(pool.apply_async(measure, (pending.popleft(),)))
-            if not in_time():
-                pending.clear()
-            done = [r for r in in_flight if r.ready()]
-            if not done:
-                if not in_time():
-                    return  # runs still in flight are stopped by terminate()
-                time.sleep(0.02)
-                continue
-            for result in done:
-                in_flight.remove(result)
-                on_measurement(result.get())
+        executor.run(
+            measure, tasks, lambda task, m: on_measurement(m),
+            lambda task, reason: on_measurement(replace(_failed(task, reason, 0.0), fault=True)), deadline,
+        )
     finally:
-        pool.terminate()
-        pool.join()
+        if options.executor is None:
+            executor.close()
 
 
 def tune(
@@ -411,7 +409,8 @@ def _decide_variant(choice: Choice, measurements: list[Measurement], planned: in
     measured for the choice to be complete (cached)."""
     choice.measured += len(measurements)
     choice.failed += sum(1 for m in measurements if m.cycles is None)
-    choice.complete = choice.complete and len(measurements) == planned
+    choice.faults += tuple(m.error or "" for m in measurements if m.fault)
+    choice.complete = choice.complete and len(measurements) == planned and not choice.faults
     twin = min((m for m in measurements if m.nhwc and m.cycles is not None), key=lambda m: m.cycles, default=None)
     if twin is not None:
         choice.nhwc_cycles, choice.nhwc_sizes, choice.nhwc_stage = twin.cycles, twin.sizes, twin.stage
@@ -445,7 +444,9 @@ def _decide(group: Group, measurements: list[Measurement], planned: int) -> Choi
     default = next((m for m in measurements if m.candidate == 0), None)
     choice = Choice(
         group, None, None, None if default is None else default.cycles,
-        measured=len(measurements), failed=len(measurements) - len(ok), complete=len(measurements) == planned,
+        measured=len(measurements), failed=len(measurements) - len(ok),
+        complete=len(measurements) == planned and not any(m.fault for m in measurements),
+        faults=tuple(m.error or "" for m in measurements if m.fault),
     )
     if default is None or not ok:
         return choice  # the default was never run (budget), or nothing matched: keep the heuristic
