@@ -121,15 +121,21 @@ class NodeContext:
         array = self.importer.constant_array(self.input(index))
         if array is None:
             name = self.node.input[index]
-            message = f"{what} (input #{index} '{name}') must be a constant or computable from shapes at import time"
-            inputs = self.importer.inputs_feeding(name)
-            if inputs == [name]:
-                message += f"; it is a graph input: give its value with --bind {name}=VALUES"
-            elif inputs:
-                listed = ", ".join(f"'{n}'" for n in inputs)
-                message += f"; it is computed from the graph input(s) {listed}: give their values with --bind"
-            raise NotConstantError(self.diagnostic("error", message), name, inputs)
+            raise self.not_constant(
+                index, f"{what} (input #{index} '{name}') must be a constant or computable from shapes at import time"
+            )
         return array
+
+    def not_constant(self, index: int, message: str) -> NotConstantError:
+        """The error for input `index`, whose value is needed now: `message`, and which graph inputs to bind."""
+        name = self.node.input[index]
+        inputs = self.importer.inputs_feeding(name)
+        if inputs == [name]:
+            message += f"; it is a graph input: give its value with --bind {name}=VALUES"
+        elif inputs:
+            listed = ", ".join(f"'{n}'" for n in inputs)
+            message += f"; it is computed from the graph input(s) {listed}: give their values with --bind"
+        return NotConstantError(self.diagnostic("error", message), name, inputs)
 
     def optional_constant(self, index: int, what: str) -> np.ndarray | None:
         return self.constant(index, what) if self.has_input(index) else None

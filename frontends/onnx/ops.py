@@ -877,8 +877,11 @@ def convert_arg_max(ctx: NodeContext):
     return [ctx.emit(graph.ArgMaxOp, [ctx.input(0)], properties)]
 
 
+CUMULATIVE: dict[str, type[graph.GraphOp]] = {"CumSum": graph.CumSumOp, "CumProd": graph.CumProdOp}
+
+
 @converts("CumSum", newest=14)
-def convert_cumsum(ctx: NodeContext):
+def convert_cumulative(ctx: NodeContext):
     axis = ctx.constant(1, "the axis").reshape(-1)
     if axis.size != 1:
         raise ctx.error(f"the axis must be a single integer, got {axis.size} values")
@@ -887,7 +890,7 @@ def convert_cumsum(ctx: NodeContext):
         "exclusive": bool_attr(bool(ctx.attribute("exclusive", 0))),
         "reverse": bool_attr(bool(ctx.attribute("reverse", 0))),
     }
-    return [ctx.emit(graph.CumSumOp, [ctx.input(0)], properties)]
+    return [ctx.emit(CUMULATIVE[ctx.node.op_type], [ctx.input(0)], properties)]
 
 
 # --------------------------------------------------------------------------- #

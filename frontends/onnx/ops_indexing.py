@@ -44,7 +44,6 @@ from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx.node import (
     FOLD_AT_IMPORT_MAX_ELEMENTS,
     NodeContext,
-    NotConstantError,
     element_type_of,
     location_name,
 )
@@ -160,14 +159,19 @@ def element_axis(ctx: NodeContext, rank: int) -> int:
     return axis % rank
 
 
-@converts("GatherElements", newest=13)
-def convert_gather_elements(ctx: NodeContext):
-    data, shape = ctx.input(0), ctx.shape(0)
+def element_indices(ctx: NodeContext, shape: Sequence[int]) -> tuple[int, tuple[int, ...], SSAValue]:
+    """The axis, the shape of the indices (input #1, of the data's rank) and the indices wrapped to it."""
     axis = element_axis(ctx, len(shape))
     index_shape = ctx.shape(1)
     if len(index_shape) != len(shape):
         raise ctx.error(f"indices of rank {len(index_shape)} do not match data of rank {len(shape)}")
-    index = wrapped(ctx, ctx.input(1), shape[axis])
+    return axis, index_shape, wrapped(ctx, ctx.input(1), shape[axis])
+
+
+@converts("GatherElements", newest=13)
+def convert_gather_elements(ctx: NodeContext):
+    data, shape = ctx.input(0), ctx.shape(0)
+    axis, index_shape, index = element_indices(ctx, shape)
     return [flat_gather(ctx, data, flat_positions(ctx, shape, index, axis, index_shape))]
 
 
@@ -175,11 +179,7 @@ def convert_gather_elements(ctx: NodeContext):
 @converts("Scatter", newest=11)
 def convert_scatter_elements(ctx: NodeContext):
     data, shape = ctx.input(0), ctx.shape(0)
-    axis = element_axis(ctx, len(shape))
-    index_shape = ctx.shape(1)
-    if len(index_shape) != len(shape):
-        raise ctx.error(f"indices of rank {len(index_shape)} do not match data of rank {len(shape)}")
-    index = wrapped(ctx, ctx.input(1), shape[axis])
+    axis, index_shape, index = element_indices(ctx, shape)
     updates = ctx.input(2)
     if ctx.shape(2) != index_shape:
         raise ctx.error(f"updates of shape {list(ctx.shape(2))} do not match indices of shape {list(index_shape)}")
@@ -638,18 +638,11 @@ def convert_center_crop_pad(ctx: NodeContext):
 def constant_input(ctx: NodeContext, what: str, index: int = 0) -> np.ndarray:
     array = ctx.importer.constant_array(ctx.input(index))
     if array is None:
-        name = ctx.node.input[index]
-        message = (
+        raise ctx.not_constant(
+            index,
             f"the output shape depends on the values of the input ({what}), which static shapes cannot "
-            "express; only a constant input is supported"
+            "express; only a constant input is supported",
         )
-        inputs = ctx.importer.inputs_feeding(name)
-        if inputs == [name]:
-            message += f"; it is a graph input: give its value with --bind {name}=VALUES"
-        elif inputs:
-            listed = ", ".join(f"'{n}'" for n in inputs)
-            message += f"; it is computed from the graph input(s) {listed}: give their values with --bind"
-        raise NotConstantError(ctx.diagnostic("error", message), name, inputs)
     return array
 
 

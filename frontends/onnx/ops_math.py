@@ -27,6 +27,7 @@ from ziggurat.frontends.onnx.node import NodeContext
 from ziggurat.frontends.onnx.ops import (
     as_2d,
     converts,
+    convert_cumulative,
     depth_windows,
     from_2d,
     legacy_broadcast,
@@ -262,17 +263,8 @@ def convert_arg_min(ctx: NodeContext):
     return [ctx.emit(graph.ArgMaxOp, [order_reversed(ctx, ctx.input(0))], properties)]
 
 
-@converts("CumProd", newest=26)
-def convert_cumprod(ctx: NodeContext):
-    axis = ctx.constant(1, "the axis").reshape(-1)
-    if axis.size != 1:
-        raise ctx.error(f"the axis must be a single integer, got {axis.size} values")
-    properties = {
-        "axis": i64_attr(int(axis[0])),
-        "exclusive": bool_attr(bool(ctx.attribute("exclusive", 0))),
-        "reverse": bool_attr(bool(ctx.attribute("reverse", 0))),
-    }
-    return [ctx.emit(graph.CumProdOp, [ctx.input(0)], properties)]
+# CumProd-26 is CumSum-14's converter with a product (ops.CUMULATIVE).
+converts("CumProd", newest=26)(convert_cumulative)
 
 
 @converts("LpNormalization", newest=22)
