@@ -39,19 +39,30 @@ fuzz: $(STAMP)
 # Benchmarks and their targets (not part of `make test`): results and plots in benchmarks/results/.
 # Every script runs even when an earlier one misses its target (each exits 1 then); the last
 # line names those that did, and make fails.
-BENCHMARKS = scalesim_validation roofline_validation lowering_quality compile_speed kernels networks
+# distributed_tuning starts local Ray instances: the ray extra is installed here (never by `make test`).
+BENCHMARKS = scalesim_validation roofline_validation lowering_quality compile_speed kernels networks distributed_tuning
 bench: $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	$(BIN)/python -m pip install -q -e '.[test,bench,ray]'
 	@missed=""; for script in $(BENCHMARKS); do \
 	  echo "== benchmarks/$$script.py"; \
 	  $(BIN)/python benchmarks/$$script.py || missed="$$missed $$script"; \
 	done; \
 	if [ -n "$$missed" ]; then echo "make bench: targets missed or runs failed in:$$missed"; exit 1; fi
 
-# The onnx package's light models compiled to npu code and simulated on davinci (not part of
-# `make test`; minutes per model): the table of docs/conformance.md, results in benchmarks/results/.
+# The onnx package's operator suite through the importer and the graph interpreter (the table of
+# docs/onnx-operators.md; a sample of it runs in `make test`), then its light models compiled to npu
+# code and simulated on davinci (minutes per model), then the full-size model corpus
+# (examples/models/corpus.py, generated into benchmarks/results/corpus by TORCH_PYTHON, a Python with
+# torch 2.13.0, onnxscript and onnxruntime) on davinci and tensorcore: the tables of
+# docs/conformance.md, results in benchmarks/results/. Both run even when the first misses.
+TORCH_PYTHON ?= python3
 conformance: $(STAMP)
-	$(BIN)/python benchmarks/conformance.py --machine davinci
+	$(BIN)/python -m ziggurat.testing.onnx_operator_suite --table docs/onnx-operators.md
+	@status=0; \
+	$(BIN)/python benchmarks/conformance.py --machine davinci || status=1; \
+	$(BIN)/python benchmarks/conformance.py --corpus benchmarks/results/corpus --machine davinci,tensorcore \
+	  --torch-python $(TORCH_PYTHON) || status=1; \
+	exit $$status
 
 # The documentation site (mkdocs, into site/): the dialect, pass and tool references are
 # generated from the code into docs/reference/ first (neither is committed).

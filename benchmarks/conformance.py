@@ -28,7 +28,9 @@ fill seeded random values and compares with onnxruntime on random inputs
 instead, as it does for a model without shipped outputs (a path given to
 `--models`). Every model runs in its own process,
 `--jobs` at a time, and is stopped after `--timeout` seconds, so one that
-hangs or is too big still leaves its row in the table. A failed model's row
+hangs or is too big still leaves its row in the table; `--cluster ray` runs
+the models as tasks on a Ray cluster instead (docs/distributed.md), each
+retried once when it times out or its worker is lost. A failed model's row
 says at which stage, with the first line of the diagnostic. The results go to
 benchmarks/results/conformance.json (`--output`); the script exits 1 when a
 model does not pass at the npu level.
@@ -45,10 +47,11 @@ import multiprocessing
 import os
 import platform
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from multiprocessing.connection import Connection, wait
@@ -85,6 +88,7 @@ from ziggurat.tools.ziggurat_compile import (
     run_at_emitted_level,
     run_onnxruntime,
 )
+from ziggurat.transforms.tune.executors import check_cluster, make_executor
 
 LIGHT_MODELS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 RESULTS = Path(__file__).parent / "results"
@@ -109,6 +113,11 @@ class ModelResult:
     """At the npu level, against the expected outputs (the largest over the outputs)."""
     max_rel: float | None = None
     graph_max_abs: float | None = None
+    graph_precision_max_abs: float | None = None
+    """The graph level in the type the npu code computes in (after graph-convert-float): the error that
+    precision alone accounts for, before any lowering."""
+    max_ref: float | None = None
+    """The largest |expected output|, the scale of the errors."""
     cycles: float | None = None
     compile_seconds: float | None = None
     """Import and lowering to npu code."""
@@ -194,7 +203,11 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
             model = with_random_weights(model)
         module = import_loaded_model(model, {}, where)
     with stage(result, "reference"):
-        inputs, expected = reference_data(result, None if args.random_weights else path, model, module)
+        if getattr(args, "corpus", None) is not None:
+            inputs, expected = corpus_reference(result, path, model, module)
+        else:
+            inputs, expected = reference_data(result, None if args.random_weights else path, model, module)
+        result.max_ref = max(float(np.abs(e).max()) for e in expected)
     # A model wrong at the graph level still goes on: its npu row tells whether lowering adds to it.
     with suppress(StageFailed), stage(result, "graph", "graph_seconds"):
         outputs = run_at_emitted_level(module, inputs, None).outputs
@@ -202,6 +215,15 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
     with stage(result, "compile", "compile_seconds"):
         precision = choose_precision(args.precision, machine, module)
         result.computed_in = precision
+    if precision is not None:
+        with suppress(StageFailed), stage(result, "graph-" + precision):
+            converted = module.clone()
+            lower(default_context(), converted, lowering_passes(args.machine, "graph", precision))
+            outputs = run_at_emitted_level(converted, inputs, None).outputs
+            pairs = enumerate(zip(outputs, expected, strict=True))
+            checks = [check_output(f"#{i}", a, e, precision_dtype(precision)) for i, (a, e) in pairs]
+            result.graph_precision_max_abs = max(c.max_abs for c in checks)
+    with stage(result, "compile", "compile_seconds"):
         lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
     with stage(result, "simulate", "simulate_seconds"):
         run = run_at_emitted_level(module, inputs, machine)
@@ -209,6 +231,17 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
     with stage(result, "npu"):
         computed_in = precision_dtype(precision)
         result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
+
+
+def corpus_reference(result: ModelResult, path: Path, model: onnx.ModelProto, module) -> tuple[list, list]:
+    """A corpus model's stored input and onnxruntime's stored outputs (`<stem>.inputs.npz`, `.outputs.npz`)."""
+    result.expected_from = "onnxruntime"
+    function = find_function(module, "main")
+    stored_inputs, stored_outputs = (np.load(path.with_suffix(f".{kind}.npz")) for kind in ("inputs", "outputs"))
+    names = [value.name for value in graph_inputs(model)]
+    arg_types = function.function_type.inputs.data
+    inputs = [restore_element_type(stored_inputs[n], t) for n, t in zip(names, arg_types, strict=True)]
+    return inputs, [stored_outputs[output.name] for output in model.graph.output]
 
 
 def reference_data(result: ModelResult, path: Path | None, model: onnx.ModelProto, module) -> tuple[list, list]:
@@ -255,7 +288,7 @@ def run_models(
     context = multiprocessing.get_context("fork")
     pending, running, results = list(paths), [], {}
     while pending or running:
-        while pending and len(running) < max(1, args.jobs):
+        while pending and len(running) < max(1, args.jobs or 1):
             path = pending.pop(0)
             receiving, sending = context.Pipe(duplex=False)
             # daemon: a worker is ended with the script when the script stops on an error
@@ -275,6 +308,39 @@ def run_models(
                 running.remove(one)
                 results[one.path] = result
                 on_result(result)
+    return [results[path] for path in paths]
+
+
+def evaluate_task(task: tuple[Path, argparse.Namespace]) -> dict:
+    """One model as an executor's task (`--cluster ray`): its result as a dict."""
+    path, args = task
+    # ziggurat-compile's spinners and progress bars would draw over each other from several workers.
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        return asdict(evaluate(path, args))
+
+
+def run_models_on_cluster(
+    paths: Sequence[Path], args: argparse.Namespace, on_result: Callable[[ModelResult], None]
+) -> list[ModelResult]:
+    """Each model as a task on the executor `args.cluster` names (`transforms/tune/executors.py`),
+    `args.jobs` at a time (default: the cluster's CPUs); one past `args.timeout` seconds, or whose
+    worker is lost, is retried once, then a failed row."""
+    results: dict[Path, ModelResult] = {}
+
+    def done(task: tuple[Path, argparse.Namespace], sent: dict) -> None:
+        results[task[0]] = ModelResult(**sent)
+        on_result(results[task[0]])
+
+    def failed(task: tuple[Path, argparse.Namespace], reason: str) -> None:
+        kind = "timeout" if reason.startswith("timed out") else "crash"
+        results[task[0]] = ModelResult(task[0].stem, failure=f"{kind}: {reason}")
+        on_result(results[task[0]])
+
+    executor = make_executor(args.cluster, args.jobs, args.timeout)
+    try:
+        executor.run(evaluate_task, [(path, args) for path in paths], done, failed)
+    finally:
+        executor.close()
     return [results[path] for path in paths]
 
 
@@ -385,24 +451,138 @@ def build_argument_parser() -> argparse.ArgumentParser:
         help="replace each model's constant weight fills by seeded random values and compare with onnxruntime "
         "on random inputs (checks every layer's arithmetic; the shipped outputs do not)",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="models run at once, each in its own process (default: 1)")
+    parser.add_argument(
+        "--jobs", type=int,
+        help="models run at once, each in its own process (default: 1; with --cluster ray, the cluster's CPUs)",
+    )
+    parser.add_argument(
+        "--cluster", metavar="WHERE",
+        help="where the models run: local (default: processes of this machine), ray (RAY_ADDRESS, else a local "
+        "Ray instance), ray://HOST:PORT; on Ray the model files must be at the same paths on the workers",
+    )
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds per model (default: {DEFAULT_TIMEOUT:g})"
     )
     parser.add_argument(
         "--output", type=Path, default=RESULTS / "conformance.json", help="the JSON results (default: %(default)s)"
     )
+    corpus = parser.add_argument_group("the model corpus (examples/models/corpus.py)")
+    corpus.add_argument(
+        "--corpus", type=Path, metavar="DIR",
+        help="run the corpus models in DIR (generated there at full size when it has none) on every machine of "
+        "--machine A,B, against their stored onnxruntime outputs; writes a markdown table to --table",
+    )
+    corpus.add_argument(
+        "--torch-python", default="python3", metavar="PY",
+        help="a Python with torch, onnxscript and onnxruntime to generate the corpus (default: %(default)s)",
+    )
+    corpus.add_argument(
+        "--table", type=Path, default=RESULTS / "corpus.md",
+        help="the corpus's markdown table, its JSON beside it (default: %(default)s)",
+    )
     return parser
+
+
+CORPUS_GENERATOR = Path(__file__).parent.parent / "examples" / "models" / "corpus.py"
+
+
+def corpus_models(args: argparse.Namespace) -> list[Path]:
+    """The corpus's models, generated first (full size) when the folder has none."""
+    paths = sorted(args.corpus.glob("*.onnx"))
+    if not paths:
+        probe = subprocess.run([args.torch_python, "-c", "import torch, onnxscript, onnxruntime"], capture_output=True)
+        if probe.returncode != 0:
+            raise DiagnosticError(Diagnostic(
+                "error",
+                f"no models in {args.corpus}, and {args.torch_python} cannot import torch to generate them; "
+                "make one that can: python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch==2.13.0 "
+                "onnx onnxruntime onnxscript numpy, then pass --torch-python /tmp/torchvenv/bin/python "
+                "(make conformance TORCH_PYTHON=/tmp/torchvenv/bin/python)",
+            ))
+        print(f"generating the corpus into {args.corpus} ({CORPUS_GENERATOR.name} --size full)", file=sys.stderr)
+        subprocess.run([args.torch_python, str(CORPUS_GENERATOR), str(args.corpus), "--size", "full"], check=True)
+        paths = sorted(args.corpus.glob("*.onnx"))
+    if args.models is None:
+        return paths
+    by_name = {path.stem: path for path in paths}
+    chosen = [n.strip() for n in args.models.split(",") if n.strip()]
+    if unknown := [n for n in chosen if n not in by_name]:
+        near = did_you_mean(unknown[0], list(by_name))
+        raise DiagnosticError(Diagnostic("error", f"no model '{unknown[0]}' in {args.corpus}{near}"))
+    return [by_name[n] for n in chosen]
+
+
+def corpus_table(rows: Sequence[tuple[str, ModelResult]]) -> str:
+    """The markdown table of docs/conformance.md's "Corpus models": one row per model and machine."""
+    lines = [
+        "| model | machine | graph f32 max abs | computes in | graph max abs at that type | npu "
+        "| npu max abs / max abs ref | cycles | compile s | simulate s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for machine, r in rows:
+        if r.npu_passed:
+            npu = "pass"
+        elif r.max_abs is not None:
+            npu = "FAIL (beyond the tolerance)"
+        elif r.failure is None:
+            npu = "-"
+        else:
+            npu = shorten(r.failure, 160).replace("|", "\\|")
+        ratio = "" if r.max_abs is None or not r.max_ref else f"{r.max_abs:.3g} / {r.max_ref:.3g}"
+        lines.append(
+            f"| {r.model} | {machine} | {number(r.graph_max_abs, '.2g')} | {r.computed_in or 'model'} "
+            f"| {number(r.graph_precision_max_abs, '.3g')} | {npu} | {ratio} | {number(r.cycles, ',.0f')} "
+            f"| {number(r.compile_seconds, '.1f')} | {number(r.simulate_seconds, '.1f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def corpus_main(args: argparse.Namespace) -> int:
+    """`--corpus DIR`: every corpus model on every machine of `--machine A,B`; the markdown table to `--table`."""
+    paths = corpus_models(args)
+    machines = [m.strip() for m in args.machine.split(",") if m.strip()]
+    for machine in machines:
+        load_machine(machine)
+    progress = Console(stderr=True)
+    rows, start = [], time.perf_counter()
+    for machine in machines:
+        machine_args = argparse.Namespace(**{**vars(args), "machine": machine})
+        results = run_models(
+            paths, machine_args,
+            lambda r: progress.print(f"{r.model} on {machine_args.machine}: graph {verdict(r.graph_passed)}, "
+                                     f"npu {verdict(r.npu_passed)}", highlight=False),
+        )
+        rows += [(machine, r) for r in results]
+    table = corpus_table(rows)
+    print(table)
+    report = {
+        "machines": machines,
+        "corpus": str(args.corpus),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "precision": args.precision,
+        "timeout_seconds": args.timeout,
+        "total_seconds": time.perf_counter() - start,
+        "models": [{"machine": machine, **asdict(r)} for machine, r in rows],
+    }
+    args.table.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(args.table, table)
+    write_atomically(args.table.with_suffix(".json"), json.dumps(report, indent=2) + "\n")
+    return 0 if all(r.npu_passed for _, r in rows) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_command_line(build_argument_parser(), argv)
+    if args.corpus is not None:
+        return corpus_main(args)
     paths = select_models(args.models, args.data)
     load_machine(args.machine)  # a bad machine is one error here, not one per model
     console = Console(width=None if sys.stdout.isatty() else 160)
     progress = Console(stderr=True)
     start = time.perf_counter()
-    results = run_models(
+    check_cluster(args.cluster)
+    run = run_models if args.cluster in (None, "local") else run_models_on_cluster
+    results = run(
         paths, args,
         lambda r: progress.print(f"{r.model}: graph {verdict(r.graph_passed)}, npu {verdict(r.npu_passed)}", highlight=False),
     )
@@ -412,7 +592,7 @@ def main(argv: list[str] | None = None) -> int:
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "precision": args.precision,
         "random_weights": args.random_weights,
-        "jobs": args.jobs,
+        "jobs": args.jobs or 1,
         "timeout_seconds": args.timeout,
         "total_seconds": time.perf_counter() - start,
         "models": [asdict(r) for r in results],

@@ -146,3 +146,43 @@ def test_random_weights_compare_with_onnxruntime_not_the_shipped_outputs(tmp_pat
     row = results["models"][0]
     assert code == 0 and results["random_weights"] and row["expected_from"] == "onnxruntime" and row["npu_passed"]
     assert "--random-weights, --jobs 1" in capsys.readouterr().out
+
+
+def write_corpus_model(folder: Path, scale: float = 1.0) -> None:
+    """tiny.onnx in the corpus's layout: a seeded input and the output (times `scale`) in .npz files."""
+    model = tiny_model()
+    onnx.save(model, folder / "tiny.onnx")
+    x = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+    weights = numpy_helper.to_array(model.graph.initializer[0])
+    np.savez(folder / "tiny.inputs.npz", x=x)
+    np.savez(folder / "tiny.outputs.npz", y=(np.maximum(x @ weights, 0) * scale).astype(np.float32))
+
+
+def test_corpus_runs_each_model_on_each_machine_against_its_stored_outputs(tmp_path: Path):
+    write_corpus_model(tmp_path)
+    table = tmp_path / "corpus.md"
+    code = conformance.main(["--corpus", str(tmp_path), "--machine", "davinci,tensorcore", "--table", str(table)])
+    assert code == 0
+    rows = json.loads(table.with_suffix(".json").read_text())["models"]
+    assert [(r["machine"], r["model"]) for r in rows] == [("davinci", "tiny"), ("tensorcore", "tiny")]
+    for row in rows:
+        assert row["npu_passed"] and row["expected_from"] == "onnxruntime" and row["cycles"] > 0
+        # In bf16 at the graph level already; the npu code may round elsewhere, not much worse.
+        assert 0 < row["graph_precision_max_abs"] < 0.05 and row["max_abs"] < 0.05 and row["max_ref"] > 1
+    lines = table.read_text().splitlines()
+    assert lines[0].startswith("| model | machine |") and len(lines) == 4
+    assert lines[2].startswith("| tiny | davinci | ") and "| bf16 |" in lines[2] and "| pass |" in lines[2]
+
+
+def test_corpus_with_a_wrong_stored_output_fails(tmp_path: Path):
+    write_corpus_model(tmp_path, scale=2.0)
+    table = tmp_path / "corpus.md"
+    assert conformance.main(["--corpus", str(tmp_path), "--table", str(table)]) == 1
+    (row,) = json.loads(table.with_suffix(".json").read_text())["models"]
+    assert row["graph_passed"] is False and row["npu_passed"] is False and row["max_abs"] > 1
+    assert "| FAIL (beyond the tolerance) |" in table.read_text()
+
+
+def test_an_empty_corpus_without_torch_says_how_to_generate_it(tmp_path: Path):
+    with pytest.raises(DiagnosticError, match=r"no models in .* cannot import torch .*pip install torch==2\.13\.0"):
+        conformance.main(["--corpus", str(tmp_path), "--torch-python", "false"])
