@@ -80,6 +80,23 @@ def run(executor, tasks, deadline=None):
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
+def test_tasks_a_result_returns_join_the_same_run(jobs, tmp_path):
+    # The tuner starts a group's variants from the callback that completes its first phase.
+    seen = []
+
+    def on_result(task, result):
+        seen.append(task[0] + str(task[2]))
+        return [("ok", tmp_path, task[2] + 1)] if task[2] < 3 else None
+
+    executor = LocalExecutor(jobs)
+    try:
+        executor.run(behave, [("ok", tmp_path, 1)], on_result, lambda task, reason: None)
+    finally:
+        executor.close()
+    assert seen == ["ok1", "ok2", "ok3"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
 def test_a_task_that_raises_is_retried_once_then_fails_with_its_reason(jobs, tmp_path):
     executor = LocalExecutor(jobs)
     try:

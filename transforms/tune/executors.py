@@ -37,8 +37,10 @@ from typing import Any, Protocol
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, exception_message
 
-OnResult = Callable[[Any, Any], None]
-OnFailure = Callable[[Any, str], None]
+OnResult = Callable[[Any, Any], "Sequence[Any] | None"]
+OnFailure = Callable[[Any, str], "Sequence[Any] | None"]
+"""Both may return more tasks, which join the queue of the same run (a tuning phase that follows
+from a group's results starts while other groups are still measured)."""
 
 RAY_MISSING = "--cluster ray needs the ray package: pip install 'ziggurat[ray]' (ray>=2.40)"
 
@@ -69,7 +71,12 @@ def _retry_or_fail(job: _Job, reason: str, pending: deque, on_failure: OnFailure
         pending.appendleft(replace(job, attempt=1, reasons=(reason,)))
         return
     first = job.reasons[0] if job.reasons else reason
-    on_failure(job.task, f"{reason} (twice)" if first == reason else f"{first}; retried: {reason}")
+    _queue(pending, on_failure(job.task, f"{reason} (twice)" if first == reason else f"{first}; retried: {reason}"))
+
+
+def _queue(pending: deque, more: Sequence[Any] | None) -> None:
+    """Tasks a callback returned, queued after those already waiting."""
+    pending.extend(_Job(task) for task in more or ())
 
 
 def _raised(error: Exception) -> str:
@@ -189,7 +196,7 @@ class LocalExecutor:
         worker.job = None
         if reply is not None and reply[0] == "ok":
             self._idle.append(worker)
-            on_result(job.task, reply[1])
+            _queue(pending, on_result(job.task, reply[1]))
             return
         worker.stop()  # a worker that faulted is not trusted with the retry
         _retry_or_fail(job, reason, pending, on_failure)
@@ -213,22 +220,17 @@ class LocalExecutor:
         self, function: Callable[[Any], Any], tasks: Sequence[Any], on_result: OnResult, on_failure: OnFailure,
         deadline: float | None,
     ) -> None:
-        for task in tasks:
-            job = _Job(task)
-            while True:
-                if _past(deadline):
-                    return
-                try:
-                    result = function(task)
-                except Exception as error:  # as a worker's: retried once, then reported
-                    retry: deque[_Job] = deque()
-                    _retry_or_fail(job, _raised(error), retry, on_failure)
-                    if not retry:
-                        break
-                    job = retry[0]
-                    continue
-                on_result(task, result)
-                break
+        pending: deque[_Job] = deque(_Job(task) for task in tasks)
+        while pending:
+            if _past(deadline):
+                return
+            job = pending.popleft()
+            try:
+                result = function(job.task)
+            except Exception as error:  # as a worker's: retried once (first in line), then reported
+                _retry_or_fail(job, _raised(error), pending, on_failure)
+                continue
+            _queue(pending, on_result(job.task, result))
 
     def close(self) -> None:
         for worker in self._idle:
@@ -344,7 +346,7 @@ class RayExecutor:
                     except ray.exceptions.RayError as error:  # the worker or its node was lost
                         _retry_or_fail(job, f"worker lost ({type(error).__name__})", pending, on_failure)
                     else:
-                        on_result(job.task, result)
+                        _queue(pending, on_result(job.task, result))
                 if self.task_timeout is not None:
                     now = time.monotonic()
                     for ref, job in list(in_flight.items()):

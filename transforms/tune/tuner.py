@@ -20,8 +20,9 @@
    each group keeps the best it has: a group whose default was not measured
    keeps the heuristic (so tuned is never slower than the default), and is not
    cached.
-4. The winner is the fastest measured schedule that matches. Its tile sizes are
-   then measured, in the budget left, with one knob changed at a time: at each
+4. The winner is the fastest measured schedule that matches. As soon as a group's
+   sizes are all measured (while other groups still measure), its winner's tile
+   sizes are measured, in the budget left, with one knob changed at a time: at each
    of `bufferings` (`tile.buffering`, the slots double-buffer gives the group's
    buffers; default 2) and in each other loop order of its tile loops
    (`space.loop_orders`, `tile.interchange`); the fastest of these wins if it
@@ -305,17 +306,28 @@ def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Ta
     return [tasks[rank] for rank in range(max(map(len, per_group), default=0)) for tasks in per_group if rank < len(tasks)]
 
 
-def run_tasks(tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], None]) -> None:
+def run_tasks(
+    tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], list[Task] | None]
+) -> None:
     """Measure `tasks` on `options.executor` (None: a local pool of `options.jobs` processes) within
-    `options.budget` seconds, reporting each; a task the executor gives up on is a failed candidate."""
+    `options.budget` seconds, reporting each; a task the executor gives up on is a failed candidate.
+    The tasks `on_measurement` returns are measured in the same run."""
     deadline = None if options.budget is None else time.monotonic() + options.budget
-    sources = {machine: machine_sources(machine) for machine in {task.machine for task in tasks}}
-    tasks = [replace(task, machine_files=sources[task.machine]) for task in tasks]
+    sources: dict[str, tuple] = {}
+
+    def with_sources(more: list[Task] | None) -> list[Task]:
+        for task in more or ():
+            if task.machine not in sources:
+                sources[task.machine] = machine_sources(task.machine)
+        return [replace(task, machine_files=sources[task.machine]) for task in more or ()]
+
+    tasks = with_sources(tasks)
     executor = options.executor or LocalExecutor(options.jobs, options.task_timeout)
     try:
         executor.run(
-            measure, tasks, lambda task, m: on_measurement(m),
-            lambda task, reason: on_measurement(replace(_failed(task, reason, 0.0), fault=True)), deadline,
+            measure, tasks, lambda task, m: with_sources(on_measurement(m)),
+            lambda task, reason: with_sources(on_measurement(replace(_failed(task, reason, 0.0), fault=True))),
+            deadline,
         )
     finally:
         if options.executor is None:
@@ -340,23 +352,30 @@ def tune(
     machine_model = load_machine(machine)
     groups = [with_nhwc_twin(group, machine_model) if g in todo else group for g, group in enumerate(groups)]
     results: dict[int, list[Measurement]] = {g: [] for g in todo}
-
-    def record(m: Measurement) -> None:
-        results[todo[m.group]].append(m)
-        on_measurement(groups[todo[m.group]], m)
-
-    start = time.monotonic()
     tasks = plan([groups[g] for g in todo], machine, options)
-    run_tasks(tasks, options, record)
     planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
-    decided = {groups[g].key: _decide(groups[g], results[g], planned[g]) for g in todo}
-    variant_tasks = plan_variants(todo, groups, decided, results, machine, options)
-    if variant_tasks:
-        left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
-        if left is None or left > 0:
-            run_tasks(variant_tasks, replace(options, budget=left), record)
-        for i, g in enumerate(todo):
-            planned_variants = sum(1 for t in variant_tasks if t.group == i)
+    decided: dict[str, Choice] = {}
+    variant_tasks: list[Task] = []
+
+    def record(m: Measurement) -> list[Task]:
+        g = todo[m.group]
+        results[g].append(m)
+        on_measurement(groups[g], m)
+        if m.variant or sum(1 for r in results[g] if not r.variant) != planned[g]:
+            return []
+        # The group's sizes are all measured: its variants start now, while other groups still measure.
+        decided[groups[g].key] = _decide(groups[g], results[g], planned[g])
+        more = plan_variants([g], groups, decided, results, machine, options, index=m.group)
+        variant_tasks.extend(more)
+        return more
+
+    run_tasks(tasks, options, record)
+    for i, g in enumerate(todo):
+        if groups[g].key not in decided:  # the budget ran out before its sizes were all measured
+            decided[groups[g].key] = _decide(groups[g], [r for r in results[g] if not r.variant], planned[g])
+            continue
+        planned_variants = sum(1 for t in variant_tasks if t.group == i)
+        if planned_variants:
             _decide_variant(decided[groups[g].key], [m for m in results[g] if m.variant], planned_variants)
     for choice in decided.values():
         if choice.complete:
@@ -369,13 +388,14 @@ def tune(
 
 def plan_variants(
     todo: list[int], groups: Sequence[Group], decided: dict[str, Choice], results: dict[int, list[Measurement]],
-    machine: str, options: TuneOptions,
+    machine: str, options: TuneOptions, index: int = 0,
 ) -> list[Task]:
     """Each group's winning tile sizes again at each of `options.bufferings` and in each other loop
     order, and its NHWC twin with its heuristic and with the winner's sizes (a group whose sizes
-    search was cut short by the budget is not searched further)."""
+    search was cut short by the budget is not searched further). The tasks of `todo[k]` are numbered
+    as group `index + k`."""
     tasks = []
-    for i, g in enumerate(todo):
+    for i, g in enumerate(todo, start=index):
         group = groups[g]
         choice = decided[group.key]
         if not choice.complete or choice.cycles is None:
