@@ -78,6 +78,26 @@ def tensor_type(value: SSAValue) -> TensorType:
     return value.type
 
 
+def shape_of(value: SSAValue) -> list[int]:
+    return list(tensor_type(value).get_shape())
+
+
+def dtype_of(value: SSAValue) -> np.dtype:
+    return to_numpy_dtype(tensor_type(value).get_element_type())
+
+
+def transpose(ctx: NodeContext, value: SSAValue, perm: Sequence[int]) -> SSAValue:
+    return ctx.emit(graph.TransposeOp, [value], {"perm": int_array(perm)})
+
+
+def slice_along(ctx: NodeContext, value: SSAValue, axis: int, start: int, end: int, step: int = 1) -> SSAValue:
+    """`value[start:end:step]` along `axis`."""
+    properties = {
+        "starts": int_array([start]), "ends": int_array([end]), "axes": int_array([axis]), "steps": int_array([step])
+    }
+    return ctx.emit(graph.SliceOp, [value], properties)
+
+
 def reshape(ctx: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
     return ctx.emit_typed(graph.ReshapeOp, value, TensorType(tensor_type(value).get_element_type(), shape))
 
@@ -99,6 +119,21 @@ UNARY: dict[str, type[graph.GraphOp]] = {
     "Reciprocal": graph.ReciprocalOp,
     "Softplus": graph.SoftplusOp,
     "HardSwish": graph.HardSwishOp,
+    "Sin": graph.SinOp,
+    "Cos": graph.CosOp,
+    "Tan": graph.TanOp,
+    "Asin": graph.AsinOp,
+    "Acos": graph.AcosOp,
+    "Atan": graph.AtanOp,
+    "Sinh": graph.SinhOp,
+    "Cosh": graph.CoshOp,
+    "Asinh": graph.AsinhOp,
+    "Acosh": graph.AcoshOp,
+    "Atanh": graph.AtanhOp,
+    "Floor": graph.FloorOp,
+    "Ceil": graph.CeilOp,
+    "Round": graph.RoundOp,
+    "BitwiseNot": graph.BitwiseNotOp,
 }
 
 

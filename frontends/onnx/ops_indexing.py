@@ -47,15 +47,7 @@ from ziggurat.frontends.onnx.node import (
     element_type_of,
     location_name,
 )
-from ziggurat.frontends.onnx.ops import converts, reshape, tensor_type
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    return tuple(tensor_type(value).get_shape())
-
-
-def dtype_of(value: SSAValue) -> np.dtype:
-    return to_numpy_dtype(tensor_type(value).get_element_type())
+from ziggurat.frontends.onnx.ops import cast_to, converts, dtype_of, reshape, shape_of, tensor_type
 
 
 def strides_of(shape: Sequence[int]) -> list[int]:
@@ -63,15 +55,9 @@ def strides_of(shape: Sequence[int]) -> list[int]:
     return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
 
 
-def as_i64(ctx: NodeContext, value: SSAValue) -> SSAValue:
-    if tensor_type(value).get_element_type() == i64:
-        return value
-    return ctx.emit_typed(graph.CastOp, value, TensorType(i64, shape_of(value)))
-
-
 def wrapped(ctx: NodeContext, index: SSAValue, sizes) -> SSAValue:
     """i64 `index` with negative entries counted from the end of `sizes` (broadcast with it)."""
-    index = as_i64(ctx, index)
+    index = cast_to(ctx, index, i64)
     sizes = ctx.constant_value(np.asarray(sizes, dtype=np.int64))
     negative = ctx.emit(graph.LessOp, [index, ctx.scalar_like(0, index)])
     return ctx.emit(graph.WhereOp, [negative, ctx.emit(graph.AddOp, [index, sizes]), index])
@@ -259,7 +245,7 @@ def convert_max_unpool(ctx: NodeContext):
     zeros = ctx.constant_value(np.zeros(inferred, dtype=ctx.dtype(0)))
     # The indices are flat positions in the whole output (not only in their own plane).
     total = math.prod(inferred)
-    flat_index = reshape(ctx, as_i64(ctx, ctx.input(1)), [math.prod(shape)])
+    flat_index = reshape(ctx, cast_to(ctx, ctx.input(1), i64), [math.prod(shape)])
     written = scatter(ctx, reshape(ctx, zeros, [total]), flat_index, reshape(ctx, x, [math.prod(shape)]), 0, "none")
     result = reshape(ctx, written, inferred)
     if ctx.has_input(2):
@@ -282,7 +268,7 @@ def convert_reverse_sequence(ctx: NodeContext):
     steps, batch = shape[time_axis], shape[batch_axis]
     grid = [1] * len(shape)
     grid[batch_axis] = batch
-    lengths = reshape(ctx, as_i64(ctx, ctx.input(1)), grid)
+    lengths = reshape(ctx, cast_to(ctx, ctx.input(1), i64), grid)
     grid = [1] * len(shape)
     grid[time_axis] = steps
     time = ctx.constant_value(np.arange(steps, dtype=np.int64).reshape(grid))
@@ -520,7 +506,7 @@ def convert_grid_sample(ctx: NodeContext):
         clamped = ctx.emit(graph.MinOp, [ctx.emit(graph.MaxOp, [where, ctx.scalar_like(0, where)]),
                                          ctx.scalar_like(size - 1, where)])
         # Floor of a non-negative value: the reflection's truncation toward zero.
-        index = as_i64(ctx, ctx.emit(graph.FloorOp, [clamped]))
+        index = cast_to(ctx, ctx.emit(graph.FloorOp, [clamped]), i64)
         term = ctx.emit(graph.MulOp, [index, ctx.scalar_like(strides[i], index)])
         positions = term if positions is None else ctx.emit(graph.AddOp, [positions, term])
         if inside is not None:
@@ -562,7 +548,7 @@ def convert_trilu(ctx: NodeContext):
         keep = offset >= k if upper else offset <= k
         return [ctx.emit(graph.WhereOp, [ctx.constant_value(keep), x, zero])]
     # k known only at run time: compare the offsets with it.
-    k = reshape(ctx, as_i64(ctx, ctx.input(1)), [])
+    k = reshape(ctx, cast_to(ctx, ctx.input(1), i64), [])
     offsets = ctx.constant_value(offset)
     drop = ctx.emit(graph.LessOp if upper else graph.GreaterOp, [offsets, k])
     return [ctx.emit(graph.WhereOp, [drop, zero, x])]

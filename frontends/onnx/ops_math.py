@@ -41,30 +41,6 @@ from ziggurat.frontends.onnx.ops import (
 # Elementwise math
 # --------------------------------------------------------------------------- #
 
-UNARY_MATH: dict[str, type[graph.GraphOp]] = {
-    "Sin": graph.SinOp,
-    "Cos": graph.CosOp,
-    "Tan": graph.TanOp,
-    "Asin": graph.AsinOp,
-    "Acos": graph.AcosOp,
-    "Atan": graph.AtanOp,
-    "Sinh": graph.SinhOp,
-    "Cosh": graph.CoshOp,
-    "Asinh": graph.AsinhOp,
-    "Acosh": graph.AcoshOp,
-    "Atanh": graph.AtanhOp,
-    "Floor": graph.FloorOp,
-    "Ceil": graph.CeilOp,
-    "Round": graph.RoundOp,
-    "BitwiseNot": graph.BitwiseNotOp,
-}
-
-
-@converts(*UNARY_MATH, newest=22)
-def convert_unary_math(ctx: NodeContext):
-    return [ctx.emit(UNARY_MATH[ctx.node.op_type], [ctx.input(0)])]
-
-
 @converts("Mod", newest=28)
 def convert_mod(ctx: NodeContext):
     fmod = bool(ctx.attribute("fmod", 0))

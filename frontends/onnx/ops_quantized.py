@@ -13,25 +13,17 @@ rounds half to even and saturates.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerType
 from xdsl.ir import SSAValue
 
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import i64_attr
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext
-from ziggurat.frontends.onnx.ops import convolution, converts, reshape, tensor_type
+from ziggurat.frontends.onnx.ops import cast_to, convolution, converts, reshape, tensor_type
 
 I32 = IntegerType(32)
 EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
-
-
-def widened(ctx: NodeContext, value: SSAValue, element_type) -> SSAValue:
-    """`value` cast to `element_type` (itself when it has it)."""
-    value_type = tensor_type(value)
-    if value_type.get_element_type() == element_type:
-        return value
-    return ctx.emit_typed(graph.CastOp, value, TensorType(element_type, value_type.get_shape()))
 
 
 def eight_bit(ctx: NodeContext, index: int, what: str) -> SSAValue:
@@ -43,10 +35,10 @@ def eight_bit(ctx: NodeContext, index: int, what: str) -> SSAValue:
 def centered(ctx: NodeContext, index: int, zero_point_index: int | None, what: str, axis_shape=None) -> SSAValue:
     """Input `index` in i32 minus its zero point (input `zero_point_index`, absent: 0); a zero point
     with one entry per element of an axis is reshaped to `axis_shape` to broadcast along it."""
-    x = widened(ctx, eight_bit(ctx, index, what), I32)
+    x = cast_to(ctx, eight_bit(ctx, index, what), I32)
     if zero_point_index is None or not ctx.has_input(zero_point_index):
         return x
-    zero_point = widened(ctx, ctx.input(zero_point_index), I32)
+    zero_point = cast_to(ctx, ctx.input(zero_point_index), I32)
     shape = tensor_type(zero_point).get_shape()
     if len(shape) <= 1 and (not shape or shape[0] == 1):
         zero_point = reshape(ctx, zero_point, [])
@@ -70,8 +62,8 @@ def requantized(ctx: NodeContext, accumulator: SSAValue, multiplier: SSAValue, z
     """saturate(round_half_even(accumulator * multiplier + zero_point)) in the zero point's type,
     the product and the sum in f64 as ONNX's reference computes them."""
     f64 = Float64Type()
-    scaled = ctx.emit(graph.MulOp, [widened(ctx, accumulator, f64), widened(ctx, multiplier, f64)])
-    shifted = ctx.emit(graph.AddOp, [scaled, widened(ctx, zero_point, f64)])
+    scaled = ctx.emit(graph.MulOp, [cast_to(ctx, accumulator, f64), cast_to(ctx, multiplier, f64)])
+    shifted = ctx.emit(graph.AddOp, [scaled, cast_to(ctx, zero_point, f64)])
     unit = ctx.constant_value(np.ones((), np.float64))
     zero = ctx.constant_value(np.zeros((), to_numpy_dtype(tensor_type(zero_point).get_element_type())))
     return ctx.emit(graph.QuantizeOp, [shifted, unit, zero], {"axis": i64_attr(0)})

@@ -18,25 +18,16 @@ from ziggurat.dialects import graph
 from ziggurat.dialects.graph import f32_attr, i64_attr, int_array
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of
-from ziggurat.frontends.onnx.ops import converts, reshape, tensor_type
-
-
-def _shape(value: SSAValue) -> list[int]:
-    return list(tensor_type(value).get_shape())
-
-
-def _slice(ctx: NodeContext, value: SSAValue, axis: int, start: int, end: int) -> SSAValue:
-    properties = {"starts": int_array([start]), "ends": int_array([end]), "axes": int_array([axis])}
-    return ctx.emit(graph.SliceOp, [value], properties)
+from ziggurat.frontends.onnx.ops import converts, reshape, shape_of, slice_along
 
 
 def _to_length(ctx: NodeContext, value: SSAValue, length: int) -> SSAValue:
     """`value` truncated or zero-padded to `length` along its last axis."""
-    size = _shape(value)[-1]
+    size = shape_of(value)[-1]
     if size > length:
-        return _slice(ctx, value, len(_shape(value)) - 1, 0, length)
+        return slice_along(ctx, value, len(shape_of(value)) - 1, 0, length)
     if size < length:
-        rank = len(_shape(value))
+        rank = len(shape_of(value))
         pads = [0] * (2 * rank)
         pads[2 * rank - 1] = length - size
         return ctx.emit(graph.PadOp, [value], {"pads": int_array(pads), "value": f32_attr(0.0)})
@@ -59,7 +50,7 @@ def _transform(
 ) -> SSAValue:
     """ONNX DFT of `x` (..., 1 or 2) along `axis`: the reference's fft, ifft, rfft (onesided) or irfft
     (inverse and onesided)."""
-    shape = _shape(x)
+    shape = shape_of(x)
     rank = len(shape)
     axis = axis % rank
     if axis == rank - 1:
@@ -75,7 +66,7 @@ def _transform(
     order = [d for d in range(rank - 1) if d != axis] + [axis]
     parts = []
     for index in range(shape[-1]):
-        part = reshape(ctx, _slice(ctx, x, rank - 1, index, index + 1), shape[:-1])
+        part = reshape(ctx, slice_along(ctx, x, rank - 1, index, index + 1), shape[:-1])
         parts.append(ctx.emit(graph.TransposeOp, [part], {"perm": int_array(order)}))
     real, imaginary = parts[0], parts[1] if len(parts) == 2 else None
 
@@ -153,7 +144,7 @@ def convert_stft(ctx: NodeContext):
     frames = 1 + (shape[1] - frame_length) // step
     # (batch, frames, frame_length, parts)
     pieces = [
-        ctx.emit(graph.UnsqueezeOp, [_slice(ctx, x, 1, f * step, f * step + frame_length)], {"axes": int_array([1])})
+        ctx.emit(graph.UnsqueezeOp, [slice_along(ctx, x, 1, f * step, f * step + frame_length)], {"axes": int_array([1])})
         for f in range(frames)
     ]
     framed = pieces[0] if frames == 1 else ctx.emit(graph.ConcatOp, pieces, {"axis": i64_attr(1)})

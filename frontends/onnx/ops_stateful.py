@@ -10,30 +10,13 @@ as the reference keeps it.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import i64_attr, int_array
 from ziggurat.frontends.onnx.node import NodeContext
-from ziggurat.frontends.onnx.ops import converts, reshape, tensor_type
-
-
-def _cast(ctx: NodeContext, value: SSAValue, like: SSAValue | TensorType) -> SSAValue:
-    """`value` in the element type of `like` (a value or a type)."""
-    element_type = (like if isinstance(like, TensorType) else tensor_type(like)).get_element_type()
-    if tensor_type(value).get_element_type() == element_type:
-        return value
-    return ctx.emit_typed(graph.CastOp, value, TensorType(element_type, tensor_type(value).get_shape()))
-
-
-def _f32(ctx: NodeContext, value: SSAValue) -> SSAValue:
-    return _cast(ctx, value, TensorType(graph.f32, tensor_type(value).get_shape()))
-
-
-def _slice(ctx: NodeContext, value: SSAValue, axis: int, start: int, end: int) -> SSAValue:
-    properties = {"starts": int_array([start]), "ends": int_array([end]), "axes": int_array([axis])}
-    return ctx.emit(graph.SliceOp, [value], properties)
+from ziggurat.frontends.onnx.ops import cast_to, converts, reshape, slice_along, tensor_type
+from ziggurat.frontends.onnx.ops_transformer import split_heads
 
 
 def _swish(ctx: NodeContext, x: SSAValue, alpha: float) -> SSAValue:
@@ -77,24 +60,15 @@ def convert_causal_conv_with_state(ctx: NodeContext):
     )
     output = ctx.emit(graph.SqueezeOp, [conv], unit_height)
     if activation != "none":
-        output = _cast(ctx, _swish(ctx, _f32(ctx, output), 1.0), x)
-    present = _slice(ctx, padded, 2, length, length + k - 1)
+        output = cast_to(ctx, _swish(ctx, cast_to(ctx, output, graph.f32), 1.0), ctx.type(0).get_element_type())
+    present = slice_along(ctx, padded, 2, length, length + k - 1)
     return [output, present]
-
-
-def _heads(ctx: NodeContext, x: SSAValue, heads: int) -> SSAValue:
-    """(B, T, H*D) as (B, H, T, D)."""
-    b, t, hd = tensor_type(x).get_shape()
-    if hd % heads:
-        raise ctx.error(f"the last dimension {hd} of a {[b, t, hd]} input is not a multiple of {heads} heads")
-    split = reshape(ctx, x, [b, t, heads, hd // heads])
-    return ctx.emit(graph.TransposeOp, [split], {"perm": int_array([0, 2, 1, 3])})
 
 
 def _step(ctx: NodeContext, x: SSAValue, index: int) -> SSAValue:
     """Position `index` of (B, H, T, D) as (B, H, D)."""
     b, h, _, d = tensor_type(x).get_shape()
-    return reshape(ctx, _slice(ctx, x, 2, index, index + 1), [b, h, d])
+    return reshape(ctx, slice_along(ctx, x, 2, index, index + 1), [b, h, d])
 
 
 def _matmul(ctx: NodeContext, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -106,7 +80,7 @@ def _per_head(ctx: NodeContext, x: SSAValue, heads: int, b: int, t: int) -> SSAV
     last = tensor_type(x).get_shape()[-1]
     if last == heads or last == 1:
         return ctx.emit(graph.TransposeOp, [reshape(ctx, x, [b, t, last, 1])], {"perm": int_array([0, 2, 1, 3])})
-    return _heads(ctx, x, heads)
+    return split_heads(ctx, x, heads, "decay")
 
 
 @converts("LinearAttention", newest=27)
@@ -125,14 +99,17 @@ def convert_linear_attention(ctx: NodeContext):
         raise ctx.error("query, key and value must be (batch, sequence, heads * head size)")
     query, key, value = ctx.input(0), ctx.input(1), ctx.input(2)
     b, t, _ = ctx.shape(0)
-    q4, k4, v4 = (_f32(ctx, _heads(ctx, x, h)) for x, h in ((query, q_heads), (key, kv_heads), (value, kv_heads)))
+    q4, k4, v4 = (
+        cast_to(ctx, split_heads(ctx, x, h, name), graph.f32)
+        for x, h, name in ((query, q_heads, "query"), (key, kv_heads, "key"), (value, kv_heads, "value"))
+    )
     d_k, d_v = tensor_type(q4).get_shape()[3], tensor_type(v4).get_shape()[3]
-    decay = _f32(ctx, _per_head(ctx, ctx.input(4), kv_heads, b, t)) if gating else None
-    beta = _f32(ctx, _per_head(ctx, ctx.input(5), kv_heads, b, t)) if delta else None
+    decay = cast_to(ctx, _per_head(ctx, ctx.input(4), kv_heads, b, t), graph.f32) if gating else None
+    beta = cast_to(ctx, _per_head(ctx, ctx.input(5), kv_heads, b, t), graph.f32) if delta else None
     past = ctx.optional_input(3)
     if past is not None and ctx.shape(3) != (b, kv_heads, d_k, d_v):
         raise ctx.error(f"past_state {list(ctx.shape(3))} must be {[b, kv_heads, d_k, d_v]}")
-    state = _f32(ctx, past) if past is not None else ctx.constant_value(np.zeros((b, kv_heads, d_k, d_v), np.float32))
+    state = cast_to(ctx, past, graph.f32) if past is not None else ctx.constant_value(np.zeros((b, kv_heads, d_k, d_v), np.float32))
     scale = ctx.attribute("scale", 0.0)
     scale = 1.0 / np.sqrt(d_k) if not scale else scale
     group = q_heads // kv_heads
@@ -142,13 +119,13 @@ def convert_linear_attention(ctx: NodeContext):
         q_t, k_t, v_t = _step(ctx, q4, i), _step(ctx, k4, i), _step(ctx, v4, i)
         if gating:
             # state *= exp(g_t), g_t per head (B, H, 1) or per key dimension (B, H, Dk), over Dv.
-            g_t = reshape(ctx, _slice(ctx, decay, 2, i, i + 1), [b, kv_heads, tensor_type(decay).get_shape()[3], 1])
+            g_t = reshape(ctx, slice_along(ctx, decay, 2, i, i + 1), [b, kv_heads, tensor_type(decay).get_shape()[3], 1])
             state = ctx.emit(graph.MulOp, [state, ctx.emit(graph.ExpOp, [g_t])])
         k_column = reshape(ctx, k_t, [b, kv_heads, d_k, 1])
         if delta:
             # v_t <- beta_t * (v_t - S^T k_t): (B, H, 1, Dk) @ (B, H, Dk, Dv).
             retrieved = reshape(ctx, _matmul(ctx, reshape(ctx, k_t, [b, kv_heads, 1, d_k]), state), [b, kv_heads, d_v])
-            beta_t = reshape(ctx, _slice(ctx, beta, 2, i, i + 1), [b, tensor_type(beta).get_shape()[1], 1])
+            beta_t = reshape(ctx, slice_along(ctx, beta, 2, i, i + 1), [b, tensor_type(beta).get_shape()[1], 1])
             v_t = ctx.emit(graph.MulOp, [beta_t, ctx.emit(graph.SubOp, [v_t, retrieved])])
         update = ctx.emit(graph.MulOp, [k_column, reshape(ctx, v_t, [b, kv_heads, 1, d_v])])
         state = ctx.emit(graph.AddOp, [state, update])
@@ -163,7 +140,7 @@ def convert_linear_attention(ctx: NodeContext):
     # (B, H, 1, Dv) per step -> (B, H, T, Dv) -> (B, T, H*Dv)
     stacked = outputs[0] if t == 1 else ctx.emit(graph.ConcatOp, outputs, {"axis": i64_attr(2)})
     output = ctx.emit(graph.TransposeOp, [stacked], {"perm": int_array([0, 2, 1, 3])})
-    output = _cast(ctx, reshape(ctx, output, [b, t, q_heads * d_v]), query)
-    present = _cast(ctx, state, past if past is not None else query)
+    output = cast_to(ctx, reshape(ctx, output, [b, t, q_heads * d_v]), ctx.type(0).get_element_type())
+    present = cast_to(ctx, state, tensor_type(past if past is not None else query).get_element_type())
     return [output, present]
 

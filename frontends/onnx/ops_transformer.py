@@ -20,7 +20,6 @@ implementation where the body leaves a choice):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import onnx
@@ -28,30 +27,21 @@ from xdsl.ir import SSAValue
 
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import i64_attr, int_array
-from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
+from ziggurat.dtypes import from_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of
-from ziggurat.frontends.onnx.ops import cast_to, converts, reshape, tensor_type
+from ziggurat.frontends.onnx.ops import (
+    cast_to,
+    converts,
+    dtype_of,
+    reshape,
+    shape_of,
+    slice_along,
+    tensor_type,
+    transpose,
+)
 
 F32 = from_numpy_dtype(np.float32)
 
-
-def shape_of(value: SSAValue) -> list[int]:
-    return list(tensor_type(value).get_shape())
-
-
-def dtype_of(value: SSAValue) -> np.dtype:
-    return to_numpy_dtype(tensor_type(value).get_element_type())
-
-
-def transpose(ctx: NodeContext, value: SSAValue, perm: Sequence[int]) -> SSAValue:
-    return ctx.emit(graph.TransposeOp, [value], {"perm": int_array(perm)})
-
-
-def slice_last(ctx: NodeContext, value: SSAValue, start: int, end: int, step: int = 1) -> SSAValue:
-    properties = {
-        "starts": int_array([start]), "ends": int_array([end]), "axes": int_array([-1]), "steps": int_array([step])
-    }
-    return ctx.emit(graph.SliceOp, [value], properties)
 
 
 # --------------------------------------------------------------------------- #
@@ -118,9 +108,9 @@ def convert_rotary_embedding(ctx: NodeContext):
 
     interleaved = bool(ctx.attribute("interleaved", 0))
     if interleaved:
-        x1, x2 = slice_last(ctx, x, 0, rotated, 2), slice_last(ctx, x, 1, rotated, 2)
+        x1, x2 = slice_along(ctx, x, -1, 0, rotated, 2), slice_along(ctx, x, -1, 1, rotated, 2)
     else:
-        x1, x2 = slice_last(ctx, x, 0, half), slice_last(ctx, x, half, rotated)
+        x1, x2 = slice_along(ctx, x, -1, 0, half), slice_along(ctx, x, -1, half, rotated)
     real = ctx.emit(graph.SubOp, [ctx.emit(graph.MulOp, [cos, x1]), ctx.emit(graph.MulOp, [sin, x2])])
     imaginary = ctx.emit(graph.AddOp, [ctx.emit(graph.MulOp, [sin, x1]), ctx.emit(graph.MulOp, [cos, x2])])
     if interleaved:
@@ -130,7 +120,7 @@ def convert_rotary_embedding(ctx: NodeContext):
     else:
         parts = [real, imaginary]
     if rotated < head_size:
-        parts.append(slice_last(ctx, x, rotated, head_size))
+        parts.append(slice_along(ctx, x, -1, rotated, head_size))
     result = ctx.emit(graph.ConcatOp, parts, {"axis": i64_attr(-1)})
     return [reshape(ctx, result, shape) if len(shape) == 3 else result]
 
