@@ -637,3 +637,64 @@ func.func @f63(%x: tensor<2x3xi8>, %s: tensor<f32>, %z: tensor<ui8>) {
   %0 = graph.dequantize %x, %s, %z : (tensor<2x3xi8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xf32>
   func.return
 }
+
+// -----
+
+// bitcast keeps the element width.
+func.func @bitcast_width(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.bitcast' op bitcast needs integer or float element types of the same width, got f32 and i16}}
+  %0 = graph.bitcast %x : tensor<4xf32> -> tensor<4xi16>
+  func.return
+}
+
+// -----
+
+// top_k takes at most the axis' size.
+func.func @top_k_too_many(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{'graph.top_k' op k must be in [0, 3] (dimension 1 of tensor<2x3xf32>), got 5}}
+  %v, %i = graph.top_k %x {k = 5 : i64} : (tensor<2x3xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
+  func.return
+}
+
+// -----
+
+// Bitwise ops and shifts take integers, and a direction of left or right.
+func.func @bitwise_float(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.bitwise_and' op operands must have an integer element type, got tensor<4xf32>}}
+  %0 = graph.bitwise_and %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @bit_shift_direction(%x: tensor<4xi32>, %y: tensor<4xi32>) {
+  // expected-error@+1 {{'graph.bit_shift' op direction must be "left" or "right", got "up"}}
+  %0 = graph.bit_shift %x, %y {direction = "up"} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// Trigonometric and rounding ops are float-only.
+func.func @sin_integer(%x: tensor<4xi32>) {
+  // expected-error@+1 {{'graph.sin' op input must have a floating-point element type, got tensor<4xi32>}}
+  %0 = graph.sin %x : tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// mod's operands share an element type.
+func.func @mod_mixed(%x: tensor<4xi32>, %y: tensor<4xi64>) {
+  // expected-error@+1 {{'graph.mod' op lhs and rhs must have the same element type, got tensor<4xi32>, tensor<4xi64>}}
+  %0 = graph.mod %x, %y : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @cumprod_axis(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.cumprod' op axis 1 is out of range for rank 1}}
+  %0 = graph.cumprod %x {axis = 1 : i64} : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
