@@ -10,7 +10,7 @@ from pathlib import Path
 from setuptools import setup
 
 ROOT = Path(__file__).parent
-SOURCE_FOLDERS = ["dialects", "transforms", "lowering", "backends", "frontends", "tools"]
+SOURCE_FOLDERS = ["dialects", "transforms", "lowering", "interpreters", "tuning", "frontends", "tools"]
 
 package_dir = {"ziggurat": "ziggurat"}
 packages = ["ziggurat"]

@@ -63,8 +63,8 @@ from rich.console import Console
 from rich.table import Table
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from ziggurat.backends.interpreter import find_function, random_inputs
-from ziggurat.backends.machine import load_machine
+from ziggurat.interpreters.interpreter import find_function, random_inputs
+from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -88,7 +88,7 @@ from ziggurat.tools.ziggurat_compile import (
     run_at_emitted_level,
     run_onnxruntime,
 )
-from ziggurat.transforms.tune.executors import check_cluster, make_executor
+from ziggurat.tuning.executors import check_cluster, make_executor
 
 LIGHT_MODELS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 RESULTS = Path(__file__).parent / "results"
@@ -322,7 +322,7 @@ def evaluate_task(task: tuple[Path, argparse.Namespace]) -> dict:
 def run_models_on_cluster(
     paths: Sequence[Path], args: argparse.Namespace, on_result: Callable[[ModelResult], None]
 ) -> list[ModelResult]:
-    """Each model as a task on the executor `args.cluster` names (`transforms/tune/executors.py`),
+    """Each model as a task on the executor `args.cluster` names (`tuning/executors.py`),
     `args.jobs` at a time (default: the cluster's CPUs); one past `args.timeout` seconds, or whose
     worker is lost, is retried once, then a failed row."""
     results: dict[Path, ModelResult] = {}

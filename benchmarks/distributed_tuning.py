@@ -49,8 +49,8 @@ def run_one(backend: str, workers: int) -> dict:
     from ziggurat.diagnostics import parse_source
     from ziggurat.printing import Printer
     from ziggurat.tools.ziggurat_tune import tune_module
-    from ziggurat.transforms.tune.executors import RayExecutor
-    from ziggurat.transforms.tune.tuner import TuneOptions
+    from ziggurat.tuning.executors import RayExecutor
+    from ziggurat.tuning.tuner import TuneOptions
 
     module = parse_source(default_context(), MODEL.read_text(), str(MODEL))
     options = TuneOptions(jobs=workers, task_timeout=600.0)

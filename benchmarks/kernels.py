@@ -62,16 +62,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from ziggurat.backends.interpreter import find_function, run_function  # noqa: E402
-from ziggurat.backends.machine import Machine, load_machine  # noqa: E402
-from ziggurat.backends.npu_interpreter import run_npu  # noqa: E402
-from ziggurat.backends.report import build_report  # noqa: E402
+from ziggurat.interpreters.interpreter import find_function, run_function  # noqa: E402
+from ziggurat.machine import Machine, load_machine  # noqa: E402
+from ziggurat.interpreters.npu_interpreter import run_npu  # noqa: E402
+from ziggurat.interpreters.report import build_report  # noqa: E402
 from ziggurat.context import default_context  # noqa: E402
 from ziggurat.diagnostics import DiagnosticError, parse_source, run_main, write_atomically  # noqa: E402
-from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
+from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
 from ziggurat.printing import Printer  # noqa: E402
 from ziggurat.tools.ziggurat_tune import tune_module  # noqa: E402
-from ziggurat.transforms.tune.tuner import TuneOptions  # noqa: E402
+from ziggurat.tuning.tuner import TuneOptions  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 MACHINES = ("davinci", "systolic", "tensorcore")

@@ -30,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ziggurat.backends.interpreter import find_function, run_function
-from ziggurat.backends.machine import load_machine
-from ziggurat.backends.npu_interpreter import run_npu
-from ziggurat.backends.report import build_report
+from ziggurat.interpreters.interpreter import find_function, run_function
+from ziggurat.machine import load_machine
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.interpreters.report import build_report
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source, run_main, write_atomically
-from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs
+from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
 from ziggurat.lowering.pipelines import expand_pipeline
 
 RESULTS = Path(__file__).parent / "results"

@@ -59,8 +59,8 @@ from rich.table import Table
 
 from compile_speed import light_model
 from conformance import StageFailed, number, reference_data, stage
-from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.backends.report import build_report
+from ziggurat.machine import Machine, load_machine
+from ziggurat.interpreters.report import build_report
 from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_command_line, run_main, write_atomically
 from ziggurat.frontends.onnx import import_loaded_model, load_model
@@ -77,7 +77,7 @@ from ziggurat.tools.ziggurat_compile import (
     run_onnxruntime,
 )
 from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
-from ziggurat.transforms.tune.tuner import TuneOptions
+from ziggurat.tuning.tuner import TuneOptions
 
 RESULTS = Path(__file__).parent / "results"
 EXAMPLE_MODELS = Path(__file__).parents[1] / "examples" / "models"

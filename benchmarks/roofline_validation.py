@@ -3,7 +3,7 @@
     python benchmarks/roofline_validation.py      # or `make bench`
 
 On each preset, two kernels run through the interpreter and their report's
-roofline (`ziggurat.backends.report`) is compared with the cycles they took:
+roofline (`ziggurat.interpreters.report`) is compared with the cycles they took:
 
 * memory-bound: a streaming sum of 64 large tiles brought from global memory
   through the core's local spaces into the vector unit, each space
@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.backends.npu_interpreter import run_npu
-from ziggurat.backends.report import build_report
+from ziggurat.machine import Machine, load_machine
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.interpreters.report import build_report
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 

@@ -45,9 +45,9 @@ import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before nump
 
 import numpy as np
 
-from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.backends.npu_interpreter import NpuRunResult, run_npu
-from ziggurat.backends.scalesim import to_scalesim_config
+from ziggurat.machine import Machine, load_machine
+from ziggurat.interpreters.npu_interpreter import NpuRunResult, run_npu
+from ziggurat.machine.scalesim import to_scalesim_config
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 

@@ -98,6 +98,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dtypes import is_float, tensor_type_of, to_numpy_dtype
+from ziggurat.ir.tensor_constants import elements_to_array
 
 # --------------------------------------------------------------------------- #
 # Shared vocabulary
@@ -130,11 +131,11 @@ class FusionPattern(OpTrait):
 
 
 class GraphCanonicalization(HasCanonicalizationPatternsTrait):
-    """Canonicalization patterns of graph ops, kept beside the passes in
-    `ziggurat.transforms.graph.canonicalization_patterns` and looked up by op type."""
+    """Canonicalization patterns of graph ops, kept in `ziggurat.dialects.graph_canonicalization`
+    and looked up by op type."""
 
     def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from ziggurat.transforms.graph.canonicalization_patterns import patterns_for
+        from ziggurat.dialects.graph_canonicalization import patterns_for
 
         return patterns_for(op)
 
@@ -628,13 +629,7 @@ class ConstantOp(GraphOp):
         )
 
     def to_array(self) -> np.ndarray:
-        value_type = self.value.type
-        dtype = to_numpy_dtype(value_type.get_element_type())
-        data = np.frombuffer(self.value.data.data, dtype=dtype)
-        shape = value_type.get_shape()
-        if data.size == 1 and int(np.prod(shape)) != 1:
-            return np.broadcast_to(data.reshape(()), shape).copy()
-        return data.reshape(shape).copy()
+        return elements_to_array(self.value)
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):

@@ -12,7 +12,7 @@ Instructions go to the in-order queue of a *pipe* (a DMA engine's pipe, the
 matrix pipe, the vector pipe); `npu.set_flag`/`npu.wait_flag` order pipes
 against each other and `npu.barrier` drains them. Every core runs the same
 program; `npu.core_id` and `npu.num_cores` let it split the work. See
-`backends/npu_interpreter.py` for the numerics and `backends/timing.py` for
+`interpreters/npu_interpreter.py` for the numerics and `interpreters/timing.py` for
 the timing and hazard model.
 
     %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
@@ -38,7 +38,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -83,18 +83,11 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import DiagnosticError, error_at
 from ziggurat.dtypes import is_float, to_numpy_dtype
+from ziggurat.machine import VECTOR_OPS, Machine, load_machine
 
-if TYPE_CHECKING:
-    from ziggurat.backends.machine import Machine
 
 MACHINE_ATTR = "npu.machine"
 """Module attribute naming the machine (a preset or a TOML path) the program targets."""
-
-# The operations an `npu.vec.*` op can name; a machine file lists the subset its vector unit has.
-VECTOR_OPS = (
-    "add", "mul", "max", "min", "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select",
-    "sub", "div", "adds", "muls", "dup",
-)  # fmt: skip
 
 # (input element type, accumulator element type) pairs a matrix instruction can mean;
 # the machine decides which of them its unit implements and at what rate.
@@ -293,8 +286,6 @@ class NpuOperation(IRDLOperation):
 
 @functools.cache
 def _load_machine(name: str) -> Machine:
-    from ziggurat.backends.machine import load_machine
-
     return load_machine(name)
 
 

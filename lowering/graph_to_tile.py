@@ -105,7 +105,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.backends.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
+from ziggurat.interpreters.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     GraphOp,
@@ -116,7 +116,7 @@ from ziggurat.dialects.graph import (
     to_nchw,
     window_geometry,
 )
-from ziggurat.lowering.graph_to_tile_builders import (
+from ziggurat.transforms.tile.builders import (
     PARALLEL,
     REDUCTION,
     Body,
@@ -133,7 +133,7 @@ from ziggurat.lowering.graph_to_tile_builders import (
 
 from ziggurat.dtypes import is_float, to_numpy_dtype
 from ziggurat.locations import Located
-from ziggurat.transforms.graph.constants import splat_value
+from ziggurat.ir.tensor_constants import splat_value
 
 Lowering = Callable[[Emitter, GraphOp], SSAValue | list[SSAValue]]
 """One value per result of the op (a single one for single-result ops)."""

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.backends.machine import DmaEngine, Machine
+from ziggurat.machine import DmaEngine, Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.npu import DmaOp, row_major_strides
 from ziggurat.lowering.loop_to_npu_views import Emitter, View, group_extent, loop_over, merged_groups, squeezed

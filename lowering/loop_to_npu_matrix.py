@@ -36,7 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop, npu
 from ziggurat.dialects.npu import row_major_strides

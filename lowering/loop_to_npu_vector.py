@@ -34,7 +34,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.dtypes import to_numpy_dtype

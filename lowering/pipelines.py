@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from ziggurat.backends.machine import list_presets, load_machine
+from ziggurat.machine import list_presets, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.plugins import loaded_entry_points
 

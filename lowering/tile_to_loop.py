@@ -81,7 +81,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import locate
 from ziggurat.dtypes import is_splat, to_numpy_dtype

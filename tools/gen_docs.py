@@ -167,7 +167,7 @@ TOOLS = {
     "ziggurat-compile": "ziggurat.tools.ziggurat_compile",
     "ziggurat-tune": "ziggurat.tools.ziggurat_tune",
     "ziggurat-sweep": "ziggurat.tools.ziggurat_sweep",
-    "python -m ziggurat.backends.machine": "ziggurat.backends.machine",
+    "python -m ziggurat.machine": "ziggurat.machine",
 }
 
 

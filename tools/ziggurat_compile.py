@@ -68,12 +68,12 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 
 from ziggurat import numerics
-from ziggurat.backends.interpreter import find_function, random_inputs
-from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.backends.npu_interpreter import run_npu
-from ziggurat.backends.report import build_report, format_report
-from ziggurat.backends.timing import TimingStats
-from ziggurat.backends.trace import trace_events
+from ziggurat.interpreters.interpreter import find_function, random_inputs
+from ziggurat.machine import Machine, load_machine
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.interpreters.report import build_report, format_report
+from ziggurat.interpreters.timing import TimingStats
+from ziggurat.interpreters.trace import trace_events
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -87,15 +87,15 @@ from ziggurat.diagnostics import (
 )
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
-from ziggurat.lowering.differential import build_passes, input_names, level_of, run_at_level
+from ziggurat.testing.differential import build_passes, input_names, level_of, run_at_level
 from ziggurat.frontends.onnx.reference_data import shipped_reference
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
 from ziggurat.printing import Printer
 from ziggurat.tools.ziggurat_run import summarize
 from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
 from ziggurat.transforms.tile.fit import apply_passes
-from ziggurat.transforms.tune.executors import check_cluster
-from ziggurat.transforms.tune.tuner import TuneOptions
+from ziggurat.tuning.executors import check_cluster
+from ziggurat.tuning.tuner import TuneOptions
 
 GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
 """`--opt`: the graph-level passes, in order."""

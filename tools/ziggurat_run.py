@@ -7,9 +7,9 @@
 
 Which interpreter runs the module depends on its ops: a module holding any op
 of the `npu` dialect is npu-level and runs on the machine model
-(`ziggurat.backends.npu_interpreter.run_npu`); any other module (graph or
+(`ziggurat.interpreters.npu_interpreter.run_npu`); any other module (graph or
 tensor level) runs on the reference interpreter
-(`ziggurat.backends.interpreter.run_function`). The machine model is imported
+(`ziggurat.interpreters.interpreter.run_function`). The machine model is imported
 only for npu-level modules, so running the other levels stays cheap.
 
 Graph and tensor levels: inputs come from an `.npz` whose keys are the function's argument
@@ -27,9 +27,9 @@ one). Without `--inputs` every argument is filled with random data and every
 argument is an output. Outputs are written to
 `--outputs` under their argument names. `--report text|json` prints what the
 run cost (cycles, time, per-pipe busy share, bytes per memory space, FLOPs,
-the roofline bound and which roof binds: `ziggurat.backends.report`) instead
+the roofline bound and which roof binds: `ziggurat.interpreters.report`) instead
 of the results; `--trace` writes a Chrome trace with one track per pipe per
-core (`ziggurat.backends.trace`).
+core (`ziggurat.interpreters.trace`).
 
 `--save-inputs NPZ` writes the inputs a run used (random or given) by
 argument name, and `--expect NPZ` compares each output with the array of its
@@ -75,7 +75,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 
 from ziggurat import numerics
-from ziggurat.backends.interpreter import (
+from ziggurat.interpreters.interpreter import (
     argument_names,
     find_function,
     random_inputs,
@@ -96,8 +96,8 @@ from ziggurat.diagnostics import (
 from ziggurat.npz import npz_bytes, npz_error, read_npz, restore_element_type
 
 if TYPE_CHECKING:
-    from ziggurat.backends.machine import Machine
-    from ziggurat.backends.timing import Timeline
+    from ziggurat.machine import Machine
+    from ziggurat.interpreters.timing import Timeline
 
 SUMMARY_VALUES = 8
 """How many leading elements the summary of a result shows."""
@@ -370,7 +370,7 @@ def check_expected(
 ) -> None:
     """--expect: each output against the array of its name in `path`, one line per output; a
     diagnostic if a name is missing on either side or an output differs beyond the tolerance."""
-    from ziggurat.lowering.differential import compare_outputs
+    from ziggurat.testing.differential import compare_outputs
 
     reference = read_npz(path)
     if missing := [name for name in outputs if name not in reference]:
@@ -551,8 +551,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
     """Run a loop-level (memref, destination-passing) function: the `%resultN` arguments are the outputs."""
-    from ziggurat.backends.loop_interpreter import run_loop_function
-    from ziggurat.lowering.differential import input_names, level_inputs
+    from ziggurat.interpreters.loop_interpreter import run_loop_function
+    from ziggurat.testing.differential import input_names, level_inputs
 
     names = input_names(function)
     if args.inputs is None:
@@ -600,7 +600,7 @@ def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.Fun
 
 def resolve_machine(module: ModuleOp, requested: str | None) -> Machine:
     """--machine, else the module's npu.machine; an error when they name different machines."""
-    from ziggurat.backends.machine import load_machine, list_presets
+    from ziggurat.machine import load_machine, list_presets
     from ziggurat.dialects.npu import MACHINE_ATTR
 
     attribute = module.attributes.get(MACHINE_ATTR)
@@ -629,7 +629,7 @@ def npu_inputs_and_outputs(args: argparse.Namespace, function: func.FuncOp) -> t
     draws them, and the outputs start zeroed. A hand-written kernel without `%resultN`
     arguments outputs the arguments --inputs does not fill, or all of them.
     """
-    from ziggurat.lowering.differential import input_names, level_inputs
+    from ziggurat.testing.differential import input_names, level_inputs
 
     names = argument_names(function)
     inputs = input_names(function)
@@ -649,9 +649,9 @@ def npu_inputs_and_outputs(args: argparse.Namespace, function: func.FuncOp) -> t
 
 def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.FuncOp) -> int:
     """Run `function` on the machine model; the memref arguments it writes are the outputs."""
-    from ziggurat.backends.npu_interpreter import run_npu
-    from ziggurat.backends.report import build_report, format_report
-    from ziggurat.backends.trace import write_trace
+    from ziggurat.interpreters.npu_interpreter import run_npu
+    from ziggurat.interpreters.report import build_report, format_report
+    from ziggurat.interpreters.trace import write_trace
 
     machine = resolve_machine(module, args.machine)
     given, output_names = npu_inputs_and_outputs(args, function)

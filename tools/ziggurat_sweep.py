@@ -15,7 +15,7 @@ Each point and model (an ONNX file, or graph-level IR in .mlir) is compiled as
 `ziggurat-compile MODEL --machine POINT` does (the float type as its `--precision auto`
 chooses), run on the machine model with timing on seeded random inputs, and checked against
 the graph interpreter at the tolerance of the type it computed in. Points run as tasks on the
-executor `--cluster` names (`transforms/tune/executors.py`: this machine's processes, `--jobs`
+executor `--cluster` names (`tuning/executors.py`: this machine's processes, `--jobs`
 at a time, or Ray; each task carries the model and the machine file, so a worker needs only
 ziggurat installed). One that fails (does not compile, run, or match; its worker dies or it
 runs past `--task-timeout`) is a row with its reason.
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ziggurat.backends.interpreter import find_function, random_inputs
-from ziggurat.backends.machine import _split_key, load_machine, machine_here, machine_sources
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.interpreter import find_function, random_inputs
+from ziggurat.machine import _split_key, load_machine, machine_here, machine_sources
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -57,8 +57,8 @@ from ziggurat.diagnostics import (
     verify_module,
     write_atomically,
 )
-from ziggurat.lowering.differential import input_names, run_at_level
-from ziggurat.transforms.tune.executors import check_cluster, make_executor
+from ziggurat.testing.differential import input_names, run_at_level
+from ziggurat.tuning.executors import check_cluster, make_executor
 
 
 COLUMNS = ("cycles", "microseconds", "numerics", "max_abs_error", "error")

@@ -4,13 +4,13 @@
     ziggurat-opt tuned.mlir -p 'lower-to-npu{machine=davinci}'
 
 The input is graph-level IR (what `lower-to-npu` takes). For each fusion group
-whose root is a matrix-unit contraction (`transforms/tune/space.py`), the tile
+whose root is a matrix-unit contraction (`tuning/space.py`), the tile
 sizes that fit the machine are ranked by an analytic estimate
-(`transforms/tune/estimate.py`); a group without one (a pool, elementwise ops)
+(`tuning/estimate.py`); a group without one (a pool, elementwise ops)
 offers multiples of the heuristic's tile, unranked. The default heuristic's
 schedule and the `--top-k` - 1 first others are lowered alone with `lower-to-npu` and run on
 the npu interpreter with timing, checked against the graph interpreter; the
-fastest that matches wins (`transforms/tune/tuner.py`); the winner's tile
+fastest that matches wins (`tuning/tuner.py`); the winner's tile
 sizes are then measured at each `--bufferings` depth (default 1 and 3, beside
 double-buffer's 2) and in each other order of their tile loops, and a faster
 depth or order wins too. Each measured candidate that tiles its reduction is
@@ -20,7 +20,7 @@ Layout: a group whose schedule is on an NCHW conv or pool is also measured in
 NHWC (operands and results in NHWC, with its heuristic and the winner's tiles),
 and the groups that run in NHWC are chosen over the whole function by a minimum
 cut that weighs each group's two times against the transposes between
-neighbours of different layouts, each measured (`transforms/tune/layouts.py`).
+neighbours of different layouts, each measured (`tuning/layouts.py`).
 The output is the input with `tile.sizes` (and `tile.buffering`,
 `tile.interchange`, `tile.stage_reduction`) on each tuned group's root, which
 `tile-and-fuse` (`double-buffer`, `stage-reduction`) honour, and the groups
@@ -61,7 +61,7 @@ from rich.progress import Progress
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from ziggurat.backends.machine import load_machine
+from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -74,7 +74,7 @@ from ziggurat.diagnostics import (
     write_atomically,
 )
 from ziggurat.printing import Printer
-from ziggurat.transforms.tune.space import (
+from ziggurat.tuning.space import (
     Group,
     loop_orders,
     set_buffering,
@@ -85,9 +85,9 @@ from ziggurat.transforms.tune.space import (
     tunable_groups,
 )
 from ziggurat.transforms.graph.layout import LAYOUT_MARK
-from ziggurat.transforms.tune.layouts import convert_marked, tune_layouts
-from ziggurat.transforms.tune.executors import check_cluster, make_executor
-from ziggurat.transforms.tune.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
+from ziggurat.tuning.layouts import convert_marked, tune_layouts
+from ziggurat.tuning.executors import check_cluster, make_executor
+from ziggurat.tuning.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
 
 _STDERR = Console(stderr=True)
 
@@ -122,7 +122,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
 
 
 def add_cluster_options(parser: argparse.ArgumentParser) -> None:
-    """`--cluster` and `--task-timeout`: where measurements run (`transforms/tune/executors.py`)."""
+    """`--cluster` and `--task-timeout`: where measurements run (`tuning/executors.py`)."""
     parser.add_argument(
         "--cluster", metavar="WHERE",
         help="where measurements run: local (default: this machine's processes), ray (the cluster RAY_ADDRESS names, "

@@ -1,6 +1,6 @@
 """Keeping source locations through rewrites (MLIR's convention: what a pass creates while
 rewriting an op carries that op's location). Reports group instructions by location
-(`backends/report.py`: cycles per ONNX node), and diagnostics point at it."""
+(`interpreters/report.py`: cycles per ONNX node), and diagnostics point at it."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from ziggurat.dialects.graph import ConstantOp, GraphOp
 from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of, node_label
 from ziggurat.frontends.onnx.ops import CONVERTERS, MISSING_GRAPH_OPS, NEWEST_VERSIONS
-from ziggurat.transforms.graph.constants import constant_op_for
+from ziggurat.ir.tensor_constants import dense_elements
 
 SUPPORTED_OPSETS = range(6, onnx.defs.onnx_opset_version() + 1)
 """Versions of the default ONNX domain the importer accepts: from 6 (where the onnx package's
@@ -406,7 +406,7 @@ class Importer:
         """A `graph.constant` of `array` (stored as a splat when all elements are equal)."""
         array = np.asarray(array)
         try:
-            op = constant_op_for(array, TensorType(from_numpy_dtype(array.dtype), array.shape))
+            op = ConstantOp(dense_elements(array, TensorType(from_numpy_dtype(array.dtype), array.shape)))
         except ValueError as error:
             raise DiagnosticError(
                 Diagnostic("error", f"constant '{name or '?'}' cannot be represented: {error}", file=self.where)

@@ -14,7 +14,7 @@ from xdsl.ir import Attribute, SSAValue
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.dialects.graph import ConstantOp, GraphOp, ResultTypedOp
 from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
-from ziggurat.transforms.graph.constants import element_count
+from ziggurat.ir.tensor_constants import element_count
 
 if TYPE_CHECKING:
     from ziggurat.frontends.onnx.importer import Importer

@@ -2,7 +2,7 @@
 // needs no input and no pass to exist yet), and their option errors.
 // RUN: ziggurat-opt -p 'lower-to-npu{machine=davinci}' --print-pipeline | filecheck %s --check-prefix=LOWER
 // RUN: ziggurat-opt -p 'compile{machine=systolic}' --print-pipeline | filecheck %s --check-prefix=COMPILE
-// RUN: ziggurat-opt -p 'lower-to-npu{machine="%S/../../backends/presets/tensorcore.toml"}' --print-pipeline | filecheck %s --check-prefix=PATH
+// RUN: ziggurat-opt -p 'lower-to-npu{machine="%S/../../ziggurat/machine/presets/tensorcore.toml"}' --print-pipeline | filecheck %s --check-prefix=PATH
 // RUN: not ziggurat-opt -p 'lower-to-npu{machine=davincy}' --print-pipeline 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // RUN: not ziggurat-opt -p 'compile' --print-pipeline 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not ziggurat-opt -p 'lower-to-npu{machine=davinci cores=2}' --print-pipeline 2>&1 | filecheck %s --check-prefix=OPTION
@@ -11,7 +11,7 @@
 
 // COMPILE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv,graph-space-to-depth{machine="systolic"},graph-fold-constants,cse,dce,graph-fuse,graph-fuse,graph-to-tile,tile-and-fuse{machine="systolic"},tile-decompose-conv,tile-vectorize{machine="systolic"},canonicalize,tile-to-loop{machine="systolic"},promote-to-memory-space{machine="systolic"},stage-reduction,hoist-copies,double-buffer{machine="systolic"},loop-to-npu{machine="systolic"},npu-hoist-invariant{machine="systolic"},npu-plan-memory{machine="systolic"},npu-insert-sync{machine="systolic"}{{$}}
 
-// PATH: tile-and-fuse{machine="{{.*}}/backends/presets/tensorcore.toml"}
+// PATH: tile-and-fuse{machine="{{.*}}/ziggurat/machine/presets/tensorcore.toml"}
 
 // UNKNOWN: error: unknown machine 'davincy': neither a preset ({{.*}}) nor a TOML file; did you mean 'davinci'?
 // MISSING: error: pipeline 'compile' needs a machine: compile{machine=NAME} (presets: davinci, {{.*}})

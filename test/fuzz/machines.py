@@ -3,7 +3,7 @@
 A case mutates one preset's TOML one to three times (a value replaced by one
 of the wrong kind, sign, unit or size; a key misspelt; a line deleted,
 duplicated or swapped; a table renamed; an `extends` to a missing file or to
-itself; truncation) and loads it with `python -m ziggurat.backends.machine
+itself; truncation) and loads it with `python -m ziggurat.machine
 check FILE`. When the preset is the one `examples/npu` targets, `ziggurat-opt`
 also verifies that example against the mutated machine (the npu verifier
 loads it through `npu.machine`). Every problem must be reported at the file
@@ -80,7 +80,7 @@ def machine_cases(draw) -> MachineCase:
 
 
 def _check_machine(argv: list[str]) -> None:
-    from ziggurat.backends.machine import main
+    from ziggurat.machine import main
     from ziggurat.diagnostics import run_main
 
     run_main(lambda: main(argv))

@@ -13,7 +13,7 @@ that verify and whose every public function runs on random inputs
 passes. `ziggurat-opt` must succeed or report a diagnostic; when it
 succeeds, its printed output must parse, verify, and compute what the input
 computed, function by function, each level on its own interpreter
-(`ziggurat.lowering.differential.run_at_level`), on the same random inputs
+(`ziggurat.testing.differential.run_at_level`), on the same random inputs
 and, when the level did not change, on inputs with NaN, infinities and
 signed zeros. Comparing after printing and parsing again is deliberate: a
 value that survives the passes but not the text (NaN, -0.0) is a wrong
@@ -188,7 +188,7 @@ def _results(
     parse or verify or has no function of one of `levels`. A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
     from ziggurat.context import default_context
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source, verify_module
-    from ziggurat.lowering.differential import level_inputs, level_of, why_not_runnable
+    from ziggurat.testing.differential import level_inputs, level_of, why_not_runnable
     from xdsl.dialects import func
 
     try:
@@ -216,7 +216,7 @@ def _results(
 def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str, machine: str | None) -> list[np.ndarray] | str:
     """The outputs of @name on the interpreter of its level, or the diagnostic that stopped it."""
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
-    from ziggurat.lowering.differential import run_at_level
+    from ziggurat.testing.differential import run_at_level
 
     try:
         # NaN and infinities from log, sqrt, overflow are values to compare, not problems.
@@ -336,7 +336,7 @@ def unfinished_npu_passes(passes: list[ArgSpec]) -> tuple[str, ...]:
     """The passes npu code needs before it runs (`NPU_FINISHING_PASSES`) that the pipeline did not
     run after its last `loop-to-npu`: `loop-to-npu` alone leaves buffers without addresses and
     pipes without flags, which the npu interpreter rightly refuses."""
-    from ziggurat.lowering.differential import NPU_FINISHING_PASSES
+    from ziggurat.testing.differential import NPU_FINISHING_PASSES
 
     names = [p.name for p in passes]
     after = names[len(names) - names[::-1].index(NPU_LOWERING):] if NPU_LOWERING in names else names
@@ -360,7 +360,7 @@ def compare_results(
 ) -> str | None:
     """How the output's results differ from the input's, or None if they agree; float results
     computed in a narrower type (`computed_in`) are compared with that type's tolerance."""
-    from ziggurat.lowering.differential import stage_tolerance
+    from ziggurat.testing.differential import stage_tolerance
 
     if expected is None:
         return None
@@ -386,6 +386,6 @@ def compare_results(
 
 
 def _narrower(computed_in: np.dtype, dtype: np.dtype) -> bool:
-    from ziggurat.lowering.differential import tolerance_for
+    from ziggurat.testing.differential import tolerance_for
 
     return tolerance_for(computed_in).rtol > tolerance_for(dtype).rtol

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from benchmark_scripts import load_benchmark
 
-from ziggurat.backends.machine import load_machine
-from ziggurat.backends.timing import systolic_cycles
+from ziggurat.machine import load_machine
+from ziggurat.interpreters.timing import systolic_cycles
 
 
 

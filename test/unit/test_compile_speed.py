@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer as XdslPrinter
 
-from ziggurat.backends.timing import Access, _AccessLog, _Record
+from ziggurat.interpreters.timing import Access, _AccessLog, _Record
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 from ziggurat.dtypes import is_splat

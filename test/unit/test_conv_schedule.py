@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from io import StringIO
 
-from ziggurat.backends.interpreter import find_function, run_function
-from ziggurat.backends.machine import load_machine
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.interpreter import find_function, run_function
+from ziggurat.machine import load_machine
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
-from ziggurat.lowering.differential import apply_pipeline, compare_outputs, level_inputs
+from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
 from ziggurat.printing import Printer
 
 CONV = """

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 import pytest
 
-from ziggurat.backends.graph_interpreter import run_function
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
 
 DATA = Path(__file__).parent / "data" / "corpus"

@@ -12,7 +12,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from ziggurat.dialects import graph
-from ziggurat.lowering.differential import (
+from ziggurat.testing.differential import (
     check_pass_preserves_numerics,
     compare_outputs,
     tolerance_for,

@@ -1,4 +1,4 @@
-"""Executors (transforms/tune/executors.py) and ziggurat-sweep: the local pool retries a task that
+"""Executors (tuning/executors.py) and ziggurat-sweep: the local pool retries a task that
 raises, whose worker dies or that runs past its limit once, then reports it failed with the
 reason; Ctrl-C and the deadline stop the tasks in flight; the tuner counts a lost task as a failed
 candidate and does not cache its group; a task carries its machine files; a 2x2 sweep on two
@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from ziggurat.backends.machine import load_machine
+from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
-from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.testing.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.tools import ziggurat_sweep, ziggurat_tune
-from ziggurat.transforms.tune import tuner
-from ziggurat.transforms.tune.executors import LocalExecutor, check_cluster, make_executor
-from ziggurat.transforms.tune.space import tunable_groups
-from ziggurat.transforms.tune.tuner import TuneCache, TuneOptions, tune
+from ziggurat.tuning import tuner
+from ziggurat.tuning.executors import LocalExecutor, check_cluster, make_executor
+from ziggurat.tuning.space import tunable_groups
+from ziggurat.tuning.tuner import TuneCache, TuneOptions, tune
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_CNN = ROOT / "examples" / "graph" / "small_cnn.mlir"
@@ -224,7 +224,7 @@ def test_a_lost_measurement_is_a_failed_candidate_with_its_reason_and_not_cached
 
 
 def test_a_task_carries_its_machine_files_to_a_host_without_them(tmp_path):
-    from ziggurat.backends.machine import machine_here, machine_sources
+    from ziggurat.machine import machine_here, machine_sources
 
     (tmp_path / "base.toml").write_text('extends = "davinci"\n[memory.l1]\ncapacity = "512 KiB"\n')
     (tmp_path / "chip.toml").write_text('extends = "base.toml"\nname = "chip"\n')
@@ -382,7 +382,7 @@ def test_ray_tunes_to_the_same_ir_cycles_and_cache_bytes_as_the_pool(local_ray, 
 def test_ray_retries_a_lost_or_hanging_task_once_then_fails_with_its_reason(local_ray, tmp_path):
     from ray import cloudpickle
 
-    from ziggurat.transforms.tune.executors import RayExecutor
+    from ziggurat.tuning.executors import RayExecutor
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import this test module
     try:

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import BFloat16Type, IntegerType, StringAttr, TensorT
 from xdsl.irdl import OptionalDef, OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
-from ziggurat.backends.graph_interpreter import find_function, random_inputs, run_function
+from ziggurat.interpreters.graph_interpreter import find_function, random_inputs, run_function
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 from ziggurat.dialects import graph

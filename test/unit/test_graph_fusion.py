@@ -11,7 +11,7 @@ import pytest
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source, verify_module
 from ziggurat.dialects.graph import BatchNormOp, FusedOp
-from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
+from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 
 FUSE_TESTS = Path(__file__).parent.parent / "graph" / "fuse.mlir"
 

@@ -13,8 +13,8 @@ from xdsl.dialects import arith
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.traits import IsTerminator
 
-from ziggurat.backends import interpreter as runner
-from ziggurat.backends.graph_interpreter import (
+from ziggurat.interpreters import interpreter as runner
+from ziggurat.interpreters.graph_interpreter import (
     GraphFunctions,
     find_function,
     random_inputs,
@@ -753,7 +753,7 @@ def test_plugins_join_through_the_entry_point_group(monkeypatch):
 
 
 def test_random_inputs_past_the_size_limit_fail_at_once():
-    from ziggurat.backends.interpreter import MAX_RANDOM_INPUT_BYTES, find_function, random_inputs
+    from ziggurat.interpreters.interpreter import MAX_RANDOM_INPUT_BYTES, find_function, random_inputs
     from ziggurat.context import default_context
     from ziggurat.diagnostics import DiagnosticError, parse_source
 

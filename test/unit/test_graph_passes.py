@@ -16,14 +16,14 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from ziggurat.backends.graph_interpreter import random_inputs, run_function
+from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
 from ziggurat.dialects.graph import ConstantOp, ExpOp, TransposeOp
 from ziggurat.tools.ziggurat_opt import split_input
-from ziggurat.transforms.graph.canonicalization_patterns import compose_permutations, widens_exactly
+from ziggurat.dialects.graph_canonicalization import compose_permutations, widens_exactly
 from ziggurat.transforms.graph.canonicalize import GraphCanonicalizePass
-from ziggurat.transforms.graph.constants import splat_value
+from ziggurat.ir.tensor_constants import splat_value
 from ziggurat.transforms.graph.fold_constants import GraphFoldConstantsPass
 
 LIT_DIR = Path(__file__).parent.parent / "graph"

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import ResultTypedOp, bool_attr, f32_attr, i64_attr, int_array
-from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
+from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 
 from ziggurat.diagnostics import DiagnosticError
 

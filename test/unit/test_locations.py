@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import UnknownLoc
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
-from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.testing.differential import apply_pipeline
 
 TEST = Path(__file__).parents[1]
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.dialects import npu
-from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
+from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 
 # Where a GEMM's operands travel on each preset: (A's hops, B's hops, C's space, vector space, store path).
 ROUTES = {

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from xdsl.dialects import memref, scf
 
-from ziggurat.backends.loop_interpreter import run_loop_function
-from ziggurat.backends.machine import load_machine
+from ziggurat.interpreters.loop_interpreter import run_loop_function
+from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.dialects.loop import CopyAsyncOp
-from ziggurat.lowering.differential import apply_pipeline, check_pass_preserves_numerics
+from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 from ziggurat.transforms.loop.buffers import space_of
 from ziggurat.transforms.loop.memory_routes import hops, route
 

@@ -18,10 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ziggurat.backends.interpreter import find_function
+from ziggurat.interpreters.interpreter import find_function
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
-from ziggurat.lowering.differential import (
+from ziggurat.testing.differential import (
     build_passes,
     check_pass_preserves_numerics,
     check_pipeline_stages,

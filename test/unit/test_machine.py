@@ -16,8 +16,8 @@ import pytest
 import ziggurat.plugins as ziggurat_plugins
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ziggurat.backends import machine as machine_module
-from ziggurat.backends.machine import (
+from ziggurat import machine as machine_module
+from ziggurat.machine import (
     PRESET_DIR,
     Machine,
     MachineError,
@@ -25,7 +25,7 @@ from ziggurat.backends.machine import (
     load_machine,
     register_preset,
 )
-from ziggurat.backends.scalesim import to_scalesim_config
+from ziggurat.machine.scalesim import to_scalesim_config
 
 TINY = """\
 name = "tiny"
@@ -610,7 +610,7 @@ def test_scalesim_config_needs_a_systolic_array():
 
 def test_check_cli(tmp_path):
     bad = write(tmp_path, edit(TINY, "bandwidth = 64\n", "bandwith = 64\n"))
-    run = [sys.executable, "-m", "ziggurat.backends.machine", "check"]
+    run = [sys.executable, "-m", "ziggurat.machine", "check"]
     result = subprocess.run([*run, "davinci", str(bad)], capture_output=True, text=True)
     assert result.returncode == 1
     assert "davinci: Ascend 910-style" in result.stdout

@@ -16,7 +16,7 @@ from xdsl.parser import Parser
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
-from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.testing.differential import apply_pipeline
 from ziggurat.universe import PASSES
 
 UPSTREAM = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, linalg.Linalg, tensor.Tensor, memref.MemRef)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from test_npu_interpreter import TINY, diagnose, run
 
-from ziggurat.backends.report import build_report
-from ziggurat.backends.trace import trace_events
+from ziggurat.interpreters.report import build_report
+from ziggurat.interpreters.trace import trace_events
 
 # Each core applies relu to its own 16 rows of a 64x64 f32 matrix: rows [16 core, 16 core + 16).
 RELU_ROWS = """

@@ -16,7 +16,7 @@ from xdsl.ir import Dialect
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def
 from xdsl.parser import Parser
 
-from ziggurat.backends.npu_interpreter import register_instruction, run_npu
+from ziggurat.interpreters.npu_interpreter import register_instruction, run_npu
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import npu
 

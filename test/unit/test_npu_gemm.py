@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 

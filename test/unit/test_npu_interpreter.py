@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ziggurat.backends.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
-from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
+from ziggurat.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
+from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
 from ziggurat.dialects.npu import VECTOR_OPS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ziggurat.backends.npu_interpreter import _matmul
+from ziggurat.interpreters.npu_interpreter import _matmul
 
 
 def i32_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

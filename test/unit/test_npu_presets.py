@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ziggurat.backends.machine import load_machine
-from ziggurat.backends.npu_interpreter import run_npu
-from ziggurat.backends.report import build_report
-from ziggurat.backends.timing import systolic_cycles
+from ziggurat.machine import load_machine
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.interpreters.report import build_report
+from ziggurat.interpreters.timing import systolic_cycles
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 

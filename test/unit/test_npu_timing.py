@@ -1,4 +1,4 @@
-"""The timing model's arithmetic (backends/timing.py) through whole programs on the test machine."""
+"""The timing model's arithmetic (interpreters/timing.py) through whole programs on the test machine."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from test_npu_interpreter import TINY, diagnose, mma_program, run
 
-from ziggurat.backends.npu_interpreter import WATCH_EVERY
-from ziggurat.backends.report import build_report, format_report
-from ziggurat.backends.timing import systolic_cycles
-from ziggurat.backends.trace import write_trace
+from ziggurat.interpreters.npu_interpreter import WATCH_EVERY
+from ziggurat.interpreters.report import build_report, format_report
+from ziggurat.interpreters.timing import systolic_cycles
+from ziggurat.interpreters.trace import write_trace
 
 # On TINY: mte2 moves 32 B/cycle after 100 cycles of setup and shares gm's 64 B/cycle;
 # mte3 likewise; the cube does 4096 f16 MACs per cycle after 8; the vector unit 256 B/cycle after 2.

@@ -17,7 +17,7 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
 from ziggurat.dialects import npu

@@ -36,7 +36,7 @@ import onnxruntime
 import pytest
 from onnx import numpy_helper
 
-from ziggurat.backends.graph_interpreter import run_function
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
 from ziggurat.frontends.onnx.reference_data import with_random_weights
 from ziggurat.numerics import compare

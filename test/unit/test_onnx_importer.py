@@ -19,7 +19,7 @@ from onnx.reference.ops.op_attention import _compute_attention
 from xdsl.dialects import func
 
 from ziggurat import numerics
-from ziggurat.backends.graph_interpreter import run_function
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
 from ziggurat.dialects import graph
 from ziggurat.frontends.onnx import SUPPORTED_OPSETS, import_loaded_model, import_model, ops, parse_input_shape

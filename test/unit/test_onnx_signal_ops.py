@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from ziggurat.backends.graph_interpreter import run_function
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
 
 RNG = np.random.default_rng(5)

@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from ziggurat.backends.graph_interpreter import run_function
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.frontends.onnx import import_model
 

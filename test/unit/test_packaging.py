@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE_FOLDERS = ["dialects", "transforms", "lowering", "backends", "frontends", "tools"]
+SOURCE_FOLDERS = ["dialects", "transforms", "lowering", "interpreters", "tuning", "frontends", "tools"]
 
 
 def test_editable_install_imports_subpackages():

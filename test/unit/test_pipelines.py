@@ -9,7 +9,7 @@ import pytest
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.lowering import pipelines
-from ziggurat.lowering.differential import check_pass_preserves_numerics
+from ziggurat.testing.differential import check_pass_preserves_numerics
 from ziggurat.lowering.pipelines import expand_pipeline, register_pipeline
 
 GRAPH_TESTS = Path(__file__).parent.parent / "graph"
@@ -72,7 +72,7 @@ def test_graph_opt_nhwc_preserves_numerics():
 
 
 def test_differential_harness_takes_named_pipelines():
-    from ziggurat.lowering.differential import check_pass_preserves_numerics
+    from ziggurat.testing.differential import check_pass_preserves_numerics
 
     text = """
     func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ziggurat.backends.graph_interpreter import random_inputs, run_function
-from ziggurat.backends.machine import load_machine
+from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
+from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
 from ziggurat.dialects.graph import Conv2dOp

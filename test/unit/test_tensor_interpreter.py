@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ziggurat.backends.interpreter import run_function
+from ziggurat.interpreters.interpreter import run_function
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, parse_source
@@ -232,7 +232,7 @@ def test_a_generic_contraction_runs_as_one_einsum():
 def test_a_generic_in_a_loop_is_planned_once_per_run(monkeypatch):
     # A nest of 1x1 tiles (tile-and-fuse{sizes=1,1,1,1}) runs one generic tens of thousands of
     # times; decoding its maps and body each time made a 32x32x32 matmul chain take 30 s.
-    from ziggurat.backends import tensor_interpreter
+    from ziggurat.interpreters import tensor_interpreter
 
     planned = []
     plan = tensor_interpreter._plan

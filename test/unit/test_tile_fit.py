@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, error_at, parse_source
-from ziggurat.lowering.differential import apply_pipeline, build_passes, check_pipeline_stages
+from ziggurat.testing.differential import apply_pipeline, build_passes, check_pipeline_stages
 from ziggurat.tools import ziggurat_compile
 from ziggurat.transforms.tile import fit
 from ziggurat.transforms.tile.fit import DoesNotFit, apply_passes

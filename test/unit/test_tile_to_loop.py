@@ -14,11 +14,11 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, NoneAttr, TensorType
 from xdsl.parser import Parser
 
-from ziggurat.backends.loop_interpreter import run_loop_function
+from ziggurat.interpreters.loop_interpreter import run_loop_function
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import loop
-from ziggurat.lowering.differential import check_pass_preserves_numerics
+from ziggurat.testing.differential import check_pass_preserves_numerics
 
 TO_LOOP = "tile-to-loop{machine=davinci}"
 
@@ -135,7 +135,7 @@ def _parse(text: str):
 
 
 def test_dynamic_shapes_are_refused():
-    from ziggurat.lowering.differential import apply_pipeline
+    from ziggurat.testing.differential import apply_pipeline
 
     module = _parse("func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n  func.return %x : tensor<?xf32>\n}")
     with pytest.raises(DiagnosticError, match="tile-to-loop needs static shapes"):

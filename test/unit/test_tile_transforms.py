@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.linalg import ops as linalg
-from ziggurat.backends.tile_interpreter import pack, unpack
+from ziggurat.interpreters.tile_interpreter import pack, unpack
 from ziggurat.dialects import tile
-from ziggurat.lowering.differential import check_pass_preserves_numerics
+from ziggurat.testing.differential import check_pass_preserves_numerics
 from ziggurat.transforms.tile.decompose_conv import is_contraction
 from ziggurat.transforms.tile.vectorize import is_vectorized
 

@@ -7,10 +7,10 @@ import pytest
 from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.linalg import ops as linalg
 
-from ziggurat.backends.machine import load_machine
+from ziggurat.machine import load_machine
 from ziggurat.diagnostics import DiagnosticError, parse_source
 from ziggurat.context import default_context
-from ziggurat.lowering.differential import check_pass_preserves_numerics
+from ziggurat.testing.differential import check_pass_preserves_numerics
 
 MACHINES = ["davinci", "systolic", "tensorcore"]
 

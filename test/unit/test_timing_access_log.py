@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ziggurat.backends.timing import Access, _AccessLog, _Record
+from ziggurat.interpreters.timing import Access, _AccessLog, _Record
 
 SPACES = ("gm", "ub")
 

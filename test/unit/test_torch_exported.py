@@ -18,7 +18,7 @@ from onnxruntime.capi.onnxruntime_pybind11_state import Fail
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import SSAValue
 
-from ziggurat.backends.graph_interpreter import run_function
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects.graph import ConstantOp
 from ziggurat.frontends.onnx import import_model

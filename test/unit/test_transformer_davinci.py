@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ziggurat.lowering.differential import check_pipeline_stages
+from ziggurat.testing.differential import check_pipeline_stages
 from ziggurat.tools import ziggurat_compile
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "models"
@@ -56,10 +56,10 @@ def test_the_example_transformer_passes_the_check_on_davinci(sizes, tmp_path: Pa
 
 
 def test_ziggurat_tune_searches_a_matmul_of_a_unit_batch_of_rows():
-    from ziggurat.backends.machine import load_machine
+    from ziggurat.machine import load_machine
     from ziggurat.context import default_context
     from ziggurat.diagnostics import parse_source
-    from ziggurat.transforms.tune.space import tunable_groups
+    from ziggurat.tuning.space import tunable_groups
 
     module = parse_source(default_context(), MLP_UP, "mlp_up.mlir")
     (group,) = tunable_groups(module, load_machine("davinci"))

@@ -8,12 +8,12 @@ import pytest
 
 from xdsl.dialects.builtin import TensorType, f16
 
-from ziggurat.backends.interpreter import find_function
-from ziggurat.backends.machine import load_machine
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.interpreter import find_function
+from ziggurat.machine import load_machine
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import parse_source
-from ziggurat.lowering.differential import (
+from ziggurat.testing.differential import (
     apply_pipeline,
     check_pass_preserves_numerics,
     compare_outputs,
@@ -22,8 +22,8 @@ from ziggurat.lowering.differential import (
     run_at_level,
 )
 from ziggurat.tools import ziggurat_tune
-from ziggurat.transforms.tune.layouts import SOURCE, LayoutGraph, Transpose, choose_layouts, layout_graph
-from ziggurat.transforms.tune.space import (
+from ziggurat.tuning.layouts import SOURCE, LayoutGraph, Transpose, choose_layouts, layout_graph
+from ziggurat.tuning.space import (
     loop_orders,
     nhwc_sizes,
     schedule_group,
@@ -33,7 +33,7 @@ from ziggurat.transforms.tune.space import (
     tunable_groups,
     with_nhwc_twin,
 )
-from ziggurat.transforms.tune.tuner import Task, TuneCache, TuneOptions, measure, tune
+from ziggurat.tuning.tuner import Task, TuneCache, TuneOptions, measure, tune
 
 MACHINE = "davinci"
 
@@ -278,7 +278,7 @@ func.func @main(%x: tensor<1x256x14x14xf16>, %w: tensor<1024x256x1x1xf16>, %res:
 def test_candidates_beyond_the_heuristics_epilogue_share_are_measured():
     """ResNet-50's stage-3 block end: the heuristic keeps the epilogue in half the vector space;
     the search also offers tiles that take all of it, and one of those lowers, matches and wins."""
-    from ziggurat.lowering.differential import apply_pipeline as lower
+    from ziggurat.testing.differential import apply_pipeline as lower
     from ziggurat.transforms.tile.tile_and_fuse import collect_groups, epilogue_bytes
     from ziggurat.transforms.tile.tile_sizes import EPILOGUE_SHARE
 

@@ -205,7 +205,7 @@ def test_a_bad_command_line_exits_1(program: Path):
 # --------------------------------------------------------------------------- #
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
-PRESETS = Path(__file__).parents[2] / "backends" / "presets"
+PRESETS = Path(__file__).parents[2] / "ziggurat" / "machine" / "presets"
 
 RELU_KERNEL = """\
 module {
@@ -434,7 +434,7 @@ def test_graph_level_runs_without_loading_the_machine_model(program: Path):
             "import sys\n"
             "from ziggurat.tools.ziggurat_run import parse_arguments, run\n"
             f"run(parse_arguments([{str(program)!r}]))\n"
-            "print(sorted(m for m in sys.modules if m.startswith('ziggurat.backends')))",
+            "print(sorted(m for m in sys.modules if m.startswith('ziggurat.interpreters')))",
         ],
         capture_output=True,
         text=True,
@@ -442,5 +442,5 @@ def test_graph_level_runs_without_loading_the_machine_model(program: Path):
     )
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.splitlines()[-1]
-    assert "ziggurat.backends.interpreter" in loaded
+    assert "ziggurat.interpreters.interpreter" in loaded
     assert "npu_interpreter" not in loaded and "machine" not in loaded and "timing" not in loaded

@@ -17,7 +17,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from ziggurat.locations import Located
-from ziggurat.transforms.graph.canonicalization_patterns import patterns_for
+from ziggurat.dialects.graph_canonicalization import patterns_for
 from ziggurat.transforms.graph.fold_constants import (
     DEFAULT_MAX_ELEMENTS,
     FoldConstantOp,

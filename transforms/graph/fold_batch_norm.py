@@ -38,6 +38,7 @@ from xdsl.pattern_rewriter import (
 
 from ziggurat.locations import Located
 from ziggurat.dialects.graph import (
+    ConstantOp,
     AddOp,
     BatchNormOp,
     Conv2dOp,
@@ -48,7 +49,7 @@ from ziggurat.dialects.graph import (
     layout_of,
 )
 from ziggurat.dtypes import tensor_type_of, to_numpy_dtype
-from ziggurat.transforms.graph.constants import constant_array, constant_op_for
+from ziggurat.ir.tensor_constants import constant_array, dense_elements
 
 
 def affine_of(bn: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
@@ -64,7 +65,7 @@ def affine_of(bn: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
 def constant_like(array: np.ndarray, like: TensorType, rewriter: PatternRewriter):
     """A new `graph.constant` holding `array` in `like`'s element type, inserted before the rewritten op."""
     value = array.astype(to_numpy_dtype(like.get_element_type()))
-    op = constant_op_for(value, tensor_type_of(value))
+    op = ConstantOp(dense_elements(value, tensor_type_of(value)))
     rewriter.insert(op)
     return op.output
 

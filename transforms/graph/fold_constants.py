@@ -18,12 +18,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.traits import Pure
 
 from ziggurat.locations import Located
-from ziggurat.backends.graph_interpreter import check_evaluated
+from ziggurat.interpreters.graph_interpreter import check_evaluated
 from ziggurat.diagnostics import emit_warning
-from ziggurat.dialects.graph import GraphOp
-from ziggurat.transforms.graph.constants import (
+from ziggurat.dialects.graph import ConstantOp, GraphOp
+from ziggurat.ir.tensor_constants import (
     constant_array,
-    constant_op_for,
+    dense_elements,
     dense_attr_of,
     element_count,
     is_array_type,
@@ -77,7 +77,7 @@ class FoldConstantOp(RewritePattern):
             return
 
         constants = [
-            constant_op_for(array, result.type)
+            ConstantOp(dense_elements(array, result.type))
             for array, result in zip(check_evaluated(op, results), op.results)
         ]
         rewriter.replace(op, constants, [c.output for c in constants])

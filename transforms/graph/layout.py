@@ -45,6 +45,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import Located
 from ziggurat.dialects.graph import (
+    ConstantOp,
     BinaryBroadcastOp,
     Conv2dOp,
     GlobalPoolOp,
@@ -55,7 +56,7 @@ from ziggurat.dialects.graph import (
     layout_of,
 )
 from ziggurat.transforms.graph.canonicalize import GraphCanonicalizationPatterns
-from ziggurat.transforms.graph.constants import constant_array, constant_op_for, splat_value
+from ziggurat.ir.tensor_constants import constant_array, dense_elements, splat_value
 from ziggurat.transforms.graph.fold_constants import FoldConstantOp
 
 TO_TARGET = {"NHWC": (0, 2, 3, 1), "NCHW": (0, 3, 1, 2)}
@@ -81,7 +82,7 @@ def permuted(value: SSAValue, perm, rewriter: PatternRewriter) -> SSAValue:
     array = constant_array(value)
     if array is None:
         return transpose(value, perm, rewriter)
-    op = constant_op_for(np.transpose(array, perm), transposed_type(value.type, perm))
+    op = ConstantOp(dense_elements(np.transpose(array, perm), transposed_type(value.type, perm)))
     rewriter.insert(op)
     return op.output
 

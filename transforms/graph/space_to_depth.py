@@ -59,7 +59,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.dialects.graph import Conv2dOp, PadOp, ReshapeOp, TransposeOp, int_array, layout_of
 from ziggurat.locations import Located
 from ziggurat.transforms.loop.memory_routes import route

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ziggurat.backends.machine import DmaEngine, Machine
+from ziggurat.machine import DmaEngine, Machine
 
 
 def route(machine: Machine, source: str, destination: str) -> tuple[str, ...] | None:

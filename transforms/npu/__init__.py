@@ -6,7 +6,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.dialects.npu import MACHINE_ATTR

@@ -39,7 +39,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.dialects import npu
 from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
 

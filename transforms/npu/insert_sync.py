@@ -22,7 +22,7 @@ A dependence is skipped when the consumer's pipe already knows the producer has
 finished: the pass follows, for each pipe, which step of each other pipe is
 known finished before its next instruction (what the flags already placed tell
 it, transitively through other pipes, as the hazard checker of
-`backends/timing.py` does). Accesses are byte ranges of the buffer's storage;
+`interpreters/timing.py` does). Accesses are byte ranges of the buffer's storage;
 dynamic indices are bounded by constants and `scf.for` bounds (up to the last
 value the loop's step reaches), or else cover their whole dimension, and a window
 ends at its buffer's end at the latest (the interpreter checks that it does), so
@@ -60,7 +60,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.diagnostics import emit_remark, error_at
 from ziggurat.dialects import npu
 from ziggurat.transforms.npu import defined_functions, pass_machine

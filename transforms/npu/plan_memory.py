@@ -49,7 +49,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine

@@ -63,8 +63,8 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.backends.tensor_interpreter import loop_ranges
-from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, expand_shape
+from ziggurat.interpreters.tensor_interpreter import loop_ranges
+from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, expand_shape
 
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import Located

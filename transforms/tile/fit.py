@@ -10,7 +10,7 @@ with) then goes back to the module as `tile-and-fuse{machine=M}` received it, fi
 that op (its `tile.group`, else the ops at its location), gives the group's root (its contraction,
 else its last op) `tile.sizes` = the next smaller candidate, and runs the passes from
 `tile-and-fuse` again. Groups that fit are never changed. A contraction's candidates are the
-tuner's (`space.candidate_sizes`), those no larger in any loop (`_smaller` orders them); a vector
+tuner's (`tile_sizes.candidate_sizes`), those no larger in any loop (`_smaller` orders them); a vector
 group's tile halves its outermost loop that can still shrink. When the group's tile is already the
 smallest, the error says so (docs/lowering.md, "Tiles that fit").
 """
@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass, PassPipeline
 
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, diagnostic_at, note_at
 from ziggurat.transforms.tile.tile_and_fuse import (
     Group,
@@ -38,7 +38,7 @@ from ziggurat.transforms.tile.tile_and_fuse import (
     epilogue_bytes,
     group_sizes,
 )
-from ziggurat.transforms.tile.tile_sizes import apply_override, contraction_sizes
+from ziggurat.transforms.tile.tile_sizes import apply_override, candidate_sizes, contraction_sizes
 from ziggurat.transforms.tile.tiling_interface import tiling_of
 
 LOG = logging.getLogger(__name__)
@@ -259,9 +259,6 @@ def _smaller(group: Group, root: Operation, current: list[int], machine: Machine
     output points, the most first, the longest reduction among them; elsewhere (operand spaces), the
     largest tile first. A vector group: its outermost loop that can shrink, halved (then the next)."""
     if root is group.anchor:
-        # the tuner's candidates; imported here as the tuner's module imports the pipeline drivers
-        from ziggurat.transforms.tune.space import candidate_sizes
-
         points = _parallel_points(root, current)
         smaller = [
             list(c) for c in candidate_sizes(root, machine, epilogue_bytes(group))

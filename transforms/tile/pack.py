@@ -53,9 +53,9 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.dialects.tile import PackOp, UnpackOp, packed_shape
-from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, scalar_attr
+from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, scalar_attr
 from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at

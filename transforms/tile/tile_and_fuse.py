@@ -74,7 +74,7 @@ from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.machine import Machine, load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.transforms.tile.tile_sizes import (
     apply_override,

@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.transforms.tile.decompose_conv import is_contraction
 from ziggurat.transforms.tile.tiling_interface import linear_form, tiling_of
@@ -435,3 +435,30 @@ __all__ = [
     "slice_elements",
     "vector_sizes",
 ]
+
+
+def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> list[tuple[int, ...]]:
+    """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
+    `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them."""
+    extents = [loop.extent for loop in tiling_of(root).domain(root)]
+    roles = contraction_roles(root)
+    roles = roles if roles.window else matmul_roles(roles, extents)
+    if len(roles.n) != 1 or len(roles.k) != 1:
+        return []
+    if roles.window and len(roles.m) >= 2:
+        options_of, m_dim = conv_options, roles.m[-2]
+    elif not roles.window and len(roles.m) == 1:
+        options_of, m_dim = matmul_options, roles.m[0]
+    else:
+        return []
+    default = tuple(contraction_sizes(root, machine, extents, epilogue))
+    found = [default]
+    # the heuristic's rules first, then tiles whose epilogue takes the whole vector space (which
+    # the heuristic never risks: the lowering decides when they are measured)
+    for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
+        for option in options_of(root, machine, roles, extents, Limits(c_copies, epilogue, share)):
+            sizes = list(default)
+            sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
+            if tuple(sizes) not in found:
+                found.append(tuple(sizes))
+    return found

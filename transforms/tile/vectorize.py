@@ -70,9 +70,9 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.backends.tensor_interpreter import loop_ranges
-from ziggurat.lowering.graph_to_tile_builders import PARALLEL, REDUCTION, dims
+from ziggurat.machine import Machine, load_machine
+from ziggurat.interpreters.tensor_interpreter import loop_ranges
+from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, dims
 from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
 
 from ziggurat.diagnostics import error_at

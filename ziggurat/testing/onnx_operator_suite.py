@@ -206,7 +206,7 @@ def _mismatch(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
 
 def run_case(case: SuiteCase, time_limit: int = TIME_LIMIT_S) -> CaseResult:
     """Import `case` (binding graph inputs the importer needs as constants) and run each data set."""
-    from ziggurat.backends.graph_interpreter import run_function
+    from ziggurat.interpreters.graph_interpreter import run_function
     from ziggurat.frontends.onnx.importer import import_loaded_model
     from ziggurat.frontends.onnx.node import NotConstantError
 

@@ -3,7 +3,7 @@
 Registered through the `ziggurat.npu_instructions` entry point: each function
 takes the interpreter's `InstructionContext`, does the numerics on checked
 views of the buffers and queues the command on its pipe with the cycles the
-machine file's rates give (`ziggurat.backends.timing`), so hazards, flags,
+machine file's rates give (`ziggurat.interpreters.timing`), so hazards, flags,
 reports and traces treat these commands like ziggurat's own.
 """
 
@@ -13,8 +13,8 @@ import numpy as np
 from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 
-from ziggurat.backends.npu_interpreter import convert
-from ziggurat.backends.timing import dma_cycles, mma_cycles, vector_cycles
+from ziggurat.interpreters.npu_interpreter import convert
+from ziggurat.interpreters.timing import dma_cycles, mma_cycles, vector_cycles
 from ziggurat.dialects.npu import element_bytes, space_of
 from ziggurat_gemmini.gemm import AluOp, ComputeOp, LoadOp, StoreOp, TileOperation, TransferOperation
 

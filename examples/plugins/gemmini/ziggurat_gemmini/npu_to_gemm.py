@@ -108,7 +108,7 @@ class NpuToGemm(ModulePass):
     """The machine whose vector lanes the npu.vec instructions were sized for."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ziggurat.backends.machine import load_machine
+        from ziggurat.machine import load_machine
 
         patterns = [DmaToTransfer(), MmaToCompute(), VectorToAlu(load_machine(self.machine))]
         for pattern in patterns:

@@ -15,7 +15,7 @@ out: an op with a region runs its body in its own `evaluate`.
 dense tensors producing numpy arrays.
 
 Other levels (tile, loop, npu) and plugins add their implementations to the
-same runner; see `ziggurat.backends.interpreter` for the registry
+same runner; see `ziggurat.interpreters.interpreter` for the registry
 (`CORE_FUNCTIONS`, the `ziggurat.interpreter` entry-point group and
 `register_interpreter_functions`).
 """
@@ -36,7 +36,7 @@ from xdsl.interpreter import (
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.traits import IsTerminator
 
-from ziggurat.backends.interpreter import (
+from ziggurat.interpreters.interpreter import (
     find_function,
     random_inputs,
     register_interpreter_functions,
@@ -45,7 +45,7 @@ from ziggurat.backends.interpreter import (
 )
 from ziggurat.diagnostics import DiagnosticError, error_at
 from ziggurat.dialects.graph import Graph, GraphOp
-from ziggurat.transforms.graph.constants import constant_array
+from ziggurat.ir.tensor_constants import constant_array
 
 __all__ = [
     "ArithTensorFunctions",

@@ -56,7 +56,7 @@ from xdsl.ir import Operation
 from ziggurat.diagnostics import emit_warning, error_at, note_at
 
 if TYPE_CHECKING:
-    from ziggurat.backends.machine import DmaEngine, Machine
+    from ziggurat.machine import DmaEngine, Machine
 
 # Vector operations the unit iterates over several passes (the machine's `transcendental_cost`).
 TRANSCENDENTAL = frozenset({"exp", "rsqrt", "div"})

@@ -24,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from ziggurat.dialects.graph import (
+    ConstantOp,
     AddOp,
     AvgPoolOp,
     BroadcastToOp,
@@ -50,7 +51,7 @@ from ziggurat.dialects.graph import (
     element_dtype,
     int_array,
 )
-from ziggurat.transforms.graph.constants import splat_constant, splat_value
+from ziggurat.ir.tensor_constants import splat_elements, splat_value
 
 
 def is_splat_of(value: SSAValue, scalar: float) -> bool:
@@ -112,7 +113,7 @@ class MulZero(RewritePattern):
         if element_dtype(op.output.type).kind not in "iub":
             return
         if is_splat_of(op.lhs, 0) or is_splat_of(op.rhs, 0):
-            rewriter.replace(op, splat_constant(0, op.output.type))
+            rewriter.replace(op, ConstantOp(splat_elements(0, op.output.type)))
 
 
 class DivOne(RewritePattern):

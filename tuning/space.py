@@ -37,7 +37,7 @@ Layout: a group whose schedule is on an NCHW conv or pool (`Group.convertible`) 
 is searched, its NHWC twin (`Group.nhwc`, `with_nhwc_twin`): the group converted by graph-layout with its operands and results
 in NHWC too, as it runs between neighbours that are NHWC as well. The tuner
 measures the twin with the winner's schedule mapped to its loops (`nhwc_sizes`),
-and `transforms/tune/layouts.py` decides, over the whole function, which groups
+and `tuning/layouts.py` decides, over the whole function, which groups
 run in NHWC: each group's cycles in either layout against the transposes where
 neighbours differ.
 """
@@ -55,28 +55,23 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, TensorType, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.backends.machine import Machine
+from ziggurat.machine import Machine
 from ziggurat.context import default_context
 from ziggurat.dialects import graph
 from ziggurat.dtypes import is_splat
 from ziggurat.diagnostics import DiagnosticError, op_location, parse_source
-from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.testing.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
 from ziggurat.transforms.loop.double_buffer import BUFFERING
 from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION
-from ziggurat.transforms.tune.estimate import dma_chain, element_bytes_of, estimate_cycles
+from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
 from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, analyze, collect_groups, epilogue_bytes, group_sizes
 from ziggurat.transforms.tile.tile_sizes import (
-    EPILOGUE_SHARE,
-    Limits,
+    candidate_sizes,
     contraction_roles,
-    contraction_sizes,
-    conv_options,
     is_contraction_op,
-    matmul_options,
-    matmul_roles,
 )
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
@@ -181,33 +176,6 @@ def _roles_by_loop(op: Operation) -> tuple[str, ...]:
         for d in getattr(roles, role):
             by_loop[d] = role
     return tuple(by_loop[d] for d in range(len(by_loop)))
-
-
-def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> list[tuple[int, ...]]:
-    """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
-    `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them."""
-    extents = [loop.extent for loop in tiling_of(root).domain(root)]
-    roles = contraction_roles(root)
-    roles = roles if roles.window else matmul_roles(roles, extents)
-    if len(roles.n) != 1 or len(roles.k) != 1:
-        return []
-    if roles.window and len(roles.m) >= 2:
-        options_of, m_dim = conv_options, roles.m[-2]
-    elif not roles.window and len(roles.m) == 1:
-        options_of, m_dim = matmul_options, roles.m[0]
-    else:
-        return []
-    default = tuple(contraction_sizes(root, machine, extents, epilogue))
-    found = [default]
-    # the heuristic's rules first, then tiles whose epilogue takes the whole vector space (which
-    # the heuristic never risks: the lowering decides when they are measured)
-    for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
-        for option in options_of(root, machine, roles, extents, Limits(c_copies, epilogue, share)):
-            sizes = list(default)
-            sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
-            if tuple(sizes) not in found:
-                found.append(tuple(sizes))
-    return found
 
 
 def _cache_key(machine: Machine, extracted: ModuleOp, text: str) -> str:

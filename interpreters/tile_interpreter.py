@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
-from ziggurat.backends.tensor_interpreter import numpy_dtype
+from ziggurat.interpreters.tensor_interpreter import numpy_dtype
 from ziggurat.dialects import tile
 from ziggurat.dialects.tile import packed_shape
 

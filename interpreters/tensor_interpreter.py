@@ -21,7 +21,7 @@ with tensor `iter_args` is the shared runner's.
 xDSL's, whose interpreter is wrong whenever C > 1 or F > 1 (DESIGN §9).
 
 `TensorFunctions` joins the shared runner through `CORE_FUNCTIONS` in
-`ziggurat.backends.interpreter`, so `run_function` runs graph-level,
+`ziggurat.interpreters.interpreter`, so `run_function` runs graph-level,
 tensor-level and mixed modules. `math` and the `arith` ops xDSL lacks (divf,
 extf, truncf, ...) run inside generic bodies only: graph-to-tile emits them
 nowhere else, and registering them for the whole runner would take them from
@@ -132,7 +132,7 @@ def _constant(op: arith.ConstantOp, args):
     value = op.value
     if isinstance(value, (FloatAttr, IntegerAttr)):
         return np.asarray(value.value.data).astype(numpy_dtype(op.result.type))
-    from ziggurat.transforms.graph.constants import constant_array
+    from ziggurat.ir.tensor_constants import constant_array
 
     return constant_array(op.result)
 

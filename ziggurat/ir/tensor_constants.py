@@ -1,28 +1,26 @@
-"""Reading and making tensor constants, shared by `graph-fold-constants` and the canonicalization patterns.
+"""Reading and making tensor constants.
 
-A tensor constant is a `graph.constant` or an `arith.constant` of a dense
-tensor attribute (what the frontends and hand-written tests produce).
+A tensor constant is a constant-like op (`graph.constant`, `arith.constant`)
+whose `value` is a dense tensor attribute.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
+from xdsl.traits import ConstantLike
 
-from ziggurat.dialects.graph import ConstantOp
 from ziggurat.dtypes import to_numpy_dtype
 
 
 def dense_attr_of(value: SSAValue) -> DenseIntOrFPElementsAttr | None:
     """The dense tensor attribute `value` is defined by, or None if it is not a tensor constant."""
     owner = value.owner
-    if isinstance(owner, ConstantOp):
-        return owner.value
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
-        return owner.value
-    return None
+    if not hasattr(owner, "has_trait") or not owner.has_trait(ConstantLike):
+        return None
+    attr = owner.properties.get("value")
+    return attr if isinstance(attr, DenseIntOrFPElementsAttr) else None
 
 
 def element_count(value_type: Attribute) -> int:
@@ -49,9 +47,21 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     if (attr := dense_attr_of(value)) is None:
         return None
     try:
-        return ConstantOp(attr).to_array()
+        return elements_to_array(attr)
     except ValueError:
         return None
+
+
+def elements_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The elements of a dense tensor attribute as a numpy array of its shape (a splat broadcast);
+    a ValueError for an element type numpy cannot hold."""
+    value_type = attr.type
+    dtype = to_numpy_dtype(value_type.get_element_type())
+    data = np.frombuffer(attr.data.data, dtype=dtype)
+    shape = value_type.get_shape()
+    if data.size == 1 and int(np.prod(shape)) != 1:
+        return np.broadcast_to(data.reshape(()), shape).copy()
+    return data.reshape(shape).copy()
 
 
 def splat_value(value: SSAValue) -> np.ndarray | None:
@@ -71,21 +81,21 @@ def splat_value(value: SSAValue) -> np.ndarray | None:
     return data[0:1].reshape(())
 
 
-def constant_op_for(array: np.ndarray, result_type: TensorType) -> ConstantOp:
-    """A `graph.constant` of type `result_type` holding `array` (already of the matching dtype and shape).
+def dense_elements(array: np.ndarray, result_type: TensorType) -> DenseIntOrFPElementsAttr:
+    """A dense attribute of type `result_type` holding `array` (already of the matching dtype and shape).
 
     An array whose elements are all bitwise equal is stored as a splat (one element).
     """
     data = np.ascontiguousarray(array).reshape(-1)
     if data.size > 1 and _all_bitwise_equal(data):
         data = data[:1]
-    return ConstantOp(DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes())))
+    return DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes()))
 
 
-def splat_constant(scalar: float, result_type: TensorType) -> ConstantOp:
-    """A `graph.constant` of type `result_type` whose elements all equal `scalar`, stored as one element."""
+def splat_elements(scalar: float, result_type: TensorType) -> DenseIntOrFPElementsAttr:
+    """A dense attribute of type `result_type` whose elements all equal `scalar`, stored as one element."""
     element = np.asarray(scalar).astype(to_numpy_dtype(result_type.get_element_type()))
-    return ConstantOp(DenseIntOrFPElementsAttr(result_type, BytesAttr(element.tobytes())))
+    return DenseIntOrFPElementsAttr(result_type, BytesAttr(element.tobytes()))
 
 
 def _all_bitwise_equal(data: np.ndarray) -> bool:

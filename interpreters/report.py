@@ -1,6 +1,6 @@
 """What a run of an npu program cost, as a dictionary (for `--report json`) or a table (`--report text`).
 
-    from ziggurat.backends.report import build_report, format_report
+    from ziggurat.interpreters.report import build_report, format_report
     report = build_report(result.stats, machine)   # result from run_npu
     print(format_report(report))
 
@@ -34,8 +34,8 @@ from typing import Any
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc
 from xdsl.ir import Operation
 
-from ziggurat.backends.machine import Machine
-from ziggurat.backends.timing import TimingStats
+from ziggurat.machine import Machine
+from ziggurat.interpreters.timing import TimingStats
 
 UNATTRIBUTED = "(no source location)"
 TOP_LAYERS = 10

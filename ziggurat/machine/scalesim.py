@@ -14,7 +14,7 @@ requires (v2 ignores the ones it does not know).
 
 from __future__ import annotations
 
-from ziggurat.backends.machine import Machine, MachineError, MemorySpace
+from ziggurat.machine import Machine, MachineError, MemorySpace
 
 from ziggurat.diagnostics import Diagnostic
 

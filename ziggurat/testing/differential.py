@@ -5,7 +5,7 @@
 
 The module is parsed (or cloned, if given as a `ModuleOp`), its entry function
 (`main`, else the only public one) runs on reproducible random inputs with the
-shared interpreter (`ziggurat.backends.interpreter.run_function`, which runs
+shared interpreter (`ziggurat.interpreters.interpreter.run_function`, which runs
 every level that has implementations), the pipeline is applied to a copy, the
 result is verified and run on the same inputs, and each output is compared
 with a per-pass check's tolerance (`ziggurat.numerics.pass_tolerance`: the
@@ -19,7 +19,7 @@ which output differs, where and by how much.
 
 Every level runs on its own interpreter (`run_at_level`): graph and tensor IR on
 the shared interpreter, loop IR (memref arguments, the `%resultN` ones being the
-outputs) on `ziggurat.backends.loop_interpreter`, npu IR on `run_npu` for the
+outputs) on `ziggurat.interpreters.loop_interpreter`, npu IR on `run_npu` for the
 `machine` given. The inputs are the arguments that are not `%resultN`, so one
 set of inputs serves every level of a program.
 
@@ -45,8 +45,8 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.passes import ModulePass, PassPipeline
-from ziggurat.backends.interpreter import argument_names, find_function, random_inputs, run_function
-from ziggurat.backends.npu_interpreter import is_npu_program, run_npu
+from ziggurat.interpreters.interpreter import argument_names, find_function, random_inputs, run_function
+from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 
 from ziggurat import numerics
 from ziggurat.context import default_context, multiverse
@@ -193,7 +193,7 @@ def run_at_level(
         given = dict(zip(input_names(func_op), inputs))
         return run_npu(module, machine, given, name).outputs
     if level == "loop":
-        from ziggurat.backends.loop_interpreter import run_loop_function
+        from ziggurat.interpreters.loop_interpreter import run_loop_function
 
         results = run_loop_function(module, list(inputs), name)
         names = argument_names(func_op)

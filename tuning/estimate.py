@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
-from ziggurat.backends.machine import Machine
-from ziggurat.backends.timing import dma_cycles, mma_cycles
+from ziggurat.machine import Machine
+from ziggurat.interpreters.timing import dma_cycles, mma_cycles
 from ziggurat.transforms.loop.memory_routes import hops, route
 from ziggurat.transforms.loop.promote_to_memory_space import ping_pongs
 from ziggurat.transforms.tile.tile_sizes import contraction_roles

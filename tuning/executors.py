@@ -265,7 +265,7 @@ def _call(function: Callable[[Any], Any], task: Any) -> Any:
 def _warm(seconds: float) -> int:
     """A Ray worker's first task: import what measurements need, then hold the CPU a moment so that
     the other first tasks go to other workers."""
-    import ziggurat.transforms.tune.tuner  # noqa: F401
+    import ziggurat.tuning.tuner  # noqa: F401
 
     time.sleep(seconds)
     return os.getpid()

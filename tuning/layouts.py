@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.backends.machine import load_machine
+from ziggurat.machine import load_machine
 from ziggurat.dialects import graph
-from ziggurat.lowering.differential import apply_pipeline
+from ziggurat.testing.differential import apply_pipeline
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
-from ziggurat.transforms.tune.space import SPACE_VERSION, TUNE_ID, Group, functions_of, fused_with_marks
-from ziggurat.transforms.tune.tuner import Choice, Measurement, Task, TuneCache, TuneOptions, run_tasks
+from ziggurat.tuning.space import SPACE_VERSION, TUNE_ID, Group, functions_of, fused_with_marks
+from ziggurat.tuning.tuner import Choice, Measurement, Task, TuneCache, TuneOptions, run_tasks
 
 TO_NHWC, TO_NCHW = TO_TARGET["NHWC"], TO_TARGET["NCHW"]
 SOURCE, SINK = "nchw", "nhwc"

@@ -1,6 +1,6 @@
 """Runs `npu` programs on a machine model: the numbers they compute and what it costs.
 
-    from ziggurat.backends.npu_interpreter import run_npu
+    from ziggurat.interpreters.npu_interpreter import run_npu
     result = run_npu(module, "davinci", [a, b])      # or inputs={"a": a, "b": b}
     result.outputs          # final contents of the arguments not given as inputs
     result.arguments        # final contents of every argument, by name
@@ -8,7 +8,7 @@
     run_npu(module, "davinci", [a, b], cores=8)      # 8 cores, told apart by npu.core_id
     is_npu_program(module)  # whether a module is one to run this way
 
-`ziggurat.backends.report` and `ziggurat.backends.trace` turn `result.stats`
+`ziggurat.interpreters.report` and `ziggurat.interpreters.trace` turn `result.stats`
 into a report (text or JSON) and a Perfetto trace.
 
 The entry function (`function`, else "main", else the only public one) takes
@@ -30,7 +30,7 @@ directly, one scalar cycle per op, rather than through xDSL's interpreter:
 each instruction's properties are decoded once, so a loop of small DMAs and
 vector instructions runs at ~30-40k instructions per second (flags included),
 and the 256x256x512 example GEMMs in well under a second. Timing and the
-ordering hazards are in `ziggurat.backends.timing`. Every failure -- an index outside its buffer, a
+ordering hazards are in `ziggurat.interpreters.timing`. Every failure -- an index outside its buffer, a
 misaligned address, a hazard, a race between cores, a deadlock, an op this
 machine has no instruction for -- is a `DiagnosticError` at the op's location.
 
@@ -72,9 +72,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.backends.interpreter import argument_names, find_function
-from ziggurat.backends.machine import Machine, load_machine
-from ziggurat.backends.timing import (
+from ziggurat.interpreters.interpreter import argument_names, find_function
+from ziggurat.machine import Machine, load_machine
+from ziggurat.interpreters.timing import (
     Access,
     TimingStats,
     Timeline,

@@ -16,7 +16,7 @@ API (what the npu dialect, lowering, interpreter and timing model use):
 
 Quantities are in bytes and cycles once loaded; the file may give them with units
 ("512 KiB", "1.8 GHz", "1.6 TB/s", "64 B/cycle"). docs/machine-file.md is the
-schema reference; `python -m ziggurat.backends.machine check FILE` validates a file.
+schema reference; `python -m ziggurat.machine check FILE` validates a file.
 
 tomllib keeps no positions, so each diagnostic finds its line by scanning the
 text for the table header or key it is about (`_TomlFile`). A file may
@@ -39,10 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, run_main
-from ziggurat.dialects.npu import VECTOR_OPS
 from ziggurat.plugins import loaded_entry_points
 
 PRESET_DIR = Path(__file__).parent / "presets"
+
+# The operations an `npu.vec.*` op can name; a machine file lists the subset its vector unit has.
+VECTOR_OPS = (
+    "add", "mul", "max", "min", "exp", "rsqrt", "relu", "cast", "reduce", "broadcast", "select",
+    "sub", "div", "adds", "muls", "dup",
+)  # fmt: skip
 ENTRY_POINT_GROUP = "ziggurat.machines"
 
 LEVELS = ("global", "local")
@@ -1079,7 +1084,7 @@ class _Loader:
 
 
 # --------------------------------------------------------------------------- #
-# `python -m ziggurat.backends.machine check FILE`
+# `python -m ziggurat.machine check FILE`
 # --------------------------------------------------------------------------- #
 
 
@@ -1115,7 +1120,7 @@ def summary(machine: Machine) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ziggurat.backends.machine", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m ziggurat.machine", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="validate machine files (or preset names) and summarize them")
     check.add_argument("machines", nargs="+", metavar="FILE")
@@ -1128,7 +1133,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}\t{_PRESETS[name]}")
         return 0
     if args.command == "scalesim":
-        from ziggurat.backends.scalesim import to_scalesim_config  # it imports this module
+        from ziggurat.machine.scalesim import to_scalesim_config  # it imports this module
 
         print(to_scalesim_config(load_machine(args.machine)), end="")
         return 0

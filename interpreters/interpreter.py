@@ -14,9 +14,9 @@ An `InterpreterFunctions` subclass (decorated with `@register_impls`) holds the
 
 1. ziggurat's own sets, listed in `CORE_FUNCTIONS` (one line per level, loaded
    lazily): func/call/return and builtin casts from xDSL, arith (with dense
-   tensor constants) and every `graph` op (`ziggurat.backends.graph_interpreter`),
+   tensor constants) and every `graph` op (`ziggurat.interpreters.graph_interpreter`),
    linalg and tensor ops with generic bodies in arith/math
-   (`ziggurat.backends.tensor_interpreter`);
+   (`ziggurat.interpreters.tensor_interpreter`);
 2. plugins: each entry point of the group `ziggurat.interpreter`, e.g. in a
    plugin's pyproject.toml
    `[project.entry-points."ziggurat.interpreter"] mydialect = "mypkg.interp:MyFunctions"`;
@@ -69,25 +69,25 @@ def _builtin_functions() -> InterpreterFunctions:
 
 
 def _arith_functions() -> InterpreterFunctions:
-    from ziggurat.backends.graph_interpreter import ArithTensorFunctions
+    from ziggurat.interpreters.graph_interpreter import ArithTensorFunctions
 
     return ArithTensorFunctions()
 
 
 def _graph_functions() -> InterpreterFunctions:
-    from ziggurat.backends.graph_interpreter import GraphFunctions
+    from ziggurat.interpreters.graph_interpreter import GraphFunctions
 
     return GraphFunctions()
 
 
 def _tensor_functions() -> InterpreterFunctions:
-    from ziggurat.backends.tensor_interpreter import TensorFunctions
+    from ziggurat.interpreters.tensor_interpreter import TensorFunctions
 
     return TensorFunctions()
 
 
 def _tile_functions() -> InterpreterFunctions:
-    from ziggurat.backends.tile_interpreter import TileFunctions
+    from ziggurat.interpreters.tile_interpreter import TileFunctions
 
     return TileFunctions()
 
@@ -99,7 +99,7 @@ def _scf_functions() -> InterpreterFunctions:
 
 
 def _loop_functions() -> InterpreterFunctions:
-    from ziggurat.backends.loop_interpreter import LoopFunctions
+    from ziggurat.interpreters.loop_interpreter import LoopFunctions
 
     return LoopFunctions()
 

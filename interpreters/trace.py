@@ -1,6 +1,6 @@
 """A run's instructions as a Chrome trace (JSON), viewable in Perfetto (ui.perfetto.dev) or chrome://tracing.
 
-    from ziggurat.backends.trace import write_trace
+    from ziggurat.interpreters.trace import write_trace
     write_trace(result.stats, "trace.json")          # result from run_npu
 
 One process per core and one track per pipe in it; each instruction is a slice from its start to its end, with
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ziggurat.backends.timing import TimingStats
+from ziggurat.interpreters.timing import TimingStats
 from ziggurat.diagnostics import op_location, write_atomically
 
 

@@ -11,7 +11,7 @@ saturate); `loop.wait` has nothing to wait for. `memref.get_global` reads a
 `memref.global`'s value, read-only.
 
 `linalg` ops on memrefs compute what their tensor forms compute
-(`ziggurat.backends.tensor_interpreter`) and write it into their `outs`
+(`ziggurat.interpreters.tensor_interpreter`) and write it into their `outs`
 buffers; on tensors they are the tensor forms. `LoopFunctions` therefore
 replaces the tensor set's linalg implementations (`CORE_FUNCTIONS` registers
 it with override) and hands tensor operands back to them.
@@ -34,8 +34,8 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
-from ziggurat.backends.interpreter import argument_names, find_function, run_function
-from ziggurat.backends.tensor_interpreter import TensorFunctions, run_generic
+from ziggurat.interpreters.interpreter import argument_names, find_function, run_function
+from ziggurat.interpreters.tensor_interpreter import TensorFunctions, run_generic
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop
 from ziggurat.dialects.graph import ConstantOp, sliding_windows

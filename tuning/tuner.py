@@ -45,9 +45,9 @@ from pathlib import Path
 
 from xdsl.passes import PassPipeline
 
-from ziggurat.backends.interpreter import find_function
-from ziggurat.backends.machine import load_machine, machine_here, machine_sources
-from ziggurat.backends.npu_interpreter import run_npu
+from ziggurat.interpreters.interpreter import find_function
+from ziggurat.machine import load_machine, machine_here, machine_sources
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -57,15 +57,15 @@ from ziggurat.diagnostics import (
     parse_source,
     write_atomically,
 )
-from ziggurat.lowering.differential import (
+from ziggurat.testing.differential import (
     build_passes,
     compare_outputs,
     input_names,
     level_inputs,
     run_at_level,
 )
-from ziggurat.transforms.tune.executors import Executor, LocalExecutor
-from ziggurat.transforms.tune.space import (
+from ziggurat.tuning.executors import Executor, LocalExecutor
+from ziggurat.tuning.space import (
     SPACE_VERSION,
     Group,
     loop_orders,
