@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: install demo test lit pytest fuzz docs bench conformance clean
+.PHONY: install demo test lint lit pytest fuzz docs bench conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,20 @@ lit: $(STAMP)
 pytest: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(JOBS) test/unit
 
-test: lit pytest
+# The import layers (pyproject.toml [tool.importlinter]) are checked on a copy of the sources laid
+# out as they install (the top-level folders become subpackages of ziggurat), then the code style.
+LINT_LAYOUT := build/lint-layout
+# the folders setup.py maps onto ziggurat.<folder>: every top-level package but ziggurat itself
+SOURCE_FOLDERS := $(filter-out ziggurat,$(patsubst %/__init__.py,%,$(wildcard */__init__.py)))
+lint: $(STAMP)
+	rm -rf $(LINT_LAYOUT) && mkdir -p $(LINT_LAYOUT)
+	cp -r ziggurat $(LINT_LAYOUT)/ziggurat
+	for folder in $(SOURCE_FOLDERS); do cp -r $$folder $(LINT_LAYOUT)/ziggurat/$$folder; done
+	cd $(LINT_LAYOUT) && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --no-cache $(CURDIR)/pyproject.toml
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint lit pytest
 
 # The long fuzz campaign (10,000 cases; `make test` runs a sample): summary table at the end,
 # failing inputs in test/fuzz/failures/.

@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ziggurat.diagnostics import run_main, write_atomically
+from ziggurat.cli import run_main, write_atomically
 
 RESULTS = Path(__file__).parent / "results"
 MACHINE = "davinci"

@@ -63,24 +63,17 @@ from rich.console import Console
 from rich.table import Table
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from ziggurat import numerics
 from ziggurat.interpreters.interpreter import find_function, random_inputs
 from ziggurat.machine import load_machine
 from ziggurat.context import default_context
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    did_you_mean,
-    exception_message,
-    parse_command_line,
-    run_main,
-    write_atomically,
-)
+from ziggurat.cli import parse_command_line, run_main, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, exception_message
 from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference, with_random_weights
 from ziggurat.npz import restore_element_type
 from ziggurat.tools.ziggurat_compile import (
     PRECISIONS,
-    check_output,
     choose_precision,
     lower,
     lowering_passes,
@@ -180,7 +173,8 @@ def compare_all(
     result: ModelResult, level: str, actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], computed_in=None
 ) -> tuple[bool, float, float]:
     """(passed, max abs, max rel) over the outputs, with ziggurat-compile --check's verdict."""
-    checks = [check_output(f"#{i}", a, e, computed_in) for i, (a, e) in enumerate(zip(actual, expected, strict=True))]
+    pairs = enumerate(zip(actual, expected, strict=True))
+    checks = [numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in) for i, (a, e) in pairs]
     if failed := next((c for c in checks if not c.ok), None):
         result.fail(level, f"{failed} (against the {result.expected_from} outputs)")
     return all(c.ok for c in checks), max(c.max_abs for c in checks), max(c.max_rel for c in checks)
@@ -221,7 +215,8 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
             lower(default_context(), converted, lowering_passes(args.machine, "graph", precision))
             outputs = run_at_emitted_level(converted, inputs, None).outputs
             pairs = enumerate(zip(outputs, expected, strict=True))
-            checks = [check_output(f"#{i}", a, e, precision_dtype(precision)) for i, (a, e) in pairs]
+            computed_in = precision_dtype(precision)
+            checks = [numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in) for i, (a, e) in pairs]
             result.graph_precision_max_abs = max(c.max_abs for c in checks)
     with stage(result, "compile", "compile_seconds"):
         lower(default_context(), module, lowering_passes(args.machine, "npu", precision))

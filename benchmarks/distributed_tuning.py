@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ziggurat.diagnostics import run_main, write_atomically
+from ziggurat.cli import run_main, write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
@@ -46,7 +46,7 @@ CONFIGURATIONS = (("ray", 1), ("ray", 2), ("pool", 1), ("pool", 2))
 def run_one(backend: str, workers: int) -> dict:
     """Tune the model once on `backend` with `workers`, in this process; what it took."""
     from ziggurat.context import default_context
-    from ziggurat.diagnostics import parse_source
+    from ziggurat.parsing import parse_source
     from ziggurat.printing import Printer
     from ziggurat.tools.ziggurat_tune import tune_module
     from ziggurat.tuning.executors import RayExecutor

@@ -67,7 +67,9 @@ from ziggurat.machine import Machine, load_machine  # noqa: E402
 from ziggurat.interpreters.npu_interpreter import run_npu  # noqa: E402
 from ziggurat.interpreters.report import build_report  # noqa: E402
 from ziggurat.context import default_context  # noqa: E402
-from ziggurat.diagnostics import DiagnosticError, parse_source, run_main, write_atomically  # noqa: E402
+from ziggurat.cli import run_main, write_atomically  # noqa: E402
+from ziggurat.diagnostics import DiagnosticError  # noqa: E402
+from ziggurat.parsing import parse_source  # noqa: E402
 from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
 from ziggurat.printing import Printer  # noqa: E402
 from ziggurat.tools.ziggurat_tune import tune_module  # noqa: E402

@@ -35,7 +35,8 @@ from ziggurat.machine import load_machine
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source, run_main, write_atomically
+from ziggurat.cli import run_main, write_atomically
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
 from ziggurat.lowering.pipelines import expand_pipeline
 

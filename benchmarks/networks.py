@@ -59,16 +59,17 @@ from rich.table import Table
 
 from compile_speed import light_model
 from conformance import StageFailed, number, reference_data, stage
+from ziggurat import numerics
 from ziggurat.machine import Machine, load_machine
 from ziggurat.interpreters.report import build_report
 from ziggurat.context import default_context
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_command_line, run_main, write_atomically
+from ziggurat.cli import parse_command_line, run_main, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.node import location_name
 from ziggurat.frontends.onnx.reference_data import graph_inputs
 from ziggurat.tools.ziggurat_compile import (
     PRECISIONS,
-    check_output,
     choose_precision,
     lower,
     lowering_passes,
@@ -320,7 +321,8 @@ def tune_simulate_check(
 
 
 def check(against: str, actual: list[np.ndarray], expected: list[np.ndarray], computed_in) -> Check:
-    checks = [check_output(f"#{i}", a, e, computed_in) for i, (a, e) in enumerate(zip(actual, expected, strict=True))]
+    pairs = enumerate(zip(actual, expected, strict=True))
+    checks = [numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in) for i, (a, e) in pairs]
     return Check(
         against, max(c.max_abs for c in checks), max(c.max_rel for c in checks), all(c.ok for c in checks)
     )

@@ -38,7 +38,7 @@ from ziggurat.machine import Machine, load_machine
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 
 TOLERANCE = 0.05
 RESULTS = Path(__file__).parent / "results"

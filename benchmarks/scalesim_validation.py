@@ -49,7 +49,7 @@ from ziggurat.machine import Machine, load_machine
 from ziggurat.interpreters.npu_interpreter import NpuRunResult, run_npu
 from ziggurat.machine.scalesim import to_scalesim_config
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 
 TOLERANCE = 0.10
 SPEEDUP = 100

@@ -1,41 +1,9 @@
 """The `graph` dialect: neural-network operators on whole tensors (value semantics).
 
-Every op here follows the same contract, so passes, the interpreter and the
-frontends can treat the dialect uniformly:
-
-* `infer_result_types(operand_types, properties)` (a classmethod) computes the
-  result types from the operand types and the op's properties, raising a
-  `VerifyException` that states the violated rule. The verifier compares the
-  declared result types with it; builders use it so callers never spell types.
-  The exceptions are the ops whose result type *is* their target (`reshape`'s
-  shape, `cast`'s element type, `broadcast_to`'s shape, see `ResultTypedOp`):
-  they check the declared result type instead and are built with
-  `Op(input, result_type)`.
-* `evaluate(*arrays)` is the numpy reference semantics (ONNX semantics where
-  ONNX has the operator). The graph interpreter and `graph-fold-constants` both
-  call it, so there is one definition of what an op computes. Arithmetic runs
-  in `compute_dtype`: fp16, bf16 and fp8 in fp32, 8- and 16-bit integers in
-  int32, and the result is converted back to the result's element type.
-* its `FusionPattern` trait gives the op's fusion class, TVM-style (see
-  `OpPatternKind`). Where TVM and this dialect differ the op's docstring says so.
-
-Attributes are stored as properties and printed in the attribute dictionary,
-e.g. `graph.conv2d %x, %w {strides = array<i64: 2, 2>} : (...) -> ...`; a
-property equal to its default (the ONNX default) is not printed. The syntax is
-`graph.op %a, %b {attrs} : (type_a, type_b) -> result_type` for ops with
-several operands (optional and variadic ones included),
-`graph.op %x {attrs} : type -> result_type` for ops with one, and
-`graph.op %x {attrs} : type` for ops that keep their operand's type.
-`Op.build_inferred(operands, properties)` builds any op but the
-`ResultTypedOp`s, filling in the default properties (`Op.with_defaults`).
-
-Conventions shared by the spatial ops (conv2d and the pools):
-
-* `layout = "NCHW"` (the default, as ONNX) or `"NHWC"`. Convolution weights
-  are OIHW in NCHW and OHWI in NHWC: the weights are permuted as the input is,
-  so a layout change transposes input and weights with the same permutation.
-* `pads = array<i64: top, left, bottom, right>`, which is also ONNX's order for
-  two spatial dimensions ([x1_begin, x2_begin, x1_end, x2_end]).
+Each op infers its result types, carries its numpy reference semantics (ONNX's where ONNX has the
+operator) and its TVM-style fusion pattern kind; `GraphOp` states that contract. The spatial ops
+(conv2d and the pools) take `layout = "NCHW"` (the default, weights OIHW) or `"NHWC"` (weights
+OHWI), and `pads = array<i64: top, left, bottom, right>`, ONNX's order.
 """
 
 from __future__ import annotations
@@ -428,7 +396,27 @@ def pad_spatial(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value
 
 
 class GraphOp(IRDLOperation, abc.ABC):
-    """Base of every `graph` op: shape/dtype inference, numpy semantics, fusion kind."""
+    """Base of every `graph` op: shape/dtype inference, numpy semantics, fusion kind.
+
+    * `infer_result_types(operand_types, properties)` computes the result types,
+      raising a `VerifyException` that states the violated rule; the verifier
+      compares the declared types with it, and builders use it so callers never
+      spell types. Ops whose result type is their target (reshape, cast,
+      broadcast_to) are `ResultTypedOp`s instead.
+    * `evaluate(*arrays)` is the numpy reference semantics, called by the graph
+      interpreter and `graph-fold-constants` alike. Arithmetic runs in
+      `compute_dtype` (fp16, bf16 and fp8 in fp32, narrow integers in int32) and
+      the result is converted back to the result's element type.
+    * the `FusionPattern` trait gives the op's `OpPatternKind`; where TVM's kind
+      differs the op's docstring says so.
+
+    Properties print in the attribute dictionary and are left out when equal to
+    their default (ONNX's): `graph.op %a, %b {attrs} : (type_a, type_b) -> result`
+    for several operands, `graph.op %x {attrs} : type -> result` for one, and
+    `graph.op %x {attrs} : type` when the result keeps the operand's type.
+    `Op.build_inferred(operands, properties)` builds any op but a `ResultTypedOp`,
+    filling in the defaults (`Op.with_defaults`).
+    """
 
     # Attributes read as `{strides = ...}` in the attribute dictionary, as in MLIR.
     irdl_options = (ParsePropInAttrDict(),)

@@ -1,17 +1,10 @@
 """Canonicalization patterns of `graph` ops, used by xDSL's `canonicalize` and by `graph-canonicalize`.
 
-Each op's patterns are listed in `PATTERNS` under its class; the
-`GraphCanonicalization` trait of every graph op looks them up there.
-
-The patterns keep every computed value, with one exception: like fast-math's
-"no signed zeros" (and ONNX Runtime and TVM), they do not preserve the sign of
-a zero result, so `x + 0.0 -> x` fires although `-0.0 + 0.0` is `+0.0`. They
-never change a NaN or an infinity, which is why `x * 0 -> 0` fires only for
-integers (for floats `inf * 0` and `NaN * 0` are NaN).
-
-A constant operand counts as a scalar when all its elements are equal, but a
-pattern that drops it fires only when the result has the type of the operand
-it keeps: `x + zeros` where `zeros` broadcasts `x` to a bigger shape stays.
+Each op's patterns are listed in `PATTERNS` under its class, where the `GraphCanonicalization`
+trait of every graph op looks them up. The patterns keep every computed value but the sign of a
+zero result (fast-math's "no signed zeros", as ONNX Runtime and TVM): `x + 0.0 -> x` fires,
+`x * 0 -> 0` only for integers, so NaN and infinity survive. A pattern that drops a constant
+operand fires only when the result has the type of the operand it keeps.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
-"""The `loop` dialect: copies between memref views at the loop level (docs/lowering.md, section 4).
-
-After `tile-to-loop` the program is `scf.for` loops over `memref` views
-(`memref.subview`, `memref.alloc`) and `linalg` ops on memrefs; `loop` adds
-what upstream lacks, a copy that pads and casts and an asynchronous form whose
-completion is a token:
-
-    %t = loop.copy_async %src -> %dst : memref<128x64xf16, strided<[512, 1], offset: ?>, "gm"> -> memref<128x64xf16, "l1">
-    loop.wait %t : !loop.token
-    loop.copy %x -> %xp {pad = array<i64: 0, 0, 1, 1>, pad_value = 0.0 : f64} : memref<4x4xf32> -> memref<4x6xf32>
-
-A copy moves the whole source view to the whole destination view. `pad` is a
-(low, high) pair of element counts per dimension, as in `npu.dma`, filled with
-`pad_value` (default 0); the destination has the source's shape plus the
-padding. Element types may differ: the copy casts, as DMA engines with
-`cast = true` do. `loop.copy` is `loop.copy_async` followed by `loop.wait`.
+"""The `loop` dialect: the copies the loop level needs and upstream lacks, a copy that pads and casts
+and an asynchronous copy whose completion is a token (docs/lowering.md, section 4).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import re
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -104,7 +92,17 @@ class CopyOperation(IRDLOperation):
 
 @irdl_op_definition
 class CopyAsyncOp(CopyOperation):
-    """`%t = loop.copy_async %src -> %dst {pad?, pad_value?} : T1 -> T2`: starts a copy, done at `loop.wait %t`."""
+    """`%t = loop.copy_async %src -> %dst {pad?, pad_value?} : T1 -> T2`: starts a copy, done at `loop.wait %t`.
+
+    A copy moves the whole source view to the whole destination view. `pad` is a
+    (low, high) pair of element counts per dimension, as in `npu.dma`, filled with
+    `pad_value` (default 0); the destination has the source's shape plus the
+    padding. Element types may differ: the copy casts, as DMA engines with
+    `cast = true` do.
+
+        %t = loop.copy_async %src -> %dst : memref<128x64xf16, strided<[512, 1], offset: ?>, "gm"> -> ...
+        loop.wait %t : !loop.token
+    """
 
     name = "loop.copy_async"
 
@@ -127,7 +125,12 @@ class CopyAsyncOp(CopyOperation):
 
 @irdl_op_definition
 class CopyOp(CopyOperation):
-    """`loop.copy %src -> %dst {pad?, pad_value?} : T1 -> T2`: a synchronous copy (copy_async + wait)."""
+    """`loop.copy %src -> %dst {pad?, pad_value?} : T1 -> T2`: a synchronous copy (copy_async + wait).
+
+    It pads and casts as `loop.copy_async` does:
+
+        loop.copy %x -> %xp {pad = array<i64: 0, 0, 1, 1>, pad_value = 0.0 : f64} : memref<4x4xf32> -> memref<4x6xf32>
+    """
 
     name = "loop.copy"
 
@@ -157,3 +160,19 @@ class WaitOp(IRDLOperation):
 
 
 Loop = Dialect("loop", [CopyAsyncOp, CopyOp, WaitOp], [TokenType])
+
+
+# Destination-passing style at the loop level: a function's results are memref arguments named
+# `%result0`, `%result1`, ... after its inputs (what tile-to-loop writes), which the interpreters and
+# the differential checks fill and read back.
+_OUTPUT_ARGUMENT = re.compile(r"result\d+")
+
+
+def output_argument_name(index: int) -> str:
+    """The name of the memref argument that carries result `index`."""
+    return f"result{index}"
+
+
+def is_output_argument(name: str, arg_type: Attribute) -> bool:
+    """Whether an argument named `name` of type `arg_type` carries a result (a `%resultN` memref)."""
+    return isinstance(arg_type, MemRefType) and _OUTPUT_ARGUMENT.fullmatch(name) is not None

@@ -1,35 +1,10 @@
 """The `npu` dialect: the instructions of an accelerator core described by a machine model.
 
-Values are buffers: memrefs in a named memory space of the machine, e.g.
-`memref<16x256xf16, "l1">`, declared at a static byte offset by `npu.buffer`
-(global-memory function arguments are memrefs in `"gm"`). Every instruction
-names its operands as a buffer plus an element index list, MLIR's mixed
-static/dynamic form (`%l1[%i, 0]`), so tiles of a buffer are addressed without
-`memref.subview`. Loops stay `scf.for` run by the scalar unit, with the index
-arithmetic in `arith`.
-
-Instructions go to the in-order queue of a *pipe* (a DMA engine's pipe, the
-matrix pipe, the vector pipe); `npu.set_flag`/`npu.wait_flag` order pipes
-against each other and `npu.barrier` drains them. Every core runs the same
-program; `npu.core_id` and `npu.num_cores` let it split the work. See
-`interpreters/npu_interpreter.py` for the numerics and `interpreters/timing.py` for
-the timing and hazard model.
-
-    %l1 = npu.buffer offset 0 : memref<16x256xf16, "l1">
-    npu.dma "mte2" %gm[%i, 0] -> %l1[0, 0] {shape = array<i64: 16, 256>} : memref<64x256xf16, "gm"> -> ...
-    npu.set_flag "mte2" -> "mte1", 0
-    npu.wait_flag "mte2" -> "mte1", 0
-    npu.dma "mte1" %l1[0, 0] -> %a[0, 0] {shape = array<i64: 16, 16>} : ...
-    npu.mma %a[0, 0], %b[0, 0] -> %c[0, 0] {m = 16 : i64, n = 16 : i64, k = 16 : i64, accumulate} : ...
-    npu.vec.relu %ub[0, 0] -> %ub[0, 0] {repeat = 8 : i64} : ...
-
-Verification has two layers. Structural rules (ranks, dtypes, windows inside
-their buffer) always hold. Machine rules (an engine serves the src/dst space
-pair, operands live where the unit reads them, buffers fit the space's
-capacity and alignment, instruction shapes are multiples of the unit's) are
-checked by `verify_machine(machine)` on each op; `verify_()` runs them when the
-enclosing module names its machine with `npu.machine = "davinci"`, and
-`verify_for_machine(module, machine)` runs them for a machine given by a tool.
+Values are buffers, memrefs at a static byte offset of one of the machine's memory spaces
+(`memref<16x256xf16, "l1">`); each instruction addresses a window of a buffer by element indices
+(`%l1[%i, 0]`) and runs on the in-order queue of a pipe, with `npu.set_flag`/`npu.wait_flag`
+ordering pipes against each other. `interpreters/npu_interpreter.py` runs it; docs/lowering.md
+shows the code `loop-to-npu` writes.
 """
 
 from __future__ import annotations
@@ -255,6 +230,14 @@ def buffer_window(
 
 class NpuOperation(IRDLOperation):
     """Base of the npu ops: machine rules run from the verifier when the module names a machine.
+
+    Verification has two layers. Structural rules (ranks, dtypes, windows inside
+    their buffer) always hold. Machine rules (an engine serves the src/dst space
+    pair, operands live where the unit reads them, buffers fit the space's
+    capacity and alignment, instruction shapes are multiples of the unit's) are
+    `verify_machine(machine)`; `verify_()` runs them when the enclosing module
+    names its machine with `npu.machine = "davinci"`, and `verify_for_machine`
+    runs them for a machine given by a tool.
 
     An instruction (an op that a pipe executes; plugins define their own) tells the
     passes that schedule and synchronize it which pipe it issues on (`pipe`) and

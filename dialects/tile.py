@@ -1,22 +1,8 @@
-"""The `tile` dialect: what the tensor level needs and the upstream dialects xDSL ships lack.
+"""The `tile` dialect: the tensor-level ops that the upstream dialects xDSL ships lack.
 
-The tensor level is upstream MLIR first (`linalg`, `tensor`, `arith`, `math`;
-see `ziggurat.lowering.graph_to_tile` for the structured form of each graph
-op); `tile` holds only the ops those dialects do not have in xDSL 0.74:
-
-* `tile.bitcast`: a tensor's bits as another element type of the same width,
-  MLIR's `tensor.bitcast`. `arith` takes signless integers only, so
-  graph-to-tile reads a `ui8` tensor as `i8` (and writes it back) with it;
-  upstream's `arith.bitcast` rejects unsigned element types.
-* `tile.pack` / `tile.unpack`: a tensor in a blocked layout and back, MLIR's
-  `tensor.pack`/`tensor.unpack` (xDSL 0.74 has neither): `inner_dims_pos`
-  names the dims cut into tiles of `inner_tiles` (appended as the innermost
-  dims), `outer_dims_perm` permutes the outer dims. A tile that does not divide
-  its dim needs a `padding_value`, which fills the last tile; unpack drops it.
-  `tile-pack` uses them for the matrix unit's fractal blocks:
-
-      %p = tile.pack %a padding_value(%z : f16) inner_dims_pos = [0, 1]
-             inner_tiles = [16, 16] into %e : tensor<40x64xf16> -> tensor<3x4x16x16xf16>
+The tensor level is upstream MLIR first (`linalg`, `tensor`, `arith`, `math`); `tile` adds
+`tile.bitcast` (MLIR's `tensor.bitcast`) and `tile.pack`/`tile.unpack` (MLIR's
+`tensor.pack`/`tensor.unpack`).
 """
 
 from __future__ import annotations
@@ -42,6 +28,31 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+# The discardable attributes that schedule a fusion group. Set on graph ops (by graph-to-tile's
+# grouping, by ziggurat-tune, which searches sizes, interchange, buffering and staging, or by hand),
+# they are carried by every op a graph op lowers to, down to the loop level.
+ATTR_PREFIX = "tile."
+"""What the names of the attributes below start with."""
+GROUP_ATTR = "tile.group"
+"""The name of the fusion group an op belongs to (a string; docs/lowering.md, section 1)."""
+ROOT_ATTR = "tile.root"
+"""Unit: the op whose tiling schedules its group."""
+SIZES_ATTR = "tile.sizes"
+"""The group root's tile size per loop of its domain (an i64 array)."""
+INTERCHANGE_ATTR = "tile.interchange"
+"""The root's parallel loops that the group's tile loops follow, outermost first (an i64 array)."""
+BUFFERING_ATTR = "tile.buffering"
+"""The slots per buffer of a group (an integer >= 1 on its root): overrides loop-double-buffer's
+`depth` for the loops around it."""
+STAGE_REDUCTION_ATTR = "tile.stage_reduction"
+"""Unit, on a group's root: loop-stage-reduction stages the slices of its reduction loop's operands
+at once."""
+LAYOUT_ATTR = "tile.layout"
+"""A spatial op's requested layout (a string, NHWC or NCHW), which `graph-layout{marked=true}` gives it."""
+TUNE_ID_ATTR = "tile.tune_id"
+"""ziggurat-tune's mark on each graph op of a private copy: its index in the input's `walk()`, so
+that a group's root leads back to its graph op."""
+
 
 def _bit_width(element_type: Attribute) -> int | None:
     if isinstance(element_type, IntegerType):
@@ -53,7 +64,12 @@ def _bit_width(element_type: Attribute) -> int | None:
 
 @irdl_op_definition
 class BitcastOp(IRDLOperation):
-    """`%r = tile.bitcast %t : tensor<4xui8> to tensor<4xi8>` (MLIR's tensor.bitcast)."""
+    """`%r = tile.bitcast %t : tensor<4xui8> to tensor<4xi8>` (MLIR's tensor.bitcast).
+
+    A tensor's bits as another element type of the same width. `arith` takes
+    signless integers only and its `arith.bitcast` rejects unsigned element types,
+    so graph-to-tile reads a `ui8` tensor as `i8` (and writes it back) with it.
+    """
 
     name = "tile.bitcast"
     traits = traits_def(Pure())
@@ -149,7 +165,16 @@ _LAYOUT_FORMAT = (
 @irdl_op_definition
 class PackOp(_PackingOp):
     """`%p = tile.pack %t [padding_value(%v : f16)] [outer_dims_perm = ...] inner_dims_pos = ...
-    inner_tiles = ... into %dest : tensor<...> -> tensor<...>` (MLIR's tensor.pack)."""
+    inner_tiles = ... into %dest : tensor<...> -> tensor<...>` (MLIR's tensor.pack).
+
+    A tensor in a blocked layout: `inner_dims_pos` names the dims cut into tiles of
+    `inner_tiles` (appended as the innermost dims), `outer_dims_perm` permutes the
+    outer dims. A tile that does not divide its dim needs a `padding_value`, which
+    fills the last tile. `tile-pack` uses it for the matrix unit's fractal blocks:
+
+        %p = tile.pack %a padding_value(%z : f16) inner_dims_pos = [0, 1]
+               inner_tiles = [16, 16] into %e : tensor<40x64xf16> -> tensor<3x4x16x16xf16>
+    """
 
     name = "tile.pack"
     traits = traits_def(Pure())

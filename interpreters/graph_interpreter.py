@@ -1,23 +1,9 @@
 """The reference interpreter of graph-level IR: func, arith and every `graph` op on numpy arrays.
 
-    module = parse_source(default_context(), text, "model.mlir")
-    outputs = run_function(module, [x])            # runs @main, else the only public function
-    outputs = run_function(module, random_inputs(find_function(module)))
-
-Each `graph` op runs its own `evaluate` (the dialect's numpy reference
-semantics), so this file names no op: `GraphFunctions` gets one `@impl` per op
-class of `ziggurat.dialects.graph.Graph` when it is imported. The result arrays
-are checked against the op's result types, so a wrong `evaluate` is reported
-at the op rather than surfacing later as a wrong number. Terminators are left
-out: an op with a region runs its body in its own `evaluate`.
-
-`ArithTensorFunctions` is xDSL's arith interpreter with `arith.constant` of
-dense tensors producing numpy arrays.
-
-Other levels (tile, loop, npu) and plugins add their implementations to the
-same runner; see `ziggurat.interpreters.interpreter` for the registry
-(`CORE_FUNCTIONS`, the `ziggurat.interpreter` entry-point group and
-`register_interpreter_functions`).
+Each `graph` op runs its own `evaluate`, so this file names no op: `GraphFunctions` gets one `@impl`
+per op of the dialect and checks the result arrays against the op's result types, so that a wrong
+`evaluate` is reported at its op. `ArithTensorFunctions` is xDSL's arith interpreter with
+`arith.constant` of dense tensors producing numpy arrays.
 """
 
 from __future__ import annotations

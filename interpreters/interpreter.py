@@ -1,35 +1,9 @@
 """Running a function of a module on numpy arrays, at any IR level, with xDSL's interpreter.
 
-`run_function(module, inputs)` finds the entry function, checks the inputs
-against its signature, builds an `xdsl.interpreter.Interpreter` with every
-registered set of implementations and calls the function. Values are numpy
-arrays of the element type's dtype (`ziggurat.dtypes.to_numpy_dtype`); scalar
-arguments are Python numbers, as in xDSL's own interpreters. Results come back
-as arrays of the function's result types (0-d for scalars).
-
-Which implementations an interpreter gets
-------------------------------------------
-An `InterpreterFunctions` subclass (decorated with `@register_impls`) holds the
-`@impl` functions of some ops. The runner registers, in this order:
-
-1. ziggurat's own sets, listed in `CORE_FUNCTIONS` (one line per level, loaded
-   lazily): func/call/return and builtin casts from xDSL, arith (with dense
-   tensor constants) and every `graph` op (`ziggurat.interpreters.graph_interpreter`),
-   linalg and tensor ops with generic bodies in arith/math
-   (`ziggurat.interpreters.tensor_interpreter`);
-2. plugins: each entry point of the group `ziggurat.interpreter`, e.g. in a
-   plugin's pyproject.toml
-   `[project.entry-points."ziggurat.interpreter"] mydialect = "mypkg.interp:MyFunctions"`;
-3. sets registered at run time with `register_interpreter_functions(factory)`.
-
-A factory is anything that returns an `InterpreterFunctions` instance when
-called with no arguments (usually the class itself). Registering a second
-implementation for an op is an error unless the later registration passes
-`override=True`, so a plugin cannot replace a semantics by accident.
-
-Failures are `DiagnosticError`s: wrong inputs at the function, an op without
-implementation ("no interpreter implementation for 'foo.bar'") or an op whose
-implementation fails at that op's location.
+`run_function(module, inputs)` builds an `xdsl.interpreter.Interpreter` with every registered set of
+implementations (ziggurat's `CORE_FUNCTIONS`, then plugins', see `register_interpreter_functions`)
+and calls the entry function. Failures are `DiagnosticError`s at the function (wrong inputs) or at
+the op (no implementation, or one that fails).
 """
 
 from __future__ import annotations
@@ -134,7 +108,13 @@ def register_interpreter_functions(
 ) -> None:
     """Add a set of implementations to every interpreter built from now on.
 
-    With `override=True` its implementations replace earlier ones for the same ops.
+    A set is an `InterpreterFunctions` subclass (`@register_impls`) holding the
+    `@impl` functions of some ops; `factory` returns one when called with no
+    arguments (usually the class itself). The runner registers ziggurat's own sets
+    (`CORE_FUNCTIONS`, one per level, loaded lazily), then each entry point of the
+    group `ziggurat.interpreter`, then the sets registered here. A second
+    implementation for an op is an error unless registered with `override=True`,
+    which replaces the earlier one: a plugin cannot replace a semantics by accident.
     """
     _runtime_registrations.append(_Registration(factory, override))
 
@@ -220,12 +200,21 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
 
 
 def argument_names(function: func.FuncOp) -> list[str]:
-    """The names of the function's arguments as written in the source, `arg<i>` where unnamed."""
+    """The names of the function's arguments as the printer writes them, `arg<i>` where unnamed.
+
+    Each is unique: xDSL keeps `%x_0` and `%x_1` as the same name hint `x`, which the printer
+    and these names write `x` and `x_1`."""
     if not function.body.blocks:
         return [f"arg{i}" for i in range(len(function.function_type.inputs))]
-    return [
-        arg.name_hint or f"arg{i}" for i, arg in enumerate(function.body.block.args)
-    ]
+    names: list[str] = []
+    for i, arg in enumerate(function.body.block.args):
+        name = base = arg.name_hint or f"arg{i}"
+        suffix = 0
+        while name in names:
+            suffix += 1
+            name = f"{base}_{suffix}"
+        names.append(name)
+    return names
 
 
 def value_shape_and_dtype(
@@ -342,7 +331,13 @@ def _check_results(function: func.FuncOp, values: PythonValues) -> list[np.ndarr
 def run_function(
     module: ModuleOp, inputs: Sequence[np.ndarray], function: str | None = None
 ) -> list[np.ndarray]:
-    """Run func.func `function` (default: `main`, else the only public function) on `inputs`."""
+    """Run func.func `function` (default: `main`, else the only public function) on `inputs`.
+
+    Inputs are checked against the function's signature: numpy arrays of the
+    element type's dtype (`ziggurat.dtypes.to_numpy_dtype`), Python numbers for
+    scalar arguments, as in xDSL's own interpreters. Results come back as arrays
+    of the function's result types (0-d for scalars).
+    """
     func_op = find_function(module, function)
     if not func_op.body.blocks:
         raise error_at(func_op, f"@{func_op.sym_name.data} is a declaration; it has no body to run")

@@ -1,30 +1,9 @@
-"""The loop level on numpy: memrefs are numpy arrays, views of them are numpy views.
-
-After `tile-to-loop` a program is `scf.for` loops over `memref` buffers and
-views, `linalg` ops writing their `outs` memrefs, and `loop` copies. Here a
-`memref.alloc` (in any memory space) is a zeroed array; `memref.subview`,
-`collapse_shape` and `expand_shape` are zero-copy numpy views of their source
-(a reshape that would need a copy is an error at the op), so a write through a
-view lands in the buffer it looks into. `loop.copy`/`loop.copy_async`
-copy (pad, then cast, as `npu.dma` does: floats to integers round and
-saturate); `loop.wait` has nothing to wait for. `memref.get_global` reads a
-`memref.global`'s value, read-only.
-
-`linalg` ops on memrefs compute what their tensor forms compute
-(`ziggurat.interpreters.tensor_interpreter`) and write it into their `outs`
-buffers; on tensors they are the tensor forms. `LoopFunctions` therefore
-replaces the tensor set's linalg implementations (`CORE_FUNCTIONS` registers
-it with override) and hands tensor operands back to them.
-
-`run_loop_function(module, inputs)` runs a destination-passing function: the
-arguments named `%result<i>` are its outputs (filled with NaN, or the
-integer minimum, before the run so that an output the program never writes
-shows), the others its inputs (read-only: a write to one is an error at the op).
+"""The loop level on numpy: memrefs are numpy arrays and views of them are numpy views, so that
+the output of `tile-to-loop` and the loop passes runs and can be compared with the levels above.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,8 +20,6 @@ from ziggurat.dialects import loop
 from ziggurat.dialects.graph import ConstantOp, sliding_windows
 from ziggurat.dtypes import to_numpy_dtype
 
-OUTPUT_ARGUMENT = re.compile(r"result\d+")
-"""Destination-passing outputs are the memref arguments `%result0`, `%result1`, ..."""
 
 
 def _dtype(memref_type: MemRefType) -> np.dtype:
@@ -88,7 +65,21 @@ def _copy(op: loop.CopyOp | loop.CopyAsyncOp | memref.CopyOp, source: np.ndarray
 
 @register_impls
 class LoopFunctions(InterpreterFunctions):
-    """memref views, loop copies, and linalg ops on memrefs (see the module docstring)."""
+    """memref views, loop copies, and linalg ops on memrefs.
+
+    A `memref.alloc` (in any memory space) is a zeroed array; `memref.subview`,
+    `collapse_shape` and `expand_shape` are zero-copy numpy views of their source
+    (a reshape that would need a copy is an error at the op), so a write through a
+    view lands in the buffer it looks into. `loop.copy`/`loop.copy_async` pad, then
+    cast, as `npu.dma` does (floats to integers round and saturate); `loop.wait`
+    has nothing to wait for. `memref.get_global` reads a `memref.global`'s value,
+    read-only.
+
+    `linalg` ops on memrefs compute what their tensor forms compute and write it
+    into their `outs` buffers; on tensors they are the tensor forms. So this set
+    replaces the tensor set's linalg implementations (`CORE_FUNCTIONS` registers it
+    with override) and hands tensor operands back to them.
+    """
 
     def __init__(self) -> None:
         # The tensor forms; calling their `@impl` methods gives an OpImplResult, hence `.values`.
@@ -237,14 +228,19 @@ def run_loop_function(
     module: ModuleOp, inputs: Sequence[np.ndarray], function: str | None = None
 ) -> dict[str, np.ndarray]:
     """Run a loop-level function on `inputs` (its non-`%result` arguments, in order); returns
-    the `%result<i>` buffers by name."""
+    the `%result<i>` buffers by name.
+
+    The outputs start filled with NaN (or the integer minimum) so that an output the
+    program never writes shows; the inputs are read-only (a write to one is an error
+    at the op).
+    """
     func_op = find_function(module, function)
     names = argument_names(func_op)
     pending = iter(inputs)
     arguments: list[np.ndarray] = []
     outputs: dict[str, np.ndarray] = {}
     for name, arg_type in zip(names, func_op.function_type.inputs.data):
-        if OUTPUT_ARGUMENT.fullmatch(name) and isinstance(arg_type, MemRefType):
+        if loop.is_output_argument(name, arg_type):
             outputs[name] = _unwritten(arg_type)
             arguments.append(outputs[name])
             continue

@@ -1,50 +1,11 @@
 """Runs `npu` programs on a machine model: the numbers they compute and what it costs.
 
-    from ziggurat.interpreters.npu_interpreter import run_npu
-    result = run_npu(module, "davinci", [a, b])      # or inputs={"a": a, "b": b}
-    result.outputs          # final contents of the arguments not given as inputs
-    result.arguments        # final contents of every argument, by name
-    result.stats            # TimingStats: total cycles, busy cycles per pipe, bytes per space, FLOPs
-    run_npu(module, "davinci", [a, b], cores=8)      # 8 cores, told apart by npu.core_id
-    is_npu_program(module)  # whether a module is one to run this way
-
-`ziggurat.interpreters.report` and `ziggurat.interpreters.trace` turn `result.stats`
-into a report (text or JSON) and a Perfetto trace.
-
-The entry function (`function`, else "main", else the only public one) takes
-memrefs in global memory. `inputs` fill them in order (a list, a prefix of the
-arguments) or by name (a dict keyed by the argument's `%name`, else `arg<i>`);
-the rest start zeroed and are the outputs. Arrays are converted to the
-argument's element type; their shape must match.
-
-Memory is one byte array per space of the machine, of the space's capacity
-(global memory is sized to what the program uses, checked against its
-capacity); each core has its own local spaces and shares the global ones. A
-buffer is a typed view at its offset, so buffers that share bytes alias as
-they would on the machine. Each instruction is a few vectorized
-numpy calls on strided views; narrow floats use ml_dtypes, and the matrix unit
-accumulates f16/bf16/f8 in f32 and i8 in i32.
-
-The scalar unit's program (`scf.for`, `scf.if`, integer `arith`) is walked
-directly, one scalar cycle per op, rather than through xDSL's interpreter:
-each instruction's properties are decoded once, so a loop of small DMAs and
-vector instructions runs at ~30-40k instructions per second (flags included),
-and the 256x256x512 example GEMMs in well under a second. Timing and the
-ordering hazards are in `ziggurat.interpreters.timing`. Every failure -- an index outside its buffer, a
-misaligned address, a hazard, a race between cores, a deadlock, an op this
-machine has no instruction for -- is a `DiagnosticError` at the op's location.
-
-Instructions from outside
--------------------------
-A plugin's hardware dialect runs here too: subclass `npu.NpuOperation` for its
-ops (so they verify against the machine and mark the module as npu-level) and
-register an implementation per op with `register_instruction(OpClass, run)`,
-or from a package's entry point group `ziggurat.npu_instructions` naming a
-dict `{OpClass: run}`. `run(ctx, op)` gets an `InstructionContext`: index
-values (`ctx.index`), checked views of buffer windows with the access each
-makes (`ctx.window`), and `ctx.issue(op, pipe, cycles, reads, writes)`, which
-queues the instruction on a pipe of the timing model, so a plugin's
-instructions get the same hazard checks, flags, trace and report as ours.
+`run_npu(module, machine, inputs)` executes the entry function instruction by instruction as
+vectorized numpy calls on byte-addressed memories of the machine's capacities, timing each on
+`interpreters/timing.py`'s model; `interpreters/report.py` and `interpreters/trace.py` turn its
+statistics into a report and a Perfetto trace. Every failure (an index outside its buffer, a
+misaligned address, a hazard, a race between cores, a deadlock, an op the machine has no instruction
+for) is a `DiagnosticError` at the op's location.
 """
 
 from __future__ import annotations
@@ -83,7 +44,8 @@ from ziggurat.interpreters.timing import (
     mma_cycles,
     vector_cycles,
 )
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at, verify_module
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
+from ziggurat.verifier import verify_module
 from ziggurat.dialects import graph, npu
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.plugins import loaded_entry_points
@@ -111,7 +73,18 @@ _instructions: dict[type[Operation], InstructionImplementation] = {}
 def register_instruction(
     op_type: type[Operation], implementation: InstructionImplementation, *, override: bool = False
 ) -> None:
-    """Let the npu interpreter run `op_type` with `implementation` (see "Instructions from outside")."""
+    """Let the npu interpreter run `op_type` with `implementation`.
+
+    This is how a plugin's hardware dialect runs here: its ops subclass
+    `npu.NpuOperation` (so they verify against the machine and mark the module as
+    npu-level), and each op class gets an implementation, registered here or listed
+    in a dict `{OpClass: run}` under the entry point group `ziggurat.npu_instructions`.
+    `run(ctx, op)` gets an `InstructionContext`: index values (`ctx.index`), checked
+    views of buffer windows with the access each makes (`ctx.window`), and
+    `ctx.issue(op, pipe, cycles, reads, writes)`, which queues the instruction on a
+    pipe of the timing model, so that it gets the same hazard checks, flags, trace
+    and report as the built-in instructions.
+    """
     if op_type in _instructions and not override:
         raise ValueError(f"an implementation of '{op_type.name}' is already registered")
     _instructions[op_type] = implementation
@@ -139,6 +112,23 @@ def run_npu(
     verify: bool = True,
 ) -> NpuRunResult:
     """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
+
+        result = run_npu(module, "davinci", [a, b])      # or inputs={"a": a, "b": b}
+        result.outputs          # final contents of the arguments not given as inputs
+        result.arguments        # final contents of every argument, by name
+        result.stats            # TimingStats: total cycles, busy cycles per pipe, bytes per space, FLOPs
+
+    The entry function (`function`, else "main", else the only public one) takes
+    memrefs in global memory. `inputs` fill them in order (a list, a prefix of the
+    arguments) or by name (the argument's `%name`, else `arg<i>`); the rest start
+    zeroed and are the outputs. Arrays are converted to the argument's element
+    type; their shape must match. Memory is one byte array per space, of the
+    space's capacity (global memory sized to what the program uses); a buffer is a
+    typed view at its offset, so buffers that share bytes alias as on the machine.
+    The matrix unit accumulates f16/bf16/f8 in f32 and i8 in i32. The scalar
+    program (`scf.for`, `scf.if`, integer `arith`) is walked directly, one scalar
+    cycle per op, rather than through xDSL's interpreter, so that each instruction's
+    properties are decoded once.
 
     The module is verified first (`verify=False`: the caller just did; seconds for a network);
     ops are checked against `machine`'s rules, and also against the module's own `npu.machine`

@@ -1,28 +1,6 @@
-"""What a run of an npu program cost, as a dictionary (for `--report json`) or a table (`--report text`).
-
-    from ziggurat.interpreters.report import build_report, format_report
-    report = build_report(result.stats, machine)   # result from run_npu
-    print(format_report(report))
-
-The report has the total cycles and time; per pipe, its busy cycles and share
-of the run; per memory space, the bytes read and written; and the roofline
-bound: the fewest cycles the work could take on this core, the larger of
-
-* compute: the matrix units' multiply-accumulates at their peak rate for each
-  dtype pair, spread over the cores that ran, and
-* global memory: the bytes read from and written to global memory at the
-  read and write bandwidths those cores share (each core's share: all of it
-  divided by the active cores), the slower of the two directions, since the
-  timing model streams reads and writes side by side;
-
-with the fraction of that bound the run achieved.
-
-Per layer, the instructions are grouped by the source location they were
-lowered from (passes keep an op's location on what they make of it): an ONNX
-node's name (an unnamed node's op type and first output), or `file:line` of a
-graph-level op. A layer's time is the span
-from its first instruction's start to its last one's end; layers run one
-after the other, so the spans add up to about the total.
+"""What a run of an npu program cost, as a dictionary (for `--report json`) or a table (`--report text`):
+the total cycles and time, each pipe's busy share, the bytes per memory space, the roofline bound
+and, per layer, where the time went.
 """
 
 from __future__ import annotations
@@ -78,7 +56,18 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
 
 def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> dict[str, Any]:
     """The report of one run as plain data (JSON-serializable); with `layers`, also the
-    per-layer breakdown under "layers"."""
+    per-layer breakdown under "layers".
+
+    The roofline bound is the fewest cycles the work could take, the larger of the
+    matrix units' multiply-accumulates at their peak rate for each dtype pair
+    (spread over the cores that ran) and the global-memory traffic at the read and
+    write bandwidths those cores share (the slower direction, since the timing
+    model streams reads and writes side by side); the report gives the fraction of
+    it the run achieved. Layers group the instructions by the source location they
+    were lowered from (an ONNX node's name, or `file:line` of a graph-level op); a
+    layer's time is the span from its first instruction's start to its last one's
+    end, and the spans add up to about the total.
+    """
     # the work of `stats.cores` cores, each with its own matrix unit and its share of global bandwidth
     compute = sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items()) / stats.cores
     share = max(1, stats.active_cores) / stats.cores  # each core that ran gets 1 / active_cores of the bandwidth

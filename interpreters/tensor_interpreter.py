@@ -1,31 +1,6 @@
-"""The tensor level on numpy: `linalg` and `tensor` ops, and the `arith`/`math`
-bodies of `linalg.generic`, each as whole-array numpy code.
-
-`linalg.generic` is evaluated vectorized over its iteration space: each input
-is read through its indexing map with index grids (one `np.arange` per loop
-dimension, shaped to broadcast), the body's scalar ops are applied to whole
-arrays (`SCALAR_FUNCTIONS`), and a reduction body `acc' = combine(f(ins), acc)`
-becomes one numpy reduction of `f(ins)` over the reduction dimensions,
-combined with the init; a sum of products (matmul, conv as generics) is one
-`np.einsum` of the two factors, so their product is never materialized. Arrays stay as small as broadcasting allows until the
-result is written. A body whose reduction is not of that form is reported at
-the generic.
-
-`tile.bitcast` (see `ziggurat.dialects.tile`) is a numpy view.
-
-Tiled IR (`tile-and-fuse`) runs too: `tensor.extract_slice`/`insert_slice` take
-dynamic offsets, sizes and strides (index values from the loops), `scf.for`
-with tensor `iter_args` is the shared runner's.
-
-`linalg.conv_2d_nchw_fchw` is ours (sliding windows and an einsum), not
-xDSL's, whose interpreter is wrong whenever C > 1 or F > 1 (DESIGN §9).
-
-`TensorFunctions` joins the shared runner through `CORE_FUNCTIONS` in
-`ziggurat.interpreters.interpreter`, so `run_function` runs graph-level,
-tensor-level and mixed modules. `math` and the `arith` ops xDSL lacks (divf,
-extf, truncf, ...) run inside generic bodies only: graph-to-tile emits them
-nowhere else, and registering them for the whole runner would take them from
-plugins that provide them (the runner refuses a second implementation).
+"""The tensor level on numpy: `linalg` and `tensor` ops, and the `arith`/`math` bodies of
+`linalg.generic`, each as whole-array numpy code rather than element by element, so that the
+output of `graph-to-tile` and the tile passes (tiled IR included) runs at the speed of numpy.
 """
 
 from __future__ import annotations
@@ -565,7 +540,24 @@ def _slices(op, args: Sequence, shape: Sequence[int], plans: Plans | None = None
 
 @register_impls
 class TensorFunctions(InterpreterFunctions):
-    """linalg and tensor ops; math and arith inside generic bodies (see the module docstring)."""
+    """linalg and tensor ops; math and arith inside generic bodies.
+
+    `linalg.generic` is evaluated vectorized over its iteration space: each input
+    is read through its indexing map with index grids (one `np.arange` per loop
+    dimension, shaped to broadcast), the body's scalar ops are applied to whole
+    arrays (`SCALAR_FUNCTIONS`), and a reduction body `acc' = combine(f(ins), acc)`
+    becomes one numpy reduction of `f(ins)` over the reduction dimensions; a sum of
+    products is one `np.einsum`, so the product is never materialized. A body whose
+    reduction is not of that form is reported at the generic. `tile.bitcast` is a
+    numpy view; `tensor.extract_slice`/`insert_slice` take dynamic offsets, sizes
+    and strides.
+
+    `linalg.conv_2d_nchw_fchw` is ours (sliding windows and an einsum), not xDSL's,
+    whose interpreter is wrong whenever C > 1 or F > 1. `math` and the `arith` ops
+    xDSL lacks (divf, extf, truncf, ...) run inside generic bodies only: graph-to-tile
+    emits them nowhere else, and registering them for the whole runner would take
+    them from plugins that provide them.
+    """
 
     def __init__(self) -> None:
         self.plans: Plans = {}

@@ -1,44 +1,5 @@
-"""Timing and ordering model of npu cores: in-order pipes, flags between them, and hazards.
-
-The scalar unit walks the program (one cycle per op it walks) and issues each
-instruction to the in-order queue of its pipe. An instruction starts when it
-has been issued, its pipe has finished the one before, and every flag its
-pipe waited on has been set; it then occupies the pipe for its cost:
-
-* DMA: `setup_latency + bytes / bandwidth`, the bandwidth being the engine's,
-  capped by this core's share of any memory whose bandwidth all cores share
-  (`DmaEngine.shared_bandwidth`, e.g. "gm": its bandwidth / active cores);
-* MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`; on a systolic
-  array (a matrix unit with `dataflow`, `rows` R and `cols` C) the array's
-  folds instead, as SCALE-Sim counts them (`systolic_cycles`; checked against
-  SCALE-Sim in benchmarks/scalesim_validation.py, see docs/timing-validation.md);
-* vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
-  unit's transcendental cost for exp, rsqrt and div.
-
-`npu.set_flag P -> Q` runs on P once P's earlier instructions are done and
-stamps the flag with that time; `npu.wait_flag P -> Q` holds Q until the
-oldest such stamp (flags are counted, so two sets satisfy two waits). The
-model matches each wait with a set issued before it in program order, as
-kernels are written (set, then its wait; buffers start free with a set before
-the loop): a wait with no pending set is reported as a deadlock, and a set
-never waited for is a warning at the end of the run (the next program would
-inherit the flag). `npu.barrier` stalls the scalar unit until the pipe
-(default: all pipes) has drained.
-
-Hazards are found from the program's ordering, not from its timing (a race
-the timing happens to win is still a race): each pipe keeps a vector clock
-of which instructions of the other pipes are known to have finished before
-its next one starts (its own earlier ones always are; a wait_flag teaches it
-what the matching set_flag's pipe knew; a barrier teaches everyone). Every
-access records its byte range, pipe and sequence number; an access that
-conflicts with a write (or a write that conflicts with a read) by another pipe
-not yet known to have finished is a hazard, reported at the later instruction
-with a note at the earlier one. Ranges are the bounding byte range of each
-strided window, so interleaved windows are treated as overlapping.
-
-Each core has its own `Timeline`; cores do not synchronize, and
-`check_cores_disjoint` reports global-memory bytes one core writes and another
-touches. `TimingStats.combine` sums their work.
+"""Timing and ordering model of npu cores: in-order pipes, flags between them, and the hazards a
+program's ordering leaves, as `Timeline` (one core) and `TimingStats` (what a run cost).
 """
 
 from __future__ import annotations
@@ -351,7 +312,40 @@ class _AccessLog:
 
 
 class Timeline:
-    """Issues instructions of one core in program order; see the module docstring for the model."""
+    """Issues instructions of one core in program order, timing them and checking their ordering.
+
+    The scalar unit walks the program (one cycle per op) and issues each
+    instruction to the in-order queue of its pipe. An instruction starts when it
+    has been issued, its pipe has finished the one before, and every flag its pipe
+    waited on has been set; it then occupies the pipe for its cost:
+
+    * DMA: `setup_latency + bytes / bandwidth`, the bandwidth being the engine's,
+      capped by this core's share of a memory whose bandwidth all cores share
+      (`DmaEngine.shared_bandwidth`);
+    * MMA: `latency + M*N*K / (MACs per cycle of the dtype pair)`; on a systolic
+      array (a matrix unit with `dataflow`, `rows` and `cols`) the array's folds
+      instead, as SCALE-Sim counts them (`systolic_cycles`, docs/timing-validation.md);
+    * vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
+      unit's transcendental cost for exp, rsqrt and div.
+
+    `npu.set_flag P -> Q` runs on P once P's earlier instructions are done and
+    stamps the flag; `npu.wait_flag P -> Q` holds Q until the oldest such stamp
+    (flags are counted). Each wait is matched with a set issued before it in
+    program order: a wait with no pending set is a deadlock, and a set never waited
+    for is a warning at the end of the run. `npu.barrier` stalls the scalar unit
+    until the pipe (default: all pipes) has drained.
+
+    Hazards come from the program's ordering, not its timing (a race the timing
+    happens to win is still a race): each pipe keeps a vector clock of which
+    instructions of the other pipes are known to have finished before its next one
+    starts (a wait_flag teaches it what the matching set_flag's pipe knew; a
+    barrier teaches everyone). An access that conflicts with a write (or a write
+    that conflicts with a read) by another pipe not yet known to have finished is
+    a hazard, reported at the later instruction with a note at the earlier one.
+    Ranges are each strided window's bounding byte range. Cores do not
+    synchronize; `check_cores_disjoint` reports global-memory bytes one core
+    writes and another touches.
+    """
 
     def __init__(
         self,

@@ -1,11 +1,8 @@
 """A run's instructions as a Chrome trace (JSON), viewable in Perfetto (ui.perfetto.dev) or chrome://tracing.
 
-    from ziggurat.interpreters.trace import write_trace
-    write_trace(result.stats, "trace.json")          # result from run_npu
-
-One process per core and one track per pipe in it; each instruction is a slice from its start to its end, with
-its source location and cycles in the slice's arguments; flags (zero-length)
-are instant events. Times are in microseconds at the machine's clock.
+One process per core and one track per pipe in it; each instruction is a slice from its start to
+its end, with its source location and cycles in its arguments; flags are instant events. Times are
+in microseconds at the machine's clock.
 """
 
 from __future__ import annotations
@@ -15,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.interpreters.timing import TimingStats
-from ziggurat.diagnostics import op_location, write_atomically
+from ziggurat.cli import write_atomically
+from ziggurat.diagnostics import op_location
 
 
 def trace_events(stats: TimingStats) -> dict[str, Any]:

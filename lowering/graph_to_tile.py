@@ -1,75 +1,6 @@
-"""`graph-to-tile`: lower every `graph` op to structured ops on tensors.
-
-The output is upstream MLIR (`linalg`, `tensor`, `arith`, `math`), so tools
-such as `mlir-opt` or `iree-opt` read it. Each graph op takes one structured
-form, chosen so that a tiling interface can later read its iteration domain
-from the indexing maps (parallel dimensions tile freely; reduction dimensions
-are the ones a tiled implementation must carry an accumulator across):
-
-* constant: `arith.constant dense<...>` (upstream, so no graph op remains). A splat
-  one read by an elementwise generic is a scalar `arith.constant` in its body
-  instead (`FoldSplatConstantInputs`): `x * 0.125` has one tensor operand.
-* unary elementwise (relu, gelu, exp, clip, sin, floor, ...), not, bitwise_not,
-  cast: one parallel `linalg.generic`, its body in `arith`/`math`.
-* add, sub, mul, div, pow, max, min, mod, bitwise_and/or/xor, bit_shift, equal,
-  greater, less, prelu, where, batch_norm, quantize, dequantize: one parallel
-  `linalg.generic`; broadcast operands read through indexing maps (a size-1
-  dimension reads index 0).
-* matmul: 2-D in its own compute type: `linalg.fill` + `linalg.matmul`;
-  batched, broadcast, vector or narrow-float: one generic contraction (a
-  reduction iterator over K), accumulating in f32.
-* gemm: a generic contraction with the transposes in its maps, then a
-  parallel generic for alpha, beta and c.
-* conv2d: NCHW with one group in f32/f64: `tensor.pad` + `linalg.fill` +
-  `linalg.conv_2d_nchw_fchw` (+ a bias generic); grouped, depthwise or narrow
-  float: one generic contraction over (n, g, o, oh, ow | c, kh, kw) with window
-  maps, unit dims left out (one group: (n, o, oh, ow | c, kh, kw); depthwise:
-  (n, g, oh, ow | kh, kw)), so only a grouped conv with several output channels
-  per group collapses (g, o) afterwards. NHWC (weights OHWI): always the generic,
-  its maps reading channels innermost (n, oh, ow, o | c, kh, kw), so the layout
-  reaches the buffers and the DMAs rather than becoming transposes.
-* graph.fused: its body inlined and lowered; every op a member lowers to carries
-  `tile.group = "<group name>_<k>"` (unique in the function), those of the member
-  named by `root` also `tile.root`. A graph op outside every group that lowers to
-  two or more linalg ops besides fills (softmax, layer_norm, a conv with its
-  bias) is a group of its own, `<op name>_<k>`, all its ops `tile.root`. A graph op's `tile.sizes` attribute (and
-  any other `tile.*` attribute) is carried to every op it lowers to.
-* max_pool, avg_pool: `tensor.pad` (lowest value / 0) + a generic with window
-  maps and two reduction iterators (the window's shape enters as an empty
-  tensor operand, as in upstream's `linalg.pooling_*`), over the output's dims in
-  its layout and (kh, kw); avg divides by a constant tensor of window counts.
-* reduce_sum/mean/max/prod, global pools: `linalg.fill` of the identity + a
-  generic with reduction iterators; `tensor.expand_shape` restores keepdims.
-* arg_max: a max reduction, then a min (max for select_last_index)
-  reduction of the positions (`linalg.index`) that hold it.
-* cumsum, cumprod: a triangular reduction (the extra loop j is summed or
-  multiplied where it is before i), so it keeps the structured form rather than a scan.
-* softmax, log_softmax: max-reduce, shifted exponentials, sum-reduce, normalize.
-* layer_norm: sum-reduce, center, sum-of-squares-reduce, normalize.
-* transpose: `linalg.transpose`; broadcast_to: `linalg.broadcast` when it only
-  adds leading dimensions, else a copy generic with broadcast maps.
-* bitcast: `tile.bitcast` (MLIR's tensor.bitcast).
-* reshape, flatten, squeeze, unsqueeze: `tensor.collapse_shape` /
-  `tensor.expand_shape` when the dimensions regroup, else `tensor.reshape`
-  with a shape constant.
-* concat: `tensor.empty` + one `tensor.insert_slice` per operand.
-* slice: `tensor.extract_slice` for positive steps; a generic with a
-  decreasing affine map for negative ones.
-* pad: constant mode: `tensor.extract_slice` for negative pads + `tensor.pad`;
-  reflect/edge: a generic computing the source index (`linalg.index`, `arith`
-  on index) and reading it with `tensor.extract`; gather likewise.
-* top_k: a generic counting, for each element, those that come before it (a
-  reduction over a second position along the axis), one that finds the element
-  of each place (a reduction), and a `tensor.extract` of the values.
-
-Arithmetic runs in the graph dialect's compute types (f32 for f16/bf16/fp8,
-i32 for narrow integers), so the lowered program computes what the graph
-interpreter does. Ops the pass cannot lower yet are reported at the op with
-a diagnostic ("graph-to-tile: cannot lower ..."): integer pow, floating-point
-mod (xDSL's arith has no remf), and unsigned
-integer tensors outside cast, bitcast, quantize and dequantize (arith is signless:
-those reinterpret them as signless tensors with `tile.bitcast`, MLIR's
-tensor.bitcast, and convert with extui/uitofp/fptoui).
+"""`graph-to-tile`: lower every `graph` op to structured ops on tensors (`linalg`, `tensor`, `arith`,
+`math`), in forms whose iteration domains a tiling interface reads from the indexing maps, and which
+upstream MLIR tools read too.
 """
 
 from __future__ import annotations
@@ -107,6 +38,7 @@ from xdsl.pattern_rewriter import (
 )
 from ziggurat.interpreters.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
 from ziggurat.dialects import graph
+from ziggurat.dialects.tile import GROUP_ATTR, ROOT_ATTR
 from ziggurat.dialects.graph import (
     GraphOp,
     int_array,
@@ -1393,9 +1325,9 @@ def inline_fused(fused: graph.FusedOp, group: str) -> None:
     root = next((op for op in members if op.name == fused.root.data), None)
     for op in members:
         op.detach()
-        op.attributes["tile.group"] = StringAttr(group)
+        op.attributes[GROUP_ATTR] = StringAttr(group)
         if op is root:
-            op.attributes["tile.root"] = UnitAttr()
+            op.attributes[ROOT_ATTR] = UnitAttr()
         Rewriter.insert_op(op, InsertPoint.before(fused))
     for result, value in zip(fused.outputs, block.last_op.operands):
         result.replace_all_uses_with(value)
@@ -1417,10 +1349,10 @@ def mark_groups(function: Operation) -> set[str]:
         inline_fused(fused, unique(fused.group_name.data))
     singles = set()
     for op in function.walk():
-        if isinstance(op, GraphOp) and "tile.group" not in op.attributes:
+        if isinstance(op, GraphOp) and GROUP_ATTR not in op.attributes:
             name = unique(op.name.removeprefix("graph."))
-            op.attributes["tile.group"] = StringAttr(name)
-            op.attributes["tile.root"] = UnitAttr()
+            op.attributes[GROUP_ATTR] = StringAttr(name)
+            op.attributes[ROOT_ATTR] = UnitAttr()
             singles.add(name)
     return singles
 
@@ -1430,14 +1362,14 @@ def unmark_single_ops(function: Operation, singles: set[str]) -> None:
     fills (tile-and-fuse fuses an ungrouped op's fill and pads anyway)."""
     members: dict[str, list[Operation]] = {}
     for op in function.walk():
-        group = op.attributes.get("tile.group")
+        group = op.attributes.get(GROUP_ATTR)
         if group is not None and group.data in singles:
             members.setdefault(group.data, []).append(op)
     for ops in members.values():
         if sum(op.name.startswith("linalg.") and op.name != "linalg.fill" for op in ops) < 2:
             for op in ops:
-                del op.attributes["tile.group"]
-                del op.attributes["tile.root"]
+                del op.attributes[GROUP_ATTR]
+                del op.attributes[ROOT_ATTR]
 
 
 def splat_scalar(value: SSAValue) -> IntegerAttr | FloatAttr | None:
@@ -1529,8 +1461,65 @@ class LowerGraphOp(RewritePattern):
 class GraphToTilePass(ModulePass):
     """Lower every `graph` op to `linalg`/`tensor`/`arith`/`math` on tensors.
 
-    Shapes must be static (the graph dialect's verifier already insists); an op
-    without a lowering is reported at its location.
+    Each graph op takes one structured form, chosen so that the tiling interface
+    reads its iteration domain from the indexing maps (parallel dims tile freely;
+    reduction dims carry an accumulator):
+
+    * constant: `arith.constant dense<...>`; a splat one read by an elementwise
+      generic is a scalar `arith.constant` in its body (`FoldSplatConstantInputs`).
+    * unary elementwise ops, not, bitwise_not, cast, and the binary and broadcast
+      ones (add ... bit_shift, comparisons, prelu, where, batch_norm, quantize,
+      dequantize): one parallel `linalg.generic`, broadcast operands read through
+      their maps, the body in `arith`/`math`.
+    * matmul: 2-D in its own compute type, `linalg.fill` + `linalg.matmul`;
+      batched, broadcast, vector or narrow-float, one generic contraction
+      accumulating in f32. gemm: a contraction with the transposes in its maps,
+      then a parallel generic for alpha, beta and c.
+    * conv2d: NCHW with one group in f32/f64, `tensor.pad` + `linalg.fill` +
+      `linalg.conv_2d_nchw_fchw` (+ a bias generic); otherwise one generic
+      contraction with window maps and no unit dims, (n, o, oh, ow | c, kh, kw),
+      depthwise (n, g, oh, ow | kh, kw), NHWC (n, oh, ow, o | c, kh, kw); only a
+      grouped conv with several output channels per group collapses (g, o) after.
+    * max_pool, avg_pool: `tensor.pad` + a generic with window maps and two
+      reduction iterators (the window's shape an empty tensor operand, as in
+      `linalg.pooling_*`); reductions and global pools: `linalg.fill` of the
+      identity + a reduction generic (`tensor.expand_shape` for keepdims); arg_max:
+      a max reduction, then a reduction of the positions holding it; cumsum,
+      cumprod: a triangular reduction; softmax, log_softmax, layer_norm: their
+      chains of reductions and elementwise generics.
+    * transpose: `linalg.transpose`; broadcast_to: `linalg.broadcast` or a copy
+      generic; bitcast: `tile.bitcast`; reshape, flatten, squeeze, unsqueeze:
+      `tensor.collapse_shape`/`expand_shape`, else `tensor.reshape`; concat:
+      `tensor.empty` + one `insert_slice` per operand; slice: `extract_slice` (a
+      generic with a decreasing map for negative steps); pad: `extract_slice` +
+      `tensor.pad`, or for reflect/edge a generic reading the source index with
+      `tensor.extract`, as gather and top_k do.
+    * graph.fused: its body inlined and lowered; every op a member lowers to
+      carries `tile.group = "<group name>_<k>"` (unique in the function), those of
+      the `root` member also `tile.root`. A graph op outside every group that lowers
+      to two or more linalg ops besides fills (softmax, layer_norm, a conv with its
+      bias) is a group of its own. A graph op's `tile.*` attributes are carried to
+      every op it lowers to.
+
+    Arithmetic runs in the graph dialect's compute types (f32 for f16/bf16/fp8,
+    i32 for narrow integers), so the lowered program computes what the graph
+    interpreter does. Unsigned tensors are reinterpreted as signless with
+    `tile.bitcast`. Shapes must be static; an op without a lowering (integer pow,
+    floating-point mod, unsigned arithmetic) is reported at its location.
+
+        %y = graph.relu %x : tensor<4x8xf32>
+
+    becomes
+
+        %e = tensor.empty() : tensor<4x8xf32>
+        %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                             iterator_types = ["parallel", "parallel"]}
+               ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+        ^bb0(%a: f32, %o: f32):
+          %z = arith.constant 0.000000e+00 : f32
+          %m = arith.maximumf %a, %z : f32
+          linalg.yield %m : f32
+        } -> tensor<4x8xf32>
     """
 
     name = "graph-to-tile"

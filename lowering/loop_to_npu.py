@@ -1,32 +1,6 @@
-"""`loop-to-npu{machine=NAME}`: the loop level (docs/lowering.md, section 5) to npu instructions (section 6).
-
-* `loop.copy_async` / `loop.copy` -> `npu.dma` on the engine serving the (source
-  space, destination space) pair, views (subview, expand/collapse_shape,
-  reinterpret_cast) folded into indices and strides, pad and cast carried, split
-  into `scf.for` loops past the engine's `max_dims` (`loop_to_npu_dma.py`); a
-  copy inside the vector spaces that no engine serves is a vector cast;
-  `loop.wait` is dropped: `npu-insert-sync` orders the pipes from the dependences.
-* matmul-like contractions on the matrix unit's spaces -> `npu.mma`, batch dims
-  as loops; a zero `linalg.fill` of the accumulator is dropped and the first
-  `npu.mma` after it overwrites instead of accumulating (under `scf.if` on the
-  first iteration of the loops in between); operand buffers of another shape
-  (N-d, transposed) relaid as the unit's matrices (`loop_to_npu_matrix.py`).
-* single-op elementwise, reduction and fill generics in a vector space ->
-  `npu.vec.*` with repeat/mask/stride from the machine's lanes; copy-like
-  generics (identity, transpose) -> `npu.dma`, or folded into their readers'
-  strides where no engine could move them (`loop_to_npu_vector.py`).
-* `memref.alloc` stays (`npu-plan-memory` places it); views are folded away.
-  The module gets `npu.machine` naming the machine.
-
-What no unit of the machine can do is an error at the op, naming the machine
-and what it lacks.
-
-    %t = loop.copy_async %sub -> %a1 : memref<64x64xf16, strided<[512, 1], offset: ?>, "gm"> -> memref<64x64xf16, "l1">
-    loop.wait %t : !loop.token
-    linalg.matmul ins(%a0, %b0 : memref<64x64xf16, "l0a">, memref<64x64xf16, "l0b">) outs(%c : memref<64x64xf32, "l0c">)
-    // becomes
-    npu.dma "mte2" %A[%i, 0] -> %a1[0, 0] {shape = array<i64: 64, 64>} : memref<256x512xf16, "gm"> -> memref<64x64xf16, "l1">
-    npu.mma %a0[0, 0], %b0[0, 0] -> %c[0, 0] {m = 64 : i64, n = 64 : i64, k = 64 : i64, accumulate} : ...
+"""`loop-to-npu{machine=NAME}`: instruction selection, from the loop level (docs/lowering.md, section 5)
+to the machine's npu instructions (section 6); `loop_to_npu_dma`, `loop_to_npu_matrix` and
+`loop_to_npu_vector` select for each unit.
 """
 
 from __future__ import annotations
@@ -63,7 +37,8 @@ from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.npu import MACHINE_ATTR, row_major_strides
-from ziggurat.lowering.loop_to_npu_matrix import is_contraction, lower_contraction
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.lowering.loop_to_npu_matrix import lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, reassociation_groups, view_of
 from ziggurat.transforms.npu import pass_machine
@@ -108,7 +83,7 @@ class LowerContraction(RewritePattern):
     absorbed_fills: set[Operation] = field(default_factory=set)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if isinstance(op, LinalgStructuredOperation) and is_contraction(op):
+        if is_contraction(op):
             fill = lower_contraction(emitter_before(op, rewriter), op, self.machine)
             if fill is not None:
                 self.absorbed_fills.add(fill)
@@ -155,7 +130,7 @@ def space_name(value: SSAValue) -> str:
 
 
 def _slot(value: SSAValue) -> tuple[SSAValue, int]:
-    """The alloc that `value` is, or is a contiguous static part of (a slot double-buffer made), and
+    """The alloc that `value` is, or is a contiguous static part of (a slot loop-double-buffer made), and
     the element offset of `value` in it; (value, -1) for anything else."""
     owner = value.owner
     if isinstance(owner, memref.AllocOp):
@@ -267,7 +242,33 @@ class EraseDeadValue(RewritePattern):
 class LoopToNpuPass(ModulePass):
     """Select npu instructions for the loop level on `machine` (a preset name or a machine TOML file;
     default: the module's `npu.machine`), and name that machine on the module (`npu.machine`) so the
-    result verifies against it and runs without naming it again."""
+    result verifies against it and runs without naming it again.
+
+    * `loop.copy_async`/`loop.copy` become `npu.dma` on the engine serving the
+      (source space, destination space) pair, views folded into indices and
+      strides, pad and cast carried, split into `scf.for` loops past the engine's
+      `max_dims`; a copy inside the vector spaces that no engine serves is a vector
+      cast. `loop.wait` is dropped: `npu-insert-sync` orders the pipes.
+    * matmul-like contractions on the matrix unit's spaces become `npu.mma`, batch
+      dims as loops; a zero fill of the accumulator is absorbed into the first
+      `npu.mma`, which overwrites instead of accumulating.
+    * single-op elementwise, reduction and fill generics in a vector space become
+      `npu.vec.*` with repeat/mask/stride from the machine's lanes; copy-like
+      generics become DMAs, or fold into their readers' strides.
+    * `memref.alloc` stays, for `npu-plan-memory` to place.
+
+    What no unit of the machine can do is an error at the op, naming the machine
+    and what it lacks.
+
+        %t = loop.copy_async %sub -> %a1 : memref<64x64xf16, strided<[512, 1], offset: ?>, "gm"> -> ...
+        loop.wait %t : !loop.token
+        linalg.matmul ins(%a0, %b0 : memref<64x64xf16, "l0a">, memref<64x64xf16, "l0b">) outs(%c : ...)
+
+    becomes
+
+        npu.dma "mte2" %A[%i, 0] -> %a1[0, 0] {shape = array<i64: 64, 64>} : memref<256x512xf16, "gm"> -> ...
+        npu.mma %a0[0, 0], %b0[0, 0] -> %c[0, 0] {m = 64 : i64, n = 64 : i64, k = 64 : i64, accumulate} : ...
+    """
 
     name = "loop-to-npu"
 

@@ -1,13 +1,5 @@
-"""DMA selection for `loop-to-npu`: a copy between two views becomes `npu.dma` on the engine serving the spaces.
-
-Unit dimensions are dropped and, when the engine moves fewer dimensions than
-remain, dimensions that both views walk contiguously are merged (a 4-d copy
-of whole rows is one 2-d DMA); what still has more dimensions than the engine
-moves is split into `scf.for` loops of DMAs over the outer dimensions.
-
-    loop.copy %s -> %t : memref<16x64xf16, strided<[512, 1], offset: ?>, "gm"> -> memref<16x64xf16, "l1">
-    // becomes (with %s a subview of %A at [%i, 0])
-    npu.dma "mte2" %A[%i, 0] -> %t[0, 0] {shape = array<i64: 16, 64>} : memref<...x512xf16, "gm"> -> memref<16x64xf16, "l1">
+"""DMA selection for `loop-to-npu`: a copy between two views becomes `npu.dma`s on the engine serving
+the two spaces.
 """
 
 from __future__ import annotations
@@ -56,7 +48,13 @@ def emit_dma(
     pad: Sequence[tuple[int, int]] | None = None,
     pad_value: float | None = None,
 ) -> None:
-    """DMAs copying view `src` to view `dst` (`dst` has `src`'s shape plus `pad`)."""
+    """DMAs copying view `src` to view `dst` (`dst` has `src`'s shape plus `pad`).
+
+    Unit dimensions are dropped and, when the engine moves fewer dimensions than
+    remain, dimensions that both views walk contiguously are merged (a 4-d copy of
+    whole rows is one 2-d DMA); what still has more dimensions than the engine
+    moves is split into `scf.for` loops of DMAs over the outer dimensions.
+    """
     pad = list(pad) if pad is not None else [(0, 0)] * len(src.dims)
     padded = [lo > 0 or hi > 0 for lo, hi in pad]
     engine = engine_for(op, machine, src, dst, any(padded))

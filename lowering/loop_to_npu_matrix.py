@@ -1,26 +1,5 @@
-"""Matrix-unit selection for `loop-to-npu`: matmul-like contractions -> `npu.mma`.
-
-Each dimension of a contraction (after `tile-decompose-conv`, every map is a
-projected permutation) is batch (in both inputs and the output), M (one input
-and the output), N (the other input and the output) or K (both inputs). The
-input holding the output's innermost dimension is B, the other A, so the
-output is the row-major [M, N] tile the unit writes: for an NCHW conv tile
-`out[f, ow] = W[f, c] x X[c, ow]` the weights are A. Batch dimensions become
-`scf.for` loops; M, N and K are rounded up to the unit's instruction shape
-(promote-to-memory-space rounded the buffers up and padded K with zeros).
-
-The accumulator: walking back from the contraction through its block and the
-loops around it, the last earlier write to the accumulator buffer decides. A
-zero `linalg.fill` there is absorbed: the `npu.mma` overwrites on the first
-iteration of each loop in between and accumulates on the others:
-
-    linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32, "l0c">)
-    scf.for %k = %c0 to %c512 step %c64 { ... linalg.matmul ... outs(%c) }
-    // becomes
-    scf.for %k = %c0 to %c512 step %c64 {
-      %first = arith.cmpi eq, %k, %c0 : index
-      scf.if %first { npu.mma ... } else { npu.mma ... {accumulate} }
-    }
+"""Matrix-unit selection for `loop-to-npu`: matmul-like contractions become `npu.mma`s, their
+accumulator's zero fill absorbed into the first one.
 """
 
 from __future__ import annotations
@@ -31,7 +10,7 @@ from math import prod
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, StridedLayoutAttr, i64
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.dialects.linalg.ops import FillOp, YieldOp
+from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
@@ -40,23 +19,8 @@ from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop, npu
 from ziggurat.dialects.npu import row_major_strides
+from ziggurat.ir.contraction import matrix_operands
 from ziggurat.lowering.loop_to_npu_views import Dim, Emitter, Linear, View, view_of
-
-_MULTIPLY = (arith.MulfOp, arith.MuliOp)
-_ADD = (arith.AddfOp, arith.AddiOp)
-_WIDEN = (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp)
-
-
-def is_contraction(op: LinalgStructuredOperation) -> bool:
-    """Two inputs, one output, a reduction, and a body that adds a product (of widened inputs) to the output."""
-    if len(op.inputs) != 2 or len(op.outputs) != 1 or not op.body.blocks:
-        return False
-    if all(str(it.data) == "parallel" for it in op.get_iterator_types()):
-        return False
-    body = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
-    kinds = [type(o) for o in body if not isinstance(o, _WIDEN)]
-    return len(kinds) == 2 and issubclass(kinds[0], _MULTIPLY) and issubclass(kinds[1], _ADD)
-
 
 def _dim_views(op: LinalgStructuredOperation, views: list[View]) -> tuple[list[int], list[list[int | None]]]:
     """Loop extents, and for each operand the view dimension each loop dimension indexes (None: absent)."""
@@ -72,14 +36,6 @@ def _dim_views(op: LinalgStructuredOperation, views: list[View]) -> tuple[list[i
             sizes[expr.position] = view.shape[result]
         positions.append(where)
     return sizes, positions
-
-
-def contraction_roles(op: LinalgStructuredOperation) -> tuple[int, int]:
-    """(index of A, index of B) among the inputs: B holds the output's innermost loop dimension."""
-    maps = [m.data for m in op.get_indexing_maps()]
-    out_last = maps[2].results[-1]
-    in_rhs = isinstance(out_last, AffineDimExpr) and out_last in maps[1].results
-    return (0, 1) if in_rhs else (1, 0)
 
 
 @dataclass
@@ -108,7 +64,7 @@ _ROLES = {(True, True, True): "batch", (True, False, True): "M", (False, True, T
 
 
 def _analyze(op: LinalgStructuredOperation) -> _Analysis:
-    a, b = contraction_roles(op)
+    a, b = matrix_operands(op)
     views = [view_of(v, op) for v in (*op.inputs, *op.outputs)]
     sizes, where = _dim_views(op, views)
     roles: dict[str, list[int]] = {"batch": [], "M": [], "N": [], "K": []}
@@ -126,7 +82,27 @@ def _span(dims: list[Dim]) -> int:
 
 
 def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> Operation | None:
-    """Emit the `npu.mma`s of a contraction; return the zero fill it absorbed, if any."""
+    """Emit the `npu.mma`s of a contraction; return the zero fill it absorbed, if any.
+
+    The input holding the output's innermost dimension is B, the other A, so that
+    the output is the row-major [M, N] tile the unit writes (for an NCHW conv tile
+    the weights are A). Batch dimensions become `scf.for` loops; M, N and K are
+    rounded up to the unit's instruction shape (loop-promote-to-memory-space padded the
+    buffers). The last earlier write to the accumulator, walking back through the
+    block and the loops around it, decides how it starts: a zero `linalg.fill`
+    there is absorbed, and the `npu.mma` overwrites on the first iteration of each
+    loop in between and accumulates on the others:
+
+        linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32, "l0c">)
+        scf.for %k = %c0 to %c512 step %c64 { ... linalg.matmul ... outs(%c) }
+
+    becomes
+
+        scf.for %k = %c0 to %c512 step %c64 {
+          %first = arith.cmpi eq, %k, %c0 : index
+          scf.if %first { npu.mma ... } else { npu.mma ... {accumulate} }
+        }
+    """
     analysis = _analyze(op)
     _check_unit(op, machine, *analysis.views)
     relaid = [key for key in "ABC" if not _is_tile(analysis, key) and _relayout(emitter, analysis, key)]
@@ -260,7 +236,7 @@ def _check_unit(op: Operation, machine: Machine, a: View, b: View, c: View) -> N
         if view.space != space:
             raise error_at(
                 op, f"{op.name}: operand {key} is in '{view.space}'; the matrix unit '{unit.name}' of machine "
-                f"'{machine.name}' reads {key} from '{space}' (run promote-to-memory-space first)"
+                f"'{machine.name}' reads {key} from '{space}' (run loop-promote-to-memory-space first)"
             )
     pair = (str(a.base_type.get_element_type()), str(c.base_type.get_element_type()))
     if pair not in unit.dtypes:
@@ -289,7 +265,7 @@ def _check_fits(op: Operation, view: View, shape: tuple[int, int, int], key: str
             raise error_at(
                 op, f"{op.name}: the {m}x{n}x{k} instruction (rounded up to the unit's shape) reads a "
                 f"{extents[0]}x{extents[1]} tile of operand {key} past its buffer {view.base_type}; "
-                "promote-to-memory-space rounds buffers up to the unit's multiples"
+                "loop-promote-to-memory-space rounds buffers up to the unit's multiples"
             )
 
 

@@ -1,24 +1,5 @@
-"""Vector-unit selection for `loop-to-npu`: single-op linalg ops in a vector space -> `npu.vec.*`.
-
-The op's loop dimensions are laid over each operand's view (a dimension an
-operand lacks is a broadcast: stride 0), unit dimensions dropped and
-dimensions every operand walks contiguously merged. The innermost merged
-dimension is the block (the lanes; `mask` when it is shorter than the unit's
-width), the one before it the repetitions (`repeat`, with each operand's
-`stride`), and the rest `scf.for` loops; a block longer than the lanes is
-`repeat` blocks back to back plus a masked tail.
-
-    linalg.generic {maximumf(x, 0.0)} ins(%x : memref<64x64xf16, "ub">) outs(%y : memref<64x64xf16, "ub">)
-    // becomes (128 f16 lanes on davinci, the 64x64 tile is 32 whole blocks)
-    npu.vec.relu %x[0, 0] -> %y[0, 0] {repeat = 32 : i64} : ...
-
-A source broadcast along the block (`x[r, c] - m[r]`) is first spread into a
-buffer with `npu.vec.broadcast`; a scalar constant becomes `adds`/`muls`/`relu`
-where one fits and a `dup`-filled buffer otherwise. A reduction over the
-innermost dimension reduces each row into a buffer (`npu.vec.reduce`, a tree
-of two when a row is longer than the lanes) and combines it into the output.
-`linalg.fill` is `npu.vec.dup`; copy-like ops (identity, transpose) are DMAs,
-or `npu.vec.cast` inside one vector space.
+"""Vector-unit selection for `loop-to-npu`: single-op linalg ops in a vector space become `npu.vec.*`
+instructions laid over the unit's lanes.
 """
 
 from __future__ import annotations
@@ -72,7 +53,25 @@ _REDUCTIONS: dict[type[Operation], tuple[str, type[npu.VectorOperation]]] = {
 
 
 def lower_vector_op(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> None:
-    """Emit the instructions of a fill, copy-like, elementwise or reduction linalg op on `machine`."""
+    """Emit the instructions of a fill, copy-like, elementwise or reduction linalg op on `machine`.
+
+    The op's loop dimensions are laid over each operand's view (a dimension an
+    operand lacks is a broadcast, stride 0), unit dimensions dropped and dimensions
+    every operand walks contiguously merged. The innermost merged dimension is the
+    block (the lanes; `mask` when shorter), the one before it the repetitions
+    (`repeat`, with each operand's `stride`), and the rest `scf.for` loops. A
+    source broadcast along the block is first spread into a buffer with
+    `npu.vec.broadcast`; a scalar constant becomes `adds`/`muls`/`relu` where one
+    fits, else a `dup`-filled buffer. An innermost-dimension reduction reduces each
+    row into a buffer (`npu.vec.reduce`) and combines it into the output. A fill is
+    `npu.vec.dup`; copy-like ops are DMAs, or `npu.vec.cast` inside one vector space.
+
+        linalg.generic {maximumf(x, 0.0)} ins(%x : memref<64x64xf16, "ub">) outs(%y : memref<64x64xf16, "ub">)
+
+    becomes (128 f16 lanes on davinci: the 64x64 tile is 32 whole blocks)
+
+        npu.vec.relu %x[0, 0] -> %y[0, 0] {repeat = 32 : i64} : ...
+    """
     if isinstance(op, FillOp):
         dst = view_of(op.outputs[0], op)
         _require_vector(op, machine, npu.VecDupOp, [dst])
@@ -129,7 +128,7 @@ def _require_vector(op: Operation, machine: Machine, kind: type[npu.VectorOperat
         if view.space not in unit.spaces:
             raise error_at(
                 op, f"{op.name}: operand #{index} is in '{view.space}'; the vector unit '{unit.name}' of machine "
-                f"'{machine.name}' works in {', '.join(unit.spaces)} (run promote-to-memory-space first)"
+                f"'{machine.name}' works in {', '.join(unit.spaces)} (run loop-promote-to-memory-space first)"
             )
 
 

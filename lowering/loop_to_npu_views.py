@@ -1,18 +1,6 @@
-"""Views for `loop-to-npu`: memref.subview chains folded into a base buffer, per-dim offsets and steps.
-
-npu instructions address a buffer (a function argument or a local
-`memref.alloc` with the row-major layout) at per-dimension indices, with
-element strides for the window. At the loop level the same data is named by
-chains of `memref.subview`; `view_of` follows a chain back to its buffer and
-keeps, for each dimension of the buffer, the offset of the view (a linear
-combination of index values, so loop induction variables stay symbolic), and
-for each dimension of the view, the buffer dimension it walks and its step:
-
-    %s = memref.subview %a[%i, 8] [16, 32] [1, 2] : memref<64x128xf16> to memref<16x32xf16, strided<[128, 2], ...>>
-    view_of(%s) = View(base=%a, offsets=[%i, 8], dims=[Dim(0, 16, 1), Dim(1, 32, 2)])
-
-`Emitter` materializes offsets as `arith` index ops and builds `scf.for`
-nests at the point where an instruction goes.
+"""Views for `loop-to-npu`: chains of `memref.subview` folded into a base buffer with per-dimension
+offsets and steps, which is how npu instructions address data; `Emitter` builds the index arithmetic
+and loop nests the instructions need.
 """
 
 from __future__ import annotations
@@ -113,7 +101,14 @@ def _is_buffer(value: SSAValue) -> bool:
 
 
 def view_of(value: SSAValue, user: Operation) -> View:
-    """The view `value` names, followed through `memref.subview` to its row-major buffer."""
+    """The view `value` names, followed through `memref.subview` to its row-major buffer.
+
+    Offsets are linear combinations of index values, so loop induction variables
+    stay symbolic:
+
+        %s = memref.subview %a[%i, 8] [16, 32] [1, 2] : memref<64x128xf16> to memref<16x32xf16, strided<[128, 2], ...>>
+        view_of(%s) = View(base=%a, offsets=[%i, 8], dims=[Dim(0, 16, 1), Dim(1, 32, 2)])
+    """
     owner = value.owner
     if isinstance(owner, memref.SubviewOp):
         return _subview(view_of(owner.source, user), owner)

@@ -1,22 +1,6 @@
-"""Named pipelines: one name in a `-p` list standing for a sequence of passes.
-
-`PIPELINES` maps a pipeline name to its expander, a function from the options
-given in the `-p` text (`graph-opt{layout=NHWC}` gives `{"layout": ("NHWC",)}`,
-as xDSL's `ArgSpec` parses them) to the plain `-p` text the name stands for.
-`expand_pipeline` replaces every named pipeline of a `-p` list by its
-expansion, recursively, so a pipeline may name another; `ziggurat-opt` expands
-before it builds the passes, so `--print-between-passes` shows each pass, and
-`--print-pipeline` prints the expansion. Plugins add theirs with
-`register_pipeline`, or from their package metadata through the entry point
-group `ziggurat.pipelines`, each entry point naming the pipeline and loading to
-its expander, e.g. in a plugin's pyproject.toml
-
-    [project.entry-points."ziggurat.pipelines"]
-    my-opt = "mypkg.pipelines:my_opt"
-
-They are loaded the first time a `-p` list is expanded; a name registered
-twice, or an entry point that does not load to a function, is an error that
-names the entry point.
+"""Named pipelines: one name in a `-p` list standing for a sequence of passes (`graph-opt`,
+`lower-to-npu`, `compile`), expanded before the passes are built, so that `--print-between-passes`
+shows each pass and `--print-pipeline` the expansion.
 """
 
 from __future__ import annotations
@@ -100,7 +84,8 @@ def machine_option(pipeline: str, options: PipelineOptions) -> str:
 
 LOWER_TO_NPU_PASSES = (
     "graph-fuse", "graph-to-tile", "tile-and-fuse{M}", "tile-decompose-conv", "tile-vectorize{M}",
-    "canonicalize", "tile-to-loop{M}", "promote-to-memory-space{M}", "stage-reduction", "hoist-copies", "double-buffer{M}",
+    "canonicalize", "tile-to-loop{M}", "loop-promote-to-memory-space{M}", "loop-legalize-copies{M}",
+    "loop-stage-reduction", "loop-hoist-copies", "loop-double-buffer{M}",
     "loop-to-npu{M}", "npu-hoist-invariant{M}", "npu-plan-memory{M}", "npu-insert-sync{M}",
 )
 """The passes of `lower-to-npu`, as docs/lowering.md lists them; `{M}` takes the machine. Memory is
@@ -138,7 +123,16 @@ PIPELINES: dict[str, PipelineExpander] = {
 
 
 def register_pipeline(name: str, expander: PipelineExpander) -> None:
-    """Make `name` a pipeline of `-p` lists, expanded by `expander` (see the module docstring)."""
+    """Make `name` a pipeline of `-p` lists, expanded by `expander`.
+
+    An expander maps the options given in the `-p` text (`graph-opt{layout=NHWC}`
+    gives `{"layout": ("NHWC",)}`, as xDSL's `ArgSpec` parses them) to the plain
+    `-p` text the name stands for, which may name other pipelines. Plugins register
+    here or through the entry point group `ziggurat.pipelines`, each entry point
+    naming the pipeline and loading to its expander; they are loaded the first
+    time a `-p` list is expanded. A name registered twice, or an entry point that
+    does not load to a function, is an error.
+    """
     if name in PIPELINES:
         raise ValueError(f"pipeline '{name}' is already registered")
     PIPELINES[name] = expander

@@ -1,55 +1,5 @@
-"""`tile-to-loop{machine=M}`: bufferization, from tensors to memrefs (docs/lowering.md, section 4).
-
-Tensors become memrefs, in place where safe:
-
-* function arguments become memrefs in the machine's global space; each
-  result becomes one more argument `%result<i>` appended after the inputs
-  (destination-passing style) and the function returns nothing;
-* `tensor.empty` becomes `memref.alloc`, unplaced (no memory space) inside
-  tile loops or when every op that touches the buffer has the same
-  `tile.group` and it takes at most half the machine's vector space (the
-  group fits one tile), in the global space otherwise, unless its value ends up
-  somewhere known, e.g. a `%result<i>` or the slice of a destination that an
-  `insert_slice` writes: then the op computes straight into that buffer;
-* `tensor.extract_slice` becomes `memref.subview` (a strided view);
-  `insert_slice` of a value computed into the slice it inserts is elided,
-  otherwise it is a `loop.copy` into the destination's subview; a concat's
-  `tensor.empty` moves to the top of the function so that its parts are
-  computed straight into their slices (chained inserts that write other
-  elements than a part's do not stand in its way);
-* `tensor.pad` becomes `loop.copy {pad, pad_value}` into a new buffer;
-* `collapse_shape`/`expand_shape` become memref views of a row-major buffer
-  (a strided source is copied to one first);
-* `scf.for` keeps its iter_args only for non-tensor values: a tensor iter_arg
-  is one buffer updated in place, its init copied in first only when the init
-  is read again later;
-* `linalg` ops take memref operands and have no results;
-* `tensor.extract` becomes `memref.load` (in generic bodies too);
-* constants: a splat tensor constant inside a tile loop or one group becomes
-  an alloc filled by `linalg.fill`, any other a read-only `memref.global` in
-  the global space read with `memref.get_global`.
-
-A linalg op writes its `outs` buffer in place when no one reads the `outs`
-tensor afterwards and it is not a function input, a constant, or a view of a
-tensor read elsewhere; otherwise into a fresh buffer, filled by a copy first
-(unless the `outs` is a `tensor.empty`, whose contents do not matter). An
-elementwise generic whose `outs` would be a new buffer overwrites an input of
-the result's type instead when no one else reads it (`relu(truncf(acc))`
-needs one buffer, not two).
-
-    func.func @f(%a: tensor<64x32xf32>) -> tensor<64x32xf32> {
-      %e = tensor.empty() : tensor<64x32xf32>
-      %r = linalg.generic {relu} ins(%a : ...) outs(%e : ...) -> tensor<64x32xf32>
-      func.return %r : tensor<64x32xf32>
-    }
-    // becomes
-    func.func @f(%a: memref<64x32xf32, "gm">, %result0: memref<64x32xf32, "gm">) {
-      linalg.generic {relu} ins(%a : ...) outs(%result0 : ...)
-      func.return
-    }
-
-The machine is the `machine` option, else the module's `npu.machine`
-attribute; its global memory space and the size of its vector space are used. Dynamic shapes are refused.
+"""`tile-to-loop{machine=M}`: bufferization, from tensors to memrefs in the machine's memory spaces, in
+place where safe (docs/lowering.md, section 4).
 """
 
 from __future__ import annotations
@@ -87,6 +37,7 @@ from ziggurat.locations import locate
 from ziggurat.dtypes import is_splat, to_numpy_dtype
 from ziggurat.dialects import loop
 from ziggurat.dialects.npu import MACHINE_ATTR
+from ziggurat.dialects.tile import GROUP_ATTR
 from ziggurat.transforms.loop.buffers import kept_dims
 
 Dest = Callable[[Operation], SSAValue | None]
@@ -94,9 +45,6 @@ Dest = Callable[[Operation], SSAValue | None]
 when it cannot be made there (an index it needs is defined later)."""
 
 VIEW_OPS = (tensor.ExtractSliceOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp)
-
-GROUP_ATTR = "tile.group"
-"""The fusion group an op belongs to (docs/lowering.md, section 1)."""
 
 
 # --------------------------------------------------------------------------- #
@@ -498,7 +446,7 @@ class _Bufferizer:
             if not isinstance(result_type, TensorType):
                 raise error_at(function, f"tile-to-loop returns tensors only, got {result_type}")
             arg = block.insert_arg(_memref(result_type, self.space), len(block.args))
-            arg.name_hint = f"result{index}"
+            arg.name_hint = loop.output_argument_name(index)
             self.outputs.append(arg)
         return self.outputs
 
@@ -700,7 +648,48 @@ _HANDLERS: dict[type[Operation], Callable[[_Bufferizer, Operation], None]] = {
 
 @dataclass(frozen=True)
 class TileToLoopPass(ModulePass):
-    """Bufferize every function of the module (see the module docstring)."""
+    """Bufferize every function of the module.
+
+    * function arguments become memrefs in the machine's global space; each result
+      becomes one more argument `%result<i>` after the inputs (destination-passing
+      style) and the function returns nothing;
+    * `tensor.empty` becomes `memref.alloc`: unplaced (no memory space) inside tile
+      loops or within one fusion group that fits one tile, in the global space
+      otherwise, unless its value ends up somewhere known (a `%result<i>`, the
+      slice an `insert_slice` writes), which the op then computes straight into;
+    * `tensor.extract_slice` becomes `memref.subview`; an `insert_slice` of a value
+      computed into its slice is elided, else it is a `loop.copy`; a concat's
+      `tensor.empty` moves to the top of the function so that its parts are
+      computed into their slices;
+    * `tensor.pad` becomes `loop.copy {pad, pad_value}` into a new buffer;
+      `collapse_shape`/`expand_shape` become memref views (of a row-major copy of a
+      strided source); `tensor.extract` becomes `memref.load`;
+    * `scf.for` keeps its iter_args only for non-tensor values: a tensor iter_arg
+      is one buffer updated in place;
+    * a splat tensor constant inside a tile loop or one group becomes an alloc
+      filled by `linalg.fill`, any other a read-only `memref.global` in the global
+      space.
+
+    A linalg op writes its `outs` in place when no one reads that tensor afterwards
+    and it is not a function input, a constant or a view of a tensor read
+    elsewhere; otherwise into a fresh buffer. An elementwise generic whose `outs`
+    would be a new buffer overwrites an input of the result's type that no one else
+    reads (`relu(truncf(acc))` needs one buffer, not two). The machine is the
+    `machine` option, else the module's `npu.machine`. Dynamic shapes are refused.
+
+        func.func @f(%a: tensor<64x32xf32>) -> tensor<64x32xf32> {
+          %e = tensor.empty() : tensor<64x32xf32>
+          %r = linalg.generic {relu} ins(%a : ...) outs(%e : ...) -> tensor<64x32xf32>
+          func.return %r : tensor<64x32xf32>
+        }
+
+    becomes
+
+        func.func @f(%a: memref<64x32xf32, "gm">, %result0: memref<64x32xf32, "gm">) {
+          linalg.generic {relu} ins(%a : ...) outs(%result0 : ...)
+          func.return
+        }
+    """
 
     name = "tile-to-loop"
 

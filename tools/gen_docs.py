@@ -30,7 +30,7 @@ from xdsl.irdl import (
 )
 from xdsl.universe import Universe
 
-from ziggurat.diagnostics import run_main, write_atomically
+from ziggurat.cli import run_main, write_atomically
 from ziggurat.tools.ziggurat_opt import pass_options
 
 ZIGGURAT_MODULE_PREFIX = "ziggurat."

@@ -1,48 +1,15 @@
-"""`ziggurat-compile MODEL.onnx`: import an ONNX model, optimize it, and run or check it.
+"""`ziggurat-compile MODEL.onnx`: import an ONNX model, optimize it, lower it for a machine, and run it or
+check it against onnxruntime, all in one process on in-memory IR.
 
     ziggurat-compile model.onnx                           # graph-level IR on stdout
-    ziggurat-compile model.onnx --opt -o model.mlir       # after graph-fold-constants, graph-canonicalize, cse, dce
-    ziggurat-compile model.onnx --input-shape x=1x3x224x224 --run
     ziggurat-compile model.onnx --check                   # against onnxruntime, exit 1 on a mismatch
     ziggurat-compile model.onnx --machine davinci -o model.npu.mlir       # down to npu instructions
     ziggurat-compile model.onnx --machine davinci --run --check --report text --trace t.json
 
-The stages run in one process on in-memory IR (no text between them):
-import (`ziggurat.frontends.onnx`), the optional graph optimizations, then,
-with `--machine`, the `compile{machine=M}` pipeline (`graph-opt{machine=M}` and
-`lower-to-npu`, see docs/lowering.md) down to the `--emit` level: `graph` stops
-before `graph-to-tile` (the graph as the machine's lowering takes it: its
-precision, graph-opt's rewrites and fusion groups), `tile` before
-`tile-to-loop`, `loop` before `loop-to-npu`, `npu` (the default with a machine)
-runs it all. When the machine's matrix unit has no instruction for
-the model's float type (f32 on davinci), the model computes in bf16 inside
-where the unit has it (f32's range: nothing that fits f32 overflows), else in
-f16 (`graph-convert-float`; `--precision` chooses). The IR is printed (or written
-atomically with `-o`) unless `--run`/`--check` asked for results instead.
-
-`--run` runs `@main` at the emitted level: the graph and tensor levels on the
-reference interpreter, the loop level on the loop interpreter, npu code on
-the machine model (`--report text|json` then prints its cost with the cycles
-of each layer, the ONNX node the instructions came from, and `--trace` writes
-a Perfetto trace). `--check` also runs the model with onnxruntime on the same
-inputs, its graph optimizations disabled so that it computes the ONNX definition
-(with them, QDQ models run onnxruntime's fused integer kernels, which saturate;
-without onnxruntime, the shipped outputs alone are the reference), and reports, per output, the max absolute
-error against a bound scaled to the output's largest magnitude and to the precision it was computed in
-(`ziggurat.numerics.tolerance_for`: 1% for f16, 3% for bf16, 2^-13 for f32, exact for integers; see
-docs/testing.md, "How results are compared"); a model that
-ships expected outputs in the onnx backend-test layout (`test_data_set_0/`,
-or `light_*_output_N.pb` beside it) is run on their inputs and compared with
-those outputs too (`ziggurat.frontends.onnx.reference_data`).
-`--bind NAME=VALUES` makes an input a constant: static shapes need the values of
-inputs that decide them (a Reshape's target, a Slice's starts). Inputs come from `--inputs` (an .npz keyed by ONNX input name, argN or
-arr_N), else from the shipped test data, else are random with a fixed `--seed`; `--outputs` saves ziggurat's
-results keyed by ONNX output name. Progress is shown on stderr when it is a
-terminal.
-
-Problems with the model or the command line are diagnostics (exit 1); a pass
-that crashes is an internal error naming the pass and the op (exit 2, the
-traceback under `--debug` or `ZIGGURAT_DEBUG=1`).
+With `--machine` the `compile{machine=M}` pipeline (docs/lowering.md) runs down to the `--emit` level,
+in a narrower float type where the machine's matrix unit lacks the model's (`choose_precision`).
+`--check` compares each output with onnxruntime's and with the outputs the model ships, under
+`ziggurat.numerics.tolerance_for` (docs/onnx.md, "Checking against the ONNX definition").
 """
 
 from __future__ import annotations
@@ -75,16 +42,9 @@ from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
 from ziggurat.context import default_context, multiverse
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    add_debug_option,
-    parse_command_line,
-    run_main,
-    running_pass,
-    verify_module,
-    write_atomically,
-)
+from ziggurat.cli import add_debug_option, parse_command_line, run_main, running_pass, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.verifier import verify_module
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
 from ziggurat.testing.differential import build_passes, input_names, level_of, run_at_level
@@ -104,10 +64,6 @@ EMIT_LEVELS = ("graph", "tile", "loop", "npu")
 NEXT_LEVEL_STARTS = {"graph": "graph-to-tile", "tile": "tile-to-loop", "loop": "loop-to-npu"}
 """`--emit L` runs the compile pipeline up to (not including) the first pass of the level after L."""
 PRECISIONS = ("auto", "model", "f16", "bf16")
-
-
-Tolerance = numerics.Tolerance
-tolerance_for = numerics.tolerance_for
 
 
 def parse_binding(text: str) -> tuple[str, np.ndarray]:
@@ -256,11 +212,6 @@ def optimize(ctx: Context, module: ModuleOp) -> None:
     verify_module(module)
 
 
-def load_inputs(path: Path, names: Sequence[str], function: func.FuncOp) -> list[np.ndarray]:
-    """The arrays of an .npz in input order, each found under its ONNX name, argN or arr_N."""
-    return list(numerics.load_inputs(path, names, function.function_type.inputs.data).values())
-
-
 ONNXRUNTIME_REFERENCE = "onnxruntime (graph optimizations off: the ONNX definition)"
 
 
@@ -305,22 +256,18 @@ def run_onnxruntime(model, names: Sequence[str], inputs: Sequence[np.ndarray]) -
         ) from None
 
 
-OutputCheck = numerics.OutputCheck
-
-
-def check_output(name: str, actual: np.ndarray, expected: np.ndarray, computed_in: np.dtype | None = None) -> OutputCheck:
-    """`actual` against `expected` within `tolerance_for` the type it was computed in."""
-    return numerics.compare(actual, expected, name=f"output '{name}'", computed_in=computed_in)
-
-
-def compare(
+def print_checks(
     names: Sequence[str],
     ours: Sequence[np.ndarray],
     reference: Sequence[np.ndarray],
     computed_in: np.dtype | None = None,
 ) -> bool:
-    """Print one line per output (max abs error, bound, verdict); True if all pass."""
-    checks = [check_output(*one, computed_in) for one in zip(names, ours, reference)]
+    """`ziggurat.numerics.compare` each output, print one line per output (max abs error, bound,
+    verdict); True if all pass."""
+    checks = [
+        numerics.compare(actual, expected, name=f"output '{name}'", computed_in=computed_in)
+        for name, actual, expected in zip(names, ours, reference)
+    ]
     for check in checks:
         print(check)
     return all(check.ok for check in checks)
@@ -339,7 +286,11 @@ def _write(path: Path, data: str | bytes, what: str) -> None:
 
 
 def choose_precision(requested: str, machine: Machine, module: ModuleOp) -> str | None:
-    """The float type to compute in (None: as the model says)."""
+    """The float type to compute in (None: as the model says).
+
+    With `auto`: when the machine's matrix unit has no instruction for the model's
+    float type (f32 on davinci), bf16 where the unit has it, else f16.
+    """
     if requested in ("f16", "bf16"):
         return requested
     if requested == "model":
@@ -456,10 +407,10 @@ def compile_model(args: argparse.Namespace) -> int:
     inputs = []
     shipped = shipped_reference(Path(args.model), model) if running and not args.inputs else None
     if running:
+        arg_types = graph_function.function_type.inputs.data
         if args.inputs:
-            inputs = load_inputs(args.inputs, onnx_inputs, graph_function)
+            inputs = list(numerics.load_inputs(args.inputs, onnx_inputs, arg_types).values())
         elif shipped is not None:
-            arg_types = graph_function.function_type.inputs.data
             inputs = [restore_element_type(shipped.inputs[n], t) for n, t in zip(onnx_inputs, arg_types, strict=True)]
         else:
             inputs = random_inputs(graph_function, args.seed)
@@ -514,7 +465,7 @@ def compile_model(args: argparse.Namespace) -> int:
     failed = []
     for against, expected in references:
         print(f"against {against}:")
-        if not compare(output_names, results, expected, computed_in):
+        if not print_checks(output_names, results, expected, computed_in):
             failed.append(against)
     if not failed:
         print(f"check passed: {len(results)} output(s) match {' and '.join(a for a, _ in references)}")
@@ -527,7 +478,8 @@ def shapes_from_inputs(
     model: onnx.ModelProto, path: Path, input_shapes: dict[str, tuple[int, ...]], bound: dict[str, np.ndarray]
 ) -> dict[str, tuple[int, ...]]:
     """`input_shapes` completed with the shapes of the `--inputs` arrays for inputs with dynamic dimensions
-    (an explicit --input-shape wins; a wrong rank or size is reported by the import or by load_inputs)."""
+    (an explicit --input-shape wins; a wrong rank or size is reported by the import or by
+    `ziggurat.numerics.load_inputs`)."""
     arrays = read_npz(path)
     initializers = {tensor.name for tensor in model.graph.initializer}
     inputs = [v for v in model.graph.input if v.name not in initializers and v.name not in bound]

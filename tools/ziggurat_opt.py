@@ -1,31 +1,5 @@
-"""`ziggurat-opt`: xDSL's opt driver with MLIR-style diagnostics.
-
-Every `xdsl-opt` flag keeps working (`-p`, `--split-input-file`,
-`--print-op-generic`, `--print-between-passes`, `--time-passes`, `-o`, ...).
-What changes:
-
-* ops are parsed with `parse_source`, so each one carries its source position
-  (also within a `--split-input-file` chunk, whose lines keep their numbers in
-  the whole file); the file splits on lines that are exactly `// -----`, and
-  an empty chunk is an empty module;
-* parse errors, unknown ops or dialects, unknown passes or pass options,
-  verifier failures and pass failures print `file:line:col: error: message`
-  with the source line and a caret, and exit 1; a crash inside a pass exits 2
-  with "internal error, please report" (traceback with `--debug` or
-  `ZIGGURAT_DEBUG=1`);
-* `--verify-diagnostics` matches `// expected-error {{...}}` annotations (and
-  `@+N`, `@-N`, `@above`, `@below`, warnings, notes, remarks) against the
-  diagnostics produced, chunk by chunk, and fails on a missing or an
-  unexpected one;
-* the IR is verified op by op after parsing and after every pass
-  (`--no-verify-each` verifies only after parsing and at the end);
-* `-o FILE` is written atomically, and not at all if any chunk failed;
-* the `mlir` target (`-t mlir`, the default) and `--print-between-passes`
-  print through `ziggurat.printing.Printer`, so that large dense constants
-  (e.g. a splat of more elements than the parser expands from a number) parse
-  back and print without decoding each element; every other target is xDSL's;
-* `--list-passes` and `--list-dialects` describe what the multiverse (xDSL,
-  ziggurat, plugins) provides.
+"""`ziggurat-opt`: xDSL's opt driver with ziggurat's universe and MLIR-style diagnostics; every
+`xdsl-opt` flag keeps working.
 """
 
 from __future__ import annotations
@@ -47,21 +21,11 @@ from xdsl.utils.hints import type_repr
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ziggurat.context import multiverse
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    add_debug_option,
-    check_expected_diagnostics,
-    collect_diagnostics,
-    did_you_mean,
-    exception_message,
-    parse_expected_diagnostics,
-    parse_source,
-    run_main,
-    verify_module,
-    while_running_pass,
-    write_atomically,
-)
+from ziggurat.cli import add_debug_option, run_main, while_running_pass, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, did_you_mean, exception_message
+from ziggurat.expected_diagnostics import check_expected_diagnostics, parse_expected_diagnostics
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.lowering.pipelines import expand_pipeline
 from ziggurat.transforms.tile.fit import FittingPipeline
 from ziggurat.printing import MLIRTarget, Printer
@@ -134,6 +98,27 @@ def _option_value_text(value: object) -> str:
 
 
 class ZigguratOptMain(xDSLOptMain):
+    """xDSL's `xDSLOptMain`, with what ziggurat changes:
+
+    * ops are parsed with `parse_source`, so each one carries its source position
+      (also within a `--split-input-file` chunk, whose lines keep their numbers in
+      the whole file); the file splits on lines that are exactly `// -----`, and
+      an empty chunk is an empty module;
+    * parse errors, unknown ops or dialects, unknown passes or pass options,
+      verifier failures and pass failures print `file:line:col: error: message`
+      with the source line and a caret, and exit 1; a crash inside a pass exits 2
+      with "internal error, please report" (traceback with `--debug` or
+      `ZIGGURAT_DEBUG=1`);
+    * `--verify-diagnostics` matches `// expected-error {{...}}` annotations
+      against the diagnostics produced, chunk by chunk;
+    * the IR is verified op by op after parsing and after every pass
+      (`--no-verify-each` verifies only after parsing and at the end);
+    * `-o FILE` is written atomically, and not at all if any chunk failed;
+    * the `mlir` target and `--print-between-passes` print through
+      `ziggurat.printing.Printer`;
+    * `--list-passes` and `--list-dialects` describe what the multiverse (xDSL,
+      ziggurat, plugins) provides.
+    """
     version_format = "ziggurat-opt built from xdsl version {xdsl_version}"
 
     def __init__(self, args: Sequence[str] | None = None):

@@ -1,58 +1,16 @@
-"""`ziggurat-run FILE`: run the entry function of an IR file; show its results and, on a machine, its cost.
+"""`ziggurat-run FILE`: run the entry function of an IR file on the interpreter of its level, and show
+its results or, on the machine model, what the run cost.
 
     ziggurat-run model.mlir                          # random inputs (seed 0), summary of each result
     ziggurat-run model.mlir --inputs in.npz --outputs out.npz
-    ziggurat-run - --function f --print < model.mlir
     ziggurat-run kernel.mlir --machine davinci --report text --trace trace.json
 
-Which interpreter runs the module depends on its ops: a module holding any op
-of the `npu` dialect is npu-level and runs on the machine model
-(`ziggurat.interpreters.npu_interpreter.run_npu`); any other module (graph or
-tensor level) runs on the reference interpreter
-(`ziggurat.interpreters.interpreter.run_function`). The machine model is imported
-only for npu-level modules, so running the other levels stays cheap.
-
-Graph and tensor levels: inputs come from an `.npz` whose keys are the function's argument
-names (`%x` gives `x`), `arg0`, `arg1`, ... or numpy.savez's positional
-`arr_0`, ...; without `--inputs` they are random with a fixed `--seed`. The
-results are the function's results, written to `--outputs` as `result0`,
-`result1`, ...
-
-npu level: the machine is `--machine` (a preset name or a machine TOML file),
-else the module's `npu.machine` attribute; when both are given they must name
-the same machine. The arguments are memrefs in global memory that the kernel
-reads and writes. `--inputs` fills some of them (keys as above); the others
-start zeroed and are the outputs (all of them are, when `--inputs` fills every
-one). Without `--inputs` every argument is filled with random data and every
-argument is an output. Outputs are written to
-`--outputs` under their argument names. `--report text|json` prints what the
-run cost (cycles, time, per-pipe busy share, bytes per memory space, FLOPs,
-the roofline bound and which roof binds: `ziggurat.interpreters.report`) instead
-of the results; `--trace` writes a Chrome trace with one track per pipe per
-core (`ziggurat.interpreters.trace`).
-
-`--save-inputs NPZ` writes the inputs a run used (random or given) by
-argument name, and `--expect NPZ` compares each output with the array of its
-name (`result0`, ... at the graph level; lowered functions name their output
-memrefs `%result0`, ...), printing the error per output and exiting 1 on a
-difference beyond the tolerance: by default a per-pass check's
-(`ziggurat.numerics.pass_tolerance`: the largest error within a share of the
-output's largest magnitude that depends on its element type, and each element
-within the type's few ulps, at least rtol times the output's root mean square),
-with `--rtol`/`--atol` numpy's element-wise isclose rule with those values.
-docs/testing.md ("How results are compared") says why. Together they check
-lowered IR against the graph level:
+A module holding an `npu` op runs on the machine model (`run_npu`), loop-level IR on the loop
+interpreter, anything else on the reference interpreter (`run_function`). `--save-inputs` and
+`--expect` check lowered IR against the graph level (docs/testing.md):
 
     ziggurat-run model.mlir --save-inputs in.npz --outputs ref.npz
     ziggurat-opt model.mlir -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --inputs in.npz --expect ref.npz
-
-`--timeout SECONDS` (both levels) and `--max-cycles N` (npu level) stop a run
-that goes on too long. On a terminal, a run that takes more than a second shows
-its progress on stderr. Every failure (unreadable file or npz, IR that does not
-parse or verify, inputs that do not match the signature, an unknown or invalid
-machine, an op the interpreter cannot run, a hazard between pipes, a limit
-reached) is a diagnostic and exit code 1; a bug in ziggurat is an internal error,
-exit code 2, with its traceback under `--debug` (or `ZIGGURAT_DEBUG=1`).
 """
 
 from __future__ import annotations
@@ -82,17 +40,10 @@ from ziggurat.interpreters.interpreter import (
     run_function,
 )
 from ziggurat.context import default_context
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    add_debug_option,
-    error_at,
-    parse_command_line,
-    parse_source,
-    run_main,
-    verify_module,
-    write_atomically,
-)
+from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.npz import npz_bytes, npz_error, read_npz, restore_element_type
 
 if TYPE_CHECKING:
@@ -295,9 +246,9 @@ def is_npu_level(module: ModuleOp) -> bool:
 # --------------------------------------------------------------------------- #
 
 
-def load_inputs(path: Path, function: func.FuncOp, every_argument: bool) -> dict[str, np.ndarray]:
-    """The arrays of `path` by argument name, in argument order, matched by name, argN or arr_N
-    (`ziggurat.numerics.load_inputs`). With `every_argument`, each argument must have an array."""
+def load_arguments(path: Path, function: func.FuncOp, every_argument: bool) -> dict[str, np.ndarray]:
+    """`ziggurat.numerics.load_inputs` for the arguments of `function`: the arrays of `path` by argument
+    name, in argument order. With `every_argument`, each argument must have an array."""
     return numerics.load_inputs(
         path, argument_names(function), function.function_type.inputs.data,
         function=function.sym_name.data, every_argument=every_argument,
@@ -558,7 +509,7 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
     if args.inputs is None:
         inputs = level_inputs(function, args.seed)
     else:
-        given = load_inputs(args.inputs, function, every_argument=False)
+        given = load_arguments(args.inputs, function, every_argument=False)
         if missing := [name for name in names if name not in given]:
             raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
         inputs = [given[name] for name in names]
@@ -581,7 +532,7 @@ def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     if any(isinstance(t, MemRefType) for t in function.function_type.inputs.data):
         return run_loop_level(args, module, function)
     inputs = (
-        list(load_inputs(args.inputs, function, every_argument=True).values())
+        list(load_arguments(args.inputs, function, every_argument=True).values())
         if args.inputs is not None
         else random_inputs(function, args.seed)
     )
@@ -637,13 +588,13 @@ def npu_inputs_and_outputs(args: argparse.Namespace, function: func.FuncOp) -> t
         outputs = [name for name in names if name not in inputs]
         if args.inputs is None:
             return dict(zip(inputs, level_inputs(function, args.seed))), outputs
-        given = load_inputs(args.inputs, function, every_argument=False)
+        given = load_arguments(args.inputs, function, every_argument=False)
         if missing := [name for name in inputs if name not in given]:
             raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
         return given, outputs
     if args.inputs is None:
         return random_memref_inputs(function, args.seed), names
-    given = load_inputs(args.inputs, function, every_argument=False)
+    given = load_arguments(args.inputs, function, every_argument=False)
     return given, [name for name in names if name not in given] or names
 
 

@@ -1,28 +1,9 @@
-"""`ziggurat-sweep MODEL... --machine BASE --set KEY=V1,V2 ...`: a design-space sweep of the machine model.
+r"""`ziggurat-sweep MODEL... --machine BASE --set KEY=V1,V2 ...`: a design-space sweep of the machine model,
+compiling, running and checking each model on every machine of a grid derived from one
+(docs/distributed.md, "Design-space sweeps").
 
-    ziggurat-sweep examples/graph/small_cnn.mlir mlp.onnx --machine davinci \\
+    ziggurat-sweep examples/graph/small_cnn.mlir mlp.onnx --machine davinci \
         --set memory.l1.capacity=512KiB,1MiB --set 'matrix.shape=[16,16,16],[32,32,16]' -o sweep/
-
-Each `--set` names a key of the machine file by its dotted path (as docs/machine-file.md spells
-it: `memory.l1.capacity`, `matrix.rows`, `matrix.macs_per_cycle."f16->f32"`) and the values it
-takes, separated by commas outside brackets; a value is read as TOML (`32`, `[16, 16, 16]`,
-`true`, `"1 MiB"`) and else as a string, so sizes, clocks and bandwidths take the machine file's
-units (`512KiB`, `1.8GHz`). The points are the base machine (a preset or a TOML file) with every
-combination of the values (the grid), each written as a machine file that `extends` the base
-and checked before anything runs; a bad key or value is a diagnostic at its point.
-
-Each point and model (an ONNX file, or graph-level IR in .mlir) is compiled as
-`ziggurat-compile MODEL --machine POINT` does (the float type as its `--precision auto`
-chooses), run on the machine model with timing on seeded random inputs, and checked against
-the graph interpreter at the tolerance of the type it computed in. Points run as tasks on the
-executor `--cluster` names (`tuning/executors.py`: this machine's processes, `--jobs`
-at a time, or Ray; each task carries the model and the machine file, so a worker needs only
-ziggurat installed). One that fails (does not compile, run, or match; its worker dies or it
-runs past `--task-timeout`) is a row with its reason.
-
-The table goes to stdout; `-o DIR` also writes DIR/sweep.csv, DIR/sweep.json (the grid and a
-record per point) and DIR/sweep.png (cycles per point, a panel per model; needs matplotlib).
-Exit 1 when a point failed.
 """
 
 from __future__ import annotations
@@ -41,22 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ziggurat import numerics
 from ziggurat.interpreters.interpreter import find_function, random_inputs
-from ziggurat.machine import _split_key, load_machine, machine_here, machine_sources
+from ziggurat.machine import load_machine, machine_here, machine_sources, split_toml_key
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    add_debug_option,
-    collect_diagnostics,
-    exception_message,
-    parse_command_line,
-    parse_source,
-    run_main,
-    verify_module,
-    write_atomically,
-)
+from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, exception_message
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.testing.differential import input_names, run_at_level
 from ziggurat.tuning.executors import check_cluster, make_executor
 
@@ -98,9 +72,16 @@ def parse_value(text: str) -> Any:
 
 
 def parse_setting(text: str) -> tuple[tuple[str, ...], list[Any]]:
-    """`--set KEY=V1,V2`: the key's path and its values."""
+    """`--set KEY=V1,V2`: the key's path and its values.
+
+    The key is a machine-file key by its dotted path (`memory.l1.capacity`,
+    `matrix.macs_per_cycle."f16->f32"`); values are separated by commas outside
+    brackets, each read as TOML (`32`, `[16, 16, 16]`, `true`) and else as a
+    string, so sizes, clocks and bandwidths take the machine file's units
+    (`512KiB`, `1.8GHz`).
+    """
     key, equals, values = text.partition("=")
-    path = _split_key(key.strip())
+    path = split_toml_key(key.strip())
     if not equals or not path:
         raise argparse.ArgumentTypeError(
             f"expected KEY=V1,V2 with KEY a dotted path such as memory.l1.capacity, got '{text}'"
@@ -191,7 +172,7 @@ def run_point(point: Point) -> dict[str, Any]:
 
 
 def _compile_and_run(point: Point, machine_path: str) -> dict[str, Any]:
-    from ziggurat.tools.ziggurat_compile import check_output, choose_precision, lowering_passes, precision_dtype
+    from ziggurat.tools.ziggurat_compile import choose_precision, lowering_passes, precision_dtype
 
     machine = load_machine(machine_path)
     ctx = default_context()
@@ -211,7 +192,7 @@ def _compile_and_run(point: Point, machine_path: str) -> dict[str, Any]:
     verify_module(module)
     result = run_npu(module, machine, dict(zip(input_names(find_function(module, "main")), inputs)), "main")
     checks = [
-        check_output(f"#{i}", actual, want, precision_dtype(precision))
+        numerics.compare(actual, want, name=f"output '#{i}'", computed_in=precision_dtype(precision))
         for i, (actual, want) in enumerate(zip(result.outputs, expected, strict=True))
     ]
     cycles = result.stats.total_cycles

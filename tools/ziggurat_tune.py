@@ -1,47 +1,10 @@
-"""`ziggurat-tune FILE --machine M`: search tile sizes per fusion group on the machine model.
+"""`ziggurat-tune FILE --machine M`: search the schedule of each fusion group of a graph-level module on
+the machine model (tile sizes, buffering depth, loop order, staged reduction, layout) and write the
+module with the winners on it, for `lower-to-npu` to honour (docs/performance.md, "Autotuning";
+docs/distributed.md for `--cluster`).
 
     ziggurat-tune model.mlir --machine davinci -o tuned.mlir --cache tune-cache.json
     ziggurat-opt tuned.mlir -p 'lower-to-npu{machine=davinci}'
-
-The input is graph-level IR (what `lower-to-npu` takes). For each fusion group
-whose root is a matrix-unit contraction (`tuning/space.py`), the tile
-sizes that fit the machine are ranked by an analytic estimate
-(`tuning/estimate.py`); a group without one (a pool, elementwise ops)
-offers multiples of the heuristic's tile, unranked. The default heuristic's
-schedule and the `--top-k` - 1 first others are lowered alone with `lower-to-npu` and run on
-the npu interpreter with timing, checked against the graph interpreter; the
-fastest that matches wins (`tuning/tuner.py`); the winner's tile
-sizes are then measured at each `--bufferings` depth (default 1 and 3, beside
-double-buffer's 2) and in each other order of their tile loops, and a faster
-depth or order wins too. Each measured candidate that tiles its reduction is
-also measured with the reduction staged (`tile.stage_reduction`: the
-`stage-reduction` pass loads its slices at once; `--no-stage` skips these).
-Layout: a group whose schedule is on an NCHW conv or pool is also measured in
-NHWC (operands and results in NHWC, with its heuristic and the winner's tiles),
-and the groups that run in NHWC are chosen over the whole function by a minimum
-cut that weighs each group's two times against the transposes between
-neighbours of different layouts, each measured (`tuning/layouts.py`).
-The output is the input with `tile.sizes` (and `tile.buffering`,
-`tile.interchange`, `tile.stage_reduction`) on each tuned group's root, which
-`tile-and-fuse` (`double-buffer`, `stage-reduction`) honour, and the groups
-chosen for NHWC converted by `graph-layout` (their schedule with them; the
-transposes left between layouts marked `graph.stop_fusion`, groups of their
-own as they were measured); groups not tuned keep the heuristic.
-
-`--jobs N` measures on N processes (default: every core); `--cluster ray`
-(or `ray://HOST:PORT`, `ray:HOST:PORT`; `RAY_ADDRESS` names the cluster of a
-plain `ray`) sends the measurements to a Ray cluster as tasks instead, `--jobs`
-of them in flight (default: the cluster's CPUs), the results merged into the
-cache by this process alone (docs/distributed.md); a measurement past
-`--task-timeout` seconds, or whose worker dies, is retried once and then
-counted failed, with the reason in the table; `--budget SECONDS`
-stops launching measurements after that long and keeps the best so far;
-`--cache FILE` keeps each group's result in a JSON file keyed by machine, op
-kinds, shapes and dtypes, so a second run measures nothing. Progress goes to
-stderr (a progress bar on a terminal, a line per measurement otherwise), then
-a table of default vs tuned cycles per group. Bad input, options or machine
-are diagnostics (exit 1); a bug is an internal error (exit 2, traceback with
-`--debug`).
 """
 
 from __future__ import annotations
@@ -63,16 +26,10 @@ from xdsl.passes import ModulePass
 
 from ziggurat.machine import load_machine
 from ziggurat.context import default_context
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    add_debug_option,
-    parse_command_line,
-    parse_source,
-    run_main,
-    verify_module,
-    write_atomically,
-)
+from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.printing import Printer
 from ziggurat.tuning.space import (
     Group,
@@ -84,7 +41,7 @@ from ziggurat.tuning.space import (
     stages_reduction,
     tunable_groups,
 )
-from ziggurat.transforms.graph.layout import LAYOUT_MARK
+from ziggurat.dialects.tile import LAYOUT_ATTR
 from ziggurat.tuning.layouts import convert_marked, tune_layouts
 from ziggurat.tuning.executors import check_cluster, make_executor
 from ziggurat.tuning.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
@@ -268,7 +225,7 @@ def tune_module(
     for choice in choices:
         op = ops[choice.group.target]
         if choice.layout == "NHWC":
-            op.attributes[LAYOUT_MARK] = StringAttr("NHWC")
+            op.attributes[LAYOUT_ATTR] = StringAttr("NHWC")
             if choice.nhwc_sizes is not None:
                 set_sizes(op, choice.nhwc_sizes)
             if choice.nhwc_stage:

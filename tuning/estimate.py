@@ -1,21 +1,5 @@
-"""The analytic cost of a tile schedule, which `ziggurat-tune` uses to prune before measuring.
-
-`estimate_cycles(root, machine, sizes)` models what `lower-to-npu` makes of a
-matrix-unit root tiled with `sizes`: for each step of the tile loops (output
-tile x reduction tile), the operand tiles travel along their DMA chains from
-global memory (`memory_routes.hops`: on davinci gm -> l1 -> l0a/l0b; a
-convolution's input tile with its halo, one transfer per window point past
-the staging space, as tile-decompose-conv makes one contraction per point),
-the matrix unit runs one instruction per window point, and each output tile
-goes back along the chain from `c_space`. Each transfer costs what the timing
-model charges (`timing.dma_cycles`, `timing.mma_cycles`), summed per pipe;
-pipes overlap (double buffering), so the estimate is the busiest pipe's sum
-plus the first step's loads and the last tile's store, which nothing hides. A
-convolution's window points overlap like the steps (two buffers per operand in
-`a_space`/`b_space`, used in turn), unless a tile fits its space only once: then
-each point's loads run before its instruction, one after the other.
-It ignores the scalar unit, flags and the vector epilogue: good enough to rank
-tiles, not to replace the interpreter's timing, which confirms the best.
+"""The analytic cost of a tile schedule, which `ziggurat-tune` uses to rank candidates before measuring
+them: good enough to rank tiles, not to replace the interpreter's timing, which confirms the best.
 """
 
 from __future__ import annotations
@@ -26,11 +10,11 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
+from ziggurat.ir.contraction import contraction_dims
 from ziggurat.machine import Machine
 from ziggurat.interpreters.timing import dma_cycles, mma_cycles
 from ziggurat.transforms.loop.memory_routes import hops, route
-from ziggurat.transforms.loop.promote_to_memory_space import ping_pongs
-from ziggurat.transforms.tile.tile_sizes import contraction_roles
+from ziggurat.transforms.loop.staging import ping_pongs
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
 
@@ -54,8 +38,21 @@ def dma_chain(machine: Machine, source: str, destination: str):
 
 
 def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> float:
-    """Cycles of `root` (a matrix-unit contraction, the root of a group) tiled with `sizes`."""
-    roles = contraction_roles(root)
+    """Cycles of `root` (a matrix-unit contraction, the root of a group) tiled with `sizes`.
+
+    It models what `lower-to-npu` makes of the root: for each step of the tile
+    loops, the operand tiles travel along their DMA chains from global memory
+    (`memory_routes.hops`; a convolution's input tile with its halo, one transfer
+    per window point past the staging space), the matrix unit runs one
+    instruction per window point, and each output tile goes back from `c_space`.
+    Each transfer costs what the timing model charges (`timing.dma_cycles`,
+    `timing.mma_cycles`), summed per pipe. Pipes overlap (double buffering), so
+    the estimate is the busiest pipe's sum plus the first step's loads and the
+    last tile's store; a convolution's window points overlap like the steps
+    unless a tile fits its space only once. The scalar unit, flags and the vector
+    epilogue are ignored.
+    """
+    roles = contraction_dims(root)
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
     lhs, rhs, out = root.operands[0], root.operands[1], root.results[0]
     in_dtype, acc_dtype = _dtype_name(lhs), _dtype_name(out)
@@ -99,7 +96,7 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
         machine, matrix.b_space, rk * rn * in_bytes
     )
     if window > 1 and not ping_pong:
-        # tile-decompose-conv unrolls the window within one iteration; promote-to-memory-space
+        # tile-decompose-conv unrolls the window within one iteration; loop-promote-to-memory-space
         # gives the points two buffers per operand in turn where they fit, else one: then a
         # point's load waits for the previous mma
         busy["window points"] = steps * window * point

@@ -1,25 +1,6 @@
-"""Where the tuner's measurements and the sweep's points run: processes of this machine, or a Ray cluster.
-
-An executor calls a pure function on each of a list of tasks and reports each outcome to the
-driver (the process that called `run`), in the order they finish:
-
-    executor = make_executor(cluster, jobs, task_timeout)
-    executor.run(function, tasks, on_result, on_failure, deadline)
-    executor.close()
-
-* `cluster`: None or "local": `LocalExecutor`, `jobs` worker processes of this machine (1: in this
-  process); "ray": `RayExecutor` on the cluster `RAY_ADDRESS` names, else on a Ray instance started
-  for this process; "ray://HOST:PORT" (Ray Client) or "ray:HOST:PORT" (a node of the cluster) name
-  one. The `ray` package is imported only then (`pip install 'ziggurat[ray]'`).
-* `function` must be importable by name (a module-level function): a worker imports it. A task
-  and a result travel pickled, so both must be self-contained values.
-* `on_result(task, result)` for each task that returned; `on_failure(task, reason)` for one that
-  raised, whose worker died, or that ran past `task_timeout` seconds, each of these twice: such a
-  task is retried once on another worker process before it counts as failed.
-* `deadline` (`time.monotonic()` seconds): past it nothing more is launched, the tasks in flight
-  are stopped, and `run` returns; what was not finished is not reported.
-* At most `jobs` tasks are in flight at once; a KeyboardInterrupt in the driver stops them all
-  before it propagates.
+"""Where the tuner's measurements and the sweep's points run: processes of this machine (`LocalExecutor`)
+or a Ray cluster (`RayExecutor`), behind one `Executor` interface that reports each task's outcome to
+the driver as it finishes.
 """
 
 from __future__ import annotations
@@ -384,8 +365,28 @@ def check_cluster(cluster: str | None) -> None:
 
 
 def make_executor(cluster: str | None, jobs: int | None = None, task_timeout: float | None = None) -> Executor:
-    """The executor `cluster` names (see the module docstring); `jobs` None: every core (local) or
-    every CPU of the cluster (Ray)."""
+    """The executor `cluster` names; `jobs` None: every core (local) or every CPU of the cluster (Ray).
+
+        executor = make_executor(cluster, jobs, task_timeout)
+        executor.run(function, tasks, on_result, on_failure, deadline)
+        executor.close()
+
+    * `cluster`: None or "local": `jobs` worker processes of this machine (1: in
+      this process); "ray": the cluster `RAY_ADDRESS` names, else a Ray instance
+      started for this process; "ray://HOST:PORT" (Ray Client) or "ray:HOST:PORT"
+      (a node of the cluster). The `ray` package is imported only then
+      (`pip install 'ziggurat[ray]'`).
+    * `function` must be importable by name (a module-level function): a worker
+      imports it. Tasks and results travel pickled.
+    * `on_result(task, result)` for each task that returned; `on_failure(task,
+      reason)` for one that raised, whose worker died, or that ran past
+      `task_timeout` seconds, each of these twice: such a task is retried once on
+      another worker process before it counts as failed.
+    * `deadline` (`time.monotonic()` seconds): past it nothing more is launched,
+      the tasks in flight are stopped, and `run` returns.
+    * At most `jobs` tasks are in flight at once; a KeyboardInterrupt in the driver
+      stops them all before it propagates.
+    """
     check_cluster(cluster)
     if cluster in (None, "local"):
         return LocalExecutor(jobs or os.cpu_count() or 1, task_timeout)

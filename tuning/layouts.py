@@ -1,23 +1,5 @@
-"""Which fusion groups run in NHWC: a minimum cut over the function's groups.
-
-After the search, a group with an NHWC twin (`space.Group.nhwc`) has two
-measured times, `Choice.cycles` in NCHW and `Choice.nhwc_cycles` in NHWC, each
-for the group alone with its operands already in its layout. Where two
-neighbours differ, the tensor between them is transposed (graph-layout puts a
-`graph.transpose` there), which costs what that transpose costs on the machine
-(`transpose_tasks`: each one measured once, as a group of its own). The function's
-arguments and results, constants aside (graph-layout permutes those at compile
-time), and every op without a twin stay NCHW.
-
-Choosing a layout per group to minimize the total is a two-label problem whose
-pairwise costs are paid only where labels differ, so a minimum s-t cut solves it
-exactly (Kolmogorov and Zabih, "What energy functions can be minimized via graph
-cuts?", 2004): the source side is NCHW, the sink side NHWC; a group's extra
-cost in NCHW is an edge to the sink, its extra cost in NHWC an edge from the
-source; a tensor from group u to group v is an edge u -> v weighing the NCHW ->
-NHWC transpose and v -> u the way back; the fixed NCHW ops are the source. A
-tensor read by several groups of the other layout counts one transpose per
-reader (CSE may merge them): the cut can only overestimate the cost of a change.
+"""Which fusion groups run in NHWC: given each group's measured cycles in either layout and the cost of
+the transposes where neighbours differ, a minimum cut over the function's groups.
 """
 
 from __future__ import annotations
@@ -32,9 +14,10 @@ from xdsl.ir import Operation, SSAValue
 
 from ziggurat.machine import load_machine
 from ziggurat.dialects import graph
+from ziggurat.dialects.tile import TUNE_ID_ATTR
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
-from ziggurat.tuning.space import SPACE_VERSION, TUNE_ID, Group, functions_of, fused_with_marks
+from ziggurat.tuning.space import SPACE_VERSION, Group, functions_of, fused_with_marks
 from ziggurat.tuning.tuner import Choice, Measurement, Task, TuneCache, TuneOptions, run_tasks
 
 TO_NHWC, TO_NCHW = TO_TARGET["NHWC"], TO_TARGET["NCHW"]
@@ -92,7 +75,7 @@ def layout_graph(module: ModuleOp, costs: dict[int, tuple[float, float]]) -> Lay
             node_of[op] = next((i for i in _marks(op) if i in costs), SOURCE)
             perm = tuple(op.perm.get_values()) if isinstance(op, graph.TransposeOp) else None
             if perm in (TO_NCHW, TO_NHWC) and _is_activation(op.input):
-                node_of[op] = op.attributes[TUNE_ID].value.data
+                node_of[op] = op.attributes[TUNE_ID_ATTR].value.data
                 transposes_in[node_of[op]] = Transpose(op.input.type, perm)
         for op in function.body.block.ops:
             consumer = node_of[op]
@@ -115,7 +98,7 @@ def layout_graph(module: ModuleOp, costs: dict[int, tuple[float, float]]) -> Lay
 
 
 def _marks(op: Operation) -> list[int]:
-    return [o.attributes[TUNE_ID].value.data for o in op.walk() if TUNE_ID in o.attributes]
+    return [o.attributes[TUNE_ID_ATTR].value.data for o in op.walk() if TUNE_ID_ATTR in o.attributes]
 
 
 def _is_activation(value: SSAValue) -> bool:
@@ -127,7 +110,20 @@ def _is_activation(value: SSAValue) -> bool:
 
 def choose_layouts(layouts: LayoutGraph, transpose_cycles: dict[Transpose, float]) -> set[int]:
     """The nodes that run in NHWC in a cheapest assignment; a transpose not measured
-    (missing from `transpose_cycles`) is taken as infinitely costly."""
+    (missing from `transpose_cycles`) is taken as infinitely costly.
+
+    Choosing a layout per group is a two-label problem whose pairwise costs are
+    paid only where labels differ, so a minimum s-t cut solves it exactly
+    (Kolmogorov and Zabih, "What energy functions can be minimized via graph
+    cuts?", 2004). The source side is NCHW, the sink side NHWC: a group's extra
+    cost in NCHW is an edge to the sink, its extra cost in NHWC an edge from the
+    source; a tensor from group u to group v is an edge u -> v weighing the NCHW ->
+    NHWC transpose and v -> u the way back. The function's arguments and results
+    (constants aside, which graph-layout permutes at compile time) and every op
+    without an NHWC twin are fixed to the source. A tensor read by several groups
+    of the other layout counts one transpose per reader, so the cut can only
+    overestimate the cost of a change.
+    """
     capacity: dict[int | str, dict[int | str, float]] = {SOURCE: {}, SINK: {}}
 
     def add(u, v, c: float) -> None:

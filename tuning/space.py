@@ -1,45 +1,6 @@
-"""The search space of `ziggurat-tune`: the fusion groups of a graph-level module and their tile sizes.
-
-`tunable_groups(module, machine)` finds the groups that `lower-to-npu` will
-tile (`graph-fuse`, `graph-to-tile`, then `tile-and-fuse`'s own grouping) and,
-for each group whose schedule comes from one graph op, returns a `Group`:
-
-* `module_text`: the group alone, as the graph-level function `@main` (its
-  operands are arguments), which a worker lowers and runs;
-* `target`: which graph op of the input carries the group's schedule, the op
-  whose `tile.sizes` attribute `tile-and-fuse` reads (the root the group's
-  contraction came from; in a group without one, its last op), as its index in
-  the input module's `walk()`;
-* `candidates`: for a vector group (elementwise, pooling, softmax, depthwise:
-  no matrix-unit root), `tile.sizes` per loop of its last op, the heuristic's
-  and its outermost tiled loop's tile 2 to 16 times as large and half
-  (`vector_candidates`); for a contraction, one size per loop of the root's domain:
-  every M/N/K tile (for a convolution: output rows / output channels / input
-  channels) that `tile_sizes.matmul_options`/`conv_options` accept, i.e. the
-  multiples of the matrix unit and the alignment that fit the operand,
-  staging and accumulator spaces as the default heuristic requires, and whose
-  fused epilogue fits the vector space: the heuristic keeps half of it
-  (`tile_sizes.EPILOGUE_SHARE`, a bound every fusion lowers within), the
-  search also tries the whole, where the lowering may refuse a candidate; the
-  heuristic's own choice comes first;
-* `key`: the cache key, from the machine, the group's op kinds, its signature
-  (shapes and dtypes) and a hash of its IR (attributes such as strides), and
-  `SPACE_VERSION`.
-
-Once tile sizes are chosen, `loop_orders(group, sizes)` gives the other nests
-of their tile loops (`tile.interchange`: the root's tiled parallel loops,
-outermost first; the reduction stays inside), which the tuner measures on the
-winner beside its buffering depths (`tile.buffering`); and a candidate that
-tiles its reduction can stage it (`stages_reduction`, `tile.stage_reduction`:
-the stage-reduction pass loads the slices of all reduction steps at once).
-
-Layout: a group whose schedule is on an NCHW conv or pool (`Group.convertible`) gets, when it
-is searched, its NHWC twin (`Group.nhwc`, `with_nhwc_twin`): the group converted by graph-layout with its operands and results
-in NHWC too, as it runs between neighbours that are NHWC as well. The tuner
-measures the twin with the winner's schedule mapped to its loops (`nhwc_sizes`),
-and `tuning/layouts.py` decides, over the whole function, which groups
-run in NHWC: each group's cycles in either layout against the transposes where
-neighbours differ.
+"""The search space of `ziggurat-tune`: the fusion groups of a graph-level module that `lower-to-npu`
+will tile, each as a module of its own with its tile-size candidates, the loop orders and the NHWC
+twin the tuner also tries.
 """
 
 from __future__ import annotations
@@ -58,29 +19,30 @@ from xdsl.ir import Operation, SSAValue
 from ziggurat.machine import Machine
 from ziggurat.context import default_context
 from ziggurat.dialects import graph
+from ziggurat.dialects.tile import (
+    BUFFERING_ATTR,
+    GROUP_ATTR,
+    INTERCHANGE_ATTR,
+    SIZES_ATTR,
+    STAGE_REDUCTION_ATTR,
+    TUNE_ID_ATTR,
+)
 from ziggurat.dtypes import is_splat
-from ziggurat.diagnostics import DiagnosticError, op_location, parse_source
+from ziggurat.diagnostics import DiagnosticError, op_location
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
-from ziggurat.transforms.loop.double_buffer import BUFFERING
-from ziggurat.transforms.loop.stage_reduction import STAGE_REDUCTION
 from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
 from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
-from ziggurat.transforms.tile.tile_and_fuse import INTERCHANGE, analyze, collect_groups, epilogue_bytes, group_sizes
-from ziggurat.transforms.tile.tile_sizes import (
-    candidate_sizes,
-    contraction_roles,
-    is_contraction_op,
-)
+from ziggurat.transforms.tile.tile_and_fuse import analyze, collect_groups, epilogue_bytes, group_sizes
+from ziggurat.ir.contraction import contraction_dims, is_contraction
+from ziggurat.transforms.tile.tile_sizes import candidate_sizes
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 
 SPACE_VERSION = 9
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
-TUNE_ID = "tile.tune_id"
-"""Marks each graph op of a private copy with its index in the input's walk; graph-to-tile
-carries `tile.*` attributes to the linalg ops, so a group's root leads back to its graph op."""
 
 SMALL_CONSTANT = 64
 """Integer constants of at most this many elements (shapes), scalar and splat constants are copied
@@ -96,7 +58,7 @@ class Group:
     target: int
     """The index in the input module's `walk()` of the graph op whose `tile.sizes` schedules the group."""
     module_text: str
-    """The group alone as the graph-level function `@main`, marked with `TUNE_ID` (see `schedule_group`)."""
+    """The group alone as the graph-level function `@main`, marked with `TUNE_ID_ATTR` (see `schedule_group`)."""
     key: str
     """The cache key: `v<SPACE_VERSION>|<machine>|<op kinds>|<signature>|<hash of the IR>`."""
     loops: tuple[str, ...]
@@ -170,7 +132,7 @@ def _copied_in(value: SSAValue) -> bool:
 
 
 def _roles_by_loop(op: Operation) -> tuple[str, ...]:
-    roles = contraction_roles(op)
+    roles = contraction_dims(op)
     by_loop = {}
     for role in ("batch", "m", "n", "k", "window"):
         for d in getattr(roles, role):
@@ -190,14 +152,26 @@ def _without_ids_and_locations(module: ModuleOp) -> str:
     """The IR a cache key hashes: the same group anywhere in any model prints the same."""
     copy = module.clone()
     for op in copy.walk():
-        op.attributes.pop(TUNE_ID, None)
+        op.attributes.pop(TUNE_ID_ATTR, None)
         for value in (*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)):
             value.name_hint = None
     return _printed(copy)
 
 
 def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
-    """The groups of `module` (graph level) with a schedule to search, in program order."""
+    """The groups of `module` (graph level) with a schedule to search, in program order.
+
+    The groups are those `lower-to-npu` makes (`graph-fuse`, `graph-to-tile`, then
+    `tile-and-fuse`'s own grouping) whose schedule comes from one graph op. A
+    contraction's candidates are every M/N/K tile (for a convolution: output rows,
+    output channels, input channels) that `tile_sizes.matmul_options`/`conv_options`
+    accept, with the fused epilogue in half the vector space as the heuristic has
+    it (`EPILOGUE_SHARE`) or in the whole, where the lowering may refuse one; a
+    vector group's are the heuristic's sizes and its outermost tiled loop's tile 2
+    to 16 times as large and half (`vector_candidates`). The heuristic's own choice
+    comes first. A group whose schedule is on an NCHW conv or pool is `convertible`
+    and gets its NHWC twin when searched (`with_nhwc_twin`).
+    """
     groups = []
     for function in functions_of(fused_with_marks(module)):
         for op in list(function.body.block.ops):
@@ -215,12 +189,12 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
 
 
 def fused_with_marks(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` with each graph op marked `TUNE_ID` (its index in `module.walk()`), then
+    """A copy of `module` with each graph op marked `TUNE_ID_ATTR` (its index in `module.walk()`), then
     fused as `lower-to-npu` fuses it: its top-level ops are the groups."""
     tagged = module.clone()
     for index, op in enumerate(tagged.walk()):
         if _is_graph_op(op):
-            op.attributes[TUNE_ID] = IntegerAttr(index, 64)
+            op.attributes[TUNE_ID_ATTR] = IntegerAttr(index, 64)
     apply_pipeline(tagged, "graph-fuse")
     return tagged
 
@@ -230,7 +204,8 @@ def functions_of(module: ModuleOp) -> list[func.FuncOp]:
 
 
 def _target_op(extracted: ModuleOp, target: int) -> Operation | None:
-    return next((op for op in extracted.walk() if TUNE_ID in op.attributes and op.attributes[TUNE_ID].value.data == target), None)
+    marked = (op for op in extracted.walk() if TUNE_ID_ATTR in op.attributes)
+    return next((op for op in marked if op.attributes[TUNE_ID_ATTR].value.data == target), None)
 
 
 def _is_nchw_spatial(op: Operation | None) -> bool:
@@ -315,8 +290,8 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
     found = []
     groups = collect_groups(function.body.block)
     # the graph op whose `tile.sizes` each group reads: its contraction root's, else its last op's
-    scheduled = [group.anchor if group.anchor is not None and is_contraction_op(group.anchor) else group.last for group in groups]
-    marks = [op.attributes[TUNE_ID].value.data if TUNE_ID in op.attributes else None for op in scheduled]
+    scheduled = [group.anchor if group.anchor is not None and is_contraction(group.anchor) else group.last for group in groups]
+    marks = [op.attributes[TUNE_ID_ATTR].value.data if TUNE_ID_ATTR in op.attributes else None for op in scheduled]
     for group, root, mark in zip(groups, scheduled, marks):
         if mark is None or marks.count(mark) > 1:
             continue  # not from one graph op alone: one tile.sizes would schedule two groups
@@ -334,7 +309,7 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
             stageable = tuple(_stageable(root, machine, sizes) for sizes in ranked)
         if len(ranked) < 2:
             continue
-        group_name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
+        group_name = root.attributes[GROUP_ATTR].data if GROUP_ATTR in root.attributes else root.name
         name = group_name.removesuffix("_0") + _line(root)  # where its root is in the input
         found.append(
             Group(
@@ -384,19 +359,19 @@ def _estimate(root: Operation, machine: Machine, sizes: tuple[int, ...]) -> floa
 
 
 def set_sizes(op: Operation, sizes: Sequence[int]) -> None:
-    op.attributes["tile.sizes"] = DenseArrayBase.from_list(i64, list(sizes))
+    op.attributes[SIZES_ATTR] = DenseArrayBase.from_list(i64, list(sizes))
 
 
 def set_buffering(op: Operation, depth: int) -> None:
-    op.attributes[BUFFERING] = IntegerAttr(depth, i64)
+    op.attributes[BUFFERING_ATTR] = IntegerAttr(depth, i64)
 
 
 def set_interchange(op: Operation, loops: Sequence[int]) -> None:
-    op.attributes[INTERCHANGE] = DenseArrayBase.from_list(i64, list(loops))
+    op.attributes[INTERCHANGE_ATTR] = DenseArrayBase.from_list(i64, list(loops))
 
 
 def set_stage_reduction(op: Operation) -> None:
-    op.attributes[STAGE_REDUCTION] = UnitAttr()
+    op.attributes[STAGE_REDUCTION_ATTR] = UnitAttr()
 
 
 def stages_reduction(group: Group, candidate: int) -> bool:
@@ -408,11 +383,11 @@ def stages_reduction(group: Group, candidate: int) -> bool:
 
 def _stageable(root: Operation, machine: Machine, sizes: Sequence[int]) -> bool:
     """Whether `root` tiled with `sizes` tiles its reduction, and one of its operands' slices over
-    the whole reduction fits half of its first local space (where stage-reduction puts them; with
+    the whole reduction fits half of its first local space (where loop-stage-reduction puts them; with
     less, the staged buffer could not be double-buffered there, or would not fit at all)."""
     impl = tiling_of(root)
     extents = [loop.extent for loop in impl.domain(root)]
-    roles = contraction_roles(root)
+    roles = contraction_dims(root)
     if not any(0 < sizes[d] < extents[d] for d in roles.k):
         return False
     box = [extents[d] if d in roles.k or d in roles.window else sizes[d] for d in range(len(extents))]
@@ -447,11 +422,11 @@ def schedule_group(
     stage: bool = False,
 ) -> None:
     """In a `Group.module_text` module: give the group's root `tile.sizes = sizes` (None: keep
-    the heuristic), `tile.buffering = buffering` (None: double-buffer's depth),
+    the heuristic), `tile.buffering = buffering` (None: loop-double-buffer's depth),
     `tile.interchange = interchange` (None: tile-and-fuse's order) and, with `stage`,
     `tile.stage_reduction`; and drop the marks, so the module lowers as the tuned input would."""
     for op in extracted.walk():
-        mark = op.attributes.pop(TUNE_ID, None)
+        mark = op.attributes.pop(TUNE_ID_ATTR, None)
         if mark is None or mark.value.data != target:
             continue
         if sizes is not None:

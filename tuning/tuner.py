@@ -1,38 +1,5 @@
-"""Measure the best candidates of each group on the machine model and keep the fastest that is right.
-
-`tune(groups, machine, options, cache, on_result)`:
-
-1. A group whose cache key (`space.Group.key`) is in the cache takes the cached
-   sizes without running anything; groups with the same key (a layer repeated
-   in the model) are searched once.
-2. Every other group gets its default schedule (`tile.sizes` unset: the
-   heuristic) and its `top_k - 1` best-estimated candidates measured: the group
-   alone (`Group.module_text`) lowered with `lower-to-npu{machine=M}`, run on
-   the npu interpreter with timing (`run_npu`), its outputs compared with the
-   graph interpreter's on the same random inputs (`compare_outputs`, a
-   per-pass check's tolerance: `ziggurat.numerics.pass_tolerance`). A candidate that does not lower,
-   does not run, or differs is discarded with its reason.
-3. Measurements run on `options.executor` (`executors.py`: a local pool of
-   `jobs` processes, 1: in this process, or Ray tasks on a cluster; only the
-   driver, this process, sees the results and writes the cache), all groups'
-   defaults first, then the next-best candidate of each group in turn. Past
-   `budget` seconds nothing more is launched, runs in flight are stopped, and
-   each group keeps the best it has: a group whose default was not measured
-   keeps the heuristic (so tuned is never slower than the default), and is not
-   cached.
-4. The winner is the fastest measured schedule that matches. As soon as a group's
-   sizes are all measured (while other groups still measure), its winner's tile
-   sizes are measured, in the budget left, with one knob changed at a time: at each
-   of `bufferings` (`tile.buffering`, the slots double-buffer gives the group's
-   buffers; default 2) and in each other loop order of its tile loops
-   (`space.loop_orders`, `tile.interchange`); the fastest of these wins if it
-   beats the winner. A group with an NHWC twin (`space.Group.nhwc`) also has
-   the twin measured, with its heuristic and with the winner's sizes mapped to
-   its loops (`space.nhwc_sizes`); the fastest is the group's NHWC time
-   (`Choice.nhwc_cycles`), which `layouts.choose_layouts` weighs against the
-   transposes a change of layout costs. Completed groups go into the cache
-   (`TuneCache`, a JSON file written atomically); a group with a candidate the
-   executor gave up on (`Measurement.fault`) is not complete.
+"""Measure the best candidates of each fusion group on the machine model and keep the fastest that
+computes the right numbers, within a time budget, in parallel, with a JSON cache.
 """
 
 from __future__ import annotations
@@ -49,14 +16,9 @@ from ziggurat.interpreters.interpreter import find_function
 from ziggurat.machine import load_machine, machine_here, machine_sources
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import (
-    Diagnostic,
-    DiagnosticError,
-    collect_diagnostics,
-    exception_message,
-    parse_source,
-    write_atomically,
-)
+from ziggurat.cli import write_atomically
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, exception_message
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
     build_passes,
     compare_outputs,
@@ -90,7 +52,7 @@ class TuneOptions:
     """Seed of the random inputs the numerics are checked on."""
     bufferings: tuple[int, ...] = (1, 3)
     """Buffering depths (`tile.buffering`) measured on each group's winning tile sizes, once those
-    are decided, besides double-buffer's default of 2; () searches tile sizes only."""
+    are decided, besides loop-double-buffer's default of 2; () searches tile sizes only."""
     stage: bool = True
     """Also measure each candidate that tiles its reduction with the reduction staged (`tile.stage_reduction`)."""
     task_timeout: float | None = None
@@ -110,11 +72,11 @@ class Task:
     machine: str
     seed: int
     buffering: int | None = None
-    """None: double-buffer's default depth (no `tile.buffering`)."""
+    """None: loop-double-buffer's default depth (no `tile.buffering`)."""
     interchange: tuple[int, ...] | None = None
     """None: tile-and-fuse's loop order (no `tile.interchange`)."""
     stage: bool = False
-    """Mark the root `tile.stage_reduction` (stage-reduction loads its reduction's slices at once)."""
+    """Mark the root `tile.stage_reduction` (loop-stage-reduction loads its reduction's slices at once)."""
     nhwc: bool = False
     """A run of the group's NHWC twin (`module_text` is the twin's, `sizes` for its loops)."""
     machine_files: tuple[tuple[str, str], ...] = ()
@@ -163,7 +125,7 @@ class Choice:
     complete: bool = False
     """Every planned candidate was measured (only then is it cached)."""
     buffering: int | None = None
-    """The winning `tile.buffering` (None: keep double-buffer's depth)."""
+    """The winning `tile.buffering` (None: keep loop-double-buffer's depth)."""
     interchange: tuple[int, ...] | None = None
     """The winning `tile.interchange` (None: keep tile-and-fuse's loop order)."""
     stage: bool = False
@@ -341,8 +303,32 @@ def tune(
     cache: TuneCache,
     on_measurement: Callable[[Group, Measurement], None] = lambda group, m: None,
 ) -> list[Choice]:
-    """The schedule of each group: cached, else measured (see the module docstring). `machine` is
-    a preset name or a machine TOML file, as `lower-to-npu{machine=...}` takes it."""
+    """The schedule of each group: cached, else measured. `machine` is a preset name
+    or a machine TOML file, as `lower-to-npu{machine=...}` takes it.
+
+    1. A group whose cache key (`Group.key`) is in the cache takes the cached
+       sizes; groups with the same key (a repeated layer) are searched once.
+    2. Every other group gets its default schedule (the heuristic) and its
+       `top_k - 1` best-estimated candidates measured: the group alone lowered with
+       `lower-to-npu{machine=M}`, run on the npu interpreter, its outputs compared
+       with the graph interpreter's on the same random inputs (a per-pass check's
+       tolerance, `ziggurat.numerics.pass_tolerance`). A candidate that does not
+       lower, does not run, or differs is discarded with its reason.
+    3. Measurements run on `options.executor`, all groups' defaults first, then the
+       next-best candidate of each group in turn; only this process sees the
+       results and writes the cache. Past `budget` seconds nothing more is
+       launched, runs in flight are stopped, and each group keeps the best it has
+       (a group whose default was not measured keeps the heuristic, uncached), so
+       tuned is never slower than the default.
+    4. As soon as a group's sizes are all measured, its winner is measured again
+       with one knob changed at a time: each of `bufferings` (`tile.buffering`) and
+       each other loop order (`space.loop_orders`, `tile.interchange`); the fastest
+       wins. A group with an NHWC twin has the twin measured with its heuristic and
+       with the winner's sizes mapped to its loops (`space.nhwc_sizes`), for
+       `layouts.choose_layouts` to weigh. Completed groups go into the cache
+       (`TuneCache`); a group with a candidate the executor gave up on is not
+       complete.
+    """
     choices = [_cached_choice(group, cache.get(group.key)) for group in groups]
     first_of_key: dict[str, int] = {}
     for g, choice in enumerate(choices):

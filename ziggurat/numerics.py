@@ -1,21 +1,9 @@
-"""When a result is right: one tolerance rule, one comparison, and the tools' `.npz` inputs.
+"""When a result is right: one tolerance rule (`Tolerance`, `tolerance_for`, `pass_tolerance`), one
+comparison (`compare`), and the tools' `.npz` inputs (`load_inputs`); docs/testing.md ("How results
+are compared") derives each constant.
 
     check = compare(ours, reference, tolerance_for(reference.dtype, computed_in))
     assert check.ok, check
-
-An output is right when its largest error is small next to its own magnitude:
-
-    max |ours - ref| <= rtol * max |ref| + atol
-
-`tolerance_for` gives `rtol` by the precision the output was computed in (1% for
-f16 and 3% for bf16, the acceptance bounds for whole networks; 2^-13 for f32,
-summation order through a deep network; exact for integers and booleans), and
-`atol` is that type's smallest normal number. docs/testing.md ("How results are
-compared") derives each constant. A per-pass check (`pass_tolerance`) compares
-the same arithmetic up to summation order and adds an element-wise bound on top.
-
-`load_inputs` reads the arrays of an `.npz` for a list of arguments, each found
-under its name, `argN` or numpy.savez's `arr_N`.
 """
 
 from __future__ import annotations
@@ -102,7 +90,11 @@ def _rtol(info: ml_dtypes.finfo, dtype: np.dtype) -> float:
 
 def tolerance_for(dtype: np.dtype, computed_in: np.dtype | None = None) -> Tolerance:
     """The tolerance of an output of element type `dtype` computed in `computed_in` (a float type
-    coarser than `dtype` sets the precision; a finer one does not): exact for integers and booleans."""
+    coarser than `dtype` sets the precision; a finer one does not): exact for integers and booleans.
+
+    `rtol` is 1% for f16 and 3% for bf16 (the acceptance bounds for whole networks) and 2^-13
+    for f32 (summation order through a deep network); `atol` is the type's smallest normal number.
+    """
     dtype = np.dtype(dtype)
     info = float_info(dtype)
     if info is None:
@@ -134,11 +126,15 @@ def scaled_element_tolerance(expected: np.ndarray, computed_in: np.dtype | None 
     return rtol, max(atol, rtol * rms)
 
 
-def pass_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None) -> Tolerance:
-    """A per-pass check's tolerance: `tolerance_for`'s bound and `scaled_element_tolerance` per element."""
+def pass_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None, *, scaled: bool = True) -> Tolerance:
+    """A per-pass check's tolerance: `tolerance_for`'s bound and, per element, `scaled_element_tolerance`
+    (a lowered program) or, without `scaled`, the type's `element_tolerance`."""
     rule = tolerance_for(expected.dtype, computed_in)
     if rule.exact:
         return rule
+    if not scaled:
+        elementwise = element_tolerance(expected.dtype if computed_in is None else computed_in)
+        return Tolerance(rule.rtol, rule.atol, elementwise)
     return Tolerance(rule.rtol, rule.atol, scaled_element_tolerance(expected, computed_in))
 
 

@@ -1,24 +1,6 @@
-"""xDSL's `Printer`, with large dense constants printed from their bytes.
-
-xDSL prints a `dense<...>` attribute of more than 100 elements that is not a
-splat as the hex of its bytes, but first decodes every element into a Python
-number twice (for `is_splat` and for the list it prints when small): most of
-the time spent printing a model's weights. This printer writes the same text
-and decodes nothing on that path:
-
-    dense<"0x00BC0034..."> : tensor<64x3x7x7xbf16>
-
-A splat is printed from its first element only (xDSL decodes them all to see
-that it is one). One with more elements than the parser expands from a number
-(`MAX_SPLAT_ELEMENTS`: VGG-19's fc6 weights, 4096x25088) is printed as the hex
-of that element, which xDSL (and MLIR) read back as a splat by repeating its
-bytes, with no per-element decoding:
-
-    dense<"0x3CA4"> : tensor<4096x25088xbf16>
-
-Every tool prints IR through it: `ziggurat-compile -o`, `ziggurat-tune`, and
-`ziggurat-opt`, whose `mlir` output target (`-t mlir`, the default) is
-`MLIRTarget` below and whose `--print-between-passes` uses `Printer`.
+"""xDSL's `Printer`, with large dense constants printed from their bytes: the same text as xDSL's, without
+decoding every element into a Python number first (most of the time spent printing a model's weights).
+Every tool prints IR through it.
 """
 
 from __future__ import annotations
@@ -33,7 +15,7 @@ from xdsl.printer import Printer as XdslPrinter
 from xdsl.syntax_printer import SyntaxPrinter as XdslSyntaxPrinter
 from xdsl.targets.mlir import MLIRTarget as XdslMLIRTarget
 
-from ziggurat.diagnostics import MAX_SPLAT_ELEMENTS
+from ziggurat.parsing import MAX_SPLAT_ELEMENTS
 from ziggurat.dtypes import is_splat
 
 HEX_ELEMENTS = 100
@@ -41,6 +23,16 @@ HEX_ELEMENTS = 100
 
 
 class Printer(XdslPrinter):
+    """xDSL's printer, printing a large non-splat `dense<...>` as the hex of its bytes without decoding them.
+
+        dense<"0x00BC0034..."> : tensor<64x3x7x7xbf16>
+
+    A splat is printed from its first element only; one with more elements than the
+    parser expands from a number (`MAX_SPLAT_ELEMENTS`) is printed as the hex of
+    that element, which xDSL and MLIR read back as a splat by repeating its bytes:
+
+        dense<"0x3CA4"> : tensor<4096x25088xbf16>
+    """
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, DenseIntOrFPElementsAttr) or len(attribute) <= HEX_ELEMENTS:
             return super().print_attribute(attribute)

@@ -1,23 +1,5 @@
-"""Import an ONNX model into the `graph` dialect.
-
-    module = import_model("resnet.onnx", input_shapes={"x": (1, 3, 224, 224)})
-
-The result is one `func.func @main` whose arguments are the graph inputs that
-are not initializers and whose results are the graph outputs. Initializers,
-`Constant` nodes and everything ONNX computes from shapes alone become
-`graph.constant`s; every other node becomes one or a few `graph` ops, built
-with `build_inferred` so that each value's static type comes from the
-dialect's own inference. ONNX shape inference runs first and its static
-types are compared with the dialect's: a different element type is an error
-at the node, a different shape a warning (ONNX's inference and onnxruntime
-disagree on some ceil-mode pools; the dialect sides with onnxruntime).
-
-Every failure is a `DiagnosticError` naming what is wrong: an unreadable or
-malformed file, an opset outside `SUPPORTED_OPSETS` or an operator version
-newer than its converter handles, a dynamic input
-dimension (with the `--input-shape` that fixes it), the list of every
-unsupported operator with its node, and a node whose attributes the dialect
-cannot express (with the node's name).
+"""Import an ONNX model into the `graph` dialect: one `func.func @main` whose arguments are the graph
+inputs that are not initializers and whose results are the graph outputs, every value statically typed.
 """
 
 from __future__ import annotations
@@ -35,7 +17,8 @@ from xdsl.traits import Pure
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, emit, verify_module
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, emit
+from ziggurat.verifier import verify_module
 from ziggurat.dialects.graph import ConstantOp, GraphOp
 from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of, node_label
@@ -551,9 +534,24 @@ def import_model(
 ) -> ModuleOp:
     """An ONNX model (a ModelProto, a path or serialized bytes) as a module with one `func.func @main`.
 
+        module = import_model("resnet.onnx", input_shapes={"x": (1, 3, 224, 224)})
+
     `input_shapes` sets the shape of inputs by name (needed for dynamic dimensions).
     `bound_inputs` gives inputs fixed values: they become constants and leave `@main`'s
     arguments (for inputs whose values decide shapes, such as a Reshape's target or a Slice's starts).
+
+    Initializers, `Constant` nodes and everything ONNX computes from shapes alone
+    become `graph.constant`s; every other node becomes one or a few `graph` ops,
+    built with `build_inferred` so that each type comes from the dialect's own
+    inference. ONNX shape inference runs first and its static types are compared
+    with the dialect's: a different element type is an error at the node, a
+    different shape a warning (ONNX's inference and onnxruntime disagree on some
+    ceil-mode pools; the dialect sides with onnxruntime). Every failure is a
+    `DiagnosticError` naming what is wrong: an unreadable or malformed file, an
+    opset outside `SUPPORTED_OPSETS` or an operator version newer than its
+    converter handles, a dynamic input dimension (with the `--input-shape` that
+    fixes it), every unsupported operator with its node, a node whose attributes
+    the dialect cannot express.
     """
     model, where = load_model(model_or_path)
     return import_loaded_model(model, input_shapes, where, bound_inputs=bound_inputs)

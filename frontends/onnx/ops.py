@@ -1,29 +1,7 @@
-"""Converters from ONNX operators to `graph` ops, one function per operator family.
-
-`CONVERTERS` maps an ONNX op type (default domain) to a function of a
-`NodeContext` returning one SSA value per node output. Where the graph
-dialect has no op for an ONNX operator but existing ops express it exactly,
-the converter decomposes (Split is slices, Sum and Mean are chained adds,
-Selu is a scaled elu, Mish is x * tanh(softplus(x)), ReduceMin is a negated
-ReduceMax, LRN is pad + slices + adds + pow, InstanceNormalization is
-reductions and elementwise ops (GroupNormalization and
-MeanVarianceNormalization too), DepthToSpace is reshape + transpose, Tile is
-concats, Conv and pools on 1-D sequences are their 2-D forms with a unit
-height, 3-D ones are 2-D ones over depth slices, ConvTranspose is a conv2d
-of the zero-spread input, a dilated AveragePool sums strided slices axis by axis,
-MaxPool's Indices compare the window's strided slices in the reference's scan order). Operators whose
-attributes moved to inputs across opsets (Slice, Pad, Clip, Split, Squeeze,
-Unsqueeze, the reductions' axes) accept both forms. GreaterOrEqual and
-LessOrEqual are `where(equal, equal, greater/less)`, which keeps NaN
-unordered (not(less) would call NaN >= x true).
-
-`converts(..., newest=N)` states the newest version (schema `since_version`) of its
-operators that a converter handles, each version's changes checked; the importer
-refuses a node whose opset makes it a newer version (`NEWEST_VERSIONS`), so that a
-new onnx release's operator versions are reviewed before they are imported.
-
-`MISSING_GRAPH_OPS` names the graph op that unsupported operators are waiting
-for, so the importer's error can say why.
+"""Converters from ONNX operators to `graph` ops, one function per operator family, registered in
+`CONVERTERS` with `converts`. Where the graph dialect has no op for an operator but existing ops
+express it exactly, the converter decomposes it; operators whose attributes moved to inputs across
+opsets accept both forms. `MISSING_GRAPH_OPS` names the graph op an unsupported operator waits for.
 """
 
 from __future__ import annotations
@@ -59,7 +37,12 @@ not checked."""
 
 def converts(*op_types: str, newest: int | None = None):
     """Register a converter for `op_types`; `newest` is the newest version of them it handles
-    (checked against each version's changes in the ONNX changelog)."""
+    (checked against each version's changes in the ONNX changelog).
+
+    The importer refuses a node whose opset makes it a newer version
+    (`NEWEST_VERSIONS`), so that a new onnx release's operator versions are
+    reviewed before they are imported.
+    """
 
     def register(function: Converter) -> Converter:
         for op_type in op_types:
@@ -276,6 +259,9 @@ ORDERED_OR_EQUAL: dict[str, type[graph.GraphOp]] = {"GreaterOrEqual": graph.Grea
 
 @converts(*COMPARISONS, *ORDERED_OR_EQUAL, newest=19)
 def convert_comparison(ctx: NodeContext):
+    """Equal, Greater, Less; GreaterOrEqual and LessOrEqual as `where(equal, equal, greater/less)`,
+    which keeps NaN unordered (not(less) would call NaN >= x true).
+    """
     lhs = ctx.input(0)
     rhs = legacy_broadcast(ctx, lhs, ctx.input(1))
     if ctx.node.op_type in COMPARISONS:

@@ -1,12 +1,6 @@
-"""Converters for ONNX's control flow (If, Loop, Scan) where shapes stay static, as straight-line graph ops.
-
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions.
-
-The subgraphs are imported into the enclosing function (`Importer.import_subgraph`, with the
-enclosing graphs' values visible): If inlines the branch its condition (known at import) takes,
-or, when the condition is a run-time value and both branches give values of the same types,
-computes both and selects with `graph.where`; Loop is unrolled over a trip count and condition
-known at import; Scan is unrolled over the static length of its scanned axes.
+"""Converters for ONNX's control flow where shapes stay static, as straight-line graph ops: If inlines
+the branch its condition (known at import) takes, or computes both and selects with `graph.where`;
+Loop and Scan are unrolled over counts known at import.
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
-"""Converters for ONNX's Indexing and data movement: gathers, scatters, triangles, top-k, resizing, einsum.
-
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions.
-
-TopK is `graph.top_k`; the others are exact decompositions into graph ops:
-
-* GatherElements, GatherND, ReverseSequence and GridSample read the flattened data
-  with one `graph.gather` at flat positions computed from the indices (negative
-  ones wrapped with a `where`) plus a constant offset per output element.
-* ScatterElements, Scatter, ScatterND and MaxUnpool compare each data position
-  along the scattered axis with the indices written to its line (`equal` of an
-  iota and the indices, [..., n, m, ...]), then reduce the selected updates over
-  the m writes; with no reduction the last write wins, as onnxruntime applies the
-  updates in order. ScatterND scatters whole rows of the data seen as
-  [indexed positions, rest]; MaxUnpool's flat indices scatter the flattened output.
-* Resize and Upsample resize one axis after another, as ONNX's reference does:
-  nearest is one `gather` along the axis; linear and cubic gather their taps
-  (a constant [out, taps] index table, edge-clamped) and sum them weighted by a
-  constant [out, taps] table of coefficients (antialias and exclude_outside are
-  only other tables). GridSample computes its taps and weights from the grid at
-  run time the same way.
-* Trilu is a `where` over a constant diagonal-offset grid; Einsum is diagonals
-  (a gather of the flattened pair of axes), sums, transposes, reshapes and matmuls;
-  Col2Im adds each kernel offset's blocks spread by the strides (pad + reshape) and
-  placed by a pad; AffineGrid is a matmul of theta with the constant base grid;
-  CenterCropPad is a slice and a pad.
-* Compress (with a constant condition) is a gather of the kept positions; EyeLike, and
-  NonZero, Unique and NonMaxSuppression of constants, are computed at import (their output
-  shapes depend on the values otherwise).
+"""Converters for ONNX's indexing and data movement operators (gathers, scatters, triangles, top-k,
+resizing, einsum, ...): TopK is `graph.top_k`, the others exact decompositions into graph ops, mostly
+one `graph.gather` from the flattened data at positions computed from the indices.
 """
 from __future__ import annotations
 
@@ -164,6 +138,10 @@ def convert_gather_elements(ctx: NodeContext):
 @converts("ScatterElements", newest=18)
 @converts("Scatter", newest=11)
 def convert_scatter_elements(ctx: NodeContext):
+    """Each data position along the axis is compared with the indices written to its line, and the
+    selected updates reduced over the writes (`scatter`); with no reduction the last write wins, as
+    onnxruntime applies the updates in order.
+    """
     data, shape = ctx.input(0), ctx.shape(0)
     axis, index_shape, index = element_indices(ctx, shape)
     updates = ctx.input(2)
@@ -319,6 +297,7 @@ def convert_top_k(ctx: NodeContext):
 
 @converts("Col2Im", newest=18)
 def convert_col2im(ctx: NodeContext):
+    """Each kernel offset's blocks spread by the strides (pad + reshape), placed by a pad and added."""
     x, shape = ctx.input(0), ctx.shape(0)
     image = [int(d) for d in ctx.constant(1, "image_shape").reshape(-1)]
     block = [int(d) for d in ctx.constant(2, "block_shape").reshape(-1)]
@@ -438,6 +417,9 @@ def cubic_weights(ctx: NodeContext, t: SSAValue, a: float = -0.75) -> list[SSAVa
 
 @converts("GridSample", newest=22)
 def convert_grid_sample(ctx: NodeContext):
+    """A `gather` of each output point's taps from the flattened input, the taps and their weights computed
+    from the grid at run time as Resize's tables are at import.
+    """
     x, shape = ctx.input(0), ctx.shape(0)
     grid, grid_shape = ctx.input(1), ctx.shape(1)
     spatial = len(shape) - 2
@@ -807,6 +789,7 @@ def contract(ctx: NodeContext, a: SSAValue, a_term: str, b: SSAValue, b_term: st
 
 @converts("Einsum", newest=28)
 def convert_einsum(ctx: NodeContext):
+    """Diagonals (a gather of the flattened pair of axes), sums, transposes, reshapes and matmuls."""
     operands = [ctx.input(i) for i in range(ctx.input_count)]
     terms, output = einsum_terms(ctx, [shape_of(v) for v in operands])
     values = []
@@ -982,6 +965,10 @@ def resize_operands(ctx: NodeContext, rank: int):
 @converts("Resize", newest=19)
 @converts("Upsample", newest=10)
 def convert_resize(ctx: NodeContext):
+    """One axis after another, as ONNX's reference does: nearest is one `gather` along the axis; linear
+    and cubic gather their taps (a constant [out, taps] index table, edge-clamped) and sum them weighted
+    by a constant [out, taps] table of coefficients (antialias and exclude_outside only change tables).
+    """
     x, shape = ctx.input(0), ctx.shape(0)
     rank = len(shape)
     mode = ctx.attribute("mode", "nearest")

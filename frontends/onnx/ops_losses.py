@@ -1,12 +1,6 @@
-"""Converters for ONNX's losses that are defined at inference: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
-
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions.
-
-The loss of each position is the negated input at its target class, taken with one
-`graph.gather` from the flattened input (at n * C * D + target * D + d for an input seen as
-[N, C, D]), times the target's weight; positions whose target is `ignore_index` count zero and
-weigh zero. `mean` divides the sum of the losses by the sum of the weights (the count of the
-positions not ignored without `weight`), as the ONNX definition says.
+"""Converters for ONNX's losses that are defined at inference, NegativeLogLikelihoodLoss and
+SoftmaxCrossEntropyLoss: the negated input at each position's target class, taken with one
+`graph.gather`, weighted, `ignore_index` positions counting zero.
 """
 
 from __future__ import annotations

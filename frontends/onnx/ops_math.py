@@ -1,15 +1,6 @@
-"""Converters for ONNX's Elementwise math, logic and bitwise operators, and the reductions built from them.
-
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions.
-The trigonometric and rounding functions, Mod, the Bitwise ops, BitShift and
-CumProd have graph ops of their own; the others decompose exactly: And, Or and
-Xor on booleans are where/equal, Sign is two wheres, IsNaN is x != x, IsInf
-compares with infinity, Celu, ThresholdedRelu, Shrink and Swish are their
-formulas (computed in f32 and rounded once for narrow floats, as one op is),
-Hardmax compares positions with the arg max, ArgMin is the arg max of an
-exactly order-reversed input (-x, or ~x for integers, which never overflows),
-LpNormalization is a reduction and a division, LpPool a depthwise convolution
-with ones of |x|**p (3-D: summed depth slices first).
+"""Converters for ONNX's elementwise math, logic and bitwise operators, and the reductions built from
+them. The trigonometric and rounding functions, Mod, the bitwise ops, BitShift and CumProd have graph
+ops of their own; the others decompose exactly into graph ops.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""Converters for ONNX's Integer operators: QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger, DynamicQuantizeLinear.
-
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions.
-
-The integer products are exact: the 8-bit operands are widened to i32 and their zero points
-subtracted, and `graph.matmul` / `graph.conv2d` accumulate i32 operands in i32 (wrapping on
-overflow as ONNX's reference does). The QLinear ops then rescale as ONNX's reference computes:
-the multiplier scale_a * scale_b / scale_y in the scales' element type, the product with the
-accumulator and the output zero point added in f64, then `graph.quantize` with a unit scale
-rounds half to even and saturates.
+"""Converters for ONNX's integer operators (QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger,
+DynamicQuantizeLinear): exact i32 products of the widened operands less their zero points, then the
+QLinear ops' rescaling as ONNX's reference computes it.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""Converters for ONNX's Recurrent layers (RNN, GRU, LSTM) unrolled over their static sequence length.
+"""Converters for ONNX's recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence length
+with the semantics of the ONNX definition as onnxruntime implements it.
 
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions.
-
-Each direction projects the whole input sequence through W in one matmul (with the biases that
-do not depend on the state folded in), then unrolls the steps into matmuls of the hidden state
-with R, gate slices, activations and elementwise updates. The semantics are those of the ONNX
-definition as onnxruntime implements it: `clip` bounds the inputs of the gate activations, LSTM's
-`input_forget` makes the forget gate 1 - i, and `activation_alpha` / `activation_beta` are consumed
-in order by the activations that take them. `sequence_lens` masks the steps past each sequence's
-length: the state stops changing there and Y is zero (when every length is the full one, no
-masking is built); an empty sequence's final states are zero.
+Each direction projects the whole input sequence through W in one matmul, then unrolls the steps into
+matmuls of the hidden state with R, gate slices, activations and elementwise updates. `sequence_lens`
+masks the steps past each sequence's length: the state stops changing there and Y is zero.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
 """Converters for ONNX's signal operators: DFT and STFT, as matmuls with constant DFT matrices, and
 the window and mel-filter generators, whose outputs are constants of their (constant) sizes.
-
-A length-L transform along one axis is a product with the L x K matrices of
-cos and sin of 2*pi*k*n/L (K = L, or L/2 + 1 one-sided), computed in f64 with
-the angle reduced modulo L first so that the entries that are exactly 0 or 1
-are, and rounded once to the input's type. The real and imaginary parts are
-the last axis (size 1 for a real signal, 2 for a complex one), as in ONNX.
 """
 
 from __future__ import annotations

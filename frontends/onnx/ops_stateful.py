@@ -1,10 +1,6 @@
-"""Converters for ONNX's gated and state-carrying sequence operators: SwiGLU, CausalConvWithState, LinearAttention.
-
-Each is a composition of graph ops, following the onnx package's reference
-implementation step by step: CausalConvWithState is a concat of the carried
-state, a depthwise conv and a slice of the new state; LinearAttention's
-recurrence is unrolled over the static sequence length, its state kept in f32
-as the reference keeps it.
+"""Converters for ONNX's gated and state-carrying sequence operators (SwiGLU, CausalConvWithState,
+LinearAttention), each a composition of graph ops following the onnx package's reference
+implementation step by step.
 """
 
 from __future__ import annotations

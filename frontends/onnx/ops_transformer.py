@@ -1,20 +1,6 @@
 """Converters for ONNX's Transformer building blocks: Attention, RotaryEmbedding, RMSNormalization,
-TensorScatter.
-
-Registered in `CONVERTERS` with `ops.converts`; see `ops` for the conventions. Each is an exact
-decomposition into graph ops, following the operator's ONNX function body (and onnx's reference
-implementation where the body leaves a choice):
-
-* RMSNormalization: x / sqrt(mean(x^2) + epsilon) in float (stash_type), then `* scale`;
-* RotaryEmbedding: slices of the rotated part (halves, or even and odd elements when interleaved),
-  `x1 * cos - x2 * sin` and `x1 * sin + x2 * cos`, put back with concat (and a reshape when
-  interleaved); the caches are gathered at `position_ids` when given;
-* Attention: the scores `(Q * sqrt(scale)) @ (K * sqrt(scale))^T`, softcap, an additive bias made
-  of the mask, the causal / sliding-window frontier (bottom-right aligned) and the padding of
-  `nonpad_kv_seqlen`, softmax, a zero row where the bias masks every key, then `@ V`. Grouped
-  query heads share their key and value head through a broadcasting matmul (no repeat of K, V);
-* TensorScatter: a gather of the update at each cache position's source index, selected where the
-  position is written.
+TensorScatter, each an exact decomposition into graph ops following the operator's ONNX function
+body (and onnx's reference implementation where the body leaves a choice).
 """
 
 from __future__ import annotations
@@ -51,6 +37,7 @@ F32 = from_numpy_dtype(np.float32)
 
 @converts("RMSNormalization", newest=23)
 def convert_rms_norm(ctx: NodeContext):
+    """x / sqrt(mean(x^2) + epsilon) in float (stash_type), then `* scale`."""
     if ctx.attribute("stash_type", 1) != onnx.TensorProto.FLOAT:
         raise ctx.error(f"stash_type {ctx.attribute('stash_type')} is not supported (only float, 1)")
     x = ctx.input(0)
@@ -74,6 +61,9 @@ def convert_rms_norm(ctx: NodeContext):
 
 @converts("RotaryEmbedding", newest=23)
 def convert_rotary_embedding(ctx: NodeContext):
+    """Slices of the rotated part (halves, or even and odd elements when interleaved), `x1 * cos - x2 * sin`
+    and `x1 * sin + x2 * cos`, put back with concat; the caches are gathered at `position_ids` when given.
+    """
     x = ctx.input(0)
     shape = shape_of(x)
     if len(shape) == 4:
@@ -235,6 +225,11 @@ def grouped_matmul(ctx: NodeContext, per_query_head: SSAValue, per_kv_head: SSAV
 
 @converts("Attention", newest=25)
 def convert_attention(ctx: NodeContext):
+    """The scores `(Q * sqrt(scale)) @ (K * sqrt(scale))^T`, softcap, an additive bias made of the mask,
+    the causal / sliding-window frontier (bottom-right aligned) and the padding of `nonpad_kv_seqlen`,
+    softmax, a zero row where the bias masks every key, then `@ V`. Grouped query heads share their key
+    and value head through a broadcasting matmul.
+    """
     q, k, v = ctx.input(0), ctx.input(1), ctx.input(2)
     rank = len(shape_of(q))
     if rank == 3:

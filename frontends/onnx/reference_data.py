@@ -1,19 +1,6 @@
-"""The inputs and expected outputs that ship beside an ONNX model, in the onnx package's backend-test layouts.
-
-* a model directory: `model.onnx` with `test_data_set_0/input_N.pb` and
-  `output_N.pb` (the `pytorch-converted`, `pytorch-operator` and node cases);
-* the light models: `light_<name>.onnx` with `light_<name>_output_N.pb` beside
-  it and no inputs: onnx's runner feeds each float input `arange(n) / n`
-  (`generate_dummy_data(random=False)`, dynamic dimensions as 1), and so does
-  `dummy_inputs`.
-
-`ziggurat-compile --check` compares with these outputs as well as with
-onnxruntime when the model has them; the conformance suite and benchmark read
-them the same way.
-
-The light models' weights are constant fills, so their expected outputs give
-every class the same score and check little arithmetic; `with_random_weights`
-makes a model whose outputs onnxruntime can check instead.
+"""The inputs and expected outputs that ship beside an ONNX model, in the onnx package's backend-test
+layouts (a model directory with `test_data_set_0/`, or a light model's `light_<name>_output_N.pb`
+beside it), for `ziggurat-compile --check`, the conformance suite and the benchmarks.
 """
 
 from __future__ import annotations

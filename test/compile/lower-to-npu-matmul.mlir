@@ -34,7 +34,7 @@ func.func @main(%a: tensor<256x512xf16>, %b: tensor<512x256xf16>) -> tensor<256x
 // LEVELS:           memref.subview
 // Operands staged along the DMA chain gm -> l1 -> l0a/l0b, the accumulator in l0c, the
 // epilogue in ub, each hop an async copy and its wait.
-// LEVELS-LABEL: IR after promote-to-memory-space:
+// LEVELS-LABEL: IR after loop-promote-to-memory-space:
 // LEVELS-DAG:     memref.alloc() : memref<128x256xf32, "l0c">
 // LEVELS-DAG:     memref.alloc() : memref<128x64xf16, "l1">
 // LEVELS-DAG:     memref.alloc() : memref<128x64xf16, "l0a">
@@ -43,7 +43,7 @@ func.func @main(%a: tensor<256x512xf16>, %b: tensor<512x256xf16>) -> tensor<256x
 // LEVELS:         loop.copy_async {{.*}} "gm"> -> memref<128x64xf16, "l1">
 // LEVELS-NEXT:    loop.wait
 // Two slots per buffer filled in the K loop, the loop unrolled by two.
-// LEVELS-LABEL: IR after double-buffer:
+// LEVELS-LABEL: IR after loop-double-buffer:
 // LEVELS-DAG:     memref.alloc() : memref<2x128x64xf16, "l1">
 // LEVELS-DAG:     memref.alloc() : memref<2x64x256xf16, "l0b">
 // LEVELS:         loop.copy_async {{.*}} offset: 8192>, "l1">

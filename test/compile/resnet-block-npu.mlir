@@ -19,7 +19,7 @@
 // Loop level: buffers in global memory, then in the machine's spaces with async copies.
 // CHECK-LABEL: IR after tile-to-loop:
 // CHECK:         func.func @main(%x: memref<1x64x56x56xf16, "gm">, %w1: memref<64x64x3x3xf16, "gm">, %w2: memref<64x64x3x3xf16, "gm">, %result0: memref<1x64x56x56xf16, "gm">)
-// CHECK-LABEL: IR after promote-to-memory-space:
+// CHECK-LABEL: IR after loop-promote-to-memory-space:
 // CHECK-DAG:     "l1">
 // CHECK-DAG:     "l0a">
 // CHECK-DAG:     "l0b">
@@ -28,7 +28,7 @@
 // CHECK:         loop.copy_async
 // CHECK:         loop.wait
 // Double buffering: two slots for what a loop fills with copies.
-// CHECK-LABEL: IR after double-buffer:
+// CHECK-LABEL: IR after loop-double-buffer:
 // CHECK:         memref<2x
 // npu level: DMA engines, the cube, the vector unit, then addresses and flags.
 // CHECK-LABEL: IR after loop-to-npu:

@@ -29,6 +29,7 @@ from .machines import check_machine_case, machine_cases
 from .outcome import FAILURE_KINDS, Outcome
 from .pipelines import check_pipeline_case, pipeline_cases
 from .shapes import check_shape_case, shape_cases
+from .valid_mutation import check_valid_case, valid_cases
 
 FAILURES_DIR = Path(__file__).parent / "failures"
 
@@ -45,6 +46,7 @@ class Category:
 
 CATEGORIES: dict[str, Category] = {
     "ir": Category(ir_cases(), check_ir_case, ".mlir", cli=check_ir_case_cli),
+    "valid": Category(valid_cases(), check_valid_case, ".mlir"),
     "shapes": Category(shape_cases(), check_shape_case, ".mlir"),
     "machine": Category(machine_cases(), check_machine_case, ".toml"),
     "pipeline": Category(pipeline_cases(), check_pipeline_case, ".mlir"),

@@ -80,8 +80,8 @@ def machine_cases(draw) -> MachineCase:
 
 
 def _check_machine(argv: list[str]) -> None:
-    from ziggurat.machine import main
-    from ziggurat.diagnostics import run_main
+    from ziggurat.cli import run_main
+    from ziggurat.machine.__main__ import main
 
     run_main(lambda: main(argv))
 

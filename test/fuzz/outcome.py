@@ -9,7 +9,9 @@ Every fuzz case ends in one of these kinds:
 * `hang`: the case ran past its time limit;
 * `mismatch`: the tool succeeded but computed other numbers than the reference;
 * `bad-diagnostic`: exit code 1 whose diagnostic lacks the location the case
-  requires (`file:line:col:` for IR, `file:line:` for machine files).
+  requires (`file:line:col:` for IR, `file:line:` for machine files);
+* `refused`: a diagnostic for an input that is valid (a valid input changed in
+  a way that keeps it valid, category `valid`).
 
 The first two are what a tool may do with any input; the others are bugs.
 
@@ -37,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 OK_KINDS = ("success", "diagnostic")
-FAILURE_KINDS = ("traceback", "hang", "mismatch", "bad-diagnostic")
+FAILURE_KINDS = ("traceback", "hang", "mismatch", "bad-diagnostic", "refused")
 
 CASE_TIMEOUT_S = 60.0
 """Wall-clock limit of one tool invocation: generous, as the machine may be shared (with a

@@ -126,7 +126,7 @@ def runnable_chunks() -> tuple[tuple[str, int, str], ...]:
                 results = _results(chunk, f"{seed}:{offset}", INPUT_LEVELS)
             except CaseTimeout:
                 continue
-            if results is not None and all(isinstance(r, list) for _, r in results.values()):
+            if results and all(isinstance(r, list) for _, r in results.values()):
                 chunks.append((seed, offset, chunk))
     return tuple(chunks)
 
@@ -185,9 +185,11 @@ def _results(
     """Every public function's outputs on seeded random and special inputs, each on the interpreter of
     its level (npu code on `machine`, else the module's npu.machine; and only if no pass of `unfinished`,
     the npu passes the text has yet to go through, keeps it from running); None if the text fails to
-    parse or verify or has no function of one of `levels`. A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
+    parse or verify, empty if no function of `levels` may run. A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
     from ziggurat.context import default_context
-    from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source, verify_module
+    from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
+    from ziggurat.parsing import parse_source
+    from ziggurat.verifier import verify_module
     from ziggurat.testing.differential import level_inputs, level_of, why_not_runnable
     from xdsl.dialects import func
 
@@ -210,7 +212,7 @@ def _results(
                                   ("special", lambda: special(level_inputs(function, 2)))):
             outputs = OverBudget(ops) if ops > OPS_BUDGET else _run(module, make_inputs, name, machine)
             results[(name, kind)] = (level, outputs)
-    return results or None
+    return results
 
 
 def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str, machine: str | None) -> list[np.ndarray] | str:
@@ -260,31 +262,21 @@ def pipeline_cases(draw) -> PipelineCase:
     return PipelineCase(seed, offset, text, ",".join(passes))
 
 
-def tolerance(dtype: np.dtype) -> tuple[float, float]:
-    """(rtol, atol) between two evaluation orders of one computation in `dtype`."""
-    import ml_dtypes
-
-    if dtype.kind in "biu":
-        return 0.0, 0.0
-    if dtype in (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)):
-        return 0.25, 0.0
-    if dtype.itemsize <= 2:
-        return 1e-2, 1e-3
-    return 1e-4, 1e-5
-
-
 def mismatch(
     expected: np.ndarray, actual: np.ndarray, signed_zeros: bool = False, tolerances: tuple[float, float] | None = None
 ) -> str | None:
-    """How `actual` differs from `expected`, or None if it is the same up to `tolerances` (default:
-    `tolerance`; and, with `signed_zeros`, has the same sign wherever both are zero: 1 / x tells them apart)."""
+    """How `actual` differs from `expected`, or None if each element is within `tolerances` (default: the
+    type's `ziggurat.numerics.element_tolerance`, two evaluation orders of one computation), NaN where
+    it is NaN and, with `signed_zeros`, of the same sign wherever both are zero (1 / x tells them apart)."""
+    from ziggurat import numerics
+
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
         return f"{actual.dtype}{list(actual.shape)} instead of {expected.dtype}{list(expected.shape)}"
-    rtol, atol = tolerances or tolerance(expected.dtype)
+    rtol, atol = tolerances or numerics.element_tolerance(expected.dtype)
     wide_expected, wide_actual = expected.astype(np.float64), actual.astype(np.float64)
     if not np.array_equal(np.isnan(wide_expected), np.isnan(wide_actual)):
         return "NaN at other positions"
-    if not np.allclose(wide_actual, wide_expected, rtol=rtol, atol=atol, equal_nan=True):
+    if not numerics.compare(actual, expected, numerics.Tolerance(rtol, atol, (rtol, atol))).ok:
         finite = np.isfinite(wide_expected) & np.isfinite(wide_actual)
         worst = np.max(np.abs(wide_actual - wide_expected)[finite], initial=0.0)
         return f"values differ (by up to {worst:g} where both are finite)"
@@ -360,7 +352,7 @@ def compare_results(
 ) -> str | None:
     """How the output's results differ from the input's, or None if they agree; float results
     computed in a narrower type (`computed_in`) are compared with that type's tolerance."""
-    from ziggurat.testing.differential import stage_tolerance
+    from ziggurat.numerics import scaled_element_tolerance
 
     if expected is None:
         return None
@@ -379,13 +371,13 @@ def compare_results(
             continue  # lowered code may order NaN and signed zeros differently through max/min
         for index, (b, a) in enumerate(zip(before, after)):
             narrowed = computed_in is not None and _narrower(computed_in, b.dtype)
-            override = stage_tolerance(b, computed_in if narrowed else None) if lowered or narrowed else None
+            override = scaled_element_tolerance(b, computed_in if narrowed else None) if lowered or narrowed else None
             if (difference := mismatch(b, a, signed_zeros=not lowered, tolerances=override)) is not None:
                 return f"@{key[0]} on {key[1]} inputs ({level} -> {after_level}), result #{index}: {difference}"
     return None
 
 
 def _narrower(computed_in: np.dtype, dtype: np.dtype) -> bool:
-    from ziggurat.testing.differential import tolerance_for
+    from ziggurat.numerics import tolerance_for
 
     return tolerance_for(computed_in).rtol > tolerance_for(dtype).rtol

@@ -1,6 +1,6 @@
-// RUN: ziggurat-opt %s --split-input-file -p 'double-buffer{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-double-buffer{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function tiles --seed 1 --print > %t.before
-// RUN: ziggurat-opt %s -p 'double-buffer{machine=davinci}' | ziggurat-run - --function tiles --seed 1 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-double-buffer{machine=davinci}' | ziggurat-run - --function tiles --seed 1 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // An accumulator zeroed whole at the start of every iteration of the output-tile loop, and

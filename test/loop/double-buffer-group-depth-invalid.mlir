@@ -1,4 +1,4 @@
-// RUN: ziggurat-opt %s -p 'double-buffer{machine=davinci}' --verify-diagnostics -o /dev/null
+// RUN: ziggurat-opt %s -p 'loop-double-buffer{machine=davinci}' --verify-diagnostics -o /dev/null
 
 // A group's buffering depth must be at least one slot.
 func.func @zero(%x: memref<48x16xf16, "gm">, %result0: memref<48x16xf16, "gm">) {

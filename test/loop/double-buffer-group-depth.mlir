@@ -1,6 +1,6 @@
-// RUN: ziggurat-opt %s --split-input-file -p 'double-buffer{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-double-buffer{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function three --seed 4 --print > %t.before
-// RUN: ziggurat-opt %s -p 'double-buffer{machine=davinci}' | ziggurat-run - --function three --seed 4 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-double-buffer{machine=davinci}' | ziggurat-run - --function three --seed 4 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // A fusion group's `tile.buffering` (on its root ops, as ziggurat-tune sets it on the graph op)

@@ -1,7 +1,7 @@
-// double-buffer counts against a space's capacity only the allocs live where a buffer is
+// loop-double-buffer counts against a space's capacity only the allocs live where a buffer is
 // (from the first to the last top-level op using them), as npu-plan-memory lets the others share
 // its bytes: in a network, one layer's buffers no longer keep the next layer's single.
-// RUN: ziggurat-opt %s -p 'double-buffer{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-double-buffer{machine=davinci}' | filecheck %s
 
 // ub is 256 KiB. The four allocs take 264 KiB in all, but the loops never see them all live:
 // - %a (88 KiB) lives with %shared (96 KiB): 96 + 2 x 88 = 272 KiB, so it stays single;

@@ -1,6 +1,6 @@
-// double-buffer leaves alone what it cannot or should not split.
-// RUN: ziggurat-opt %s -p 'double-buffer{machine=davinci}' | filecheck %s
-// RUN: ziggurat-opt %s -p 'double-buffer' | filecheck %s --check-prefix=NOMACHINE
+// loop-double-buffer leaves alone what it cannot or should not split.
+// RUN: ziggurat-opt %s -p 'loop-double-buffer{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-double-buffer' | filecheck %s --check-prefix=NOMACHINE
 
 // A buffer read after the loop keeps one slot; a loop with dynamic bounds or a single iteration
 // is not unrolled; with the machine, a 160 KiB ub buffer stays single (two slots exceed 256 KiB).

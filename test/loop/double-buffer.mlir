@@ -1,8 +1,8 @@
-// double-buffer: buffers that copies fill inside a loop get two slots and the loop is unrolled by two,
+// loop-double-buffer: buffers that copies fill inside a loop get two slots and the loop is unrolled by two,
 // stage s on slot s; an odd trip count leaves the last iteration peeled after the loop, on slot 0.
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=davinci},double-buffer' | filecheck %s --check-prefix=DAVINCI
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=tensorcore},double-buffer' | filecheck %s --check-prefix=TC
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=davinci},double-buffer{depth=3}' | filecheck %s --check-prefix=DEPTH3
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=davinci},loop-double-buffer' | filecheck %s --check-prefix=DAVINCI
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=tensorcore},loop-double-buffer' | filecheck %s --check-prefix=TC
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=davinci},loop-double-buffer{depth=3}' | filecheck %s --check-prefix=DEPTH3
 
 // Five K steps: a loop over two unrolled pairs (k = 0, 64) and k = 128 peeled.
 

@@ -1,5 +1,5 @@
-// hoist-copies leaves in the loop what is not invariant there.
-// RUN: ziggurat-opt %s -p hoist-copies | filecheck %s
+// loop-hoist-copies leaves in the loop what is not invariant there.
+// RUN: ziggurat-opt %s -p loop-hoist-copies | filecheck %s
 
 // What must stay: a copy whose source the loop writes, a copy into a buffer the loop reads before
 // the copy, and a copy whose view depends on the induction variable.

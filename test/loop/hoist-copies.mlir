@@ -1,8 +1,8 @@
-// hoist-copies moves copies whose views do not change in a loop out of it: here the lhs tile of
+// loop-hoist-copies moves copies whose views do not change in a loop out of it: here the lhs tile of
 // row block %i, staged gm -> l1 -> l0a (davinci) or gm -> smem -> rf (tensorcore), is the same for
 // every %j, so both copies climb out of the %j loop; the rhs tile depends on %j and stays.
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=davinci},hoist-copies' | filecheck %s --check-prefix=DAVINCI
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=tensorcore},hoist-copies' | filecheck %s --check-prefix=TC
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=davinci},loop-hoist-copies' | filecheck %s --check-prefix=DAVINCI
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=tensorcore},loop-hoist-copies' | filecheck %s --check-prefix=TC
 
 // DAVINCI-LABEL: func.func @matmul_ij
 // DAVINCI:         scf.for %i

@@ -3,12 +3,12 @@
 // aligned; a slice at an odd offset (a concat's part at channel 136 of 7x7 planes, 16 bytes
 // past a 32-byte boundary) is cast into a buffer of its own and moved by the DMA engines,
 // which need no alignment, out to gm and back. Both keep the numbers.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function aligned --seed 1 --print > %t.aligned.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function aligned --seed 1 --print > %t.aligned.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --function aligned --seed 1 --print > %t.aligned.after
 // RUN: diff %t.aligned.before %t.aligned.after
 // RUN: ziggurat-run %s --function odd_slice --seed 1 --print > %t.odd.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function odd_slice --seed 1 --print > %t.odd.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --function odd_slice --seed 1 --print > %t.odd.after
 // RUN: diff %t.odd.before %t.odd.after
 
 // CHECK-LABEL: func.func @aligned

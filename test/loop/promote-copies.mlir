@@ -1,9 +1,9 @@
-// promote-to-memory-space also makes the program's own copies (tile-to-loop's pads) doable by
-// the machine's engines: a buffer only copies fill moves next to its readers when the engine on
-// the way pads, and a copy no single engine does is split along its route (the first engine that
+// loop-promote-to-memory-space and loop-legalize-copies make the program's own copies (tile-to-loop's
+// pads) doable by the machine's engines: a buffer only copies fill moves next to its readers when
+// the engine on the way pads, and a copy no single engine does is split along its route (the first engine that
 // pads pads; else the first vector space on the route is zero-filled and the copy writes its interior).
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=tensorcore}' | filecheck %s --check-prefix=TC
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=tensorcore},loop-legalize-copies{machine=tensorcore}' | filecheck %s --check-prefix=TC
 
 // A padded input that a contraction reads: on davinci mte2 pads on the way into l1, where the
 // padded tile stays for l1 -> l0a; tensorcore's cp.async cannot pad, so the buffer stays in gm and

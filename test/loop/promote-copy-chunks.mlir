@@ -2,9 +2,9 @@
 // ub -> gm); one too large for that space (a DenseNet concat's part, 1x64x56x56 f16 =
 // 392 KB, ub 256 KB) is split into static chunks along its outer dims, each half the
 // space at most (20 channels of 56x56 f16 = 122.5 KB), copied through one staging buffer.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function concat_part --seed 3 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function concat_part --seed 3 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --function concat_part --seed 3 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // CHECK-LABEL: func.func @concat_part(

@@ -2,8 +2,8 @@
 // bias, residual add and relu fused): the cast folds into a copy l0c -> ub, the bias add moves
 // its source to ub, and the copy, now within ub, is the vector unit's cast into that buffer,
 // not a bounce ub -> gm -> ub. On tensorcore all of it stays in rf.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=tensorcore}' | filecheck %s --check-prefix=TC
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=tensorcore},loop-legalize-copies{machine=tensorcore}' | filecheck %s --check-prefix=TC
 
 // DAVINCI-LABEL: func.func @gemm_bias_residual
 // DAVINCI-NOT:     memref.alloc() : memref<16x32xf16, "gm">

@@ -2,8 +2,8 @@
 // c_space on davinci (no engine writes l0c): the ops after it read its vector-space buffer instead.
 // The truncf that had become a casting copy l0c -> gm now starts in ub, whose engine (mte3) does not
 // cast: the vector unit casts first. On tensorcore c_space is the vector space: nothing moves.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=tensorcore}' | filecheck %s --check-prefix=TC
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=tensorcore},loop-legalize-copies{machine=tensorcore}' | filecheck %s --check-prefix=TC
 
 // DAVINCI-LABEL: func.func @gemm_bias
 // DAVINCI:         %acc = memref.alloc() : memref<16x32xf32, "l0c">

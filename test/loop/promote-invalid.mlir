@@ -1,5 +1,5 @@
-// promote-to-memory-space refuses, at the op, what the machine cannot hold or reach.
-// RUN: ziggurat-opt %s --split-input-file --verify-diagnostics -p 'promote-to-memory-space{machine=davinci}'
+// loop-promote-to-memory-space refuses, at the op, what the machine cannot hold or reach.
+// RUN: ziggurat-opt %s --split-input-file --verify-diagnostics -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}'
 
 // A 256x256 f16 lhs tile is 128 KiB; davinci's l0a holds 64 KiB.
 func.func @too_big(%A: memref<256x256xf16, "gm">, %B: memref<256x16xf16, "gm">, %result0: memref<256x16xf32, "gm">) {
@@ -52,7 +52,7 @@ func.func @unknown_space(%x: memref<16x16xf16, "dram">, %result0: memref<16x16xf
 
 func.func @dynamic(%x: memref<?x16xf16, "gm">) {
   %c0 = arith.constant 0 : index
-  // expected-error@+1 {{promote-to-memory-space needs static shapes, got memref<?x16xf16, "gm">}}
+  // expected-error@+1 {{loop-promote-to-memory-space needs static shapes, got memref<?x16xf16, "gm">}}
   %d = memref.dim %x, %c0 : memref<?x16xf16, "gm">
   func.return
 }

@@ -3,9 +3,9 @@
 // padded buffer in the source's space, the interior is copied in (out and back
 // through gm), and the padded buffer goes out whole. ShuffleNet's channel shuffle
 // (a transpose in ub) feeding a padded depthwise conv had no route before.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --seed 2 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --seed 2 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --seed 2 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // CHECK-LABEL: func.func @main(

@@ -1,10 +1,10 @@
-// promote-to-memory-space pads a contraction's buffers to whole matrix instructions with the
+// loop-promote-to-memory-space pads a contraction's buffers to whole matrix instructions with the
 // fewest points: the output rows x cols of a conv tile are one run of the instruction's N (NCHW:
 // loop-to-npu regroups them), so 7x7 points take 8x8 (64, four 16-wide blocks), not 7x16 (112);
 // 3 rows of 7 take 4x8 (32), not 3x16 (48); the single row left over takes 1x16 (a unit dim stays).
 // Both dims of the B tile and of the accumulator grow; the fixpipe reads the accumulator's 7x7 valid
 // region back out.
-// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv,tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci}' > %t.mlir
+// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv,tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci}' > %t.mlir
 // RUN: filecheck %s < %t.mlir
 // RUN: filecheck %s --check-prefix=OLD < %t.mlir
 // RUN: ziggurat-run %s --seed 4 --outputs %t.expected.npz

@@ -2,9 +2,9 @@
 // LRN channel pad, 1x96x54x54 -> 1x100x54x54 f16 = 583 KB, ub 256 KB) is split into static
 // chunks along its unpadded dims; the padded dim stays whole, so each chunk pads as the copy
 // did (100 channels x 12 rows x 54 = 126.6 KB, at most half of ub).
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function channel_pad --seed 3 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function channel_pad --seed 3 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --function channel_pad --seed 3 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // CHECK-LABEL: func.func @channel_pad(

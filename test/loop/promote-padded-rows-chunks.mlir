@@ -4,9 +4,9 @@
 // of rows taking the low padding and the last the high padding. Here: one channel 156x155 f16 is
 // 48 KB > 32 KB, so each channel is cut into rows 0..99 (3 rows of low padding: 102x155) and
 // 99..150 (3 rows of high padding: 54x155), each padded in W as the copy is.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=systolic}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=systolic},loop-legalize-copies{machine=systolic}' | filecheck %s
 // RUN: ziggurat-run %s --function padded_input --seed 3 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=systolic}' | ziggurat-run - --function padded_input --seed 3 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=systolic},loop-legalize-copies{machine=systolic}' | ziggurat-run - --function padded_input --seed 3 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // CHECK-LABEL: func.func @padded_input(

@@ -1,6 +1,6 @@
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function points --seed 3 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function points --seed 3 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --function points --seed 3 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // Consecutive contractions of one block (a convolution's window points after

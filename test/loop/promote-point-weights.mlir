@@ -5,7 +5,7 @@
 // to l0a, and global-memory loads and matrix instructions would take turns instead of
 // overlapping. The lowered conv matches the graph interpreter on davinci, and on tensorcore
 // (smem staging, where the tile sizes leave less room).
-// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv,tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},hoist-copies' | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv,tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-hoist-copies' | filecheck %s
 // RUN: ziggurat-run %s --outputs %t.graph.npz
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --machine davinci --expect %t.graph.npz | filecheck %s --check-prefix=NUMERICS
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=tensorcore}' | ziggurat-run - --machine tensorcore --expect %t.graph.npz | filecheck %s --check-prefix=NUMERICS

@@ -3,9 +3,9 @@
 // copy do: DenseNet's 58 concat parts shared one 1x20x56x56 ub buffer, which then lived
 // from the first concat to the last, across every layer between, and ub overflowed in
 // npu-plan-memory. Each part is 1x40x56x56 f16 (245 KB), two 20-channel chunks.
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function two_parts --seed 4 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function two_parts --seed 4 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci},loop-legalize-copies{machine=davinci}' | ziggurat-run - --function two_parts --seed 4 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // CHECK-LABEL: func.func @two_parts(

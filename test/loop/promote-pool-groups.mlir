@@ -1,6 +1,6 @@
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci}' | filecheck %s
 // RUN: ziggurat-run %s --function groups --seed 2 --print > %t.before
-// RUN: ziggurat-opt %s -p 'promote-to-memory-space{machine=davinci}' | ziggurat-run - --function groups --seed 2 --print > %t.after
+// RUN: ziggurat-opt %s -p 'loop-promote-to-memory-space{machine=davinci}' | ziggurat-run - --function groups --seed 2 --print > %t.after
 // RUN: diff %t.before %t.after
 
 // Staging buffers are shared by the ops of one block and one fusion group, not across

@@ -1,8 +1,8 @@
-// promote-to-memory-space on the loop level that tile-to-loop writes (docs/lowering.md, sections 4 and 5):
+// loop-promote-to-memory-space on the loop level that tile-to-loop writes (docs/lowering.md, sections 4 and 5):
 // contraction operands staged along the DMA chain into a_space/b_space, the accumulator placed in
 // c_space, elementwise ops in the vector space, results copied back.
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
-// RUN: ziggurat-opt %s --split-input-file -p 'promote-to-memory-space{machine=tensorcore}' | filecheck %s --check-prefix=TC
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=davinci}' | filecheck %s --check-prefix=DAVINCI
+// RUN: ziggurat-opt %s --split-input-file -p 'loop-promote-to-memory-space{machine=tensorcore}' | filecheck %s --check-prefix=TC
 
 // Matmul + relu in one tile loop. On davinci the accumulator lives in l0c, A and B go gm -> l1 -> l0a/l0b,
 // the truncf folds into the fixpipe copy l0c -> ub (it casts) and the relu runs in ub, its result copied

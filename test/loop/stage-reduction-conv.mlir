@@ -1,9 +1,9 @@
-// stage-reduction on a 3x3 conv whose loop walks input channels (16 of 64 per step): each row
+// loop-stage-reduction on a 3x3 conv whose loop walks input channels (16 of 64 per step): each row
 // tile's padded input (all 64 channels, rows with their halo) is copied into l1 once, before the
 // channel loop, and the window points read their channels' slice of it. The weight tiles, which
 // the points stage in two l1 buffers in turn (two writers), stay in the loop. The lowered conv
 // matches the graph interpreter on davinci and tensorcore.
-// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv,tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},stage-reduction' | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv,tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-stage-reduction' | filecheck %s
 // RUN: ziggurat-run %s --outputs %t.graph.npz
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --machine davinci --expect %t.graph.npz | filecheck %s --check-prefix=NUMERICS
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=tensorcore}' | ziggurat-run - --machine tensorcore --expect %t.graph.npz | filecheck %s --check-prefix=NUMERICS

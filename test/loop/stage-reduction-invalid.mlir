@@ -1,4 +1,4 @@
-// RUN: ziggurat-opt %s -p 'stage-reduction' --verify-diagnostics -o /dev/null
+// RUN: ziggurat-opt %s -p 'loop-stage-reduction' --verify-diagnostics -o /dev/null
 
 // tile.stage_reduction is present or absent: a value is a mistake, not a setting.
 func.func @valued(%a: memref<64x256xf16, "gm">, %b: memref<64x64xf16, "l0b">, %acc: memref<64x64xf32, "l0c">) {

@@ -1,9 +1,9 @@
-// What stage-reduction leaves in the loop. Without `all`, only loops of roots marked
+// What loop-stage-reduction leaves in the loop. Without `all`, only loops of roots marked
 // tile.stage_reduction are staged; with all=true every loop holding a contraction is, but a copy
 // that pads along the dim the loop walks, or whose buffer a compute op reads (not a staging hop),
 // stays.
-// RUN: ziggurat-opt %s -p 'stage-reduction' | filecheck %s --check-prefix=MARKED
-// RUN: ziggurat-opt %s -p 'stage-reduction{all=true}' | filecheck %s --check-prefix=ALL
+// RUN: ziggurat-opt %s -p 'loop-stage-reduction' | filecheck %s --check-prefix=MARKED
+// RUN: ziggurat-opt %s -p 'loop-stage-reduction{all=true}' | filecheck %s --check-prefix=ALL
 
 // MARKED-LABEL: func.func @unmarked
 // MARKED:         scf.for %[[K:.*]] =

@@ -1,9 +1,9 @@
-// stage-reduction: the matmul's K loop (4 steps of 64) staged its lhs and rhs slices through l1
+// loop-stage-reduction: the matmul's K loop (4 steps of 64) staged its lhs and rhs slices through l1
 // one step at a time; with `tile.stage_reduction` on the root, each operand's slices of all four
 // steps are copied into one l1 buffer before the loop, and each step copies its slice of that
 // buffer on to l0a/l0b. The lowered matmul matches the graph interpreter on davinci (l1) and on
 // tensorcore (smem).
-// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},stage-reduction' | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-vectorize{machine=davinci},canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-stage-reduction' | filecheck %s
 // RUN: ziggurat-run %s --outputs %t.graph.npz
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --machine davinci --expect %t.graph.npz | filecheck %s --check-prefix=NUMERICS
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=tensorcore}' | ziggurat-run - --machine tensorcore --expect %t.graph.npz | filecheck %s --check-prefix=NUMERICS

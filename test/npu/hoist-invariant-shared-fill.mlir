@@ -1,5 +1,5 @@
 // npu-hoist-invariant: when two hoisted groups fill buffers of one type with the same values
-// (each of double-buffer's stages broadcasts the bias into its own buffer, as loop-to-npu makes a
+// (each of loop-double-buffer's stages broadcasts the bias into its own buffer, as loop-to-npu makes a
 // buffer per broadcast), the second goes and its readers read the first: one buffer is live
 // across the loop, not two (ResNet-50's stem conv tiled two rows at a time then fits ub).
 // RUN: ziggurat-opt %s -p 'npu-hoist-invariant{machine=davinci}' | filecheck %s

@@ -1,5 +1,5 @@
 // npu-hoist-invariant: instructions that write the same values in every iteration move before
-// the loop; double-buffer's copies of them go; everything else stays where it is.
+// the loop; loop-double-buffer's copies of them go; everything else stays where it is.
 // RUN: ziggurat-opt %s -p 'npu-hoist-invariant{machine=davinci}' | filecheck %s
 // RUN: ziggurat-opt %s -p 'npu-plan-memory{machine=davinci},npu-insert-sync{machine=davinci}' | ziggurat-run - --machine davinci --function epilogue --seed 3 --print > %t.before
 // RUN: ziggurat-opt %s -p 'npu-hoist-invariant{machine=davinci},npu-plan-memory{machine=davinci},npu-insert-sync{machine=davinci}' | ziggurat-run - --machine davinci --function epilogue --seed 3 --print > %t.after

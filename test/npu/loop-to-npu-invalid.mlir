@@ -27,7 +27,7 @@ func.func @no_pad(%c: memref<16x16xf32, "l0c">, %u: memref<16x32xf32, "ub">) {
 // -----
 
 func.func @matmul_in_l1(%a: memref<16x16xf16, "l1">, %b: memref<16x16xf16, "l0b">, %c: memref<16x16xf32, "l0c">) {
-  // expected-error@+1 {{linalg.generic: operand A is in 'l1'; the matrix unit 'cube' of machine 'davinci' reads A from 'l0a' (run promote-to-memory-space first)}}
+  // expected-error@+1 {{linalg.generic: operand A is in 'l1'; the matrix unit 'cube' of machine 'davinci' reads A from 'l0a' (run loop-promote-to-memory-space first)}}
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<16x16xf16, "l1">, memref<16x16xf16, "l0b">) outs(%c : memref<16x16xf32, "l0c">) {
   ^bb0(%x: f16, %w: f16, %acc: f32):
     %xe = arith.extf %x : f16 to f32
@@ -66,7 +66,7 @@ func.func @transposed_a(%a: memref<32x16xf16, "l0a">, %b: memref<32x16xf16, "l0b
 
 func.func @unpadded(%a: memref<100x64xf16, "l0a">, %b: memref<64x16xf16, "l0b">, %c: memref<112x16xf32, "l0c">) {
   %cv = memref.subview %c[0, 0] [100, 16] [1, 1] : memref<112x16xf32, "l0c"> to memref<100x16xf32, strided<[16, 1]>, "l0c">
-  // expected-error@+1 {{linalg.generic: the 112x16x64 instruction (rounded up to the unit's shape) reads a 112x64 tile of operand A past its buffer memref<100x64xf16, "l0a">; promote-to-memory-space rounds buffers up to the unit's multiples}}
+  // expected-error@+1 {{linalg.generic: the 112x16x64 instruction (rounded up to the unit's shape) reads a 112x64 tile of operand A past its buffer memref<100x64xf16, "l0a">; loop-promote-to-memory-space rounds buffers up to the unit's multiples}}
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<100x64xf16, "l0a">, memref<64x16xf16, "l0b">) outs(%cv : memref<100x16xf32, strided<[16, 1]>, "l0c">) {
   ^bb0(%x: f16, %w: f16, %acc: f32):
     %xe = arith.extf %x : f16 to f32
@@ -81,7 +81,7 @@ func.func @unpadded(%a: memref<100x64xf16, "l0a">, %b: memref<64x16xf16, "l0b">,
 // -----
 
 func.func @vector_in_gm(%x: memref<64xf16, "gm">, %y: memref<64xf16, "gm">) {
-  // expected-error@+1 {{linalg.generic: operand #0 is in 'gm'; the vector unit 'vector' of machine 'davinci' works in ub (run promote-to-memory-space first)}}
+  // expected-error@+1 {{linalg.generic: operand #0 is in 'gm'; the vector unit 'vector' of machine 'davinci' works in ub (run loop-promote-to-memory-space first)}}
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<64xf16, "gm">) outs(%y : memref<64xf16, "gm">) {
   ^bb0(%in: f16, %out: f16):
     %e = math.exp %in : f16

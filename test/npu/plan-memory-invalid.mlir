@@ -23,7 +23,7 @@ func.func @alone() {
 // -----
 
 func.func @unplaced() {
-  // expected-error@+1 {{cannot plan memref<16xf16>: it has no memory space (run promote-to-memory-space first)}}
+  // expected-error@+1 {{cannot plan memref<16xf16>: it has no memory space (run loop-promote-to-memory-space first)}}
   %a = memref.alloc() : memref<16xf16>
   func.return
 }

@@ -1,10 +1,10 @@
 // A per-channel bias view memref<1x128x1x1> rank-reduced to memref<1x128> keeps
-// its leading unit dim: double-buffer's slot views and the retyped copies keep it
+// its leading unit dim: loop-double-buffer's slot views and the retyped copies keep it
 // too (they used to drop every unit dim, giving a copy of rank 1 -> rank 2).
-// RUN: ziggurat-opt %s -p 'double-buffer' | filecheck %s
-// RUN: ziggurat-opt %s -p 'double-buffer,loop-to-npu{machine=davinci}' | filecheck %s --check-prefix=DMA
+// RUN: ziggurat-opt %s -p 'loop-double-buffer' | filecheck %s
+// RUN: ziggurat-opt %s -p 'loop-double-buffer,loop-to-npu{machine=davinci}' | filecheck %s --check-prefix=DMA
 // RUN: ziggurat-run %s --seed 3 --outputs %t.expected.npz
-// RUN: ziggurat-opt %s -p 'double-buffer,loop-to-npu{machine=davinci},npu-plan-memory{machine=davinci},npu-insert-sync{machine=davinci}' | ziggurat-run - --seed 3 --expect %t.expected.npz
+// RUN: ziggurat-opt %s -p 'loop-double-buffer,loop-to-npu{machine=davinci},npu-plan-memory{machine=davinci},npu-insert-sync{machine=davinci}' | ziggurat-run - --seed 3 --expect %t.expected.npz
 
 // CHECK:      memref.alloc() : memref<2x1x128xbf16, "ub">
 // CHECK:      %[[V:.*]] = memref.subview %{{.*}}[0, 0, 0, 0] [1, 128, 1, 1] [1, 1, 1, 1] : memref<1x128x1x1xbf16, strided<[256, 1, 1, 1], offset: ?>, "gm"> to memref<1x128xbf16, strided<[256, 1], offset: ?>, "gm">

@@ -5,7 +5,7 @@
 
 // A stride-1 1x1 conv: its rows are `oh + kh` with `kh` a unit reduction dim. That is a
 // one-point window, not a block split that keeps `kh` and `kw` as unit K dims after
-// the channels: promote-to-memory-space rounds K up by padding the innermost K dim,
+// the channels: loop-promote-to-memory-space rounds K up by padding the innermost K dim,
 // `kw`, which left the B operand (the input, [c, oh, 1, ow, 2]) no row-major tile for
 // loop-to-npu (ShuffleNet's 136-channel 1x1 convs, K tiled 64 + 8).
 // CHECK-LABEL: func.func @conv1x1(

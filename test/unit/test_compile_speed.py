@@ -31,11 +31,12 @@ from xdsl.printer import Printer as XdslPrinter
 
 from ziggurat.interpreters.timing import Access, _AccessLog, _Record
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.dtypes import is_splat
 from ziggurat.printing import Printer
 from ziggurat.transforms.npu.insert_sync import _ANYWHERE, _Access, _envelopes_meet, _Step
-from ziggurat.transforms.tile.tile_sizes import is_contraction_op, slice_elements
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.transforms.tile.tile_sizes import slice_elements
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, linear_form, tiling_of
 
 NAN = float("nan")
@@ -97,7 +98,7 @@ def test_slice_elements_is_access_slices_size(text):
 
     module = Parser(default_context(), text).parse_module()
     GraphToTilePass().apply(default_context(), module)
-    op = next(op for op in module.walk() if is_contraction_op(op))
+    op = next(op for op in module.walk() if is_contraction(op))
     for indexing in tiling_of(op).indexing_maps(op):
         forms = [linear_form(result)[0] for result in indexing.results]
         for box in itertools.product((1, 2, 5), repeat=indexing.num_dims):
@@ -241,7 +242,7 @@ func.func @f(%a: memref<4x4xf32, strided<[4, 1], offset: ?>>, %b: memref<4x4xf32
 def test_a_repeated_type_or_array_parses_as_the_first(monkeypatch):
     """The parser reuses what it parsed for the same text of a memref, tensor or vector type or an
     `array<...>`; the module is the one parsing every occurrence gives (locations included)."""
-    from ziggurat.diagnostics import _LocatingParser
+    from ziggurat.parsing import _LocatingParser
 
     def printed(module) -> str:
         text = io.StringIO()

@@ -1,7 +1,7 @@
 """How lower-to-npu schedules a convolution on davinci: its window points overlap on the cube.
 
 tile-decompose-conv makes one contraction per window point in one loop body. Their l0a/l0b
-operands come from two buffers used in turn (promote-to-memory-space), and the tile sizes count
+operands come from two buffers used in turn (loop-promote-to-memory-space), and the tile sizes count
 the rows as promote pads them, so that both buffers fit: the load of one point's operands runs
 on mte1 while the cube multiplies the previous point's (before: one buffer, each load waited
 for the previous instruction, and the cube was busy 61% of the run; now 69%).
@@ -16,7 +16,7 @@ from ziggurat.interpreters.interpreter import find_function, run_function
 from ziggurat.machine import load_machine
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
 from ziggurat.printing import Printer
 

@@ -1,4 +1,5 @@
-"""ziggurat.diagnostics: source locations, located verifier errors, run_main, atomic writes, annotations."""
+"""ziggurat.diagnostics, .parsing, .verifier, .cli and .expected_diagnostics: source locations, located verifier
+errors, run_main, atomic writes, annotations."""
 
 import os
 import stat
@@ -11,21 +12,19 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.context import default_context
+from ziggurat.cli import run_main, write_atomically
 from ziggurat.diagnostics import (
     Diagnostic,
     DiagnosticError,
-    check_expected_diagnostics,
     collect_diagnostics,
     did_you_mean,
     emit_warning,
     error_at,
     note_at,
-    parse_expected_diagnostics,
-    parse_source,
-    run_main,
-    verify_module,
-    write_atomically,
 )
+from ziggurat.expected_diagnostics import check_expected_diagnostics, parse_expected_diagnostics
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.dialects.graph import ReluOp
 
 SOURCE = """\

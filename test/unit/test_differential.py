@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -15,7 +14,6 @@ from ziggurat.dialects import graph
 from ziggurat.testing.differential import (
     check_pass_preserves_numerics,
     compare_outputs,
-    tolerance_for,
 )
 
 from ziggurat.diagnostics import DiagnosticError
@@ -71,22 +69,6 @@ def test_the_same_seed_gives_the_same_inputs():
     other = check_pass_preserves_numerics(RELU, "graph-to-tile", seed=8)
     np.testing.assert_array_equal(first.before[0], second.before[0])
     assert not np.array_equal(first.before[0], other.before[0])
-
-
-@pytest.mark.parametrize(
-    "dtype, loose",
-    [
-        (np.float32, 2.0**-13),
-        (np.float16, 1e-2),
-        (ml_dtypes.bfloat16, 3e-2),
-        (np.int8, 0.0),
-        (np.bool_, 0.0),
-    ],
-)
-def test_tolerances_follow_the_dtype(dtype, loose):
-    tolerance = tolerance_for(np.dtype(dtype))
-    assert tolerance.rtol == loose
-    assert tolerance.exact == (loose == 0)
 
 
 def test_integers_must_match_exactly_and_floats_within_tolerance():

@@ -19,7 +19,8 @@ import pytest
 
 from ziggurat.machine import load_machine
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.printing import Printer
 from ziggurat.tools import ziggurat_sweep, ziggurat_tune

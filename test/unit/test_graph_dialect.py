@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 from ziggurat.interpreters.graph_interpreter import find_function, random_inputs, run_function
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     OpPatternKind,

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source, verify_module
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.dialects.graph import BatchNormOp, FusedOp
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 

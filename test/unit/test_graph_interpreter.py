@@ -22,7 +22,8 @@ from ziggurat.interpreters.graph_interpreter import (
     run_function,
 )
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 from ziggurat.dialects.graph import Graph, ReluOp
 
 RNG = np.random.default_rng(1234)
@@ -755,7 +756,8 @@ def test_plugins_join_through_the_entry_point_group(monkeypatch):
 def test_random_inputs_past_the_size_limit_fail_at_once():
     from ziggurat.interpreters.interpreter import MAX_RANDOM_INPUT_BYTES, find_function, random_inputs
     from ziggurat.context import default_context
-    from ziggurat.diagnostics import DiagnosticError, parse_source
+    from ziggurat.diagnostics import DiagnosticError
+    from ziggurat.parsing import parse_source
 
     side = int((MAX_RANDOM_INPUT_BYTES // 4) ** 0.5) + 1
     text = (

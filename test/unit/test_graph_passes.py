@@ -18,7 +18,8 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
+from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
+from ziggurat.parsing import parse_source
 from ziggurat.dialects.graph import ConstantOp, ExpOp, TransposeOp
 from ziggurat.tools.ziggurat_opt import split_input
 from ziggurat.dialects.graph_canonicalization import compose_permutations, widens_exactly

@@ -1,4 +1,4 @@
-"""kept_dims: which dims a rank-reduced subview keeps (shared by double-buffer and loop-to-npu)."""
+"""kept_dims: which dims a rank-reduced subview keeps (shared by loop-double-buffer and loop-to-npu)."""
 
 from ziggurat.transforms.loop.buffers import kept_dims
 

@@ -12,17 +12,19 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import UnknownLoc
 
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline
 
 TEST = Path(__file__).parents[1]
 
 CASES = [
-    ("promote-to-memory-space{machine=davinci}", TEST / "loop" / "promote.mlir"),
-    ("promote-to-memory-space{machine=tensorcore}", TEST / "loop" / "promote-copies.mlir"),
-    ("promote-to-memory-space{machine=davinci}", TEST / "loop" / "promote-epilogue.mlir"),
-    ("promote-to-memory-space{machine=davinci},hoist-copies,double-buffer", TEST / "loop" / "double-buffer.mlir"),
-    ("stage-reduction{all=true}", TEST / "loop" / "stage-reduction-stays.mlir"),
+    ("loop-promote-to-memory-space{machine=davinci}", TEST / "loop" / "promote.mlir"),
+    ("loop-promote-to-memory-space{machine=tensorcore}", TEST / "loop" / "promote-copies.mlir"),
+    ("loop-promote-to-memory-space{machine=davinci}", TEST / "loop" / "promote-epilogue.mlir"),
+    ("loop-promote-to-memory-space{machine=davinci},loop-hoist-copies,loop-double-buffer", TEST / "loop" / "double-buffer.mlir"),
+    ("loop-promote-to-memory-space{machine=tensorcore},loop-legalize-copies{machine=tensorcore}", TEST / "loop" / "promote-copies.mlir"),
+    ("loop-legalize-copies{machine=davinci}", TEST / "loop" / "legalize-copies.mlir"),
+    ("loop-stage-reduction{all=true}", TEST / "loop" / "stage-reduction-stays.mlir"),
     ("loop-to-npu{machine=davinci}", TEST / "npu" / "loop-to-npu.mlir"),
     ("graph-to-tile", TEST / "tile" / "graph-to-tile.mlir"),
     ("graph-fuse,graph-to-tile,tile-and-fuse{sizes=32,64,16}", TEST / "tile" / "tile-and-fuse.mlir"),

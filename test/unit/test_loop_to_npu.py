@@ -13,7 +13,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 from ziggurat.dialects import npu
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 
@@ -233,7 +234,7 @@ def _contraction(ins: str, out: str, maps: str = MATMUL_MAPS) -> str:
 
 def ragged_matmul() -> str:
     """A 100x77x300 f16 matmul on davinci in two K tiles (160, then 140), buffers rounded up to the
-    16x16x16 cube and padded with zeros by mte2, as promote-to-memory-space stages them."""
+    16x16x16 cube and padded with zeros by mte2, as loop-promote-to-memory-space stages them."""
     g = "gm"
     text = f"""func.func @main(%A: memref<100x300xf16, "{g}">, %B: memref<300x77xf16, "{g}">, %result0: memref<100x77xf32, "{g}">) {{
   %zero = arith.constant 0.000000e+00 : f32
@@ -325,7 +326,7 @@ CONV_NCHW_MAPS = (
 
 def conv_1x1_nd() -> str:
     """out[f, oh, ow] = sum_c W[f, c] * X[c, oh, ow] with X and the accumulator staged in 3-d buffers
-    (ow padded from 14 to 16), as promote-to-memory-space stages a conv tile."""
+    (ow padded from 14 to 16), as loop-promote-to-memory-space stages a conv tile."""
     x1, x0 = 'memref<32x14x16xf16, "l1">', 'memref<32x14x16xf16, "l0b">'
     w1, w0 = 'memref<16x32xf16, "l1">', 'memref<16x32xf16, "l0a">'
     c, cv = 'memref<16x14x16xf32, "l0c">', 'memref<16x14x14xf32, strided<[224, 16, 1]>, "l0c">'

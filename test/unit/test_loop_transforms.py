@@ -1,4 +1,4 @@
-"""promote-to-memory-space, hoist-copies and double-buffer (docs/lowering.md section 5).
+"""loop-promote-to-memory-space, loop-hoist-copies and loop-double-buffer (docs/lowering.md section 5).
 
 Numerics: each kernel at the loop level (hand-written tile loops, or graph-to-tile +
 tile-to-loop output) runs on the loop interpreter before and after the passes, on
@@ -17,7 +17,8 @@ from xdsl.dialects import memref, scf
 from ziggurat.interpreters.loop_interpreter import run_loop_function
 from ziggurat.machine import load_machine
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 from ziggurat.dialects.loop import CopyAsyncOp
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 from ziggurat.transforms.loop.buffers import space_of
@@ -100,7 +101,7 @@ func.func @ragged(%A: memref<100x300xf16, "GM">, %B: memref<300x77xf16, "GM">, %
 }}
 """
 
-# Row blocks %i outside column blocks %j: the lhs tile is the same for every %j (hoist-copies' case).
+# Row blocks %i outside column blocks %j: the lhs tile is the same for every %j (loop-hoist-copies' case).
 MATMUL_IJ = f"""
 func.func @matmul_ij(%A: memref<64x32xf16, "GM">, %B: memref<32x64xf16, "GM">, %result0: memref<64x64xf32, "GM">) {{
   %c0 = arith.constant 0 : index
@@ -166,13 +167,14 @@ LIT_KERNELS = {
 
 
 def promote(machine: str) -> str:
-    return f"promote-to-memory-space{{machine={machine}}}"
+    """Promotion and the legalization of the copies it leaves, as lower-to-npu runs them."""
+    return f"loop-promote-to-memory-space{{machine={machine}}},loop-legalize-copies{{machine={machine}}}"
 
 
 PIPELINES = {
     "promote": promote,
-    "promote+hoist": lambda m: f"{promote(m)},hoist-copies",
-    "promote+hoist+double-buffer": lambda m: f"{promote(m)},hoist-copies,double-buffer{{machine={m}}}",
+    "promote+hoist": lambda m: f"{promote(m)},loop-hoist-copies",
+    "promote+hoist+loop-double-buffer": lambda m: f"{promote(m)},loop-hoist-copies,loop-double-buffer{{machine={m}}}",
 }
 
 
@@ -186,7 +188,7 @@ def test_passes_preserve_numerics(machine: str, kernel: str, pipeline: str):
 
 def test_matmul_relu_matches_numpy():
     module = loop_level("matmul_relu", "davinci")
-    apply_pipeline(module, PIPELINES["promote+hoist+double-buffer"]("davinci"))
+    apply_pipeline(module, PIPELINES["promote+hoist+loop-double-buffer"]("davinci"))
     rng = np.random.default_rng(0)
     a = rng.standard_normal((64, 96)).astype(np.float16)
     b = rng.standard_normal((96, 32)).astype(np.float16)
@@ -233,7 +235,7 @@ def test_routes_come_from_the_machine():
 
 def test_hoist_copies_moves_the_invariant_lhs_out_of_the_inner_loop():
     module = loop_level("matmul_ij", "davinci")
-    apply_pipeline(module, f"{promote('davinci')},hoist-copies")
+    apply_pipeline(module, f"{promote('davinci')},loop-hoist-copies")
     inner = [op for op in module.walk() if isinstance(op, scf.ForOp)][1]
     inside = spaces_used(inner, CopyAsyncOp)
     assert ("gm", "l1") in inside and ("l1", "l0b") in inside
@@ -242,15 +244,15 @@ def test_hoist_copies_moves_the_invariant_lhs_out_of_the_inner_loop():
 
 def test_double_buffer_rejects_depth_zero():
     module = loop_level("ragged", "davinci")
-    with pytest.raises(DiagnosticError, match="double-buffer needs depth >= 1, got 0"):
-        apply_pipeline(module, "double-buffer{depth=0}")
+    with pytest.raises(DiagnosticError, match="loop-double-buffer needs depth >= 1, got 0"):
+        apply_pipeline(module, "loop-double-buffer{depth=0}")
 
 
 @pytest.mark.parametrize("depth", [2, 3])
 def test_double_buffer_depth_preserves_numerics(depth: int):
     module = loop_level("matmul_relu", "tensorcore")
     apply_pipeline(module, promote("tensorcore"))
-    report = check_pass_preserves_numerics(module, f"double-buffer{{depth={depth}}}")
+    report = check_pass_preserves_numerics(module, f"loop-double-buffer{{depth={depth}}}")
     assert report.ok, str(report)
     slotted = [op for op in report.transformed.walk() if isinstance(op, memref.AllocOp)]
     assert any(op.memref.type.get_shape()[0] == depth for op in slotted)
@@ -261,7 +263,7 @@ def test_double_buffer_depth_preserves_numerics(depth: int):
 def test_output_lowers_to_npu_and_runs(machine: str, kernel: str):
     """What these passes produce is what loop-to-npu takes: the rest of lower-to-npu runs on run_npu."""
     pipeline = (
-        f"{PIPELINES['promote+hoist+double-buffer'](machine)},loop-to-npu{{machine={machine}}},"
+        f"{PIPELINES['promote+hoist+loop-double-buffer'](machine)},loop-to-npu{{machine={machine}}},"
         f"npu-plan-memory{{machine={machine}}},npu-insert-sync{{machine={machine}}}"
     )
     report = check_pass_preserves_numerics(loop_level(kernel, machine), pipeline, machine=machine)

@@ -12,11 +12,10 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-
-import ziggurat.plugins as ziggurat_plugins
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ziggurat import machine as machine_module
+
+import ziggurat.plugins as ziggurat_plugins
 from ziggurat.machine import (
     PRESET_DIR,
     Machine,
@@ -25,6 +24,7 @@ from ziggurat.machine import (
     load_machine,
     register_preset,
 )
+from ziggurat.machine import loader as machine_loader
 from ziggurat.machine.scalesim import to_scalesim_config
 
 TINY = """\
@@ -501,7 +501,7 @@ def test_extends_unknown_and_cycles(tmp_path):
 
 
 def test_register_preset(tmp_path, monkeypatch):
-    monkeypatch.setattr(machine_module, "_PRESETS", dict(machine_module._PRESETS))
+    monkeypatch.setattr(machine_loader, "_PRESETS", dict(machine_loader._PRESETS))
     register_preset("tinychip", write(tmp_path, TINY, "somewhere.toml"))
     assert "tinychip" in list_presets()
     assert load_machine("tinychip").name == "tiny"
@@ -515,14 +515,14 @@ def test_presets_from_entry_points(tmp_path, monkeypatch):
         "from pathlib import Path\nMACHINE = Path(__file__).parent / 'plugin_chip.toml'\nNOT_A_PATH = 3\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(machine_module, "_PRESETS", dict(machine_module._PRESETS))
+    monkeypatch.setattr(machine_loader, "_PRESETS", dict(machine_loader._PRESETS))
 
     def plugins(*values: str):
         points = [EntryPoint(f"chip{i}", value, "ziggurat.machines") for i, value in enumerate(values)]
         monkeypatch.setattr(
             ziggurat_plugins, "entry_points", lambda group: points if group == "ziggurat.machines" else []
         )
-        monkeypatch.setattr(machine_module, "_entry_points_loaded", False)
+        monkeypatch.setattr(machine_loader, "_entry_points_loaded", False)
 
     plugins("chip_plugin:MACHINE")
     assert "chip0" in list_presets() and load_machine("chip0").name == "tiny"

@@ -15,7 +15,7 @@ from xdsl.dialects import arith, builtin, func, linalg, math, memref, scf, tenso
 from xdsl.parser import Parser
 
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.universe import PASSES
 
@@ -42,7 +42,7 @@ func.func @main(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
 }
 
 # Upstream-only levels: the tensor level before and after tiling, and bufferized loops
-# before promote-to-memory-space adds ziggurat's async copies.
+# before loop-promote-to-memory-space adds ziggurat's async copies.
 PIPELINES = {
     "tensor": "graph-to-tile",
     "tiled tensor": "graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-decompose-conv",

@@ -10,7 +10,8 @@ import pytest
 
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
 

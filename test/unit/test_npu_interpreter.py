@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ziggurat.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
 from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
+from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
+from ziggurat.parsing import parse_source
 from ziggurat.dialects.npu import VECTOR_OPS
 
 

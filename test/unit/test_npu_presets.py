@@ -18,7 +18,8 @@ from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report
 from ziggurat.interpreters.timing import systolic_cycles
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
 PRESETS = ("davinci", "systolic", "tensorcore")

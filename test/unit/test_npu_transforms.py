@@ -19,7 +19,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, collect_diagnostics, parse_source
+from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
+from ziggurat.parsing import parse_source
 from ziggurat.dialects import npu
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.transforms.npu.insert_sync import NpuInsertSyncPass

@@ -175,6 +175,13 @@ def test_a_per_pass_tolerance_is_never_looser_than_the_rule():
         assert not numerics.compare(ours, reference, per_pass).ok
 
 
+def test_a_lowered_programs_element_tolerance_grows_with_the_outputs_magnitude():
+    small, large = np.full(4, 0.1, np.float16), np.full(4, 100.0, np.float16)
+    assert numerics.scaled_element_tolerance(small) == (1e-2, 1e-3)
+    assert numerics.scaled_element_tolerance(large) == pytest.approx((1e-2, 1.0))
+    assert numerics.scaled_element_tolerance(np.arange(4, dtype=np.int32)) == (0.0, 0.0)
+
+
 # --------------------------------------------------------------------------- #
 # ziggurat-compile --check
 # --------------------------------------------------------------------------- #

@@ -1000,12 +1000,12 @@ def test_check_runs_models_newer_than_onnxruntime_reads(tmp_path: Path, capsys):
     assert "check passed" in capsys.readouterr().out
 
 
-def test_compare_reports_errors_and_fails_beyond_tolerance(capsys):
+def test_print_checks_reports_errors_and_fails_beyond_tolerance(capsys):
     expected = np.array([1.0, 2.0, np.nan], np.float32)
-    assert ziggurat_compile.compare(["y"], [expected.copy()], [expected])
-    assert ziggurat_compile.compare(["y"], [expected + np.float32(1e-5)], [expected])
-    assert not ziggurat_compile.compare(["y"], [expected * np.float32(1.01)], [expected])
-    assert not ziggurat_compile.compare(["i"], [np.array([1, 2])], [np.array([1, 3])])
+    assert ziggurat_compile.print_checks(["y"], [expected.copy()], [expected])
+    assert ziggurat_compile.print_checks(["y"], [expected + np.float32(1e-5)], [expected])
+    assert not ziggurat_compile.print_checks(["y"], [expected * np.float32(1.01)], [expected])
+    assert not ziggurat_compile.print_checks(["i"], [np.array([1, 2])], [np.array([1, 3])])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "output 'y': float32[3]  max abs error 0  bound 0.000244 (0.000122 x max|ref| 2)  ok"
     assert lines[2].startswith("output 'y': float32[3]  max abs error 0.02  bound 0.000244") and "FAIL" in lines[2]
@@ -1107,7 +1107,7 @@ def test_check_tolerance_follows_the_precision_of_the_type():
     """A share of the output's magnitude: the acceptance bounds of f16 and bf16, f32's summation order."""
     import ml_dtypes
 
-    f16, bf16 = (ziggurat_compile.tolerance_for(np.dtype(t)) for t in (np.float16, ml_dtypes.bfloat16))
+    f16, bf16 = (numerics.tolerance_for(np.dtype(t)) for t in (np.float16, ml_dtypes.bfloat16))
     assert (f16.rtol, bf16.rtol) == (1e-2, 3e-2)
-    assert ziggurat_compile.tolerance_for(np.dtype(np.float32)).rtol == 2.0**-13
-    assert ziggurat_compile.tolerance_for(np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)) == bf16
+    assert numerics.tolerance_for(np.dtype(np.float32)).rtol == 2.0**-13
+    assert numerics.tolerance_for(np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)) == bf16

@@ -11,7 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from ziggurat.context import multiverse
-from ziggurat.diagnostics import run_main
+from ziggurat.cli import run_main
 from ziggurat.dialects.graph import TransposeOp, int_array
 from ziggurat.tools.ziggurat_opt import ZigguratOptMain, main, pass_description, pass_options, split_input
 

@@ -50,6 +50,16 @@ def test_wheel_contains_only_the_ziggurat_package(wheel: Path):
     assert "ziggurat/tools/ziggurat_opt.py" in names
 
 
+def test_wheel_ships_the_machine_package_and_its_presets(wheel: Path):
+    # The presets are package data: `load_machine("davinci")` reads them next to the modules.
+    names = set(zipfile.ZipFile(wheel).namelist())
+    machine = ROOT / "ziggurat" / "machine"
+    shipped = [*machine.glob("*.py"), *(machine / "presets").glob("*.toml")]
+    assert {"davinci.toml", "systolic.toml", "tensorcore.toml", "__main__.py"} <= {path.name for path in shipped}
+    for path in shipped:
+        assert path.relative_to(ROOT).as_posix() in names
+
+
 def test_wheel_declares_the_universe_entry_point(wheel: Path):
     archive = zipfile.ZipFile(wheel)
     (entry_points,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]

@@ -24,7 +24,8 @@ from xdsl.dialects.builtin import (
 )
 
 from ziggurat.context import default_context
-from ziggurat.diagnostics import MAX_SPLAT_ELEMENTS, DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import MAX_SPLAT_ELEMENTS, parse_source
 from ziggurat.printing import Printer
 
 ELEMENTS = MAX_SPLAT_ELEMENTS + 16

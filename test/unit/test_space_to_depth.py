@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
 from ziggurat.machine import load_machine
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.dialects.graph import Conv2dOp
 from ziggurat.transforms.graph.space_to_depth import GraphSpaceToDepthPass, rearranges_by_dma
 

@@ -8,7 +8,8 @@ import pytest
 from ziggurat.interpreters.interpreter import run_function
 
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 
 
 def run(text: str, *inputs: np.ndarray) -> list[np.ndarray]:

@@ -22,7 +22,8 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.passes import ModulePass, PassPipeline
 
 from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError, error_at, parse_source
+from ziggurat.diagnostics import DiagnosticError, error_at
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, build_passes, check_pipeline_stages
 from ziggurat.tools import ziggurat_compile
 from ziggurat.transforms.tile import fit
@@ -201,8 +202,8 @@ func.func @main(%x: tensor<1x1024x14x14xbf16>, %w: tensor<256x1024x1x1xbf16>, %b
 def test_check_pipeline_stages_runs_the_retried_stages_against_the_graph_interpreter():
     """The conv1x1_1024 layer with random dense weights and bias as arguments: every stage after the
     retry runs on its level's interpreter and matches the graph interpreter, within the stage tolerance
-    for bf16 outputs that the report prints (`stage_tolerance`: lowered stages sum the 1024 products in
-    another order and round the bf16 accumulations at other points)."""
+    for bf16 outputs that the report prints (`ziggurat.numerics.scaled_element_tolerance`: lowered stages
+    sum the 1024 products in another order and round the bf16 accumulations at other points)."""
     report = check_pipeline_stages(CONV1X1_1024, "lower-to-npu{machine=tensorcore}", "tensorcore")
     assert report.ok, str(report)
     assert report.stages[-1].level == "npu"

@@ -16,7 +16,7 @@ from xdsl.dialects.linalg import ops as linalg
 from ziggurat.interpreters.tile_interpreter import pack, unpack
 from ziggurat.dialects import tile
 from ziggurat.testing.differential import check_pass_preserves_numerics
-from ziggurat.transforms.tile.decompose_conv import is_contraction
+from ziggurat.ir.contraction import is_contraction
 from ziggurat.transforms.tile.vectorize import is_vectorized
 
 
@@ -60,9 +60,11 @@ def test_decompose_conv_preserves_numerics(case, element_type):
     text = conv_function(x, w, y, element_type, **properties)
     report = check_pass_preserves_numerics(text, "graph-to-tile,tile-decompose-conv", seed=2)
     assert report.ok, report
-    contractions = [op for op in report.transformed.walk() if is_contraction(op)]
-    assert len(contractions) == w[2] * w[3] or case == "kernel_is_stride"
-    assert all(_matmul_like(op) for op in contractions)
+    # one multiply-accumulate per window point: a contraction, or (depthwise) an elementwise step
+    steps = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp) and len(op.inputs) == 2]
+    assert len(steps) == w[2] * w[3] or case == "kernel_is_stride"
+    assert all(_matmul_like(op) for op in steps)
+    assert all(is_contraction(op) for op in steps) == (case != "depthwise")
     assert not any(isinstance(op, linalg.Conv2DNchwFchwOp) for op in report.transformed.walk())
 
 
@@ -87,7 +89,7 @@ func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %x: tensor<1x2x7x7xf32
     report = check_pass_preserves_numerics(text, "graph-to-tile,tile-decompose-conv")
     assert report.ok, report
     ops = list(report.transformed.walk())
-    (matmul,) = [op for op in ops if is_contraction(op) or isinstance(op, linalg.MatmulOp)]
+    (matmul,) = [op for op in ops if is_contraction(op)]
     assert [operand.name_hint for operand in matmul.inputs] == ["a", "b"]
     steps = [op for op in ops if isinstance(op, linalg.GenericOp) and any(isinstance(o, arith.MaximumfOp) for o in op.body.walk())]
     assert len(steps) == 9

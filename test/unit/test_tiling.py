@@ -8,7 +8,8 @@ from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.linalg import ops as linalg
 
 from ziggurat.machine import load_machine
-from ziggurat.diagnostics import DiagnosticError, parse_source
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.parsing import parse_source
 from ziggurat.context import default_context
 from ziggurat.testing.differential import check_pass_preserves_numerics
 
@@ -273,10 +274,10 @@ def test_options_are_required():
 
 
 def contraction_of(text: str):
-    from ziggurat.transforms.tile.tile_sizes import is_contraction_op
+    from ziggurat.ir.contraction import is_contraction
 
     report = check_pass_preserves_numerics(text, "graph-to-tile")
-    return next(op for op in report.transformed.walk() if is_contraction_op(op))
+    return next(op for op in report.transformed.walk() if is_contraction(op))
 
 
 GEMM_F16 = """
@@ -332,11 +333,12 @@ def test_gemm_tiles_on_davinci_fill_l0_twice():
     from xdsl.parser import Parser
 
     from ziggurat.lowering.graph_to_tile import GraphToTilePass
-    from ziggurat.transforms.tile.tile_sizes import contraction_sizes, is_contraction_op
+    from ziggurat.ir.contraction import is_contraction
+    from ziggurat.transforms.tile.tile_sizes import contraction_sizes
 
     module = Parser(default_context(), GEMM_F16).parse_module()
     GraphToTilePass().apply(default_context(), module)
-    op = next(op for op in module.walk() if is_contraction_op(op))
+    op = next(op for op in module.walk() if is_contraction(op))
     assert contraction_sizes(op, load_machine("davinci"), [1024, 1024, 1024]) == [128, 256, 64]
 
 
@@ -345,11 +347,12 @@ def test_matmul_tiles_fit_the_spaces(machine):
     from xdsl.parser import Parser
 
     from ziggurat.lowering.graph_to_tile import GraphToTilePass
-    from ziggurat.transforms.tile.tile_sizes import contraction_sizes, is_contraction_op
+    from ziggurat.ir.contraction import is_contraction
+    from ziggurat.transforms.tile.tile_sizes import contraction_sizes
 
     module = Parser(default_context(), GEMM_F16).parse_module()
     GraphToTilePass().apply(default_context(), module)
-    op = next(op for op in module.walk() if is_contraction_op(op))
+    op = next(op for op in module.walk() if is_contraction(op))
     spec = load_machine(machine)
     tm, tn, tk = contraction_sizes(op, spec, [1024, 1024, 1024])
     unit = spec.matrix

@@ -12,7 +12,7 @@ from ziggurat.interpreters.interpreter import find_function
 from ziggurat.machine import load_machine
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
-from ziggurat.diagnostics import parse_source
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
     apply_pipeline,
     check_pass_preserves_numerics,
@@ -221,13 +221,13 @@ def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_w
     # what tune_module writes lowers with that depth: the group alone at depth 1 keeps single buffers
     single = parse(groups[0].module_text)
     schedule_group(single, groups[0].target, None, 1)
-    apply_pipeline(single, "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},double-buffer{machine=davinci}")
+    apply_pipeline(single, "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-double-buffer{machine=davinci}")
     assert "memref<2x" not in str(single)
 
 
 def test_the_winning_tile_is_measured_in_each_other_loop_order(tmp_path):
     # 512x512 by K 64 on davinci: the heuristic tiles M by 128 and N by 256, K whole, so the
-    # loop order decides which operand hoist-copies keeps across the inner loop
+    # loop order decides which operand loop-hoist-copies keeps across the inner loop
     module = parse(gemm(512, 512, 64))
     (group,) = tunable_groups(module, load_machine(MACHINE))
     assert group.candidates[0] == (128, 256, 64) and loop_orders(group, None) == [(1, 0)]
@@ -306,7 +306,7 @@ def test_candidates_beyond_the_heuristics_epilogue_share_are_measured():
 
 def test_candidates_that_tile_the_reduction_are_also_measured_staged(tmp_path):
     """A 64x64 GEMM over K 2048 (the shape of ResNet-50's classifier, narrowed): the candidates
-    that tile K are measured again with tile.stage_reduction (stage-reduction loads all K slices
+    that tile K are measured again with tile.stage_reduction (loop-stage-reduction loads all K slices
     of an operand at once); the fastest of all wins, and what the tuner writes lowers right."""
     module = parse(gemm(64, 64, 2048))
     (group,) = tunable_groups(module, load_machine(MACHINE))
@@ -331,7 +331,7 @@ def test_candidates_that_tile_the_reduction_are_also_measured_staged(tmp_path):
     assert report.ok, str(report)
     lowered = staged_module.clone()
     apply_pipeline(lowered, "graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-vectorize{machine=davinci},"
-                   "canonicalize,tile-to-loop{machine=davinci},promote-to-memory-space{machine=davinci},stage-reduction")
+                   "canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-stage-reduction")
     assert 'memref<64x2048xf16, "l1">' in str(lowered)  # the lhs's K slices, all at once
 
 

@@ -26,7 +26,7 @@ from ziggurat.transforms.graph.fold_constants import (
 
 
 class GraphCanonicalizationPatterns(RewritePattern):
-    """The `canonicalization_patterns.PATTERNS` of the op's type, first match wins."""
+    """The `graph_canonicalization.PATTERNS` of the op's type, first match wins."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         for pattern in patterns_for(type(op)):
@@ -39,11 +39,19 @@ class GraphCanonicalizationPatterns(RewritePattern):
 class GraphCanonicalizePass(ModulePass):
     """Simplify graph ops algebraically, fold them on constants and erase dead ops.
 
-    The patterns are those of `canonicalization_patterns.PATTERNS` (x + 0 -> x,
+    The patterns are those of `dialects/graph_canonicalization.py` (x + 0 -> x,
     transpose of transpose -> one transpose, ...); folding is
     `graph-fold-constants`'s; all run together to a fixed point. xDSL's
     `canonicalize` applies the same patterns, but does not fold graph ops and
     also rewrites other dialects' ops.
+
+        %zero = graph.constant dense<0.0> : tensor<2x3xf32>
+        %0 = graph.add %x, %zero : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+        func.return %0 : tensor<2x3xf32>
+
+    becomes
+
+        func.return %x : tensor<2x3xf32>
 
     Option `max-elements` (default 2**20): as in `graph-fold-constants`, the
     largest operand or result, in elements, of an op that is folded.

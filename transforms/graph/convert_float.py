@@ -1,19 +1,5 @@
-"""`graph-convert-float{source=f32 target=f16}`: compute in a narrower float type, keeping the interface.
-
-Machines whose matrix unit has no f32 instruction (davinci's cube takes f16, the
-tensorcore preset f16/bf16) run f32 models in f16, as their toolchains do
-(mixed precision): every `source` tensor inside each function becomes a
-`target` tensor. Constants are converted, each `source` argument is cast to
-`target` where the function starts, each `source` result cast back before it
-returns, and every graph op in between is rebuilt with its result types inferred
-anew (a `graph.cast` to `source` now casts to `target`). The function's signature is unchanged.
-
-    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {      func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-      %c = graph.constant dense<2.0> : tensor<4xf32>          %0 = graph.cast %x : tensor<4xf32> to tensor<4xf16>
-      %y = graph.mul %x, %c : (...) -> tensor<4xf32>   =>     %c = graph.constant dense<2.0> : tensor<4xf16>
-      func.return %y : tensor<4xf32>                          %y = graph.mul %0, %c : (...) -> tensor<4xf16>
-    }                                                         %1 = graph.cast %y : tensor<4xf16> to tensor<4xf32>
-                                                              func.return %1 : tensor<4xf32>
+"""`graph-convert-float`: compute a function in a narrower float type while keeping its signature,
+for machines whose matrix unit has no instruction for the model's type.
 """
 
 from __future__ import annotations
@@ -100,7 +86,31 @@ class _Conversion:
 
 @dataclass(frozen=True)
 class GraphConvertFloat(ModulePass):
-    """Compute in `target` instead of `source` inside every function, casting at its arguments and results."""
+    """Compute in `target` instead of `source` inside every function, casting at its arguments and results.
+
+    Every `source` tensor inside each function becomes a `target` tensor (mixed
+    precision, as the toolchains of f16/bf16 matrix units do): constants are
+    converted, each `source` argument is cast to `target` where the function
+    starts, each `source` result cast back before it returns, and every graph op in
+    between is rebuilt with its result types inferred anew (a `graph.cast` to
+    `source` now casts to `target`). The function's signature is unchanged.
+
+        func.func @scale(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+          %c = graph.constant dense<2.0> : tensor<8xf32>
+          %y = graph.mul %x, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+          func.return %y : tensor<4x8xf32>
+        }
+
+    becomes, with the default `source=f32 target=f16`,
+
+        func.func @scale(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+          %0 = graph.cast %x : tensor<4x8xf32> -> tensor<4x8xf16>
+          %c = graph.constant dense<2.0> : tensor<8xf16>
+          %y = graph.mul %0, %c : (tensor<4x8xf16>, tensor<8xf16>) -> tensor<4x8xf16>
+          %1 = graph.cast %y : tensor<4x8xf16> -> tensor<4x8xf32>
+          func.return %1 : tensor<4x8xf32>
+        }
+    """
 
     name = "graph-convert-float"
 

@@ -1,24 +1,5 @@
-"""`graph-fold-batch-norm`: fold inference batch norms into the convolution or GEMM before them.
-
-An inference `graph.batch_norm` is the per-channel affine map `y * f + s` with
-`f = scale / sqrt(variance + epsilon)` and `s = bias - mean * f`, channel the
-axis 1 of its input. When its input is the only use of
-
-* a `graph.conv2d` with `layout = "NCHW"` (output channels on axis 1): the
-  weights' output-channel axis (O, the first in both OIHW and OHWI) is scaled
-  by `f` and the bias becomes `conv_bias * f + s` (a bias is created if the
-  conv had none). An NHWC conv has its channels last, not on the axis the
-  batch norm normalizes, so it is left alone;
-* a `graph.gemm` (output `(M, N)`, N on axis 1): `op(b)`'s columns are scaled
-  by `f` and `c` becomes `beta * c * f + s` with `beta = 1` (created if absent);
-* a 2-D `graph.matmul` with a constant rhs, alone or followed by a
-  `graph.add` of a constant (used only by that add): it becomes a `graph.gemm`
-  with the scaled rhs and `c = s` (or `c = added * f + s`),
-
-and the weights, the existing bias/`c` and the four statistics are all
-constants, the conv/GEMM is rebuilt with new constants (computed in float64,
-stored in the original element type) and the batch norm disappears. Anything
-else is left unchanged.
+"""`graph-fold-batch-norm`: fold inference batch norms into the convolution or GEMM before them, so that
+the normalization costs nothing at run time.
 """
 
 from __future__ import annotations
@@ -169,7 +150,35 @@ class FoldBatchNorm(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphFoldBatchNormPass(ModulePass):
-    """Fold inference `graph.batch_norm`s into the conv2d/gemm/matmul that feeds them (see the module docstring)."""
+    """Fold inference `graph.batch_norm`s into the conv2d/gemm/matmul that feeds them.
+
+    An inference batch norm is the per-channel affine map `y * f + s` with
+    `f = scale / sqrt(variance + epsilon)` and `s = bias - mean * f` on axis 1. When
+    its input is the only use of
+
+    * an NCHW `graph.conv2d`: the weights' output channels are scaled by `f` and
+      the bias becomes `conv_bias * f + s` (created if absent). An NHWC conv has
+      its channels last, not on axis 1, and is left alone;
+    * a `graph.gemm`: `op(b)`'s columns are scaled by `f` and `c` becomes
+      `beta * c * f + s` with `beta = 1` (created if absent);
+    * a 2-D `graph.matmul` with a constant rhs, alone or followed by a `graph.add`
+      of a constant used only there: it becomes a `graph.gemm` with the scaled rhs
+      and `c = s` (or `c = added * f + s`),
+
+    and the weights, the existing bias and the four statistics are constants, the
+    producer is rebuilt with new constants (computed in float64, stored in the
+    original element type) and the batch norm disappears. Anything else is left
+    unchanged.
+
+        %c = graph.conv2d %x, %w : (tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3xf32>
+        %b = graph.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 1.0 : f32} : (...) -> tensor<1x2x3x3xf32>
+
+    becomes, with constant `%w`, `%scale`, `%bias`, `%mean`, `%var`,
+
+        %w2 = graph.constant dense<2.000000e+00> : tensor<2x1x1x1xf32>
+        %b2 = graph.constant dense<[-1.500000e+00, -1.000000e+00]> : tensor<2xf32>
+        %c = graph.conv2d %x, %w2, %b2 : (...) -> tensor<1x2x3x3xf32>
+    """
 
     name = "graph-fold-batch-norm"
 

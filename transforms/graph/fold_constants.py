@@ -94,6 +94,15 @@ class GraphFoldConstantsPass(ModulePass):
     are erased, as in every greedy rewrite. An op whose evaluation fails (e.g. a
     gather out of range) stays, with a warning.
 
+        %a = graph.constant dense<[1.0, -2.0]> : tensor<2xf32>
+        %0 = graph.relu %a : tensor<2xf32>
+        %1 = graph.add %x, %0 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+
+    becomes
+
+        %0 = graph.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>
+        %1 = graph.add %x, %0 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+
     Option `max-elements` (default 2**20): an op with an operand or a result of
     more elements than this is not folded, so folding never materialises huge
     tensors in the IR; results whose elements are all equal are stored as splats.

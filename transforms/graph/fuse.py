@@ -1,47 +1,5 @@
-"""`graph-fuse`: TVM-style operator fusion of graph ops into `graph.fused` groups.
-
-`graph-fuse` follows TVM's FuseOps (relay/transforms/fuse_ops.cc) on each
-function body:
-
-1. The dataflow graph: one node per graph op but `graph.constant` (constants
-   are not group members; they stay outside and enter groups as operands), in
-   block order, which is a topological order. An edge goes from an op to each
-   user, labelled with the user's `OpPatternKind`, except that a `BROADCAST`
-   user whose operand has the result's shape labels that edge `ELEMWISE` (as
-   TVM does). An op whose value is used by anything else than a graph op of
-   the same block (`func.return`, another dialect) is externally referenced.
-2. The post-dominator tree, in reverse topological order: a node's immediate
-   post-dominator is the least common ancestor of its users' nodes, none for
-   an externally referenced node; the node also records the combined (max)
-   edge pattern along the paths to it.
-3. Phase 0, then phase 1, over the nodes in topological order, each node `n`
-   with a post-dominator `p` not yet in n's group, neither `OPAQUE`:
-   * `OUT_ELEMWISE_FUSABLE` `n` (conv2d, matmul, gemm, pools), phase 0 only:
-     fused with everything up to `p` if the path pattern is `ELEMWISE` and
-     every op on every path from `n` to `p`, `p` included, is `ELEMWISE` or
-     `BROADCAST` (bias add, batch norm, activation, residual add).
-   * `ELEMWISE`/`BROADCAST` `n`, both phases: fused up to `p` if the path
-     pattern is at most `INJECTIVE` or is `REDUCE`, and every op between is
-     at most `INJECTIVE` while `p` itself may be anything but `OPAQUE`, so
-     elementwise chains join each other, a reduction, or the group a conv
-     already anchors.
-   * `INJECTIVE` `n`, phase 1 only (so that convolutions finish first): fused
-     up to `p` if every op on the paths, `p` included, is at most `INJECTIVE`.
-   * `REDUCE` `n` absorbs producers (rule 2) but is fused into no consumer.
-   The pattern of a group is the max of its members'; a check of an op on a
-   path uses its group's pattern, while the rule applied to `n` follows n's
-   own pattern unless n roots a group (TVM reads the same records). TVM's phase 2 (injective ops into
-   tuples) has no counterpart: the dialect has no tuple ops.
-4. Each group of two or more ops becomes one `graph.fused` op named after its
-   members in order (e.g. "conv2d_add_relu"), with `root` the member of the
-   highest pattern kind; a group of one stays a plain op.
-
-Option `max-ops` (TVM's `max_fuse_depth`, default 256): a fusion that would
-give a group more ops than this is not made. An op marked `graph.stop_fusion`
-is `OPAQUE` (TVM's `annotation.stop_fusion`): it joins no group and no group
-grows through it.
-
-`graph-unfuse` (transforms/graph/unfuse.py) is the inverse.
+"""`graph-fuse`: TVM-style operator fusion, grouping graph ops into `graph.fused` ops by their fusion
+pattern kind; the groups are the units the lower levels tile, fuse and schedule together.
 """
 
 from __future__ import annotations
@@ -339,9 +297,56 @@ def fuse_block(block: Block, max_ops: int) -> None:
 
 @dataclass(frozen=True)
 class GraphFusePass(ModulePass):
-    """Group graph ops into `graph.fused` ops by their `OpPatternKind` (see the module docstring).
+    """Group graph ops into `graph.fused` ops by their `OpPatternKind`.
 
-    Option `max-ops` (default 256): the most ops one group may hold.
+    This is TVM's FuseOps (relay/transforms/fuse_ops.cc) on each function body.
+    The dataflow graph has one node per graph op but `graph.constant` (constants
+    enter groups as operands), in block order; an edge to each user is labelled
+    with the user's pattern kind (a `BROADCAST` user whose operand already has the
+    result's shape labels it `ELEMWISE`). An op used outside the graph ops of its
+    block (`func.return`, another dialect) is externally referenced and has no
+    post-dominator. Each node's immediate post-dominator `p` is the least common
+    ancestor of its users, with the combined (max) edge pattern along the paths.
+    Then, in phase 0 and phase 1, each node `n` whose `p` is not yet in n's group,
+    neither of them `OPAQUE`:
+
+    * `OUT_ELEMWISE_FUSABLE` (conv2d, matmul, gemm, pools), phase 0 only: fused
+      up to `p` if the path pattern is `ELEMWISE` and every op on the paths, `p`
+      included, is `ELEMWISE` or `BROADCAST` (bias add, batch norm, activation,
+      residual add);
+    * `ELEMWISE`/`BROADCAST`, both phases: fused up to `p` if the path pattern is
+      at most `INJECTIVE` or is `REDUCE`, every op between is at most `INJECTIVE`
+      and `p` is anything but `OPAQUE`;
+    * `INJECTIVE`, phase 1 only (so that convolutions finish first): fused up to
+      `p` if every op on the paths, `p` included, is at most `INJECTIVE`;
+    * `REDUCE` absorbs producers but fuses into no consumer.
+
+    A group's pattern is the max of its members'; checks on a path use the group's
+    pattern. TVM's phase 2 (injective ops into tuples) has no counterpart: the
+    dialect has no tuple ops. Each group of two or more ops becomes one
+    `graph.fused` named after its members in order, with `root` the member of the
+    highest pattern kind; a group of one stays a plain op. An op marked
+    `graph.stop_fusion` is `OPAQUE` (TVM's `annotation.stop_fusion`).
+    `graph-unfuse` is the inverse.
+
+        %bias = graph.constant dense<0.5> : tensor<1x4x1x1xf32>
+        %c = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+        %a = graph.add %c, %bias : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+        %r = graph.relu %a : tensor<1x4x6x6xf32>
+
+    becomes
+
+        %bias = graph.constant dense<0.5> : tensor<1x4x1x1xf32>
+        %r = graph.fused "conv2d_add_relu"(%x, %w, %bias) {root = "graph.conv2d"}({
+        ^bb0(%0: tensor<1x3x8x8xf32>, %1: tensor<4x3x3x3xf32>, %2: tensor<1x4x1x1xf32>):
+          %c = graph.conv2d %0, %1 : ...
+          %a = graph.add %c, %2 : ...
+          %3 = graph.relu %a : tensor<1x4x6x6xf32>
+          graph.yield %3 : tensor<1x4x6x6xf32>
+        }) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+
+    Option `max-ops` (TVM's `max_fuse_depth`, default 256): a fusion that would give
+    a group more ops than this is not made.
     """
 
     name = "graph-fuse"

@@ -1,28 +1,5 @@
-"""`graph-layout{layout=NHWC}`: run the spatial ops in another data layout, transposing only at the edges.
-
-Each `graph.conv2d`, pool and global pool whose `layout` differs from the
-target is rebuilt in the target layout between two `graph.transpose`s: its
-input goes NCHW -> NHWC (perm 0,2,3,1), its result back (perm 0,3,1,2), and
-the conv weights are permuted the same way (OIHW -> OHWI; a constant weight
-becomes a permuted constant). Transposes are then moved past the ops that do
-not care about the layout, so that consecutive spatial ops meet and cancel:
-
-* a unary elementwise op of a transpose (used only there) becomes the
-  transpose of the elementwise op;
-* a broadcast binary op whose operands are transposes with the same
-  permutation used only by it, or such a transpose and a constant (permuted by the inverse; a
-  constant of one element as it is), becomes the transpose of the op.
-
-Canonicalization runs with them (transpose of transpose composes, identity
-transposes vanish, constants fold), so a conv -> relu -> conv chain keeps
-transposes only where it meets the function's arguments and results.
-`graph.batch_norm` normalizes axis 1 by definition and so stays NCHW: run
-`graph-fold-batch-norm` first to fold it into its conv.
-
-A spatial op marked `tile.layout = "NHWC"` (or "NCHW") goes to that layout
-whatever the option; with `marked=true` only marked ops are converted. This is
-how `ziggurat-tune` applies the layout it chose per fusion group. The
-converted op keeps the op's other attributes (its `tile.*` schedule).
+"""`graph-layout`: run convolutions and pools in another data layout (NHWC or NCHW), with transposes
+only where the converted region meets the rest of the function.
 """
 
 from __future__ import annotations
@@ -44,6 +21,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import Located
+from ziggurat.dialects.tile import LAYOUT_ATTR
 from ziggurat.dialects.graph import (
     ConstantOp,
     BinaryBroadcastOp,
@@ -61,10 +39,6 @@ from ziggurat.transforms.graph.fold_constants import FoldConstantOp
 
 TO_TARGET = {"NHWC": (0, 2, 3, 1), "NCHW": (0, 3, 1, 2)}
 """The permutation taking a tensor from the other layout to the key layout."""
-
-LAYOUT_MARK = "tile.layout"
-"""A spatial op's requested layout (a string, NHWC or NCHW), set by `ziggurat-tune`."""
-
 
 def transposed_type(tensor_type: TensorType, perm) -> TensorType:
     """`tensor_type` with its dims permuted by `perm`, as `graph.transpose` gives it."""
@@ -97,13 +71,13 @@ class ConvertSpatialOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, Conv2dOp | Pool2dOp | GlobalPoolOp):
             return
-        mark = op.attributes.get(LAYOUT_MARK)
+        mark = op.attributes.get(LAYOUT_ATTR)
         layout = mark.data if isinstance(mark, StringAttr) else self.layout
         current = layout_of(op.properties)
         if layout is None or current == layout:
             return
         if layout not in TO_TARGET:
-            raise error_at(op, f"graph-layout: {LAYOUT_MARK} must be NHWC or NCHW, got '{layout}'")
+            raise error_at(op, f"graph-layout: {LAYOUT_ATTR} must be NHWC or NCHW, got '{layout}'")
         to_target = TO_TARGET[layout]
         operands = [transpose(op.operands[0], to_target, rewriter)]
         if isinstance(op, Conv2dOp):
@@ -111,7 +85,7 @@ class ConvertSpatialOp(RewritePattern):
             operands += [op.bias] if op.bias is not None else []
         properties = dict(op.properties) | {"layout": StringAttr(layout)}
         converted = type(op).build_inferred(operands, properties)
-        converted.attributes.update({name: value for name, value in op.attributes.items() if name != LAYOUT_MARK})
+        converted.attributes.update({name: value for name, value in op.attributes.items() if name != LAYOUT_ATTR})
         rewriter.insert(converted)
         back = TransposeOp.build_inferred([converted.results[0]], {"perm": int_array(list(TO_TARGET[current]))})
         rewriter.replace(op, back)
@@ -166,7 +140,35 @@ class SinkTransposeThroughBroadcast(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphLayoutPass(ModulePass):
-    """Convert conv2d and the pools to `layout`, keeping transposes at the edges (see the module docstring).
+    """Convert conv2d and the pools to `layout`, keeping transposes at the edges.
+
+    Each `graph.conv2d`, pool and global pool in another layout is rebuilt in the
+    target one between two `graph.transpose`s (input NCHW -> NHWC with perm
+    0,2,3,1, result back with 0,3,1,2; conv weights OIHW -> OHWI, a constant weight
+    permuted in place). Transposes then move past the ops the layout does not
+    matter to: a unary elementwise op of a transpose used only there, and a
+    broadcast binary op of two such transposes with the same permutation, or of one
+    and a constant (permuted by the inverse). With canonicalization (transposes
+    compose, identities vanish, constants fold) a conv -> relu -> conv chain keeps
+    transposes only at the function's arguments and results. `graph.batch_norm`
+    normalizes axis 1 by definition and stays NCHW: run `graph-fold-batch-norm`
+    first.
+
+        %c1 = graph.conv2d %x, %w1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> ...
+        %r = graph.relu %c1 : tensor<1x4x8x8xf32>
+        %c2 = graph.conv2d %r, %w2 : (tensor<1x4x8x8xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x8x8xf32>
+
+    becomes, with `layout=NHWC` and constant weights,
+
+        %xt = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<1x3x8x8xf32> -> tensor<1x8x8x3xf32>
+        %c1 = graph.conv2d %xt, %w1t {pads = array<i64: 1, 1, 1, 1>, layout = "NHWC"} : (...) -> tensor<1x8x8x4xf32>
+        %r = graph.relu %c1 : tensor<1x8x8x4xf32>
+        %c2 = graph.conv2d %r, %w2t {layout = "NHWC"} : (...) -> tensor<1x8x8x2xf32>
+        %y = graph.transpose %c2 {perm = array<i64: 0, 3, 1, 2>} : tensor<1x8x8x2xf32> -> tensor<1x2x8x8xf32>
+
+    A spatial op marked `tile.layout = "NHWC"` (or "NCHW") goes to that layout
+    whatever the option, keeping its other attributes (its `tile.*` schedule); this
+    is how `ziggurat-tune` applies the layout it chose per fusion group.
 
     Option `layout` (default NHWC): NHWC or NCHW. Option `marked` (default false): convert
     only the ops marked `tile.layout`, each to the layout it names.

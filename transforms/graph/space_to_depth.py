@@ -1,51 +1,6 @@
-"""`graph-space-to-depth`: a strided convolution over few input channels becomes a
-stride-1 convolution over the input's space-to-depth rearrangement.
-
-A matrix unit pads a contraction's reduction to a multiple of its K (16 on
-davinci and tensorcore): ResNet's 7x7/2 stem reads 3 channels per window
-point, so 13 of every 16 multiply-accumulates are padding, 49 times per output
-row. Moving each `sh x sw` block of input pixels into the channels (`C` becomes
-`C * sh * sw`) and the kernel with it (`KH` becomes `ceil(KH / sh)`) leaves the
-same sums over 12 channels and 16 window points: the MLPerf TPU ResNet stem's
-rearrangement, done here on the graph so that every later level sees an
-ordinary convolution.
-
-The input is reshaped to `N x C x H/sh x sh x W/sw x sw`, transposed to put the
-two block positions after the channels, and reshaped to
-`N x (C * sh * sw) x H/sh x W/sw`; the weights the same way, after zero taps
-pad the kernel to `sh * ceil(KH' / sh)` rows (`KH' = KH + shift`, and so for
-the columns). `shift` zero taps in front make the top (left) padding a
-multiple of the stride, so the new padding is whole blocks; the bottom (right)
-padding is what gives the same output size. Rows read through the zero taps
-are never used, so the sums are unchanged.
-
-    %y = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>}
-        : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
-
-becomes (the weights' four ops fold away when they are constants, see `graph-opt`)
-
-    %x6 = graph.reshape %x : tensor<1x3x224x224xf32> -> tensor<1x3x112x2x112x2xf32>
-    %xt = graph.transpose %x6 {perm = array<i64: 0, 1, 3, 5, 2, 4>} : ... -> tensor<1x3x2x2x112x112xf32>
-    %xs = graph.reshape %xt : tensor<1x3x2x2x112x112xf32> -> tensor<1x12x112x112xf32>
-    %wp = graph.pad %w {pads = array<i64: 0, 0, 1, 1, 0, 0, 0, 0>} : tensor<64x3x7x7xf32> -> tensor<64x3x8x8xf32>
-    ... %ws : tensor<64x12x4x4xf32> ...
-    %y = graph.conv2d %xs, %ws, %b {pads = array<i64: 2, 2, 1, 1>} : (...) -> tensor<1x64x112x112xf32>
-
-It applies to an NCHW, ungrouped, undilated conv with a stride above 1 whose
-input height and width are multiples of the strides, and only where it shrinks
-the padded work: `ceil(C * sh * sw / k) * KH/sh * KW/sw < ceil(C / k) * KH * KW`
-in units of `k` channels (option `k-multiple`, default 16). A deep strided conv
-(ResNet's downsampling 1x1 and 3x3) does not pass that test and is left alone.
-
-With option `machine`, `k` is that machine's matrix-unit K for the conv's
-element type, and the pass rewrites only where the input's rearrangement lowers
-to DMAs: the transposition reads with the stride, which a vector unit does not
-(it reads adjacent elements), so a DMA engine must copy global memory into the
-vector unit's space, and one copy it back, directly (davinci's gm -> ub ->
-gm). On a machine where global memory reaches that space only through another
-(tensorcore: gm -> smem -> rf) the transposition would be left to the vector
-unit, which `loop-to-npu` refuses: the conv is kept. `graph-opt{machine=M}`
-(and so `compile` and `ziggurat-compile --machine M`) runs it that way.
+"""`graph-space-to-depth`: rewrite a strided convolution over few input channels (ResNet's stem) as a
+stride-1 convolution over the input's space-to-depth rearrangement, so that a matrix unit that
+pads the reduction to a multiple of its K wastes less of it; docs/lowering.md says when it pays.
 """
 
 from __future__ import annotations
@@ -102,7 +57,7 @@ def matrix_k(machine: Machine, conv: Conv2dOp) -> int | None:
 
 @dataclass(frozen=True)
 class SpaceToDepthConv(RewritePattern):
-    """A strided conv over few channels -> the same conv over the space-to-depth input (see the module docstring)."""
+    """A strided conv over few channels -> the same conv over the space-to-depth input (see `GraphSpaceToDepthPass`)."""
 
     k_multiple: int
     machine: Machine | None = None
@@ -149,11 +104,35 @@ class SpaceToDepthConv(RewritePattern):
 class GraphSpaceToDepthPass(ModulePass):
     """Rewrite strided convs over few input channels as stride-1 convs over the space-to-depth input.
 
-    Option `k-multiple` (default 16): the multiple of channels the matrix unit
-    pads a reduction to; a conv is rewritten only where that padded work shrinks.
-    Option `machine` (a preset or TOML file) takes that multiple from the machine's
-    matrix unit instead, and rewrites nothing on a machine whose DMAs cannot do the
-    input's rearrangement (see the module docstring).
+    Each `sh x sw` block of input pixels moves into the channels (`C` becomes
+    `C * sh * sw`) and the kernel with it (`KH` becomes `ceil(KH / sh)`): the input
+    is reshaped to `N x C x H/sh x sh x W/sw x sw`, transposed to put the block
+    positions after the channels and reshaped to `N x (C * sh * sw) x H/sh x W/sw`;
+    the weights the same way, after zero taps pad the kernel to a multiple of the
+    stride. Zero taps in front make the top (left) padding whole blocks; rows read
+    through zero taps are never used, so the sums are unchanged.
+
+        %y = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>}
+            : (tensor<1x3x16x16xf32>, tensor<8x3x7x7xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+
+    becomes (the weights' four ops fold away when they are constants)
+
+        %wp = graph.pad %w {pads = array<i64: 0, 0, 1, 1, 0, 0, 0, 0>} : tensor<8x3x7x7xf32> -> tensor<8x3x8x8xf32>
+        ... %ws : tensor<8x12x4x4xf32> ...
+        %x6 = graph.reshape %x : tensor<1x3x16x16xf32> -> tensor<1x3x8x2x8x2xf32>
+        %xt = graph.transpose %x6 {perm = array<i64: 0, 1, 3, 5, 2, 4>} : ... -> tensor<1x3x2x2x8x8xf32>
+        %xs = graph.reshape %xt : tensor<1x3x2x2x8x8xf32> -> tensor<1x12x8x8xf32>
+        %y = graph.conv2d %xs, %ws, %b {pads = array<i64: 2, 2, 1, 1>} : (...) -> tensor<1x8x8x8xf32>
+
+    It applies to an NCHW, ungrouped, undilated conv with a stride above 1 whose
+    input height and width are multiples of the strides, and only where it shrinks
+    the padded work, `ceil(C * sh * sw / k) * KH/sh * KW/sw < ceil(C / k) * KH * KW`.
+
+    Option `k-multiple` (default 16): `k`, the multiple of channels the matrix unit
+    pads a reduction to. Option `machine` (a preset or TOML file) takes `k` from the
+    machine's matrix unit instead, and rewrites only where DMAs can do the input's
+    strided rearrangement directly between global memory and the vector unit's
+    space (davinci, not tensorcore), since `loop-to-npu` refuses it on the vector unit.
     """
 
     name = "graph-space-to-depth"
@@ -161,7 +140,7 @@ class GraphSpaceToDepthPass(ModulePass):
     k_multiple: int = 16
     """Channels the matrix unit's reduction is padded to a multiple of (without `machine`)."""
     machine: str | None = None
-    """The machine whose matrix unit and DMA paths decide (see the module docstring)."""
+    """The machine whose matrix unit and DMA paths decide (see `GraphSpaceToDepthPass`)."""
 
     def __post_init__(self):
         if self.k_multiple < 1:  # the driver reports the ValueError as invalid options

@@ -1,28 +1,5 @@
-"""`graph-split-grouped-conv`: a grouped convolution with several output channels per
-group becomes one convolution per group on a slice of the channels, concatenated.
-
-graph-to-tile lowers such a conv to one contraction over (n, g, og, oh, ow) whose
-(g, og) dims are collapsed into the output channels afterwards, and tile-and-fuse
-cannot tile through that reshape: the whole output would be one accumulator
-(ShuffleNet's 1x112x56x56 f32, six times davinci's l0c). Split, each group is an
-ordinary convolution that tiles, and tile-to-loop computes each straight into its
-slice of the concat. Depthwise convs (one output channel per group) are left to
-graph-to-tile, which lowers them without a reshape.
-
-    %y = graph.conv2d %x, %w, %b {groups = 2 : i64}
-        : (tensor<1x8x5x5xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>
-
-becomes
-
-    %x0 = graph.slice %x {starts = array<i64: 0>, ends = array<i64: 4>, axes = array<i64: 1>} : ...
-    %w0 = graph.slice %w {starts = array<i64: 0>, ends = array<i64: 3>, axes = array<i64: 0>} : ...
-    %b0 = graph.slice %b {starts = array<i64: 0>, ends = array<i64: 3>, axes = array<i64: 0>} : ...
-    %y0 = graph.conv2d %x0, %w0, %b0 : (...) -> tensor<1x3x3x3xf32>
-    ... the same for group 1 (channels 4..8 of %x, 3..6 of %w and %b) ...
-    %y = graph.concat %y0, %y1 {axis = 1 : i64} : (...) -> tensor<1x6x3x3xf32>
-
-It runs in `graph-opt` after `graph-fold-batch-norm` (a batch norm folds into the
-grouped conv as a whole) and before `graph-fuse`.
+"""`graph-split-grouped-conv`: split a grouped convolution with several output channels per group into
+one convolution per group, so that each tiles as an ordinary convolution.
 """
 
 from __future__ import annotations
@@ -74,7 +51,28 @@ class SplitGroupedConv(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphSplitGroupedConvPass(ModulePass):
-    """Split grouped convs with several output channels per group into one conv per group (see the module docstring)."""
+    """Split grouped convs with several output channels per group into one conv per group.
+
+    `graph-to-tile` lowers such a conv to one contraction over (n, g, og, oh, ow)
+    whose (g, og) dims are collapsed into the output channels afterwards, and
+    `tile-and-fuse` cannot tile through that reshape. Split, each group is an
+    ordinary conv on its slices of the input channels, the weights' and the bias'
+    output channels, and `tile-to-loop` computes each straight into its slice of
+    the concat. Depthwise convs (one output channel per group) are left alone:
+    `graph-to-tile` lowers them without a reshape.
+
+        %y = graph.conv2d %x, %w, %b {groups = 2 : i64}
+            : (tensor<1x8x5x5xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>
+
+    becomes
+
+        %x0 = graph.slice %x {starts = array<i64: 0>, ends = array<i64: 4>, axes = array<i64: 1>} : ...
+        %w0 = graph.slice %w {starts = array<i64: 0>, ends = array<i64: 3>, axes = array<i64: 0>} : ...
+        %b0 = graph.slice %b {starts = array<i64: 0>, ends = array<i64: 3>, axes = array<i64: 0>} : ...
+        %y0 = graph.conv2d %x0, %w0, %b0 : (...) -> tensor<1x3x3x3xf32>
+        ... the same for group 1 (channels 4..8 of %x, 3..6 of %w and %b) ...
+        %y = graph.concat %y0, %y1 {axis = 1 : i64} : (...) -> tensor<1x6x3x3xf32>
+    """
 
     name = "graph-split-grouped-conv"
 

@@ -1,7 +1,5 @@
-"""`graph-unfuse`: inline every `graph.fused` group back into its function.
-
-The inverse of `graph-fuse`, for looking at or testing what a pass after fusion
-would see without the groups.
+"""`graph-unfuse`: inline every `graph.fused` group back into its function, to look at or test what a
+pass after fusion would see without the groups.
 """
 
 from __future__ import annotations
@@ -38,7 +36,20 @@ class InlineFusedOp(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphUnfusePass(ModulePass):
-    """Inline every `graph.fused` group back into its function: the inverse of `graph-fuse`."""
+    """Inline every `graph.fused` group back into its function: the inverse of `graph-fuse`.
+
+        %r = graph.fused "conv2d_relu"(%x, %w) {root = "graph.conv2d"}({
+        ^bb0(%0: tensor<1x3x8x8xf32>, %1: tensor<4x3x3x3xf32>):
+          %c = graph.conv2d %0, %1 : (...) -> tensor<1x4x6x6xf32>
+          %2 = graph.relu %c : tensor<1x4x6x6xf32>
+          graph.yield %2 : tensor<1x4x6x6xf32>
+        }) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+
+    becomes
+
+        %c = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+        %r = graph.relu %c : tensor<1x4x6x6xf32>
+    """
 
     name = "graph-unfuse"
 

@@ -1,6 +1,6 @@
 """Buffers at the loop level: memory spaces of memref types, views and their roots, reads and writes.
 
-Shared by `promote-to-memory-space`, `hoist-copies` and `double-buffer`. A
+Shared by `loop-promote-to-memory-space`, `loop-hoist-copies` and `loop-double-buffer`. A
 memref's memory space is a plain string attribute (`memref<4x4xf16, "ub">`);
 one without a space is *unplaced* (docs/lowering.md, "Memory spaces").
 """
@@ -153,7 +153,7 @@ def _after_leading_allocs(block: Block) -> InsertPoint:
 
 def _is_static_view_of_alloc(op: Operation) -> bool:
     # operands[0] is the source; a lone operand means no dynamic offsets. Both spare xDSL's
-    # variadic-operand accessors, which made this most of alloc_at_top's scan (ResNet-50).
+    # variadic-operand accessors, which are slow enough to dominate alloc_at_top's scan.
     if not isinstance(op, memref.SubviewOp):
         return False
     operands = op.operands

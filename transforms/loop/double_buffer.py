@@ -1,48 +1,5 @@
-"""`double-buffer{depth=2, machine=NAME?}`: one buffer slot per stage for copies inside loops.
-
-docs/lowering.md, section 5. In an `scf.for` with static bounds and at least
-`depth` iterations, each local buffer that a copy in the loop fills, or that
-a `linalg.fill` zeroes whole at the top of the body before any other use (an
-accumulator a copy then drains: nothing is carried between iterations), a
-`memref.alloc` whose uses are all inside the loop, becomes
-`memref<depth x ...>`, and the loop is unrolled by `depth`: the copy of stage
-`s` fills slot `s` (a rank-reduced `memref.subview` with a static slot index)
-while the compute of the other stage reads its own slot, so the copies of one
-iteration overlap the compute of the previous one once npu-insert-sync has
-placed the flags. Iterations left over (trip count not a multiple of `depth`)
-are peeled after the loop, on slots 0, 1, ... Loops are visited innermost
-first; a buffer gets its slots once. A fusion group whose root op carries
-`tile.buffering = N` (what `ziggurat-tune` chose) gets N slots in its loops
-instead of `depth`; N = 1 leaves them single. With `machine`, a buffer whose slots would
-make the allocs of its space live at that point of the function exceed the space's
-capacity, or whose slots would not start at the space's alignment, stays single. An
-alloc is live from the first to the last top-level op of the function that uses it
-(one fusion group's loop nest and its prologue): npu-plan-memory lets buffers that are
-never live together share bytes, so the allocs of the other groups take none. That holds
-when npu-plan-memory runs before npu-insert-sync, as in lower-to-npu; after it, nothing
-shares bytes and all of a function's allocs must fit at once.
-
-Before (trip count 4):
-
-    %l1 = memref.alloc() : memref<32x32xf16, "l1">
-    scf.for %k = %c0 to %c128 step %c32 {
-      %t = loop.copy_async %a -> %l1 : ...
-      loop.wait %t : !loop.token
-      linalg.generic ... ins(%l1, ...) ...
-    }
-
-After:
-
-    %l1 = memref.alloc() : memref<2x32x32xf16, "l1">
-    %s0 = memref.subview %l1[0, 0, 0] [1, 32, 32] [1, 1, 1] : ... to memref<32x32xf16, strided<[32, 1]>, "l1">
-    %s1 = memref.subview %l1[1, 0, 0] [1, 32, 32] [1, 1, 1] : ... to memref<32x32xf16, strided<[32, 1], offset: 1024>, "l1">
-    scf.for %k = %c0 to %c128 step %c64 {
-      %t = loop.copy_async %a -> %s0 : ...              // stage 0, iteration %k
-      ...
-      %k1 = arith.addi %k, %c32 : index
-      %t1 = loop.copy_async %a1 -> %s1 : ...            // stage 1, iteration %k + 32
-      ...
-    }
+"""`loop-double-buffer{depth=2, machine=NAME?}`: one buffer slot per stage for the copies inside loops, so
+that the copies of one iteration overlap the compute of the previous one (docs/lowering.md, section 5).
 """
 
 from __future__ import annotations
@@ -62,6 +19,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
+from ziggurat.dialects.tile import BUFFERING_ATTR
 from ziggurat.locations import locate
 from ziggurat.transforms.loop.buffers import (
     byte_size,
@@ -168,21 +126,15 @@ class LiveBytes:
             self.position[op] = position
 
 
-BUFFERING = "tile.buffering"
-"""The slots per buffer of one fusion group (an integer >= 1 on its root op, which graph-to-tile
-and the passes after carry to the root's linalg ops); overrides the pass's `depth` for the loops
-around them. `ziggurat-tune` searches it."""
-
-
 def loop_depth(loop: scf.ForOp, default: int) -> int:
     """`tile.buffering` of the root ops in `loop` (the largest, should groups differ), else `default`."""
     depths = []
     for op in loop.body.walk():
-        attribute = op.attributes.get(BUFFERING)
+        attribute = op.attributes.get(BUFFERING_ATTR)
         if attribute is None:
             continue
         if not isinstance(attribute, IntegerAttr) or attribute.value.data < 1:
-            raise error_at(op, f"{BUFFERING} must be an integer >= 1, got {attribute}")
+            raise error_at(op, f"{BUFFERING_ATTR} must be an integer >= 1, got {attribute}")
         depths.append(attribute.value.data)
     return max(depths, default=default)
 
@@ -196,8 +148,8 @@ class _DoubleBuffer:
         self.multi: set[SSAValue] = set()
         """Allocs that already have their slots."""
         self.live: LiveBytes | None = None
-        """The function's live bytes, kept up to date (`account`): a walk per loop was most of
-        the pass on ResNet-50."""
+        """The function's live bytes, kept up to date (`account`) rather than walked
+        again for every loop."""
 
     def run(self, func: FuncOp) -> None:
         for loop in [op for op in func.walk(region_first=True) if isinstance(op, scf.ForOp)]:
@@ -387,9 +339,48 @@ class _DoubleBuffer:
 
 @dataclass(frozen=True)
 class DoubleBufferPass(ModulePass):
-    """Give buffers filled by copies (or zeroed whole) inside loops `depth` slots and unroll those loops by `depth`."""
+    """Give buffers filled by copies (or zeroed whole) inside loops `depth` slots and unroll those loops by `depth`.
 
-    name = "double-buffer"
+    In an `scf.for` with static bounds and at least `depth` iterations, each local
+    `memref.alloc` used only inside the loop that a copy in the loop fills, or that
+    a `linalg.fill` zeroes whole at the top of the body before any other use,
+    becomes `memref<depth x ...>`, and the loop is unrolled by `depth`: the copy of
+    stage `s` fills slot `s` (a rank-reduced `memref.subview`) while the compute of
+    the other stage reads its own slot; once `npu-insert-sync` has placed the flags
+    the two overlap. Iterations left over are peeled after the loop. Loops are
+    visited innermost first; a buffer gets its slots once. A fusion group whose
+    root carries `tile.buffering = N` (what `ziggurat-tune` chose) gets N slots
+    instead of `depth`.
+
+    With `machine`, a buffer stays single when its slots would not start at the
+    space's alignment, or would make the allocs of its space live there exceed the
+    capacity. An alloc counts as live from the first to the last top-level op of
+    the function that uses it, which assumes that `npu-plan-memory` shares bytes
+    between buffers never live together, i.e. runs before `npu-insert-sync` as in
+    `lower-to-npu`.
+
+        %l1 = memref.alloc() : memref<32x32xf16, "l1">
+        scf.for %k = %c0 to %c128 step %c32 {
+          %t = loop.copy_async %a -> %l1 : ...
+          loop.wait %t : !loop.token
+          linalg.generic ... ins(%l1, ...) ...
+        }
+
+    becomes
+
+        %l1 = memref.alloc() : memref<2x32x32xf16, "l1">
+        %s0 = memref.subview %l1[0, 0, 0] [1, 32, 32] [1, 1, 1] : ... to memref<32x32xf16, strided<[32, 1]>, "l1">
+        %s1 = memref.subview %l1[1, 0, 0] [1, 32, 32] [1, 1, 1] : ... to memref<32x32xf16, ..., "l1">
+        scf.for %k = %c0 to %c128 step %c64 {
+          %t = loop.copy_async %a -> %s0 : ...              // stage 0, iteration %k
+          ...
+          %k1 = arith.addi %k, %c32 : index
+          %t1 = loop.copy_async %a1 -> %s1 : ...            // stage 1, iteration %k + 32
+          ...
+        }
+    """
+
+    name = "loop-double-buffer"
 
     depth: int = 2
     """Slots per buffer (2: double buffering); the loop is unrolled by as much."""
@@ -399,7 +390,7 @@ class DoubleBufferPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.depth < 1:
-            raise error_at(op, f"double-buffer needs depth >= 1, got {self.depth}")
+            raise error_at(op, f"loop-double-buffer needs depth >= 1, got {self.depth}")
         machine = load_machine(self.machine) if self.machine else None
         for func in [f for f in op.walk() if isinstance(f, FuncOp) and f.body.blocks]:
             _DoubleBuffer(self.depth, machine).run(func)

@@ -1,35 +1,5 @@
-"""`hoist-copies`: move copies whose source and destination do not change in a loop out of it.
-
-docs/lowering.md, section 5. A `loop.copy`, or a `loop.copy_async` with its
-`loop.wait`s, directly in an `scf.for` body is moved before the loop when
-
-* its source and destination views are loop-invariant: defined outside the loop,
-  or by side-effect-free ops (subviews, index arithmetic) of loop-invariant
-  values, which move with it;
-* nothing else in the loop writes the buffer under the source or the
-  destination (views of one buffer are assumed to overlap), and nothing in the
-  loop reads the destination before the copy.
-
-Loops are visited innermost first, until nothing moves, so a weight tile
-staged in the innermost loop of a nest climbs as far as it stays invariant.
-
-Before:
-
-    scf.for %j = %c0 to %c64 step %c32 {
-      %a = memref.subview %A[%i, 0] [32, 64] [1, 1] : ...
-      %t = loop.copy_async %a -> %l1a : ...
-      loop.wait %t : !loop.token
-      linalg.generic ... ins(%l1a, ...) ...
-    }
-
-After:
-
-    %a = memref.subview %A[%i, 0] [32, 64] [1, 1] : ...
-    %t = loop.copy_async %a -> %l1a : ...
-    loop.wait %t : !loop.token
-    scf.for %j = %c0 to %c64 step %c32 {
-      linalg.generic ... ins(%l1a, ...) ...
-    }
+"""`loop-hoist-copies`: move copies whose source and destination do not change in a loop out of it, so that
+a tile the loop reads unchanged is loaded once (docs/lowering.md, section 5).
 """
 
 from __future__ import annotations
@@ -144,9 +114,34 @@ def hoist_once(module: ModuleOp) -> bool:
 
 @dataclass(frozen=True)
 class HoistCopiesPass(ModulePass):
-    """Move loop-invariant copies (and the views they copy) out of `scf.for` loops."""
+    """Move loop-invariant copies (and the views they copy) out of `scf.for` loops.
 
-    name = "hoist-copies"
+    A `loop.copy`, or a `loop.copy_async` with its `loop.wait`s, directly in an
+    `scf.for` body moves before the loop when its source and destination views are
+    loop-invariant (defined outside the loop, or by side-effect-free ops of
+    loop-invariant values, which move with it), nothing else in the loop writes the
+    buffer under either (views of one buffer are assumed to overlap), and nothing
+    in the loop reads the destination before the copy. Loops are visited innermost
+    first until nothing moves, so a copy climbs as far as it stays invariant.
+
+        scf.for %j = %c0 to %c64 step %c32 {
+          %a = memref.subview %A[%i, 0] [32, 64] [1, 1] : ...
+          %t = loop.copy_async %a -> %l1a : ...
+          loop.wait %t : !loop.token
+          linalg.generic ... ins(%l1a, ...) ...
+        }
+
+    becomes
+
+        %a = memref.subview %A[%i, 0] [32, 64] [1, 1] : ...
+        %t = loop.copy_async %a -> %l1a : ...
+        loop.wait %t : !loop.token
+        scf.for %j = %c0 to %c64 step %c32 {
+          linalg.generic ... ins(%l1a, ...) ...
+        }
+    """
+
+    name = "loop-hoist-copies"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         while hoist_once(op):

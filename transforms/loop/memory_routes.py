@@ -1,14 +1,10 @@
-"""Routes between memory spaces: the shortest chain of DMA paths from one space to another.
-
-Where data can go is read from the machine's `[dma.*] paths`, never from a chip
-name (docs/lowering.md, "Memory spaces"). On davinci:
+"""Routes between memory spaces: the shortest chain of DMA paths from one space to another, read from
+the machine's `[dma.*] paths`, never from a chip name (docs/lowering.md, "Memory spaces").
 
     route(davinci, "gm", "l0a")  == ("gm", "l1", "l0a")
-    route(davinci, "l0c", "gm")  == ("l0c", "gm")        # fixpipe, not l0c -> ub -> gm
     hops(davinci, ("gm", "l1", "l0a"))  ->  [("gm", "l1", mte2), ("l1", "l0a", mte1)]
 
-Ties between chains of the same length go to the engine declared first in the
-machine file, so a route is the same on every run.
+Ties between chains of the same length go to the engine declared first in the machine file.
 """
 
 from __future__ import annotations

@@ -1,55 +1,6 @@
-"""`stage-reduction{all=false}`: load a reduction loop's operand slices with one copy before the loop.
-
-docs/lowering.md, section 5. Tile-and-fuse tiles a contraction's reduction
-(K, a conv's input channels) so that its operand tiles fit the matrix unit's
-spaces; promote-to-memory-space then stages each step's slice through the
-first local space (global -> l1 -> l0a on davinci), one copy per step. Where
-that space is much larger than the matrix unit's (davinci: l1 1 MiB, l0a and
-l0b 64 KiB), the slices of all steps fit it together: this pass copies them
-once, before the loop, into one buffer as long as the loop's range, and each
-step reads its slice of it (the two-level tiling of Ascend's matmul, whose L1
-tile holds several L0 tiles along K). The loop then loads nothing from global
-memory, and the copy before it is one `hoist-copies` can take further out:
-with the output-channel loop inside the row loop, a conv's input rows (all
-channels) are loaded once per row tile instead of once per output-channel
-tile. It costs local space (the whole reduction's slices at once) and the first
-step waits for the whole copy, so the default heuristic does not ask for it:
-`ziggurat-tune` measures it.
-
-It applies to the loops that directly hold a linalg op marked
-`tile.stage_reduction` (a unit attribute that graph-to-tile carries from the
-group's root graph op), or with `all=true` every loop directly holding a
-contraction. A copy in such a loop is staged when
-
-* its destination is a whole buffer that nothing else in the loop writes, and
-  that is read in the loop only by other copies (a staging hop, not an
-  operand of the compute ops);
-* its source is a `memref.subview` of a buffer defined outside the loop, with
-  unit strides, exactly one offset the loop's induction variable and the size
-  there the loop's step (the slices tile the loop's range), the other offsets
-  loop-invariant; further static subviews of it may follow;
-* the copy does not pad along that dim, and the loop's bounds are constants.
-
-Before:
-
-    scf.for %k = %c0 to %c256 step %c128 {
-      %a = memref.subview %A[0, %k] [64, 128] [1, 1] : memref<64x256xf16, "gm"> to memref<64x128xf16, strided<[256, 1], offset: ?>, "gm">
-      %t = loop.copy_async %a -> %l1 : ... -> memref<64x128xf16, "l1">
-      loop.wait %t : !loop.token
-      %u = loop.copy_async %l1 -> %l0a : ...
-      ...
-    }
-
-After:
-
-    %a = memref.subview %A[0, 0] [64, 256] [1, 1] : memref<64x256xf16, "gm"> to memref<64x256xf16, strided<[256, 1]>, "gm">
-    %t = loop.copy_async %a -> %l1_all : ... -> memref<64x256xf16, "l1">
-    loop.wait %t : !loop.token
-    scf.for %k = %c0 to %c256 step %c128 {
-      %s = memref.subview %l1_all[0, %k] [64, 128] [1, 1] : memref<64x256xf16, "l1"> to memref<64x128xf16, strided<[256, 1], offset: ?>, "l1">
-      %u = loop.copy_async %s -> %l0a : ...
-      ...
-    }
+"""`loop-stage-reduction{all=false}`: load a reduction loop's operand slices with one copy before the loop
+(two-level tiling along the reduction, as Ascend's matmul's L1 tile holds several L0 tiles along K);
+docs/lowering.md, section 5, says when it pays.
 """
 
 from __future__ import annotations
@@ -64,17 +15,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.diagnostics import error_at
+from ziggurat.ir.contraction import is_contraction
 from ziggurat.locations import locate
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.dialects.tile import STAGE_REDUCTION_ATTR
 from ziggurat.transforms.loop.buffers import alloc_at_top, kept_dims, root_of, subview_lists, users_through_views
 from ziggurat.transforms.loop.double_buffer import constant_index, drop_dims_like, retype_subview
 from ziggurat.transforms.loop.hoist_copies import defined_inside, invariant_definitions
-from ziggurat.transforms.loop.promote_to_memory_space import is_contraction
-
-STAGE_REDUCTION = "tile.stage_reduction"
-"""A unit attribute on a group's root: stage the slices of its reduction loop's operands at once
-(`ziggurat-tune` searches it; graph-to-tile and the passes after carry it to the root's linalg ops)."""
-
 
 @dataclass(frozen=True)
 class _Slice:
@@ -181,7 +128,7 @@ def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> SSAValu
 
 
 def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -> None:
-    """Stage `copy` before `loop` where the module docstring's conditions hold; else leave it."""
+    """Stage `copy` before `loop` where the conditions of `StageReductionPass` hold; else leave it."""
     lb, ub, step = (constant_index(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is None or ub is None or step is None or step <= 0 or (ub - lb) % step:
         return
@@ -246,9 +193,9 @@ def _retype_views(view: memref.SubviewOp) -> None:
 
 
 def _marked(op: Operation) -> bool:
-    mark = op.attributes.get(STAGE_REDUCTION)
+    mark = op.attributes.get(STAGE_REDUCTION_ATTR)
     if mark is not None and not isinstance(mark, UnitAttr):
-        raise error_at(op, f"{STAGE_REDUCTION} is a unit attribute (present or absent), got {mark}")
+        raise error_at(op, f"{STAGE_REDUCTION_ATTR} is a unit attribute (present or absent), got {mark}")
     return mark is not None
 
 
@@ -267,10 +214,42 @@ def _staged_loops(module: ModuleOp, every: bool) -> list[scf.ForOp]:
 class StageReductionPass(ModulePass):
     """Copy a reduction loop's operand slices into one local buffer before the loop.
 
-    Options: `all` (default false): stage in every loop holding a contraction, not only
-    those of roots marked `tile.stage_reduction`."""
+    It applies to the loops that directly hold a linalg op marked
+    `tile.stage_reduction` (carried from the group's root graph op; `ziggurat-tune`
+    decides), or with `all=true` every loop directly holding a contraction. A copy
+    in such a loop is staged when its destination is a whole buffer that nothing
+    else in the loop writes and only other copies read (a staging hop); its source
+    is a unit-stride `memref.subview` of a buffer defined outside the loop, offset
+    by the induction variable in exactly one dim with the loop's step as size there
+    (the slices tile the loop's range) and loop-invariant elsewhere; the copy does
+    not pad along that dim; and the loop's bounds are constants. The copy then
+    moves before the loop into a buffer as long as the loop's range, and each step
+    reads its slice of it.
 
-    name = "stage-reduction"
+        scf.for %k = %c0 to %c256 step %c128 {
+          %a = memref.subview %A[0, %k] [64, 128] [1, 1] : memref<64x256xf16, "gm"> to memref<64x128xf16, ..., "gm">
+          %t = loop.copy_async %a -> %l1 : ... -> memref<64x128xf16, "l1">
+          loop.wait %t : !loop.token
+          %u = loop.copy_async %l1 -> %l0a : ...
+          ...
+        }
+
+    becomes
+
+        %a = memref.subview %A[0, 0] [64, 256] [1, 1] : memref<64x256xf16, "gm"> to memref<64x256xf16, ..., "gm">
+        %t = loop.copy_async %a -> %l1_all : ... -> memref<64x256xf16, "l1">
+        loop.wait %t : !loop.token
+        scf.for %k = %c0 to %c256 step %c128 {
+          %s = memref.subview %l1_all[0, %k] [64, 128] [1, 1] : ... to memref<64x128xf16, ..., "l1">
+          %u = loop.copy_async %s -> %l0a : ...
+          ...
+        }
+
+    Options: `all` (default false): stage in every loop holding a contraction, not only
+    those of roots marked `tile.stage_reduction`.
+    """
+
+    name = "loop-stage-reduction"
 
     all: bool = False
 

@@ -1,4 +1,6 @@
-"""Passes within the npu level: `npu-plan-memory` (static buffer offsets) and `npu-insert-sync` (flags)."""
+"""Passes within the npu level: `npu-hoist-invariant` (instructions out of loops), `npu-plan-memory`
+(static buffer offsets) and `npu-insert-sync` (flags between pipes).
+"""
 
 from __future__ import annotations
 

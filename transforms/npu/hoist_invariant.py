@@ -1,31 +1,6 @@
-"""`npu-hoist-invariant{machine=NAME}`: move instructions that write the same values in every
-iteration of an `scf.for` before it (loop-invariant code motion for instructions with memory
-effects, which xDSL's `licm` leaves alone).
-
-A conv's epilogue, for instance, casts its bias to f32 and broadcasts it over the output tile
-in every iteration of the tile loop, and double-buffer's unrolling does it once per stage:
-half the vector unit's work on a 1x1 conv of ResNet-50's first stage.
-
-The instructions directly in a loop's body that write one set of buffers (a broadcast and its
-masked tail, say) move before the loop together, in order, when
-- every operand of each (buffers and indices) is defined outside the loop;
-- they write only local buffers (`memref.alloc`s) that nothing outside the loop uses, and read
-  none of them, so hoisting them where the loop runs no iteration writes what nobody reads;
-- nothing else in the loop writes a buffer they read or write, except instructions identical to
-  one of them (double-buffer's stages), which are erased, as they write the same values again;
-- nothing in the body before the last of them uses a buffer they write.
-Every instruction must say which buffers it touches (`buffer_windows`); one that does not, or
-any other op using a buffer, keeps the loop's instructions on those buffers where they are.
-Loops are visited innermost first, so an instruction climbs every loop it is invariant in. Run
-it on npu code before `npu-plan-memory` (which then sees the longer live ranges) and
-`npu-insert-sync`; a function that already has flags or barriers is left alone, as moving an
-instruction past a wait would leave it unordered.
-
-    scf.for %i = ... {                               npu.vec.cast %bias -> %bias32
-      npu.vec.cast %bias -> %bias32                   npu.vec.broadcast %bias32 -> %spread
-      npu.vec.broadcast %bias32 -> %spread      ->    scf.for %i = ... {
-      npu.vec.add %acc, %spread -> %acc                 npu.vec.add %acc, %spread -> %acc
-    }                                                 }
+"""`npu-hoist-invariant{machine=NAME}`: loop-invariant code motion for npu instructions, which have memory
+effects and so are left alone by xDSL's `licm` (a conv epilogue's bias cast and broadcast, repeated in
+every iteration of its tile loop; docs/lowering.md, section 7).
 """
 
 from __future__ import annotations
@@ -109,7 +84,7 @@ class _Loop:
             written = self.written(op)
             key = _fill_key(group, written)
             if key in filled:
-                # the same values into another buffer (each of double-buffer's stages broadcasts
+                # the same values into another buffer (each of loop-double-buffer's stages broadcasts
                 # the bias into its own): read the first, so that one buffer stays live, not two
                 (buffer,) = written
                 for member, _ in group:
@@ -189,6 +164,32 @@ class _Loop:
 @dataclass(frozen=True)
 class NpuHoistInvariantPass(ModulePass):
     """Move instructions that write the same values in every iteration of a loop before it.
+
+    The instructions directly in a loop's body that write one set of buffers (a
+    broadcast and its masked tail, say) move before the loop together, in order,
+    when every operand of each is defined outside the loop; they write only local
+    buffers that nothing outside the loop uses, and read none of them; nothing else
+    in the loop writes a buffer they touch, except identical instructions
+    (loop-double-buffer's stages), which are erased; and nothing in the body before the
+    last of them uses a buffer they write. Every instruction must declare the
+    buffers it touches (`buffer_windows`); one that does not keeps the loop's
+    instructions on those buffers where they are. Loops are visited innermost
+    first. Run it before `npu-plan-memory` and `npu-insert-sync`; a function that
+    already has flags or barriers is left alone.
+
+        scf.for %i = ... {
+          npu.vec.cast %bias -> %bias32
+          npu.vec.broadcast %bias32 -> %spread
+          npu.vec.add %acc, %spread -> %acc
+        }
+
+    becomes
+
+        npu.vec.cast %bias -> %bias32
+        npu.vec.broadcast %bias32 -> %spread
+        scf.for %i = ... {
+          npu.vec.add %acc, %spread -> %acc
+        }
 
     Options: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`).
     """

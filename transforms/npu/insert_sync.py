@@ -1,48 +1,5 @@
-"""`npu-insert-sync{machine=NAME}`: flags between pipes for every dependence of an npu program.
-
-Each instruction runs on its pipe's in-order queue (`NpuOperation.pipe`), so two
-instructions of one pipe are ordered already; one that reads or writes bytes
-another pipe wrote, or writes bytes another pipe read (`buffer_windows`), must
-wait for it: `npu.set_flag "P" -> "Q", id` after the producer on P, and
-`npu.wait_flag "P" -> "Q", id` before the consumer on Q.
-
-The pass works one block at a time, on *steps*: runs of consecutive
-instructions of one pipe (a flag is set after the whole run, so a DMA of A and
-one of B are waited for together, as hand-written kernels do; the wait goes
-before the first instruction of the consumer's run that needs it), and
-`scf.for`/`scf.if` ops, which stand for every
-instruction inside them (a dependence between an instruction inside and one
-outside is synchronized around the whole op; those inside are synchronized
-within). In a loop body, a step that depends on a later step of the previous
-iteration gets a loop-carried flag: set before the loop, waited before the
-step, set again after the producer, and waited after the loop, as in
-`examples/npu/gemm_double_buffered.mlir`.
-
-A dependence is skipped when the consumer's pipe already knows the producer has
-finished: the pass follows, for each pipe, which step of each other pipe is
-known finished before its next instruction (what the flags already placed tell
-it, transitively through other pipes, as the hazard checker of
-`interpreters/timing.py` does). Accesses are byte ranges of the buffer's storage;
-dynamic indices are bounded by constants and `scf.for` bounds (up to the last
-value the loop's step reaches), or else cover their whole dimension, and a window
-ends at its buffer's end at the latest (the interpreter checks that it does), so
-buffers that npu-plan-memory puts end to end are not ordered for nothing (a
-layer's loads from its input and stores into its output, ResNet-50 on davinci:
-2,315,832 cycles to 2,264,539). An instruction that does not declare its windows
-is taken to read and write every buffer.
-
-Event ids are chosen per pipe pair so that no two flags that may be pending at
-once share one; where more than the machine's `flag_ids` would be needed, the
-dependence falls back to `npu.barrier "P"` before the consumer (with a remark).
-So does everything inside control flow other than `scf.for` and `scf.if`.
-
-    npu.dma "mte2" %A[0, 0] -> %a1[0, 0] ...          npu.dma "mte2" %A[0, 0] -> %a1[0, 0] ...
-    npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] ...    ->   npu.set_flag "mte2" -> "mte1", 0
-                                                      npu.wait_flag "mte2" -> "mte1", 0
-                                                      npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] ...
-
-Run it after `npu-plan-memory`, so that buffers sharing bytes are seen to. A
-function that already has flags is left as it is (with a remark).
+"""`npu-insert-sync{machine=NAME}`: flags between pipes for every dependence of an npu program, so that
+an instruction that needs another pipe's result waits for it (docs/lowering.md, section 7).
 """
 
 from __future__ import annotations
@@ -546,7 +503,7 @@ def _drain(known: dict[str, Clock], step: _Step, j: int, pipes: Iterable[str]) -
 
 
 def synchronize_function(function: func.FuncOp, machine: Machine) -> None:
-    """Insert the flags of `function` (see the module docstring)."""
+    """Insert the flags of `function` (see `NpuInsertSyncPass`)."""
     if any(isinstance(op, npu.SetFlagOp | npu.WaitFlagOp) for op in function.walk()):
         emit_remark(function, "npu-insert-sync: this function already has flags; it is left as it is")
         return
@@ -558,6 +515,36 @@ def synchronize_function(function: func.FuncOp, machine: Machine) -> None:
 @dataclass(frozen=True)
 class NpuInsertSyncPass(ModulePass):
     """Insert `npu.set_flag`/`npu.wait_flag` for every dependence between instructions of different pipes.
+
+    Two instructions of one pipe are ordered already (`NpuOperation.pipe`); one
+    that reads or writes bytes another pipe wrote, or writes bytes another pipe
+    read (`buffer_windows`), gets `npu.set_flag "P" -> "Q", id` after the producer
+    and `npu.wait_flag "P" -> "Q", id` before it. The pass works one block at a
+    time on steps: runs of consecutive instructions of one pipe (a flag is set
+    after the whole run, as hand-written kernels do), and `scf.for`/`scf.if` ops,
+    which stand for every instruction inside them. A step that depends on a later
+    step of the previous loop iteration gets a loop-carried flag (set before the
+    loop, waited after it, as in `examples/npu/gemm_double_buffered.mlir`). A
+    dependence is skipped when the consumer's pipe already knows the producer has
+    finished, transitively through the flags placed (as the hazard checker of
+    `interpreters/timing.py` reasons). Accesses are byte ranges; dynamic indices
+    are bounded by constants and loop bounds, and a window ends at its buffer's end
+    at the latest; an instruction that does not declare its windows reads and
+    writes every buffer. Event ids are chosen per pipe pair so that no two flags
+    that may be pending at once share one; where the machine's `flag_ids` run out,
+    or inside other control flow, the dependence falls back to `npu.barrier` (with
+    a remark). Run it after `npu-plan-memory`, so that buffers sharing bytes are
+    seen to; a function that already has flags is left as it is (with a remark).
+
+        npu.dma "mte2" %A[0, 0] -> %a1[0, 0] ...
+        npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] ...
+
+    becomes
+
+        npu.dma "mte2" %A[0, 0] -> %a1[0, 0] ...
+        npu.set_flag "mte2" -> "mte1", 0
+        npu.wait_flag "mte2" -> "mte1", 0
+        npu.dma "mte1" %a1[0, 0] -> %a0[0, 0] ...
 
     Option: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`).
     """

@@ -1,38 +1,5 @@
-"""`npu-plan-memory{machine=NAME}`: give every `memref.alloc` a static offset in its memory space.
-
-Each alloc in a space of the machine becomes an `npu.buffer` at a byte offset
-aligned as the space requires (`alignment` in the machine file). Two buffers
-share bytes only when their live ranges do not overlap: a buffer lives from its
-first use to its last in program order, and a use inside a loop that the alloc
-is outside of keeps it alive for the whole loop (the next iteration comes back
-to it), unless each iteration starts by overwriting all of it. Offsets are chosen greedily, largest buffer first (the greedy-by-size
-planner of TFLite's arena allocator), each at the lowest aligned offset clear of
-every buffer already placed in its space; only where that would overflow the
-space does it take bytes of other buffers, since instructions touching shared
-bytes must then wait for each other (npu-insert-sync orders them), which costs
-the overlap between pipes: first those of buffers used only before its first
-use or after its last (another layer's), then those of any buffer dead whenever
-it is live (a step's temporary between two steps: a conv's ping and pong
-buffers interleave without ever being live at once in program order, and
-sharing their bytes would make each load wait for the instruction before it).
-A buffer that does not fit is an error at its alloc naming it, its size, the
-space, its capacity and what else is live then (a `DoesNotFit`: the drivers of
-`transforms/tile/fit.py` then lower its group again with a smaller tile).
-
-It runs on npu code (after loop-to-npu): a function that has allocs to place and still
-holds ops of a higher level (`linalg`, `loop`, `tensor`, `graph`) is refused at the first
-of them, since those ops would be left reading npu buffers that no interpreter runs.
-
-Run it before `npu-insert-sync`, which then sees the bytes that buffers share
-and orders their accesses. On a function that already has flags or barriers
-(hand-written sync, or sync inserted first) space is not reused, since nothing
-would order the accesses that the sharing creates.
-
-    %a = memref.alloc() : memref<64x64xf16, "ub">        %a = npu.buffer offset 0 : memref<64x64xf16, "ub">
-    %b = memref.alloc() : memref<64x64xf16, "ub">   ->   %b = npu.buffer offset 8192 : memref<64x64xf16, "ub">
-    ... uses of %a, then of %b ...                        (offset 0 if 'ub' were full and %a dead by then)
-
-Option `reuse=false` gives every buffer bytes of its own (for debugging a suspected reuse bug).
+"""`npu-plan-memory{machine=NAME}`: give every `memref.alloc` a static offset in its memory space, sharing
+bytes between buffers that are never live at once where the space is short (docs/lowering.md, section 7).
 """
 
 from __future__ import annotations
@@ -222,7 +189,7 @@ def _space_of_alloc(alloc: memref.AllocOp, machine: Machine) -> str:
     if not isinstance(space, StringAttr):
         raise error_at(
             alloc,
-            f"cannot plan {memref_type}: it has no memory space (run promote-to-memory-space first)",
+            f"cannot plan {memref_type}: it has no memory space (run loop-promote-to-memory-space first)",
         )
     if space.data not in machine.memories:
         raise error_at(
@@ -333,6 +300,30 @@ def _replace_alloc(alloc: memref.AllocOp, offset: int) -> None:
 class NpuPlanMemoryPass(ModulePass):
     """Turn each `memref.alloc` into an `npu.buffer` at a static, aligned offset, sharing space between
     buffers that are never live at once where the space is short; error at a buffer that does not fit.
+
+    A buffer lives from its first use to its last in program order; a use inside a
+    loop the alloc is outside of keeps it alive for the whole loop, unless each
+    iteration starts by overwriting all of it. Largest buffer first (TFLite's
+    greedy-by-size arena planner), each takes the lowest aligned offset clear of
+    every buffer already placed in its space; only where that would overflow does
+    it take bytes of other buffers (whose accesses `npu-insert-sync` must then
+    order): first of buffers used only before its first use or after its last,
+    then of any buffer dead whenever it is live. A buffer that does not fit is a
+    `DoesNotFit` at its alloc naming its size, the space, its capacity and what
+    else is live then (`transforms/tile/fit.py` then lowers its group again with a
+    smaller tile). A function with allocs that still holds `linalg`, `loop`,
+    `tensor` or `graph` ops is refused. Run it before `npu-insert-sync`; on a
+    function that already has flags or barriers space is not reused.
+
+        %a = memref.alloc() : memref<64x64xf16, "ub">
+        %b = memref.alloc() : memref<64x64xf16, "ub">
+        ... uses of %a, then of %b ...
+
+    becomes
+
+        %a = npu.buffer offset 0 : memref<64x64xf16, "ub">
+        %b = npu.buffer offset 8192 : memref<64x64xf16, "ub">
+        ... (%b at offset 0 if "ub" were full and %a dead by then) ...
 
     Options: `machine` (a preset or a machine TOML file; default: the module's `npu.machine`),
     `reuse` (default true; false gives every buffer its own bytes).

@@ -120,7 +120,7 @@ BodyFunction = Callable[[Body, tuple[SSAValue, ...]], Sequence[SSAValue]]
 def tile_attributes(op: Operation) -> dict[str, Attribute]:
     """The `tile.*` discardable attributes of a graph op (`tile.group`, `tile.root`,
     `tile.sizes`), which every op it lowers to carries."""
-    return {name: value for name, value in op.attributes.items() if name.startswith("tile.")}
+    return {name: value for name, value in op.attributes.items() if name.startswith(tile.ATTR_PREFIX)}
 
 
 @dataclass

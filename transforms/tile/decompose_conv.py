@@ -1,40 +1,6 @@
-"""`tile-decompose-conv`: a convolution as a sum of matmul-like contractions.
-
-A contraction `linalg.generic` (its body adds the product of its two inputs,
-possibly extended, into the accumulator) whose input maps hold window sums,
-`d3 * s + d6 * r` (output position times stride plus window position times
-dilation), becomes one contraction per point of the window, unrolled: the
-window's offsets are then static, so each operand is a `tensor.extract_slice`
-with static offsets and strides `[.., s, s]` that later levels turn into one
-DMA each, with no index arithmetic. The contractions chain through their
-accumulator, in the window's row-major order. `linalg.conv_2d_nchw_fchw` is
-read as the generic it stands for. Any other windowed generic with one output
-(a max or sum pool) is decomposed the same way: its steps, with the window
-dims gone, are elementwise `acc = max(acc, x[oh * s + kh, ...])` on strided
-slices, which the vector unit runs.
-
-A sum `d1 * b + d5` whose second dim spans exactly `b` and whose first every
-input reads (a group times its channels, `d1 * cg + d5`) is no window: the
-operand's dimension is split in two with `tensor.expand_shape`, each read by
-one dim. A window that tiles its input (a 2x2 stride-2 conv) stays a window.
-After the pass every map of these contractions is a projected
-permutation, so each dim is batch, M, N or K.
-
-    %y = linalg.generic {maps = [(n, g, o, oh, ow, c, kh, kw) -> (n, g * 4 + c, oh * 2 + kh, ow * 2 + kw),
-                                 (n, g, o, oh, ow, c, kh, kw) -> (g * 6 + o, c, kh, kw), ...]}
-           ins(%x, %w : tensor<1x4x10x10xf16>, tensor<6x4x3x3xf16>) outs(%acc : tensor<1x1x6x4x4xf32>)
-
-becomes, for each (kh, kw) in 3x3,
-
-    %xe = tensor.expand_shape %x [[0], [1, 2], [3], [4]] : ... into tensor<1x1x4x10x10xf16>
-    %we = tensor.expand_shape %w [[0, 1], [2], [3], [4]] : ... into tensor<1x6x4x3x3xf16>
-    %xs = tensor.extract_slice %xe[0, 0, 0, kh, kw] [1, 1, 4, 4, 4] [1, 1, 1, 2, 2]
-    %ws = tensor.extract_slice %we[0, 0, 0, kh, kw] [1, 6, 4, 1, 1] [1, 1, 1, 1, 1] : ... to tensor<1x6x4xf16>
-    %acc1 = linalg.generic {maps = [(n, g, o, oh, ow, c) -> (n, g, c, oh, ow),
-                                    (n, g, o, oh, ow, c) -> (g, o, c), ...]} ins(%xs, %ws) outs(%acc)
-
-Static shapes only: a dynamic one is refused at the op, as is a map with
-sums this pass cannot read (three terms, constants, `mod`, ...).
+"""`tile-decompose-conv`: a convolution or pool (or a tile of one) as a chain of generics over the
+window's points, so that every contraction left is matmul-like and every operand a strided slice
+with static offsets.
 """
 
 from __future__ import annotations
@@ -67,6 +33,7 @@ from ziggurat.interpreters.tensor_interpreter import loop_ranges
 from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, expand_shape
 
 from ziggurat.diagnostics import error_at
+from ziggurat.ir.contraction import is_contraction
 from ziggurat.locations import Located
 from ziggurat.dtypes import is_float
 
@@ -82,31 +49,6 @@ def on_tensors(op: Operation) -> bool:
     """Whether `op` works on tensors (results, no memref operands): the tile-level
     passes leave loop-level (memref) ops alone."""
     return bool(op.results) and not any(isinstance(v.type, MemRefType) for v in op.operands)
-
-
-def _unextended(value: SSAValue) -> SSAValue:
-    while isinstance(value.owner, (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp)):
-        value = value.owner.input
-    return value
-
-
-def is_contraction(op: Operation) -> bool:
-    """A generic with two inputs and one output whose body yields `acc + x * y`, with
-    x and y its two inputs (possibly extended)."""
-    if not isinstance(op, linalg.GenericOp) or len(op.inputs) != 2 or len(op.outputs) != 1:
-        return False
-    if not on_tensors(op):
-        return False
-    block = op.body.block
-    combiner = block.last_op.operands[0].owner if block.last_op.operands else None
-    if not isinstance(combiner, (arith.AddfOp, arith.AddiOp)):
-        return False
-    accumulator = block.args[2]
-    others = [v for v in combiner.operands if v != accumulator]
-    if len(others) != 1 or not isinstance(others[0].owner, (arith.MulfOp, arith.MuliOp)):
-        return False
-    factors = {_unextended(v) for v in others[0].owner.operands}
-    return factors == set(block.args[:2])
 
 
 def _conv_maps(op: linalg.Conv2DNchwFchwOp) -> list[AffineMap]:
@@ -221,7 +163,7 @@ class Contraction:
         parallel dim, one of them a unit dim, is still a window: `oh + kh` of a
         one-row tile is unrolled as in the other tiles, and so is the unit `kh`
         of a 1x1 conv (either split would make the unit dim one more K dim than
-        the tile sizes planned for, which promote-to-memory-space may then pad
+        the tile sizes planned for, which loop-promote-to-memory-space may then pad
         to round K up, leaving B no row-major tile). So is a window that tiles its
         input (a 2x2 stride-2 conv, `oh * 2 + kh`): its outer dim is an output row,
         which the weights do not read, and split, the input's K dims (c, kh, kw)
@@ -393,7 +335,34 @@ class DecomposeConvolution(RewritePattern):
 class TileDecomposeConvPass(ModulePass):
     """Every windowed generic (convolutions, pools and their tiles) as a chain, over
     the window's points, of generics on strided slices: matmul-like contractions
-    for a convolution, elementwise ops for a pool."""
+    for a convolution, elementwise ops for a pool.
+
+    A generic whose input maps hold window sums, `d3 * s + d6 * r` (output position
+    times stride plus window position times dilation), becomes one generic per
+    point of the window, unrolled, chained through the accumulator in row-major
+    window order; each operand is a `tensor.extract_slice` with static offsets and
+    strides `[.., s, s]`. `linalg.conv_2d_nchw_fchw` is read as the generic it
+    stands for. A sum `d1 * b + d5` whose second dim spans exactly `b` and whose
+    first every input reads (a group times its channels) is a split, not a window:
+    `tensor.expand_shape` splits the operand's dim. Afterwards every map of these
+    contractions is a projected permutation, so each dim is batch, M, N or K.
+
+        %y = linalg.generic {maps = [(n, g, o, oh, ow, c, kh, kw) -> (n, g * 4 + c, oh * 2 + kh, ow * 2 + kw),
+                                     (n, g, o, oh, ow, c, kh, kw) -> (g * 6 + o, c, kh, kw), ...]}
+               ins(%x, %w : tensor<1x4x10x10xf16>, tensor<6x4x3x3xf16>) outs(%acc : tensor<1x1x6x4x4xf32>)
+
+    becomes, for each (kh, kw) in 3x3,
+
+        %xe = tensor.expand_shape %x [[0], [1, 2], [3], [4]] : ... into tensor<1x1x4x10x10xf16>
+        %we = tensor.expand_shape %w [[0, 1], [2], [3], [4]] : ... into tensor<1x6x4x3x3xf16>
+        %xs = tensor.extract_slice %xe[0, 0, 0, kh, kw] [1, 1, 4, 4, 4] [1, 1, 1, 2, 2]
+        %ws = tensor.extract_slice %we[0, 0, 0, kh, kw] [1, 6, 4, 1, 1] [1, 1, 1, 1, 1] : ... to tensor<1x6x4xf16>
+        %acc1 = linalg.generic {maps = [(n, g, o, oh, ow, c) -> (n, g, c, oh, ow),
+                                        (n, g, o, oh, ow, c) -> (g, o, c), ...]} ins(%xs, %ws) outs(%acc)
+
+    Refused at the op: dynamic shapes, and maps with sums it cannot read (three
+    terms, constants, `mod`, ...).
+    """
 
     name = "tile-decompose-conv"
 

@@ -1,18 +1,6 @@
-"""Retrying a fusion group with smaller tiles when its buffers do not fit a memory space.
-
-The tile-size rules (`tile_sizes.py`) count what a tile's operands, accumulator and epilogue take,
-but the lowering after `tile-and-fuse` decides the final buffers (staging copies, converted copies,
-double-buffering slots, broadcast operands). When `promote-to-memory-space` (a buffer larger than its
-space) or `npu-plan-memory` (buffers live at once that overflow it) cannot place a buffer, they raise
-`DoesNotFit`, which names the op the buffer was made for. `apply_passes`
-(what `ziggurat-opt`, `ziggurat-compile`, `apply_pipeline` and `check_pipeline_stages` run passes
-with) then goes back to the module as `tile-and-fuse{machine=M}` received it, finds the group of
-that op (its `tile.group`, else the ops at its location), gives the group's root (its contraction,
-else its last op) `tile.sizes` = the next smaller candidate, and runs the passes from
-`tile-and-fuse` again. Groups that fit are never changed. A contraction's candidates are the
-tuner's (`tile_sizes.candidate_sizes`), those no larger in any loop (`_smaller` orders them); a vector
-group's tile halves its outermost loop that can still shrink. When the group's tile is already the
-smallest, the error says so (docs/lowering.md, "Tiles that fit").
+"""Retrying a fusion group with smaller tiles when its buffers do not fit a memory space: the tile-size
+rules count what a tile takes, but only the lowering after `tile-and-fuse` decides the final buffers
+(docs/lowering.md, "Tiles that fit").
 """
 
 from __future__ import annotations
@@ -29,9 +17,10 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, diagnostic_at, note_at
+from ziggurat.dialects.tile import GROUP_ATTR, SIZES_ATTR
+from ziggurat.ir.contraction import contraction_dims
 from ziggurat.transforms.tile.tile_and_fuse import (
     Group,
-    _matrix_shaped,
     _override,
     analyze,
     collect_groups,
@@ -59,7 +48,7 @@ class DoesNotFit(DiagnosticError):
 
 def does_not_fit(op: Operation, message: str, space: str) -> DoesNotFit:
     """The error to raise at `op` for a buffer of it that does not fit `space`: `apply_passes` retries its group."""
-    group = op.attributes.get("tile.group")
+    group = op.attributes.get(GROUP_ATTR)
     group_name = group.data if group is not None else None
     return DoesNotFit(diagnostic_at(op, "error", message), group_name, op.location, space)
 
@@ -86,9 +75,20 @@ def apply_passes(
     run: Callable[[int, ModulePass], None] | None = None,
 ) -> None:
     """Apply `passes` to `module` in order (`run(index, pass)` applies one; default: `pass.apply`),
-    retrying with a smaller tile for the group of a buffer that does not fit (the module docstring).
-    A smaller tile that the lowering then refuses with another diagnostic is rejected, and the
-    group takes the next one after it, as the tuner discards a candidate that does not lower."""
+    retrying with a smaller tile for the group of a buffer that does not fit.
+
+    When `loop-promote-to-memory-space` or `npu-plan-memory` cannot place a buffer they
+    raise `DoesNotFit`, naming the op the buffer was made for. This goes back to the
+    module as `tile-and-fuse{machine=M}` received it, finds that op's group (its
+    `tile.group`, else the ops at its location), gives the group's root `tile.sizes`
+    = the next smaller candidate (a contraction's: the tuner's candidates no larger
+    in any loop; a vector group's: its outermost loop that can still shrink,
+    halved), and runs the passes from `tile-and-fuse` again. Groups that fit are
+    never changed; when the group's tile is already the smallest, the error says so.
+    A smaller tile that the lowering then refuses with another diagnostic is
+    rejected, and the group takes the next one after it, as the tuner discards a
+    candidate that does not lower.
+    """
     run = run or (lambda index, one: one.apply(ctx, module))
     start = next((i for i, one in enumerate(passes) if _tile_and_fuse_machine(one) is not None), None)
     snapshot: ModuleOp | None = None
@@ -188,7 +188,7 @@ class _Retry:
                 return
             smallest = smallest or (root, current)
         root, current = smallest
-        name = root.attributes["tile.group"].data if "tile.group" in root.attributes else root.name
+        name = root.attributes[GROUP_ATTR].data if GROUP_ATTR in root.attributes else root.name
         raise _with_note(
             error,
             f"this is the smallest legal tile of group '{name}' (tile.sizes = [{', '.join(map(str, current))}])",
@@ -199,7 +199,7 @@ class _Retry:
         (False: there is none, the group's tile is back to the one that did not fit)."""
         assert self.last is not None
         root, before, error = self.last
-        self.rejected.setdefault(root, []).append(list(root.attributes["tile.sizes"].get_values()))
+        self.rejected.setdefault(root, []).append(list(root.attributes[SIZES_ATTR].get_values()))
         set_sizes(root, before)
         group = next(
             group
@@ -234,7 +234,7 @@ class _Retry:
 
 def _holds(group: Group, error: DoesNotFit) -> bool:
     if error.group is not None:
-        return any(op.attributes.get("tile.group") is not None and op.attributes["tile.group"].data == error.group
+        return any(op.attributes.get(GROUP_ATTR) is not None and op.attributes[GROUP_ATTR].data == error.group
                    for op in group.ops)
     return error.location is not None and any(op.location == error.location for op in group.ops)
 
@@ -242,7 +242,7 @@ def _holds(group: Group, error: DoesNotFit) -> bool:
 def _current(group: Group, machine: Machine) -> tuple[Operation, list[int]]:
     """The op whose `tile.sizes` schedules `group` and the tile it gets now (per loop of its domain)."""
     anchor = group.anchor
-    if anchor is not None and _matrix_shaped(anchor):
+    if anchor is not None and contraction_dims(anchor).is_matrix_shaped:
         extents = [loop.extent for loop in tiling_of(anchor).domain(anchor)]
         override = _override(anchor, ())
         if override is not None:
@@ -281,7 +281,7 @@ def _smaller(group: Group, root: Operation, current: list[int], machine: Machine
 
 
 def set_sizes(op: Operation, sizes: Sequence[int]) -> None:
-    op.attributes["tile.sizes"] = DenseArrayBase.from_list(i64, list(sizes))
+    op.attributes[SIZES_ATTR] = DenseArrayBase.from_list(i64, list(sizes))
 
 
 def _parallel_points(op: Operation, sizes: Sequence[int]) -> int:

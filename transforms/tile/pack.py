@@ -1,37 +1,5 @@
-"""`tile-pack{machine=NAME}`: matmul operands in the matrix unit's blocked layout.
-
-Each matmul-like contraction (a `linalg.generic` whose maps are projected
-permutations, after `tile-decompose-conv`, or a `linalg.matmul`) gets its
-operands packed with `tile.pack` into the fractal blocks of one matrix
-instruction, `(m, n, k)` from the machine's matrix unit for the operand and
-accumulator types: the lhs in MxK blocks, the rhs in KxN blocks and the
-accumulator in MxN blocks, each over its innermost M, N and K dim (the block
-is the last two dims of the packed tensor, as Ascend's fractal `zZ`/`nZ`
-layouts and NC1HWC0). The contraction runs on the blocks (three more dims,
-the positions within a block) and its result is unpacked. Dims that the
-block does not divide are padded with zeros, which add nothing to a sum;
-unpack drops them.
-
-    %c = linalg.generic {maps = [(i, j, k) -> (i, k), (i, j, k) -> (k, j), (i, j, k) -> (i, j)]}
-           ins(%a, %b : tensor<32x48xf16>, tensor<48x64xf16>) outs(%acc : tensor<32x64xf32>)
-
-becomes (davinci: 16x16x16)
-
-    %pa = tile.pack %a padding_value(%z : f16) inner_dims_pos = [0, 1] inner_tiles = [16, 16] into ... -> tensor<2x3x16x16xf16>
-    %pb = tile.pack %b ... inner_dims_pos = [0, 1] inner_tiles = [16, 16] ... -> tensor<3x4x16x16xf16>
-    %pc = tile.pack %acc ... -> tensor<2x4x16x16xf32>
-    %c' = linalg.generic {maps = [(i, j, k, ii, jj, kk) -> (i, k, ii, kk), (...) -> (k, j, kk, jj),
-                                  (...) -> (i, j, ii, jj)]} ins(%pa, %pb) outs(%pc)
-    %c = tile.unpack %c' inner_dims_pos = [0, 1] inner_tiles = [16, 16] into ... -> tensor<32x64xf32>
-
-Then, so that data stays blocked between matmuls, the pass moves each unpack
-below the elementwise generics that read it (they compute on the blocks just
-as well), packs a fill by filling the packed tensor, and cancels
-`unpack(pack(x))` and `pack(unpack(x))` pairs of one layout (the latter only
-when no padding is involved, since an elementwise op may have changed it).
-
-A machine whose matrix instruction is 1x1x1 (systolic) gets nothing packed.
-Contractions without an M, N or K dim (a matrix-vector product) are left alone.
+"""`tile-pack{machine=NAME}`: matmul operands in the matrix unit's blocked (fractal) layout, for
+machines whose matrix unit reads blocked operands.
 """
 
 from __future__ import annotations
@@ -56,7 +24,8 @@ from xdsl.pattern_rewriter import (
 from ziggurat.machine import Machine, load_machine
 from ziggurat.dialects.tile import PackOp, UnpackOp, packed_shape
 from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, scalar_attr
-from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.transforms.tile.decompose_conv import on_tensors
 
 from ziggurat.diagnostics import error_at
 
@@ -114,7 +83,7 @@ class PackContraction(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.GenericOp, rewriter: PatternRewriter, /):
-        if not is_contraction(op):
+        if not on_tensors(op) or not is_contraction(op):
             return
         maps = [m.data for m in op.indexing_maps.data]
         roles = matmul_roles(maps)
@@ -290,7 +259,33 @@ class SinkUnpack(RewritePattern):
 @dataclass(frozen=True)
 class TilePackPass(ModulePass):
     """Pack matmul-like contractions' operands into the matrix unit's blocks and keep
-    data blocked across the elementwise ops between them."""
+    data blocked across the elementwise ops between them.
+
+    Each matmul-like contraction (a generic whose maps are projected permutations,
+    or a `linalg.matmul`) gets its operands packed with `tile.pack` into the blocks
+    of one matrix instruction, `(m, n, k)` from the machine's matrix unit: the lhs
+    in MxK blocks, the rhs in KxN, the accumulator in MxN, each over its innermost
+    M, N and K dim (as Ascend's fractal `zZ`/`nZ` layouts). The contraction runs on
+    the blocks and its result is unpacked; dims the block does not divide are
+    padded with zeros. Then unpacks move below the elementwise generics that read
+    them, a pack of a fill becomes a fill of the blocks, and `unpack(pack(x))` and
+    (when nothing is padded) `pack(unpack(x))` cancel. A 1x1x1 matrix unit
+    (systolic) gets nothing packed; contractions without an M, N or K dim are left
+    alone.
+
+        %c = linalg.generic {maps = [(i, j, k) -> (i, k), (i, j, k) -> (k, j), (i, j, k) -> (i, j)]}
+               ins(%a, %b : tensor<32x48xf16>, tensor<48x64xf16>) outs(%acc : tensor<32x64xf32>)
+
+    becomes (davinci: 16x16x16)
+
+        %pa = tile.pack %a padding_value(%z : f16) inner_dims_pos = [0, 1] inner_tiles = [16, 16] into ...
+              : tensor<32x48xf16> -> tensor<2x3x16x16xf16>
+        %pb = tile.pack %b ... inner_dims_pos = [0, 1] inner_tiles = [16, 16] ... -> tensor<3x4x16x16xf16>
+        %pc = tile.pack %acc ... -> tensor<2x4x16x16xf32>
+        %c' = linalg.generic {maps = [(i, j, k, ii, jj, kk) -> (i, k, ii, kk), (...) -> (k, j, kk, jj),
+                                      (...) -> (i, j, ii, jj)]} ins(%pa, %pb) outs(%pc)
+        %c = tile.unpack %c' inner_dims_pos = [0, 1] inner_tiles = [16, 16] into ... -> tensor<32x64xf32>
+    """
 
     name = "tile-pack"
 

@@ -1,60 +1,5 @@
-"""`tile-and-fuse{machine=NAME | sizes=...}`: tile each fusion group into static tiles.
-
-A group is the ops with the same `tile.group` attribute (graph-to-tile marks a
-`graph.fused` group's ops so); an op outside every group is a group of its own,
-with the `linalg.fill` of its init and the `tensor.pad`s of its inputs. For each
-group (docs/lowering.md, section 2):
-
-1. The group's last op is tiled over its parallel loops: an `scf.for` per tiled
-   loop carrying the result through `iter_args`, the tile written back with
-   `tensor.insert_slice`.
-2. Each producer in the group whose values only the group reads is fused into
-   the loop: it computes just the slice its consumer reads (the tiling
-   interface's interval arithmetic, so a conv tile reads its halo). A
-   `tensor.pad` is fused where each tile's pad amounts are static: the first
-   and last tiles of a loop whose slices reach a padded dim are peeled into
-   straight-line code, so those tiles have static offsets and the tiles
-   between read inside the source and need no pad. Loops that feed a
-   reduction of the group (softmax, layer_norm rows) or that two consumers
-   read differently stay whole.
-3. The root contraction's (`tile.root`) reduction loops (for a convolution:
-   the input channels; the window stays whole for `tile-decompose-conv`) are
-   tiled into an inner `scf.for` accumulating through `iter_args`.
-
-Tile sizes come from `transforms/tile/tile_sizes.py` (the root contraction's
-M/N/K from the matrix unit, else vector tiles), overridden by a
-`tile.sizes = array<i64: ...>` attribute of the root (or of the last op of a
-vector group), or by the pass's `sizes` option (one size per loop of the
-root's domain, or the last op's for a vector group; 0: whole). Tiles are
-static: a loop the size does not divide gets its remainder tile as
-straight-line code after the loop; a loop of one iteration is not emitted.
-Dynamic shapes are refused with a diagnostic.
-
-The tile loops nest in the order of the last op's loops, unless the root (or
-the last op of a vector group) has `tile.interchange = array<i64: ...>`: its
-parallel loops, outermost first (what `ziggurat-tune` searches as the loop
-order; loops not listed follow in their order). The reduction loop stays
-innermost. With the reduction whole, the order decides which operand
-`hoist-copies` keeps across the inner loop: a matmul tiled M-outer reloads the
-rhs tile every step and keeps the lhs tile, N-outer the reverse.
-
-    %y = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%init) ...
-    %r = linalg.generic {relu} ins(%y) outs(%e) ...
-
-becomes (sizes=128,256,64)
-
-    %r = scf.for %i = %c0 to %c256 step %c128 iter_args(%o = %empty) -> (tensor<256x256xf32>) {
-      %f = linalg.fill ins(%zero : f32) outs(%t : tensor<128x256xf32>)
-      %acc = scf.for %k = %c0 to %c512 step %c64 iter_args(%a = %f) -> (tensor<128x256xf32>) {
-        %as = tensor.extract_slice %A[%i, %k] [128, 64] [1, 1]
-        %bs = tensor.extract_slice %B[%k, 0] [64, 256] [1, 1]
-        %m = linalg.matmul ins(%as, %bs) outs(%a) -> tensor<128x256xf32>
-        scf.yield %m
-      }
-      %y = linalg.generic {relu} ins(%acc) outs(...) -> tensor<128x256xf32>
-      %n = tensor.insert_slice %y into %o[%i, 0] [128, 256] [1, 1]
-      scf.yield %n
-    }
+"""`tile-and-fuse{machine=NAME | sizes=...}`: tile each fusion group into static tiles that fit the
+machine's memories, fusing the group's producers into the tile loops (docs/lowering.md, section 2).
 """
 
 from __future__ import annotations
@@ -76,12 +21,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
+from ziggurat.dialects.tile import GROUP_ATTR, INTERCHANGE_ATTR, ROOT_ATTR, SIZES_ATTR
+from ziggurat.ir.contraction import contraction_dims, is_contraction
 from ziggurat.transforms.tile.tile_sizes import (
     apply_override,
-    contraction_roles,
     contraction_sizes,
     element_bytes,
-    is_contraction_op,
     vector_sizes,
 )
 from ziggurat.transforms.tile.tiling_interface import (
@@ -93,9 +38,6 @@ from ziggurat.transforms.tile.tiling_interface import (
     linear_form,
     tiling_of,
 )
-
-GROUP, ROOT, SIZES, INTERCHANGE = "tile.group", "tile.root", "tile.sizes", "tile.interchange"
-
 
 # --------------------------------------------------------------------------- #
 # Groups
@@ -141,7 +83,7 @@ def _helpers(op: Operation) -> list[Operation]:
         producer = operand.owner
         if (
             isinstance(producer, (linalg.FillOp, tensor.PadOp))
-            and GROUP not in producer.attributes
+            and GROUP_ATTR not in producer.attributes
             and producer.results[0].has_one_use()
             and is_tileable(producer)
         ):
@@ -159,7 +101,7 @@ def _make_group(members: list[Operation], block_order: dict[Operation, int]) -> 
         if all(use.operation in fused for result in op.results for use in result.uses):
             fused.add(op)
     roots = [
-        op for op in tileable if is_contraction_op(op) and (ROOT in op.attributes or GROUP not in op.attributes)
+        op for op in tileable if is_contraction(op) and (ROOT_ATTR in op.attributes or GROUP_ATTR not in op.attributes)
     ]
     anchor = next((op for op in roots if op in fused), None)
     return Group(sorted(members, key=block_order.get), last, fused, anchor)
@@ -172,7 +114,7 @@ def _unfused_generics(group: Group) -> list[Group]:
     return [
         Group([op], op, {op}, None)
         for op in group.ops
-        if op not in group.fused and isinstance(op, linalg.GenericOp) and is_tileable(op) and not is_contraction_op(op)
+        if op not in group.fused and isinstance(op, linalg.GenericOp) and is_tileable(op) and not is_contraction(op)
     ]
 
 
@@ -183,8 +125,8 @@ def collect_groups(block: Block) -> list[Group]:
     singles: list[list[Operation]] = []
     helpers = set()
     for op in reversed(list(block.ops)):
-        if GROUP in op.attributes:
-            named.setdefault(op.attributes[GROUP].data, []).insert(0, op)
+        if GROUP_ATTR in op.attributes:
+            named.setdefault(op.attributes[GROUP_ATTR].data, []).insert(0, op)
         elif is_tileable(op) and op not in helpers and not isinstance(op, (linalg.FillOp, tensor.PadOp)):
             extra = _helpers(op)
             helpers.update(extra)
@@ -278,8 +220,8 @@ class Sizes:
 
 
 def _override(op: Operation, option: Sequence[int]) -> Sequence[int] | None:
-    if SIZES in op.attributes:
-        attr = op.attributes[SIZES]
+    if SIZES_ATTR in op.attributes:
+        attr = op.attributes[SIZES_ATTR]
         return attr.get_values() if isinstance(attr, DenseArrayBase) else None
     return option or None
 
@@ -290,7 +232,7 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
     outer = list(extents)
     reduction: dict[int, int] = {}
     anchor = group.anchor
-    matrix = anchor is not None and _matrix_shaped(anchor)
+    matrix = anchor is not None and contraction_dims(anchor).is_matrix_shaped
     if matrix:
         anchor_domain = tiling_of(anchor).domain(anchor)
         anchor_extents = [loop.extent for loop in anchor_domain]
@@ -301,7 +243,7 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
             sizes = contraction_sizes(anchor, machine, anchor_extents, epilogue_bytes(group))
         else:
             sizes = anchor_extents
-        window = set(contraction_roles(anchor).window)
+        window = set(contraction_dims(anchor).window)
         for d, (loop, size) in enumerate(zip(anchor_domain, sizes)):
             if loop.reduction and d not in window and size < loop.extent:
                 reduction[d] = size
@@ -311,7 +253,7 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
         order = []
         for d in _interchange(anchor):
             if len(analysis.deps[anchor][d]) != 1:
-                raise error_at(anchor, f"{INTERCHANGE}: loop {d} of this op is not one tile loop of its group")
+                raise error_at(anchor, f"{INTERCHANGE_ATTR}: loop {d} of this op is not one tile loop of its group")
             order.extend(analysis.deps[anchor][d])
     else:
         order = _interchange(group.last)
@@ -332,7 +274,7 @@ def _interchange(op: Operation) -> list[int]:
     """`op`'s `tile.interchange`: its parallel loops that the group's tile loops follow, outermost
     first (MLIR's tiling `interchange`); [] without one. Each must be a distinct parallel loop
     that only one loop of the group's last op follows."""
-    attr = op.attributes.get(INTERCHANGE)
+    attr = op.attributes.get(INTERCHANGE_ATTR)
     if attr is None:
         return []
     loops = attr.get_values() if isinstance(attr, DenseArrayBase) else None
@@ -342,7 +284,7 @@ def _interchange(op: Operation) -> list[int]:
     ):
         raise error_at(
             op,
-            f"{INTERCHANGE} must list distinct parallel loops of this op (0 to {len(domain) - 1}, "
+            f"{INTERCHANGE_ATTR} must list distinct parallel loops of this op (0 to {len(domain) - 1}, "
             f"reductions excluded), outermost first; got {attr}",
         )
     return list(loops)
@@ -384,11 +326,6 @@ def epilogue_bytes(group: Group) -> int:
 
 def _converts_only(op: linalg.GenericOp) -> bool:
     return all(isinstance(inner, (arith.ExtFOp, arith.TruncFOp, linalg.YieldOp)) for inner in op.body.block.ops)
-
-
-def _matrix_shaped(op: Operation) -> bool:
-    roles = contraction_roles(op)
-    return len(roles.n) == 1 and len(roles.k) == 1
 
 
 # --------------------------------------------------------------------------- #
@@ -603,7 +540,40 @@ def tile_group(group: Group, machine: Machine | None, option: Sequence[int]) -> 
 
 @dataclass(frozen=True)
 class TileAndFusePass(ModulePass):
-    """Tile each fusion group into static tiles, its producers fused (see the module docstring)."""
+    """Tile each fusion group into static tiles, its producers fused.
+
+    A group is the ops with the same `tile.group` attribute; an op outside every
+    group is a group of its own, with the `linalg.fill` of its init and the
+    `tensor.pad`s of its inputs. The group's last op is tiled over its parallel
+    loops (`scf.for` with the result in `iter_args`, each tile written back with
+    `tensor.insert_slice`); each producer whose values only the group reads is
+    fused into the loop, computing just the slice its consumer reads (halos
+    included); the root contraction's (`tile.root`) reduction loops become an inner
+    `scf.for` accumulating through `iter_args`. Tiles are static: a remainder tile
+    is straight-line code after its loop, and a padded input's first and last tiles
+    are peeled. Tile sizes come from `tile_sizes.py`, overridden by a `tile.sizes`
+    attribute on the root (or on the last op of a vector group) or by the `sizes`
+    option; the tile loops nest in the order of the last op's loops unless the root
+    has `tile.interchange`. Dynamic shapes are refused.
+
+        %y = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%init) ...
+        %r = linalg.generic {relu} ins(%y) outs(%e) ...
+
+    becomes (sizes=128,256,64)
+
+        %r = scf.for %i = %c0 to %c256 step %c128 iter_args(%o = %empty) -> (tensor<256x256xf32>) {
+          %f = linalg.fill ins(%zero : f32) outs(%t : tensor<128x256xf32>)
+          %acc = scf.for %k = %c0 to %c512 step %c64 iter_args(%a = %f) -> (tensor<128x256xf32>) {
+            %as = tensor.extract_slice %A[%i, %k] [128, 64] [1, 1]
+            %bs = tensor.extract_slice %B[%k, 0] [64, 256] [1, 1]
+            %m = linalg.matmul ins(%as, %bs) outs(%a) -> tensor<128x256xf32>
+            scf.yield %m
+          }
+          %y = linalg.generic {relu} ins(%acc) outs(...) -> tensor<128x256xf32>
+          %n = tensor.insert_slice %y into %o[%i, 0] [128, 256] [1, 1]
+          scf.yield %n
+        }
+    """
 
     name = "tile-and-fuse"
 
@@ -629,4 +599,4 @@ class TileAndFusePass(ModulePass):
             remove_dead(block)
 
 
-__all__ = ["INTERCHANGE", "TileAndFusePass", "collect_groups", "segments"]
+__all__ = ["TileAndFusePass", "collect_groups", "segments"]

@@ -1,37 +1,6 @@
-"""Tile sizes from a machine description, per op kind (used by `tile-and-fuse`).
-
-`tile_sizes(op, machine)` gives one size per loop of `op`'s iteration domain
-(`extent` where the loop stays whole):
-
-* matmul-like contractions (every loop batch, M, N or K, as after
-  `tile-decompose-conv`): M/N/K tiles that are multiples of the matrix unit's
-  shape (N and K also of the global space's alignment in elements, so each
-  tile's DMA starts aligned; or a whole dim), such that the a and b operand
-  tiles fit `matrix.a_space`/`b_space` twice (double buffering), both fit their
-  staging space (the local space the DMA chain from global memory passes
-  before `a_space`, e.g. davinci's l1) twice, and the accumulator (f32 for f16
-  inputs) fits `c_space`, twice if any tile allows it. Among those: the
-  largest output tile, then the most square (least operand traffic), then the
-  longest K, then the widest N. GEMM 1024^3 f16 on davinci gets
-  M=128, N=256, K=64 (l0a 16 KiB, l0b 32 KiB, l0c 128 KiB, each twice).
-  When vector ops are fused after the contraction (bias, activation,
-  residual add: its epilogue; a lone type conversion is none, DMAs convert),
-  the output tile must also fit half the vector space with their operands
-  (`EPILOGUE_SHARE`).
-* convolutions (window loops in the maps): output rows x output channels x
-  input channels; batch 1, output width and the window whole; the input
-  tile with its halo and the weight tile must fit the staging space twice,
-  the spatial tile counted as promote-to-memory-space pads it (9 rows of 28
-  take 9 x 32). Among those: the most multiply-accumulates per step (output
-  tile x K tile), then as for matmuls.
-* everything else (vector groups): whole loops, then shrunk from the outermost
-  until the tile's operands together (the caller's `footprint`, which counts
-  the whole window a fused reduction reads per element) fit half the vector
-  space, the innermost loop kept a multiple of the vector lanes while one
-  block of lanes fits.
-
-`override` (the `tile.sizes` attribute or the pass's `sizes` option) wins: one
-size per loop, 0 meaning whole, missing trailing loops whole.
+"""Tile sizes from a machine description, per op kind, for `tile-and-fuse` and the tuner: matrix-unit
+tiles for contractions (`contraction_sizes`, `candidate_sizes`), vector tiles for the other groups
+(`vector_sizes`), and the `tile.sizes` override (`apply_override`).
 """
 
 from __future__ import annotations
@@ -43,18 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation
 
 from ziggurat.machine import Machine
 from ziggurat.dtypes import to_numpy_dtype
-from ziggurat.transforms.tile.decompose_conv import is_contraction
+from ziggurat.ir.contraction import ContractionDims, contraction_dims
 from ziggurat.transforms.tile.tiling_interface import linear_form, tiling_of
-
-
-def is_contraction_op(op: Operation) -> bool:
-    """A contraction the matrix unit runs: a multiply-add generic, matmul or conv."""
-    return is_contraction(op) or isinstance(op, (linalg.MatmulOp, linalg.Conv2DNchwFchwOp))
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -102,39 +65,6 @@ def _candidates(extent: int, unit: int) -> list[int]:
         sizes.add(size)
         size *= 2
     return sorted(sizes)
-
-
-@dataclass(frozen=True)
-class Roles:
-    """The loops of a contraction by role; `window` loops are read in sums (conv)."""
-
-    batch: list[int]
-    m: list[int]
-    n: list[int]
-    k: list[int]
-    window: list[int]
-
-
-def contraction_roles(op: Operation) -> Roles:
-    maps = tiling_of(op).indexing_maps(op)
-    lhs, rhs, out = ([set(linear_form(r)[0]) for r in m.results] for m in maps[:3])
-    in_lhs, in_rhs, in_out = (set().union(*dims) if dims else set() for dims in (lhs, rhs, out))
-    summed = {d for dims in lhs + rhs for d in dims if len(dims) > 1}
-    rank = maps[0].num_dims
-    window = [d for d in range(rank) if d in summed and d not in in_out]
-    roles: dict[str, list[int]] = {"batch": [], "m": [], "n": [], "k": []}
-    for d in range(rank):
-        if d in window:
-            continue
-        if d not in in_out:
-            roles["k"].append(d)
-        elif d in in_lhs and d in in_rhs:
-            roles["batch"].append(d)
-        elif d in in_rhs:
-            roles["n"].append(d)
-        else:
-            roles["m"].append(d)
-    return Roles(**roles, window=window)
 
 
 def _element_bytes(op: Operation) -> tuple[int, int]:
@@ -219,17 +149,16 @@ def _best_conv(options):
     then the most square, the largest output tile, the widest N. Its output tile is bounded by
     whole rows and by its epilogue in the vector space, so the largest one tends to come with a
     K of 16 or 32 input channels: a step each, each paying DMA setups for the input tile's halo
-    and every window point's weights (ResNet-50's 7x7 1x1 convs ran 1.8x slower that way)."""
+    and every window point's weights."""
     return max(options, key=lambda o: (o["mn"] * o["rk"], -o["traffic"], o["mn"], o["n"]), default=None)
 
 
 EPILOGUE_SHARE = 2
 """The heuristic's output tile fits 1/EPILOGUE_SHARE of the vector space with its epilogue. The
 count is an upper bound (every operand of every fused op, at the op's widest element type) and
-the half leaves room for double-buffer's second slots: whatever the fusion, the heuristic's tiles
+the half leaves room for loop-double-buffer's second slots: whatever the fusion, the heuristic's tiles
 lower. `ziggurat-tune` also tries tiles whose epilogue takes the whole space (share 1), which
-the lowering may refuse (the candidate is then discarded) and often takes (ResNet-50's stage-3
-conv + add + relu: 33K -> 24K cycles on davinci)."""
+the lowering may refuse (the candidate is then discarded) and that are often faster."""
 
 
 @dataclass(frozen=True)
@@ -248,7 +177,7 @@ class Limits:
         return points * self.epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // self.epilogue_share
 
 
-def matmul_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], limits: Limits) -> list[dict]:
+def matmul_options(op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], limits: Limits) -> list[dict]:
     """Every M/N/K tile (`{"m", "n", "k", ...}`) of a contraction with one M, N and K loop
     that fits the machine within `limits` (the candidates `matmul_sizes` chooses from, and
     `ziggurat-tune` searches)."""
@@ -265,20 +194,33 @@ def matmul_options(op: Operation, machine: Machine, roles: Roles, extents: Seque
     return options
 
 
-def matmul_roles(roles: Roles, extents: Sequence[int]) -> Roles:
+def matmul_roles(roles: ContractionDims, extents: Sequence[int]) -> ContractionDims:
     """`roles` with its unit M/N/K dims (but one where a role has only those: a GEMV's
     M of 1), and its M dims but the innermost, as batch dims (tiled 1): a matmul of a
     1x32x128 activation has M = (1, 32), which would leave it untiled; one of a 4x16x256
     activation takes a plane of 16 rows at a time, each a row-major tile for the matrix unit."""
-    m, n, k = ([d for d in dims if extents[d] != 1] or dims[-1:] for dims in (roles.m, roles.n, roles.k))
+    m, n, k = (tuple(d for d in dims if extents[d] != 1) or dims[-1:] for dims in (roles.m, roles.n, roles.k))
     kept = {*m[-1:], *n, *k}
     moved = [d for d in roles.m + roles.n + roles.k if d not in kept]
-    return Roles(sorted({*roles.batch, *moved}), m[-1:], n, k, roles.window)
+    return ContractionDims(tuple(sorted({*roles.batch, *moved})), m[-1:], n, k, roles.window)
 
 
 def matmul_sizes(
-    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], epilogue_bytes: int = 0
+    op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], epilogue_bytes: int = 0
 ) -> list[int]:
+    """One size per loop of a matmul-like contraction (every loop batch, M, N or K); batch loops 1.
+
+    M/N/K are multiples of the matrix unit's shape (N and K also of the global
+    space's alignment in elements, so each tile's DMA starts aligned; or a whole
+    dim), such that the a and b operand tiles fit `matrix.a_space`/`b_space` twice
+    (double buffering), both fit their staging space (the local space the DMA
+    chain from global memory passes before `a_space`) twice, and the accumulator
+    fits `c_space`, twice if any tile allows it. With an epilogue (vector ops fused
+    after the contraction) the output tile must also fit half the vector space
+    with their operands (`EPILOGUE_SHARE`). Among those: the largest output tile,
+    then the most square (least operand traffic), then the longest K, then the
+    widest N.
+    """
     roles = matmul_roles(roles, extents)
     sizes = list(extents)
     for d in roles.batch:
@@ -293,7 +235,7 @@ def matmul_sizes(
     return [1 if d in roles.m or d in roles.n else e for d, e in enumerate(extents)]
 
 
-def _conv_base(roles: Roles, extents: Sequence[int]) -> list[int]:
+def _conv_base(roles: ContractionDims, extents: Sequence[int]) -> list[int]:
     """A conv's sizes before choosing: the outer output dims and the batch 1, the rest whole."""
     sizes = list(extents)
     for d in roles.m[:-2] + roles.batch:
@@ -308,7 +250,7 @@ def slice_elements(forms: Sequence[dict[int, int]], box: Sequence[int]) -> int:
     return math.prod(1 + sum(abs(c) * (box[d] - 1) for d, c in form.items()) for form in forms)
 
 
-def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], limits: Limits) -> list[dict]:
+def conv_options(op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], limits: Limits) -> list[dict]:
     """Every output-rows x output-channels x input-channels tile (`{"m": rows, "n", "k", ...}`)
     of a convolution (two or more M loops, one N and K) that fits the machine with its halo,
     within `limits` (what `conv_sizes` chooses from)."""
@@ -334,7 +276,7 @@ def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequenc
         _candidates(extents[roles.n[0]], un),
         _candidates(extents[roles.k[0]], uk),
     ):
-        # what the buffers take is the spatial tile as promote-to-memory-space pads it (9 rows of
+        # what the buffers take is the spatial tile as loop-promote-to-memory-space pads it (9 rows of
         # 28 to 9 x 32); what the ranking counts is the points computed (the padding is waste)
         spatial = {0: r, 1: extents[cols]}
         spatial.update(round_product(spatial, [0, 1], um))
@@ -349,9 +291,14 @@ def conv_options(op: Operation, machine: Machine, roles: Roles, extents: Sequenc
 
 
 def conv_sizes(
-    op: Operation, machine: Machine, roles: Roles, extents: Sequence[int], epilogue_bytes: int = 0
+    op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], epilogue_bytes: int = 0
 ) -> list[int]:
-    """Output rows x output channels x input channels (see the module docstring)."""
+    """Output rows x output channels x input channels of a convolution; batch 1, output width and window whole.
+
+    The input tile with its halo (counted as loop-promote-to-memory-space pads it) and
+    the weight tile must fit the staging space twice. Among those: the most
+    multiply-accumulates per step (output tile x K tile), then as for matmuls.
+    """
     if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
         return list(extents)
     sizes = _conv_base(roles, extents)
@@ -371,11 +318,13 @@ def vector_sizes(
     machine: Machine,
     lane_bytes: int,
 ) -> list[int]:
-    """Parallel tiles of a vector group (see the module docstring); dims in `whole` stay whole.
+    """Parallel tiles of a vector group: whole loops, shrunk from the outermost until the tile fits half
+    the vector space; dims in `whole` stay whole.
 
     `footprint(sizes)` is the bytes a tile of `sizes` touches. The innermost loop
     stays a multiple of the lanes unless even one block of lanes does not fit
-    (a reduction's producers hold its whole window per output element)."""
+    (a reduction's producers hold its whole window per output element).
+    """
     space = machine.memories[machine.vector.spaces[0]].capacity // 2
     lanes = machine.vector.lanes(lane_bytes)
     sizes = list(extents)
@@ -407,8 +356,8 @@ def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]
 def contraction_sizes(op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int = 0) -> list[int]:
     """Matrix-unit tile sizes for a contraction's loops (conv or matmul-like), whose output
     tile also passes through the vector unit with `epilogue_bytes` per element."""
-    roles = contraction_roles(op)
-    if roles.window:
+    roles = contraction_dims(op)
+    if roles.is_convolution:
         return conv_sizes(op, machine, roles, extents, epilogue_bytes)
     return matmul_sizes(op, machine, roles, extents, epilogue_bytes)
 
@@ -423,13 +372,10 @@ def element_bytes(op: Operation) -> int:
 __all__ = [
     "EPILOGUE_SHARE",
     "Limits",
-    "Roles",
     "apply_override",
-    "contraction_roles",
     "contraction_sizes",
     "conv_options",
     "element_bytes",
-    "is_contraction_op",
     "matmul_options",
     "matmul_roles",
     "slice_elements",
@@ -441,13 +387,13 @@ def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> lis
     """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
     `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them."""
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
-    roles = contraction_roles(root)
-    roles = roles if roles.window else matmul_roles(roles, extents)
-    if len(roles.n) != 1 or len(roles.k) != 1:
+    roles = contraction_dims(root)
+    roles = roles if roles.is_convolution else matmul_roles(roles, extents)
+    if not roles.is_matrix_shaped:
         return []
-    if roles.window and len(roles.m) >= 2:
+    if roles.is_convolution and len(roles.m) >= 2:
         options_of, m_dim = conv_options, roles.m[-2]
-    elif not roles.window and len(roles.m) == 1:
+    elif not roles.is_convolution and len(roles.m) == 1:
         options_of, m_dim = matmul_options, roles.m[0]
     else:
         return []

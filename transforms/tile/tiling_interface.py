@@ -1,35 +1,6 @@
-"""The tiling interface: what a pass needs to know to tile a structured op on tensors.
-
-For each op kind with an implementation (`register_tiling(op_type, impl)`), a
-`TilingInterface` gives
-
-* `domain(op)`: the iteration domain, one `LoopDim(extent, reduction)` per
-  loop, static extents;
-* `indexing_maps(op)`: per operand (inputs, then outputs) the affine map from
-  the domain to the operand's indices, `None` for an operand that is not
-  sliced (a fill's scalar);
-* `operand_slices(op, tile)`: the slice of each operand that a tile of the
-  domain reads (`None` where not sliced);
-* `result_slice(op, tile, index)`: the slice of result `index` the tile writes;
-* `tile(op, b, operands, tile)`: builds the op on the operand slices (values
-  given by the caller) at `b`'s insertion point and returns its results,
-  which are the result slices;
-* `domain_tile_for_result(op, index, result_slice)`: the domain tile that
-  produces `result_slice` of result `index` (reduction loops whole), for
-  fusing the op as a producer;
-* `can_tile(op, tile, bounds)`: whether `tile` can be built with static
-  shapes (only `tensor.pad` says no: see `PadTiling`).
-
-A `Tile` is the offsets (`Linear`: an affine sum of index values, such as
-loop induction variables, and a constant) and static sizes of a box of a
-domain or an operand. Slices follow the indexing maps by interval
-arithmetic: an access `d2 * 2 + d5` over the tile `d2 in [o2, o2 + s2)`,
-`d5 in [o5, o5 + s5)` reads `[2 * o2 + o5, 2 * (o2 + s2 - 1) + o5 + s5 - 1]`,
-the halo a convolution tile needs. Strides of slices are 1.
-
-Implementations: `linalg.generic` (with its maps; `linalg.index` in the body
-is shifted by the tile's offset), `linalg.fill`, `matmul`, `transpose`,
-`broadcast`, `conv_2d_nchw_fchw`, and `tensor.pad`.
+"""The tiling interface: what a pass needs to know to tile a structured op on tensors, with the
+implementations for `linalg` (generic, fill, matmul, transpose, broadcast, conv_2d_nchw_fchw) and
+`tensor.pad`; `register_tiling(op_type, impl)` adds others.
 """
 
 from __future__ import annotations
@@ -262,7 +233,27 @@ class TileBuilder:
 
 
 class TilingInterface:
-    """Tiling of ops described by indexing maps; subclasses give the maps and the domain."""
+    """Tiling of ops described by indexing maps; subclasses give the maps and the domain.
+
+    * `domain(op)`: the iteration domain, one `LoopDim(extent, reduction)` per loop;
+    * `indexing_maps(op)`: per operand (inputs, then outputs) the affine map from
+      the domain to the operand's indices, `None` for an operand that is not
+      sliced (a fill's scalar);
+    * `operand_slices(op, tile)` / `result_slice(op, tile, index)`: the slice of
+      each operand a tile of the domain reads, and of the result it writes;
+    * `tile(op, b, operands, tile)`: builds the op on the operand slices at `b`'s
+      insertion point and returns its results, the result slices;
+    * `domain_tile_for_result(op, index, result_slice)`: the domain tile that
+      produces a slice of a result (reduction loops whole), to fuse the op as a
+      producer;
+    * `can_tile(op, tile, bounds)`: whether `tile` can be built with static shapes
+      (only `tensor.pad` says no: see `PadTiling`).
+
+    Slices follow the indexing maps by interval arithmetic: an access `d2 * 2 + d5`
+    over the tile `d2 in [o2, o2 + s2)`, `d5 in [o5, o5 + s5)` reads
+    `[2 * o2 + o5, 2 * (o2 + s2 - 1) + o5 + s5 - 1]`, the halo a convolution tile
+    needs. Strides of slices are 1.
+    """
 
     def indexing_maps(self, op: Operation) -> list[AffineMap | None]:
         raise NotImplementedError

@@ -1,49 +1,6 @@
-"""`tile-vectorize{machine=NAME}`: one `linalg.generic` per vector-unit instruction.
-
-An elementwise or reduction generic whose body holds several scalar ops
-becomes a chain of generics over the same iteration space, each with a body of
-exactly one `arith`/`math` op (then `linalg.yield`): one `npu.vec.*`
-instruction each. Intermediate values are tensors over the whole iteration
-space, or over the dims their operands use (a row's mean stays one value per
-row); the op that yields writes the original output through its original map.
-An elementwise body may read the output (a depthwise window step's
-`acc + x * w`, which has no reduction dim). A reduction's ops other than the combiner become elementwise
-generics over the full space, and the combiner (`acc = combine(x, acc)`) is a
-last generic with the original iterators and init.
-
-Constants in a body become scalar operands, defined by an `arith.constant`
-before the generic and read with the empty map (`(d0, d1) -> ()`): the
-vector unit's `adds`/`muls`/`dup` take a scalar.
-
-Narrow floats: where graph-to-tile widens (`extf` to f32, compute, `truncf`),
-an elementwise op whose float operands all come from one narrow type that the
-vector unit has lanes for (`machine.vector.lanes(bytes) > 0`) computes in that
-type and the `extf`/`truncf` pair disappears. Reductions still accumulate in
-their init's type (f32 for f16 data): their input is cast first, a `cast`
-instruction, so long sums keep f32 precision.
-
-Ops no vector unit has are first rewritten into ones it has (see
-`ExpandForVectorUnit`): sqrt, negf, tanh, erf and pow by a constant in quarters.
-
-    %y = linalg.generic ins(%x : tensor<4x16xf16>) outs(%e : tensor<4x16xf16>) {
-      %a = arith.extf %x : f16 to f32
-      %z = arith.constant 0.0 : f32
-      %m = arith.maximumf %a, %z : f32
-      %t = arith.truncf %m : f32 to f16
-    }
-
-becomes (davinci: 128 f16 lanes)
-
-    %z = arith.constant 0.0 : f16
-    %y = linalg.generic {maps = [id, (), id]} ins(%x, %z : tensor<4x16xf16>, f16) outs(%e) {
-      %m = arith.maximumf %a, %z : f16
-    }
-
-Untouched: contractions over a reduction dim (the matrix unit's), generics already in that form,
-and generics whose bodies need more than a vector unit (`linalg.index`,
-`tensor.extract`, several results, an op reading a reduction's accumulator
-other than its combiner). The innermost dim is not re-tiled here: tile-and-fuse
-already chose tile sizes from the machine.
+"""`tile-vectorize{machine=NAME}`: one `linalg.generic` per vector-unit instruction, in the narrow float
+type where the machine's vector unit has lanes for it, so that `loop-to-npu` maps each generic to one
+`npu.vec.*` instruction.
 """
 
 from __future__ import annotations
@@ -73,7 +30,8 @@ from xdsl.pattern_rewriter import (
 from ziggurat.machine import Machine, load_machine
 from ziggurat.interpreters.tensor_interpreter import loop_ranges
 from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, dims
-from ziggurat.transforms.tile.decompose_conv import is_contraction, on_tensors
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.transforms.tile.decompose_conv import on_tensors
 
 from ziggurat.diagnostics import error_at
 from ziggurat.locations import Located
@@ -104,7 +62,7 @@ def _vectorizable(op: linalg.GenericOp) -> bool:
     matrix unit's); a multiply-accumulate without one (a depthwise window step) is."""
     if len(op.outputs) != 1 or not on_tensors(op) or is_vectorized(op):
         return False
-    if is_contraction(op) and reduces(op):
+    if is_contraction(op):
         return False
     body = list(op.body.block.ops)[:-1]
     return all(o.name.startswith(_SCALAR_DIALECTS) and len(o.results) == 1 for o in body)
@@ -485,7 +443,35 @@ class SplitGeneric(RewritePattern):
 @dataclass(frozen=True)
 class TileVectorizePass(ModulePass):
     """Split elementwise and reduction generics into one generic per vector-unit
-    instruction, in the narrow float type where the machine's vector unit has lanes."""
+    instruction, in the narrow float type where the machine's vector unit has lanes.
+
+    A generic whose body holds several scalar ops becomes a chain of generics over
+    the same iteration space, each with a body of exactly one `arith`/`math` op.
+    Intermediates cover the dims their operands use (a row's mean stays one value
+    per row); the op that yields writes the original output through its original
+    map; a reduction's combiner is a last generic with the original iterators and
+    init. Constants become scalar operands read with the empty map. Where
+    graph-to-tile widened a narrow float (`extf`, compute, `truncf`) and the vector
+    unit has lanes for it, the op computes in the narrow type; reductions still
+    accumulate in their init's type. Ops no vector unit has are rewritten first
+    (`ExpandForVectorUnit`). Contractions over a reduction dim and bodies that need
+    more than a vector unit (`linalg.index`, `tensor.extract`, several results) are
+    left alone.
+
+        %y = linalg.generic ins(%x : tensor<4x16xf16>) outs(%e : tensor<4x16xf16>) {
+          %a = arith.extf %x : f16 to f32
+          %z = arith.constant 0.0 : f32
+          %m = arith.maximumf %a, %z : f32
+          %t = arith.truncf %m : f32 to f16
+        }
+
+    becomes (davinci: 128 f16 lanes)
+
+        %z = arith.constant 0.0 : f16
+        %y = linalg.generic {maps = [id, (), id]} ins(%x, %z : tensor<4x16xf16>, f16) outs(%e) {
+          %m = arith.maximumf %a, %z : f16
+        }
+    """
 
     name = "tile-vectorize"
 

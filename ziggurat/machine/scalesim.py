@@ -14,9 +14,9 @@ requires (v2 ignores the ones it does not know).
 
 from __future__ import annotations
 
-from ziggurat.machine import Machine, MachineError, MemorySpace
-
 from ziggurat.diagnostics import Diagnostic
+from ziggurat.machine.loader import MachineError
+from ziggurat.machine.model import Machine, MemorySpace
 
 # SCALE-Sim lays the three operands out at these word addresses in its traces (its defaults).
 IFMAP_OFFSET, FILTER_OFFSET, OFMAP_OFFSET = 0, 10_000_000, 20_000_000

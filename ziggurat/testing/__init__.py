@@ -1,1 +1,1 @@
-"""Test harnesses that ship with the package: the onnx operator suite runner."""
+"""Test harnesses that ship with the package: the differential harness and the onnx operator suite runner."""

@@ -1,41 +1,15 @@
-"""Differential checking of a pass: run the IR before and after it on the same inputs.
+"""Differential checking of a pass or a pipeline: run the IR before and after it, each level on its own
+interpreter (`run_at_level`), on the same reproducible random inputs, and compare the outputs under a
+per-pass check's tolerance (`ziggurat.numerics.pass_tolerance`).
 
     report = check_pass_preserves_numerics(text, "graph-to-tile", seed=0)
     assert report.ok, report
-
-The module is parsed (or cloned, if given as a `ModuleOp`), its entry function
-(`main`, else the only public one) runs on reproducible random inputs with the
-shared interpreter (`ziggurat.interpreters.interpreter.run_function`, which runs
-every level that has implementations), the pipeline is applied to a copy, the
-result is verified and run on the same inputs, and each output is compared
-with a per-pass check's tolerance (`ziggurat.numerics.pass_tolerance`: the
-largest error within `tolerance_for`'s share of the output's largest value, and
-each element within a few ulps of its type; `rtol`/`atol` replace it with
-numpy's element-wise isclose rule). Integer and boolean outputs must match exactly.
-
-Failures of the pipeline or of either run are `DiagnosticError`s located at the
-op, as from the tools; a mismatch is not an exception but a report that says
-which output differs, where and by how much.
-
-Every level runs on its own interpreter (`run_at_level`): graph and tensor IR on
-the shared interpreter, loop IR (memref arguments, the `%resultN` ones being the
-outputs) on `ziggurat.interpreters.loop_interpreter`, npu IR on `run_npu` for the
-`machine` given. The inputs are the arguments that are not `%resultN`, so one
-set of inputs serves every level of a program.
-
     report = check_pipeline_stages(text, "lower-to-npu{machine=davinci}", "davinci")
     assert report.ok, report           # names the first pass that breaks or diverges
-
-runs the IR after each pass of the (expanded) pipeline, in memory, and compares
-it with the graph interpreter's results (npu code once its memory is planned
-and its flags inserted). Lowered stages sum and round in another
-order than the graph interpreter (f16 intermediates, tiled reductions), so their
-per-element absolute tolerance grows with the output's magnitude (`stage_tolerance`).
 """
 
 from __future__ import annotations
 
-import re
 import time
 import traceback
 from collections.abc import Sequence
@@ -45,26 +19,24 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.passes import ModulePass, PassPipeline
+from ziggurat.dialects.loop import is_output_argument
 from ziggurat.interpreters.interpreter import argument_names, find_function, random_inputs, run_function
 from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 
 from ziggurat import numerics
 from ziggurat.context import default_context, multiverse
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, parse_source, verify_module
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.parsing import parse_source
+from ziggurat.verifier import verify_module
 from ziggurat.lowering.pipelines import expand_pipeline
 from ziggurat.transforms.tile.fit import DoesNotFit, FittingPipeline, apply_passes
-
-tolerance_for = numerics.tolerance_for
-OutputComparison = numerics.OutputCheck
-"""One output before and after: `ziggurat.numerics.OutputCheck`."""
-
 
 @dataclass
 class DifferentialReport:
     pipeline: str
     function: str
     seed: int
-    outputs: list[OutputComparison] = field(default_factory=list)
+    outputs: list[numerics.OutputCheck] = field(default_factory=list)
     before: list[np.ndarray] = field(default_factory=list, repr=False)
     after: list[np.ndarray] = field(default_factory=list, repr=False)
     transformed: ModuleOp | None = field(default=None, repr=False)
@@ -87,14 +59,13 @@ def compare_outputs(
     atol: float | None,
     *,
     scale_atol: bool = False,
-) -> list[OutputComparison]:
-    """Compare each output (`ziggurat.numerics.compare`, dtypes must agree) within `pass_tolerance`:
-    `tolerance_for`'s bound and, per element, the type's `element_tolerance`, or with `scale_atol` (a
-    lowered program) `stage_tolerance`'s. A given `rtol` or `atol` replaces the per-element one and
-    the whole tolerance is numpy's isclose rule with it."""
+) -> list[numerics.OutputCheck]:
+    """Compare each output (`ziggurat.numerics.compare`, dtypes must agree) within `pass_tolerance`
+    (per element scaled to the output's magnitude with `scale_atol`, for a lowered program). A given
+    `rtol` or `atol` replaces the per-element one and the whole tolerance is numpy's isclose rule with it."""
     comparisons = []
     for index, (expected, actual) in enumerate(zip(before, after)):
-        tolerance = numerics.pass_tolerance(expected) if scale_atol else _unscaled_tolerance(expected)
+        tolerance = numerics.pass_tolerance(expected, scaled=scale_atol)
         if rtol is not None or atol is not None:
             default_rtol, default_atol = tolerance.elementwise or (0.0, 0.0)
             r = default_rtol if rtol is None else rtol
@@ -102,16 +73,6 @@ def compare_outputs(
             tolerance = numerics.Tolerance(r, a, (r, a))
         comparisons.append(numerics.compare(actual, expected, tolerance, name=f"output #{index}", same_dtype=True))
     return comparisons
-
-
-def _unscaled_tolerance(expected: np.ndarray) -> numerics.Tolerance:
-    rule = numerics.tolerance_for(expected.dtype)
-    return rule if rule.exact else numerics.Tolerance(rule.rtol, rule.atol, numerics.element_tolerance(expected.dtype))
-
-
-def stage_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None) -> tuple[float, float]:
-    """(rtol, atol) per element for a lowered program's output: `ziggurat.numerics.scaled_element_tolerance`."""
-    return numerics.scaled_element_tolerance(expected, computed_in)
 
 
 def build_passes(pipeline: str | Sequence[ModulePass]) -> tuple[ModulePass, ...]:
@@ -142,18 +103,10 @@ def pipeline_text(pipeline: str | Sequence[ModulePass]) -> str:
 # Levels: which interpreter runs a module, and its inputs and outputs
 # --------------------------------------------------------------------------- #
 
-_OUTPUT_ARGUMENT = re.compile(r"result\d+")
-
-
-def _is_output_argument(name: str, arg_type) -> bool:
-    """A `%resultN` memref: a result passed as an out-param (docs/lowering.md section 4)."""
-    return isinstance(arg_type, MemRefType) and _OUTPUT_ARGUMENT.fullmatch(name) is not None
-
-
 def input_names(function: func.FuncOp) -> list[str]:
     """The arguments that take inputs: all but the `%resultN` out-params."""
     types = function.function_type.inputs.data
-    return [name for name, t in zip(argument_names(function), types) if not _is_output_argument(name, t)]
+    return [name for name, t in zip(argument_names(function), types) if not is_output_argument(name, t)]
 
 
 def level_of(module: ModuleOp, function: func.FuncOp) -> str:
@@ -174,7 +127,7 @@ def level_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
     tensor_types = [
         TensorType(t.get_element_type(), t.get_shape()) if isinstance(t, MemRefType) else t
         for name, t in zip(names, function.function_type.inputs.data)
-        if not _is_output_argument(name, t)
+        if not is_output_argument(name, t)
     ]
     signature = func.FuncOp.external(function.sym_name.data, tensor_types, [])
     signature.location = function.location  # so that an argument it cannot draw is reported at the function
@@ -197,7 +150,7 @@ def run_at_level(
 
         results = run_loop_function(module, list(inputs), name)
         names = argument_names(func_op)
-        return [results[n] for n, t in zip(names, func_op.function_type.inputs.data) if _is_output_argument(n, t)]
+        return [results[n] for n, t in zip(names, func_op.function_type.inputs.data) if is_output_argument(n, t)]
     return run_function(module, inputs, name)
 
 
@@ -226,7 +179,14 @@ def check_pass_preserves_numerics(
 ) -> DifferentialReport:
     """Run `function` of `module` before and after `pipeline` (a `-p` string or pass
     instances) on the same random inputs, each on the interpreter of its level (npu code
-    on `machine`), and compare the outputs."""
+    on `machine`), and compare the outputs.
+
+    The inputs are the arguments that are not `%resultN` (a lowered function's outputs), so
+    one set of inputs serves every level. Failures of the pipeline or of either run are
+    `DiagnosticError`s at the op, as from the tools; a mismatch is a report that says which
+    output differs, where and by how much. `rtol`/`atol` replace the per-pass tolerance with
+    numpy's element-wise isclose rule; integer and boolean outputs must match exactly.
+    """
     module = _load(module)
     func_op = find_function(module, function)
     name = func_op.sym_name.data
@@ -265,7 +225,7 @@ class StageReport:
     pass_name: str
     level: str
     seconds: float = 0.0
-    outputs: list[OutputComparison] = field(default_factory=list)
+    outputs: list[numerics.OutputCheck] = field(default_factory=list)
     not_run: str | None = None
     """Why this stage's IR was not run (it cannot run before a later pass)."""
     error: str | None = None
@@ -333,7 +293,13 @@ def check_pipeline_stages(
 ) -> PipelineReport:
     """Apply the passes of `pipeline` one at a time to (a copy of) `module`, run the IR after
     each on the interpreter of its level (npu code on `machine`) and compare it with the
-    results of the original; stop at the first pass, verification or run that fails."""
+    results of the original; stop at the first pass, verification or run that fails.
+
+    npu code runs once its memory is planned and its flags inserted. Lowered stages sum and
+    round in another order than the graph interpreter (f16 intermediates, tiled reductions),
+    so their per-element tolerance grows with the output's magnitude
+    (`ziggurat.numerics.scaled_element_tolerance`).
+    """
     module = _load(module)
     func_op = find_function(module, function)
     name = func_op.sym_name.data

@@ -3,31 +3,9 @@
     python -m ziggurat.testing.onnx_operator_suite                    # summary
     python -m ziggurat.testing.onnx_operator_suite --table docs/onnx-operators.md
 
-The installed onnx package carries one-node models with reference inputs and
-outputs (`onnx.backend.test.case.node.collect_testcases`: its backend tests'
-cases, built from the case code the wheel ships). Each case whose values are
-plain tensors is imported with `import_loaded_model` and run on the graph
-interpreter, and every output is compared with the reference with the case's
-own `rtol`/`atol` (numpy's `assert_allclose` rule, as onnx's backend runner)
-and its element type and shape exactly.
-
-A case ends as one of:
-
-* `pass`: every output matches;
-* `diagnostic`: the importer refused the model with a diagnostic naming the node
-  and why (an operator or attribute it does not handle, a training-only mode,
-  a data-dependent output shape the static-shape design refuses);
-* `deviation`: a mismatch whose cause is known and listed in `KNOWN_DEVIATIONS`
-  (the reference rounding intermediates to a narrow float where the graph
-  dialect computes in f32, or its roundoff exceeding the case's atol);
-* `mismatch`, `crash` (any other exception) or `hang` (over the time limit):
-  bugs, which the tests forbid.
-
-A node that needs a value at import time (a Reshape's shape, a Slice's
-starts, a reduction's axes) which the case computes from its graph inputs is
-retried with those inputs bound to the case's values (`bound_inputs`), as a
-user of a static-shape compiler gives such values at build time
-(`ziggurat-compile --bind`); those passes are counted separately in the table.
+Each one-node case the installed onnx package carries (`collect_testcases`) whose values are plain
+tensors is imported and run, and every output is compared with the reference under the case's own
+`rtol`/`atol` (as onnx's backend runner does), its element type and shape exactly.
 """
 
 from __future__ import annotations
@@ -106,13 +84,26 @@ class SuiteCase:
 
 @dataclass(frozen=True)
 class CaseResult:
+    """How one case ended, `outcome` one of:
+
+    * `pass`: every output matches;
+    * `diagnostic`: the importer refused the model with a diagnostic naming the node
+      and why (an operator or attribute it does not handle, a training-only mode, a
+      data-dependent output shape);
+    * `deviation`: a mismatch whose cause is known and listed in `KNOWN_DEVIATIONS`
+      (the reference rounding intermediates to a narrow float where the graph
+      dialect computes in f32, or its roundoff exceeding the case's atol);
+    * `mismatch`, `crash` (any other exception) or `hang` (over the time limit):
+      bugs, which the tests forbid.
+    """
     name: str
     op_type: str
     opset: int | None
     outcome: str
     message: str = ""
     bound: tuple[str, ...] = ()
-    """Inputs given fixed values at import (see the module docstring)."""
+    """Inputs bound to the case's values at import: a value the importer needs (a Reshape's shape, a
+    reduction's axes) that the case computes from its graph inputs, as `ziggurat-compile --bind` gives it."""
 
 
 def _node_op_type(node: onnx.NodeProto) -> str:
@@ -344,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + f" ({time.perf_counter() - start:.1f} s)"
     )
     if args.table is not None:
-        from ziggurat.diagnostics import write_atomically
+        from ziggurat.cli import write_atomically
 
         write_atomically(args.table, format_table(results, "python -m ziggurat.testing.onnx_operator_suite --table " + str(args.table)))
     return 1 if counts["mismatch"] or counts["crash"] or counts["hang"] else 0
