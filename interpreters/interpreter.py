@@ -3,7 +3,8 @@
 `run_function(module, inputs)` builds an `xdsl.interpreter.Interpreter` with every registered set of
 implementations (ziggurat's `CORE_FUNCTIONS`, then plugins', see `register_interpreter_functions`)
 and calls the entry function. Failures are `DiagnosticError`s at the function (wrong inputs) or at
-the op (no implementation, or one that fails).
+the op (no implementation, or one that fails). Scalars are `IntegerAttr`/`FloatAttr` of their type, as
+xDSL's own interpreters (arith, scf) take and give them: `scalar_value` reads one.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from importlib.metadata import entry_points
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, i1
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
+from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -28,6 +30,18 @@ from ziggurat.dtypes import to_numpy_dtype
 InterpreterFunctionsFactory = Callable[[], InterpreterFunctions]
 
 ENTRY_POINT_GROUP = "ziggurat.interpreter"
+
+
+def scalar_value(value):
+    """The Python number a scalar `IntegerAttr`/`FloatAttr` holds (an i1 as a bool); any other
+    value (an array) as it is."""
+    if isinstance(value, IntegerAttr):
+        data = value.value.data
+        # A signless i1 holds true as -1, its one bit read as signed.
+        return bool(data) if value.type == i1 else data
+    if isinstance(value, FloatAttr):
+        return value.value.data
+    return value
 
 
 def _func_functions() -> InterpreterFunctions:
@@ -301,11 +315,13 @@ def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
 # --------------------------------------------------------------------------- #
 
 
-def _as_python_values(function: func.FuncOp, inputs: list[np.ndarray]) -> tuple:
-    # Scalar arguments (f32, i64, ...) enter as Python numbers, as xDSL's scalar
-    # implementations expect (its integer wrap-around overflows on numpy scalars).
+def _as_python_values(interpreter: Interpreter, function: func.FuncOp, inputs: list[np.ndarray]) -> tuple:
+    # Scalar arguments (f32, i64, ...) enter as attributes of their type, as xDSL's scalar
+    # implementations expect.
     return tuple(
-        array if isinstance(arg_type, TensorType | MemRefType) else array.item()
+        array
+        if isinstance(arg_type, TensorType | MemRefType)
+        else scalar_attr(array.item(), arg_type, interpreter.index_bitwidth)
         for array, arg_type in zip(inputs, function.function_type.inputs.data)
     )
 
@@ -315,7 +331,7 @@ def _check_results(function: func.FuncOp, values: PythonValues) -> list[np.ndarr
     for index, (value, result_type) in enumerate(zip(values, function.function_type.outputs.data)):
         what = f"result #{index} of @{function.sym_name.data}"
         shape, dtype = value_shape_and_dtype(result_type, what, function)
-        array = np.asarray(value)
+        array = np.asarray(scalar_value(value))
         if not isinstance(result_type, TensorType):
             array = array.astype(dtype)
         if array.shape != shape or array.dtype != dtype:
@@ -344,7 +360,7 @@ def run_function(
     arrays = check_inputs(func_op, inputs)
     interpreter, tracker = _build_interpreter(module)
     try:
-        values = interpreter.call_op(func_op, _as_python_values(func_op, arrays))
+        values = interpreter.call_op(func_op, _as_python_values(interpreter, func_op, arrays))
     except InterpretationError as error:
         failing = tracker.running[-1] if tracker.running else func_op
         raise error_at(failing, f"interpretation failed: {error}") from None

@@ -11,9 +11,10 @@ from xdsl.dialects import memref
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Operation
 
-from ziggurat.interpreters.interpreter import argument_names, find_function, run_function
+from ziggurat.interpreters.interpreter import argument_names, find_function, run_function, scalar_value
 from ziggurat.interpreters.tensor_interpreter import TensorFunctions, run_generic
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop
@@ -28,7 +29,7 @@ def _dtype(memref_type: MemRefType) -> np.dtype:
 
 def _mixed(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
     values = iter(dynamic)
-    return [next(values) if s == DYNAMIC_INDEX else s for s in static]
+    return [scalar_value(next(values)) if s == DYNAMIC_INDEX else s for s in static]
 
 
 def _view(op: Operation, array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
@@ -129,12 +130,13 @@ class LoopFunctions(InterpreterFunctions):
     @impl(memref.LoadOp)
     def run_load(self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues):
         buffer, *indices = args
-        return (buffer[tuple(indices)].item(),)
+        value = buffer[tuple(scalar_value(i) for i in indices)].item()
+        return (scalar_attr(value, op.res.type, interpreter.index_bitwidth),)
 
     @impl(memref.StoreOp)
     def run_store(self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues):
         value, buffer, *indices = args
-        write(op, buffer[(*indices, ...)], value)  # a 0-d view of the element
+        write(op, buffer[(*(scalar_value(i) for i in indices), ...)], scalar_value(value))  # a 0-d view of the element
         return ()
 
     # -- copies ---------------------------------------------------------------
@@ -173,7 +175,7 @@ class LoopFunctions(InterpreterFunctions):
         if op.results:
             return self.tensor.run_fill(interpreter, op, args).values
         value, output = args
-        write(op, output, value)
+        write(op, output, scalar_value(value))
         return ()
 
     @impl(linalg.MatmulOp)

@@ -22,6 +22,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
+from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -34,6 +35,7 @@ from xdsl.ir.affine import (
 from ziggurat.dialects import tile
 from ziggurat.dialects.graph import erf, sliding_windows
 
+from ziggurat.backends.interpreter import scalar_value
 from ziggurat.diagnostics import error_at
 from ziggurat.dtypes import to_numpy_dtype
 
@@ -421,7 +423,7 @@ def run_generic(
     interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues, plans: Plans | None = None
 ) -> tuple[np.ndarray, ...]:
     plan = _planned(plans, op, _plan)
-    arrays = [np.asarray(a) for a in args]
+    arrays = [np.asarray(scalar_value(a)) for a in args]
     ranges = [arrays[operand].shape[axis] for operand, axis in plan.dim_sources]
     rank = len(ranges)
     grids = (
@@ -442,7 +444,7 @@ def run_generic(
         if operand in values:
             return values[operand]
         # Defined above the generic (e.g. the tensor a `tensor.extract` reads).
-        return np.asarray(interpreter.get_values((operand,))[0])
+        return np.asarray(scalar_value(interpreter.get_values((operand,))[0]))
 
     for body_op in plan.steps:
         operands = [value_of(o) for o in body_op.operands]
@@ -507,7 +509,7 @@ def _result_array(op: Operation, value) -> np.ndarray:
 def _filled(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
     """Static values with each `DYNAMIC_INDEX` replaced by the next dynamic value."""
     values = iter(dynamic)
-    return [int(next(values)) if v == tensor.DYNAMIC_INDEX else v for v in static]
+    return [int(scalar_value(next(values))) if v == tensor.DYNAMIC_INDEX else v for v in static]
 
 
 def _static_slice(op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int, int]:
@@ -569,7 +571,7 @@ class TensorFunctions(InterpreterFunctions):
     @impl(linalg.FillOp)
     def run_fill(self, interpreter: Interpreter, op: linalg.FillOp, args: PythonValues):
         value, init = args
-        return (np.full(np.shape(init), value, dtype=numpy_dtype(op.results[0].type)),)
+        return (np.full(np.shape(init), scalar_value(value), dtype=numpy_dtype(op.results[0].type)),)
 
     @impl(linalg.MatmulOp)
     def run_matmul(self, interpreter: Interpreter, op: linalg.MatmulOp, args: PythonValues):
@@ -663,4 +665,5 @@ class TensorFunctions(InterpreterFunctions):
 
     @impl(tensor.ExtractOp)
     def run_extract(self, interpreter: Interpreter, op: tensor.ExtractOp, args: PythonValues):
-        return (np.asarray(args[0])[tuple(args[1:])].item(),)
+        value = np.asarray(args[0])[tuple(scalar_value(i) for i in args[1:])].item()
+        return (scalar_attr(value, op.result.type, interpreter.index_bitwidth),)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
+from ziggurat.interpreters.interpreter import scalar_value
 from ziggurat.interpreters.tensor_interpreter import numpy_dtype
 from ziggurat.dialects import tile
 from ziggurat.dialects.tile import packed_shape
@@ -63,7 +64,7 @@ class TileFunctions(InterpreterFunctions):
     @impl(tile.PackOp)
     def run_pack(self, interpreter: Interpreter, op: tile.PackOp, args: PythonValues):
         source = np.asarray(args[0])
-        padding = args[2] if len(args) > 2 else 0
+        padding = scalar_value(args[2]) if len(args) > 2 else 0
         positions, tiles, perm = op.layout()
         result = pack(source, positions, tiles, perm, padding)
         return (result.astype(numpy_dtype(op.result.type), copy=False),)
