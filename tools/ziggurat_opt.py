@@ -14,8 +14,9 @@ from io import BytesIO
 from typing import get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import ArgSpec, _convert_arg_to_type, parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, _convert_arg_to_type, parse_pipeline, parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ShrinkException
 from xdsl.utils.hints import type_repr
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -142,6 +143,8 @@ class ZigguratOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        frontend = next(a for a in arg_parser._actions if a.dest == "frontend")
+        frontend.type = _frontend_spec
         verify_diagnostics = next(a for a in arg_parser._actions if a.dest == "verify_diagnostics")
         verify_diagnostics.help = (
             "check the diagnostics against `// expected-error {{...}}` annotations "
@@ -303,10 +306,15 @@ class ZigguratOptMain(xDSLOptMain):
             raise DiagnosticError(Diagnostic("error", f"input is not UTF-8 text: {e.reason}", name)) from None
 
     def _parse(self, chunk: str, filename: str, offset: int) -> ModuleOp:
-        frontend = self.args.frontend
-        if frontend is not None and frontend != "mlir":
-            return self.available_frontends[frontend](BytesIO(chunk.encode("utf-8")))
-        return parse_source(self.ctx, chunk, filename, offset, allow_implicit_module=not self.args.no_implicit_module)
+        spec = parse_spec(self.args.frontend or "mlir")
+        if spec.name != "mlir":
+            return self.parse_chunk(BytesIO(chunk.encode("utf-8")), spec.name)
+        try:
+            mlir = MLIRFrontend.from_spec(spec)
+        except (ValueError, TypeError) as e:
+            raise DiagnosticError(Diagnostic("error", f"invalid options for frontend 'mlir': {e}")) from None
+        implicit = not (self.args.no_implicit_module or mlir.no_implicit_module)
+        return parse_source(self.ctx, chunk, filename, offset, allow_implicit_module=implicit)
 
     def _process_chunk(self, chunk: str, filename: str, offset: int) -> str | None:
         """The printed result of one chunk, or None if it failed; its diagnostics go to stderr."""
@@ -362,6 +370,17 @@ class ZigguratOptMain(xDSLOptMain):
                 continue
             count = len(list(dialect.operations))
             print(f"  {name}  ({count} op{'' if count == 1 else 's'})")
+
+
+def _frontend_spec(text: str) -> str:
+    """`-f`'s value, xDSL's `name{option=value ...}`, checked while argparse reads the command line
+    (xDSL's driver parses it as it starts, where a malformed one escapes as a BaseException)."""
+    try:
+        parse_spec(text)
+    except ArgSpecParseError as e:
+        message = str(e).strip().rsplit("\n", 1)[-1].strip()
+        raise argparse.ArgumentTypeError(f"malformed frontend '{text}': {message}") from None
+    return text
 
 
 def _pipeline_syntax_diagnostic(spec: str, e: ArgSpecParseError) -> Diagnostic:
