@@ -179,7 +179,7 @@ def test_a_splat_parses_as_its_elements_written_out(element_type, literal, shape
 @pytest.mark.parametrize("element_type, literal", SPLAT_LITERALS, ids=str)
 def test_a_splat_parses_as_xdsls_parser_reads_it(element_type, literal):
     if literal.startswith("0x") and not isinstance(element_type, IntegerType):
-        pytest.skip("xDSL 0.74 reads a hex float as an integer's value (xDSL issue #3370)")
+        pytest.skip("xDSL reads a hex float element of a dense literal as an integer's value")
     text = f"%c = arith.constant dense<{literal}> : tensor<4x2x{element_type}>"
     theirs = Parser(default_context(), text).parse_module().ops.first.value
     assert constant(f"dense<{literal}> : tensor<4x2x{element_type}>") == theirs

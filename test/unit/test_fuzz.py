@@ -297,7 +297,7 @@ def _bytes(array: np.ndarray):
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_nan_and_infinities_survive_print_and_parse(dtype, data):
-    """xDSL prints NaN/inf as hex bit patterns; 0.74 parsed them back as integers (issue #3370)."""
+    """xDSL prints NaN/inf as hex bit patterns, which its own parser reads back as integers."""
     values = st.sampled_from([math.nan, math.inf, -math.inf, 1.5, -2.0, 0.0, 65504.0])
     array = data.draw(hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=4), elements=values))
     array = array.astype(dtype)
