@@ -11,7 +11,9 @@ from setuptools import setup
 
 ROOT = Path(__file__).parent
 # every top-level package folder besides ziggurat/ itself (the Makefile's lint layout finds them the same way)
-SOURCE_FOLDERS = sorted(init.parent.name for init in ROOT.glob("*/__init__.py") if init.parent.name != "ziggurat")
+SOURCE_FOLDERS = sorted(
+    init.parent.name for init in ROOT.glob("*/__init__.py") if init.parent.name != "ziggurat"
+)
 
 package_dir = {"ziggurat": "ziggurat"}
 packages = ["ziggurat"]

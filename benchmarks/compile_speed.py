@@ -84,19 +84,30 @@ def format_table(stages: list[Stage], cycles: float, target: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=None, help="ONNX model (default: the light ResNet-50)")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for compile_speed.json")
     parser.add_argument(
-        "--target", type=float, default=TARGET_SECONDS, help=f"CPU seconds each stage must stay under ({TARGET_SECONDS:g})"
+        "--model", type=Path, default=None, help="ONNX model (default: the light ResNet-50)"
+    )
+    parser.add_argument(
+        "--results", type=Path, default=RESULTS, help="folder for compile_speed.json"
+    )
+    parser.add_argument(
+        "--target",
+        type=float,
+        default=TARGET_SECONDS,
+        help=f"CPU seconds each stage must stay under ({TARGET_SECONDS:g})",
     )
     args = parser.parse_args(argv)
     model = args.model or light_model("resnet50")
     with tempfile.TemporaryDirectory() as folder:
         npu_ir = str(Path(folder) / f"{model.stem}.mlir")
         compile_stage, _ = timed(
-            "compile to npu", "ziggurat_compile", [str(model), "--machine", MACHINE, "--emit", "npu", "-o", npu_ir]
+            "compile to npu",
+            "ziggurat_compile",
+            [str(model), "--machine", MACHINE, "--emit", "npu", "-o", npu_ir],
         )
-        simulate_stage, report = timed("simulate", "ziggurat_run", [npu_ir, "--machine", MACHINE, "--report", "json"])
+        simulate_stage, report = timed(
+            "simulate", "ziggurat_run", [npu_ir, "--machine", MACHINE, "--report", "json"]
+        )
     stages = [compile_stage, simulate_stage]
     cycles = json.loads(report)["total_cycles"]
     print(format_table(stages, cycles, args.target))
@@ -112,7 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     write_atomically(args.results / "compile_speed.json", json.dumps(results, indent=2) + "\n")
     missed = [s for s in stages if s.cpu_seconds >= args.target]
     for stage in missed:
-        print(f"FAIL: {stage.name}: {stage.cpu_seconds:.1f} s CPU >= {args.target:g} s", file=sys.stderr)
+        print(
+            f"FAIL: {stage.name}: {stage.cpu_seconds:.1f} s CPU >= {args.target:g} s",
+            file=sys.stderr,
+        )
     return 1 if missed else 0
 
 

@@ -38,8 +38,6 @@ model does not pass at the npu level.
 
 from __future__ import annotations
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
-
 import argparse
 import io
 import json
@@ -53,7 +51,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
@@ -63,14 +61,19 @@ from rich.console import Console
 from rich.table import Table
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
 from ziggurat import numerics
-from ziggurat.interpreters.interpreter import find_function, random_inputs
-from ziggurat.machine import load_machine
-from ziggurat.context import default_context
 from ziggurat.cli import parse_command_line, run_main, write_atomically
+from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, did_you_mean, exception_message
 from ziggurat.frontends.onnx import import_loaded_model, load_model
-from ziggurat.frontends.onnx.reference_data import graph_inputs, shipped_reference, with_random_weights
+from ziggurat.frontends.onnx.reference_data import (
+    graph_inputs,
+    shipped_reference,
+    with_random_weights,
+)
+from ziggurat.interpreters.interpreter import find_function, random_inputs
+from ziggurat.machine import load_machine
 from ziggurat.npz import restore_element_type
 from ziggurat.tools.ziggurat_compile import (
     PRECISIONS,
@@ -151,7 +154,9 @@ def failure_reason(error: BaseException) -> str:
     if isinstance(error, MemoryError):
         return "error: out of memory"
     context = "; ".join(note for note in getattr(error, "__notes__", []) if "\n" not in note)
-    return f"internal error: {type(error).__name__}: {exception_message(error)}" + (f" ({context})" if context else "")
+    return f"internal error: {type(error).__name__}: {exception_message(error)}" + (
+        f" ({context})" if context else ""
+    )
 
 
 @contextmanager
@@ -166,15 +171,24 @@ def stage(result: ModelResult, name: str, seconds: str | None = None) -> Iterato
         raise StageFailed from None
     finally:
         if seconds is not None:
-            setattr(result, seconds, (getattr(result, seconds) or 0.0) + time.perf_counter() - start)
+            setattr(
+                result, seconds, (getattr(result, seconds) or 0.0) + time.perf_counter() - start
+            )
 
 
 def compare_all(
-    result: ModelResult, level: str, actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], computed_in=None
+    result: ModelResult,
+    level: str,
+    actual: Sequence[np.ndarray],
+    expected: Sequence[np.ndarray],
+    computed_in=None,
 ) -> tuple[bool, float, float]:
     """(passed, max abs, max rel) over the outputs, with ziggurat-compile --check's verdict."""
     pairs = enumerate(zip(actual, expected, strict=True))
-    checks = [numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in) for i, (a, e) in pairs]
+    checks = [
+        numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in)
+        for i, (a, e) in pairs
+    ]
     if failed := next((c for c in checks if not c.ok), None):
         result.fail(level, f"{failed} (against the {result.expected_from} outputs)")
     return all(c.ok for c in checks), max(c.max_abs for c in checks), max(c.max_rel for c in checks)
@@ -200,12 +214,16 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
         if getattr(args, "corpus", None) is not None:
             inputs, expected = corpus_reference(result, path, model, module)
         else:
-            inputs, expected = reference_data(result, None if args.random_weights else path, model, module)
+            inputs, expected = reference_data(
+                result, None if args.random_weights else path, model, module
+            )
         result.max_ref = max(float(np.abs(e).max()) for e in expected)
     # A model wrong at the graph level still goes on: its npu row tells whether lowering adds to it.
     with suppress(StageFailed), stage(result, "graph", "graph_seconds"):
         outputs = run_at_emitted_level(module, inputs, None).outputs
-        result.graph_passed, result.graph_max_abs, _ = compare_all(result, "graph", outputs, expected)
+        result.graph_passed, result.graph_max_abs, _ = compare_all(
+            result, "graph", outputs, expected
+        )
     with stage(result, "compile", "compile_seconds"):
         precision = choose_precision(args.precision, machine, module)
         result.computed_in = precision
@@ -216,7 +234,10 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
             outputs = run_at_emitted_level(converted, inputs, None).outputs
             pairs = enumerate(zip(outputs, expected, strict=True))
             computed_in = precision_dtype(precision)
-            checks = [numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in) for i, (a, e) in pairs]
+            checks = [
+                numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in)
+                for i, (a, e) in pairs
+            ]
             result.graph_precision_max_abs = max(c.max_abs for c in checks)
     with stage(result, "compile", "compile_seconds"):
         lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
@@ -225,21 +246,31 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
     result.cycles = run.stats.total_cycles
     with stage(result, "npu"):
         computed_in = precision_dtype(precision)
-        result.npu_passed, result.max_abs, result.max_rel = compare_all(result, "npu", run.outputs, expected, computed_in)
+        result.npu_passed, result.max_abs, result.max_rel = compare_all(
+            result, "npu", run.outputs, expected, computed_in
+        )
 
 
-def corpus_reference(result: ModelResult, path: Path, model: onnx.ModelProto, module) -> tuple[list, list]:
+def corpus_reference(
+    result: ModelResult, path: Path, model: onnx.ModelProto, module
+) -> tuple[list, list]:
     """A corpus model's stored input and onnxruntime's stored outputs (`<stem>.inputs.npz`, `.outputs.npz`)."""
     result.expected_from = "onnxruntime"
     function = find_function(module, "main")
-    stored_inputs, stored_outputs = (np.load(path.with_suffix(f".{kind}.npz")) for kind in ("inputs", "outputs"))
+    stored_inputs, stored_outputs = (
+        np.load(path.with_suffix(f".{kind}.npz")) for kind in ("inputs", "outputs")
+    )
     names = [value.name for value in graph_inputs(model)]
     arg_types = function.function_type.inputs.data
-    inputs = [restore_element_type(stored_inputs[n], t) for n, t in zip(names, arg_types, strict=True)]
+    inputs = [
+        restore_element_type(stored_inputs[n], t) for n, t in zip(names, arg_types, strict=True)
+    ]
     return inputs, [stored_outputs[output.name] for output in model.graph.output]
 
 
-def reference_data(result: ModelResult, path: Path | None, model: onnx.ModelProto, module) -> tuple[list, list]:
+def reference_data(
+    result: ModelResult, path: Path | None, model: onnx.ModelProto, module
+) -> tuple[list, list]:
     """The inputs and expected outputs: shipped beside the model at `path`, else (or without a path)
     onnxruntime's on random inputs."""
     function = find_function(module, "main")
@@ -251,7 +282,9 @@ def reference_data(result: ModelResult, path: Path | None, model: onnx.ModelProt
         return inputs, run_onnxruntime(model, names, inputs)
     result.expected_from = "shipped"
     arg_types = function.function_type.inputs.data
-    return [restore_element_type(shipped.inputs[n], t) for n, t in zip(names, arg_types, strict=True)], shipped.outputs
+    return [
+        restore_element_type(shipped.inputs[n], t) for n, t in zip(names, arg_types, strict=True)
+    ], shipped.outputs
 
 
 def worker(path: Path, args: argparse.Namespace, connection: Connection) -> None:
@@ -296,7 +329,10 @@ def run_models(
             process.start()
             sending.close()
             running.append(Running(path, process, receiving, time.monotonic() + args.timeout))
-        wait([one.process.sentinel for one in running], timeout=max(0.0, min(r.deadline for r in running) - time.monotonic()))
+        wait(
+            [one.process.sentinel for one in running],
+            timeout=max(0.0, min(r.deadline for r in running) - time.monotonic()),
+        )
         for one in list(running):
             result = finished(one, args.timeout)
             if result is not None:
@@ -358,7 +394,9 @@ def finished(one: Running, timeout: float) -> ModelResult | None:
         result = ModelResult(one.path.stem, failure=f"timeout: stopped after {timeout:g} s")
     else:
         status = one.process.exitcode
-        ended = f"by signal {signal.Signals(-status).name}" if status < 0 else f"with status {status}"
+        ended = (
+            f"by signal {signal.Signals(-status).name}" if status < 0 else f"with status {status}"
+        )
         result = ModelResult(one.path.stem, failure=f"crash: the worker ended {ended}")
     one.process.join()
     one.connection.close()
@@ -377,11 +415,18 @@ def select_models(names: str | None, data: Path) -> list[Path]:
         return list(available.values())
     paths = []
     for name in filter(None, (n.strip() for n in names.split(","))):
-        path = Path(name) if name.endswith(".onnx") else available.get(name, available.get(f"light_{name}"))
+        path = (
+            Path(name)
+            if name.endswith(".onnx")
+            else available.get(name, available.get(f"light_{name}"))
+        )
         if path is None or not path.is_file():
             short = [stem.removeprefix("light_") for stem in available]
             raise DiagnosticError(
-                Diagnostic("error", f"no model '{name}' in {data}{did_you_mean(name.removeprefix('light_'), short)}")
+                Diagnostic(
+                    "error",
+                    f"no model '{name}' in {data}{did_you_mean(name.removeprefix('light_'), short)}",
+                )
             )
         paths.append(path)
     return paths
@@ -397,13 +442,27 @@ def number(value: float | None, spec: str) -> str:
 
 def results_table(results: Sequence[ModelResult], machine: str) -> Table:
     table = Table(title=f"light models on {machine}", title_justify="left")
-    for column in ("model", "graph", "npu", "max abs", "max rel", "cycles", "compile s", "simulate s"):
+    for column in (
+        "model",
+        "graph",
+        "npu",
+        "max abs",
+        "max rel",
+        "cycles",
+        "compile s",
+        "simulate s",
+    ):
         table.add_column(column, justify="left" if column == "model" else "right")
     for r in results:
         table.add_row(
-            r.model.removeprefix("light_"), verdict(r.graph_passed), verdict(r.npu_passed),
-            number(r.max_abs, ".3g"), number(r.max_rel, ".3g"), number(r.cycles, ",.0f"),
-            number(r.compile_seconds, ".2f"), number(r.simulate_seconds, ".2f"),
+            r.model.removeprefix("light_"),
+            verdict(r.graph_passed),
+            verdict(r.npu_passed),
+            number(r.max_abs, ".3g"),
+            number(r.max_rel, ".3g"),
+            number(r.cycles, ",.0f"),
+            number(r.compile_seconds, ".2f"),
+            number(r.simulate_seconds, ".2f"),
         )
     return table
 
@@ -416,8 +475,13 @@ def print_results(results: Sequence[ModelResult], report: dict, console: Console
     """The table, the totals and the run's circumstances, then why each failing model failed."""
     machine, host = report["machine"], report["host"]
     console.print(results_table(results, machine))
-    graph, npu = (sum(bool(getattr(r, level)) for r in results) for level in ("graph_passed", "npu_passed"))
-    console.print(f"{npu} of {len(results)} pass end to end on {machine} ({graph} at the graph level)", highlight=False)
+    graph, npu = (
+        sum(bool(getattr(r, level)) for r in results) for level in ("graph_passed", "npu_passed")
+    )
+    console.print(
+        f"{npu} of {len(results)} pass end to end on {machine} ({graph} at the graph level)",
+        highlight=False,
+    )
     console.print(
         f"run {report['date']} on {host['cpus']} cores ({host['processor']}), --precision {report['precision']}, "
         f"{'--random-weights, ' if report['random_weights'] else ''}--jobs {report['jobs']}, "
@@ -426,14 +490,24 @@ def print_results(results: Sequence[ModelResult], report: dict, console: Console
     )
     for r in results:
         if r.failure is not None:
-            console.print(f"{r.model.removeprefix('light_')}: {shorten(r.failure)}", highlight=False, soft_wrap=True)
+            console.print(
+                f"{r.model.removeprefix('light_')}: {shorten(r.failure)}",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def build_argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", metavar="A,B", help="models by name (squeezenet) or .onnx path (default: all)")
-    parser.add_argument("--data", type=Path, default=LIGHT_MODELS, help="the folder of light_*.onnx models")
-    parser.add_argument("--machine", default="davinci", help="machine preset or file (default: davinci)")
+    parser.add_argument(
+        "--models", metavar="A,B", help="models by name (squeezenet) or .onnx path (default: all)"
+    )
+    parser.add_argument(
+        "--data", type=Path, default=LIGHT_MODELS, help="the folder of light_*.onnx models"
+    )
+    parser.add_argument(
+        "--machine", default="davinci", help="machine preset or file (default: davinci)"
+    )
     parser.add_argument(
         "--precision",
         choices=PRECISIONS,
@@ -447,32 +521,46 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "on random inputs (checks every layer's arithmetic; the shipped outputs do not)",
     )
     parser.add_argument(
-        "--jobs", type=int,
+        "--jobs",
+        type=int,
         help="models run at once, each in its own process (default: 1; with --cluster ray, the cluster's CPUs)",
     )
     parser.add_argument(
-        "--cluster", metavar="WHERE",
+        "--cluster",
+        metavar="WHERE",
         help="where the models run: local (default: processes of this machine), ray (RAY_ADDRESS, else a local "
         "Ray instance), ray://HOST:PORT; on Ray the model files must be at the same paths on the workers",
     )
     parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds per model (default: {DEFAULT_TIMEOUT:g})"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds per model (default: {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
-        "--output", type=Path, default=RESULTS / "conformance.json", help="the JSON results (default: %(default)s)"
+        "--output",
+        type=Path,
+        default=RESULTS / "conformance.json",
+        help="the JSON results (default: %(default)s)",
     )
     corpus = parser.add_argument_group("the model corpus (examples/models/corpus.py)")
     corpus.add_argument(
-        "--corpus", type=Path, metavar="DIR",
+        "--corpus",
+        type=Path,
+        metavar="DIR",
         help="run the corpus models in DIR (generated there at full size when it has none) on every machine of "
         "--machine A,B, against their stored onnxruntime outputs; writes a markdown table to --table",
     )
     corpus.add_argument(
-        "--torch-python", default="python3", metavar="PY",
+        "--torch-python",
+        default="python3",
+        metavar="PY",
         help="a Python with torch, onnxscript and onnxruntime to generate the corpus (default: %(default)s)",
     )
     corpus.add_argument(
-        "--table", type=Path, default=RESULTS / "corpus.md",
+        "--table",
+        type=Path,
+        default=RESULTS / "corpus.md",
         help="the corpus's markdown table, its JSON beside it (default: %(default)s)",
     )
     return parser
@@ -485,17 +573,27 @@ def corpus_models(args: argparse.Namespace) -> list[Path]:
     """The corpus's models, generated first (full size) when the folder has none."""
     paths = sorted(args.corpus.glob("*.onnx"))
     if not paths:
-        probe = subprocess.run([args.torch_python, "-c", "import torch, onnxscript, onnxruntime"], capture_output=True)
+        probe = subprocess.run(
+            [args.torch_python, "-c", "import torch, onnxscript, onnxruntime"], capture_output=True
+        )
         if probe.returncode != 0:
-            raise DiagnosticError(Diagnostic(
-                "error",
-                f"no models in {args.corpus}, and {args.torch_python} cannot import torch to generate them; "
-                "make one that can: python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch==2.13.0 "
-                "onnx onnxruntime onnxscript numpy, then pass --torch-python /tmp/torchvenv/bin/python "
-                "(make conformance TORCH_PYTHON=/tmp/torchvenv/bin/python)",
-            ))
-        print(f"generating the corpus into {args.corpus} ({CORPUS_GENERATOR.name} --size full)", file=sys.stderr)
-        subprocess.run([args.torch_python, str(CORPUS_GENERATOR), str(args.corpus), "--size", "full"], check=True)
+            raise DiagnosticError(
+                Diagnostic(
+                    "error",
+                    f"no models in {args.corpus}, and {args.torch_python} cannot import torch to generate them; "
+                    "make one that can: python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch==2.13.0 "
+                    "onnx onnxruntime onnxscript numpy, then pass --torch-python /tmp/torchvenv/bin/python "
+                    "(make conformance TORCH_PYTHON=/tmp/torchvenv/bin/python)",
+                )
+            )
+        print(
+            f"generating the corpus into {args.corpus} ({CORPUS_GENERATOR.name} --size full)",
+            file=sys.stderr,
+        )
+        subprocess.run(
+            [args.torch_python, str(CORPUS_GENERATOR), str(args.corpus), "--size", "full"],
+            check=True,
+        )
         paths = sorted(args.corpus.glob("*.onnx"))
     if args.models is None:
         return paths
@@ -503,7 +601,9 @@ def corpus_models(args: argparse.Namespace) -> list[Path]:
     chosen = [n.strip() for n in args.models.split(",") if n.strip()]
     if unknown := [n for n in chosen if n not in by_name]:
         near = did_you_mean(unknown[0], list(by_name))
-        raise DiagnosticError(Diagnostic("error", f"no model '{unknown[0]}' in {args.corpus}{near}"))
+        raise DiagnosticError(
+            Diagnostic("error", f"no model '{unknown[0]}' in {args.corpus}{near}")
+        )
     return [by_name[n] for n in chosen]
 
 
@@ -543,9 +643,13 @@ def corpus_main(args: argparse.Namespace) -> int:
     for machine in machines:
         machine_args = argparse.Namespace(**{**vars(args), "machine": machine})
         results = run_models(
-            paths, machine_args,
-            lambda r: progress.print(f"{r.model} on {machine_args.machine}: graph {verdict(r.graph_passed)}, "
-                                     f"npu {verdict(r.npu_passed)}", highlight=False),
+            paths,
+            machine_args,
+            lambda r, machine_args=machine_args: progress.print(
+                f"{r.model} on {machine_args.machine}: graph {verdict(r.graph_passed)}, "
+                f"npu {verdict(r.npu_passed)}",
+                highlight=False,
+            ),
         )
         rows += [(machine, r) for r in results]
     table = corpus_table(rows)
@@ -553,7 +657,7 @@ def corpus_main(args: argparse.Namespace) -> int:
     report = {
         "machines": machines,
         "corpus": str(args.corpus),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "precision": args.precision,
         "timeout_seconds": args.timeout,
@@ -578,12 +682,16 @@ def main(argv: list[str] | None = None) -> int:
     check_cluster(args.cluster)
     run = run_models if args.cluster in (None, "local") else run_models_on_cluster
     results = run(
-        paths, args,
-        lambda r: progress.print(f"{r.model}: graph {verdict(r.graph_passed)}, npu {verdict(r.npu_passed)}", highlight=False),
+        paths,
+        args,
+        lambda r: progress.print(
+            f"{r.model}: graph {verdict(r.graph_passed)}, npu {verdict(r.npu_passed)}",
+            highlight=False,
+        ),
     )
     report = {
         "machine": args.machine,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "precision": args.precision,
         "random_weights": args.random_weights,

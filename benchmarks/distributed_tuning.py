@@ -17,8 +17,6 @@ when ray is not installed. See docs/distributed.md, "What scaling to expect".
 
 from __future__ import annotations
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads
-
 import argparse
 import hashlib
 import io
@@ -30,9 +28,10 @@ import sys
 import tempfile
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads
 from ziggurat.cli import run_main, write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,17 +103,27 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for backend, workers in CONFIGURATIONS:
         done = subprocess.run(
-            [sys.executable, __file__, "--one", backend, str(workers)], capture_output=True, text=True, check=False
+            [sys.executable, __file__, "--one", backend, str(workers)],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0:
-            print(f"distributed_tuning: {backend} with {workers} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
+            print(
+                f"distributed_tuning: {backend} with {workers} failed:\n{done.stderr[-3000:]}",
+                file=sys.stderr,
+            )
             return 1
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(f"  {backend} x{workers}: {runs[-1]['tune_seconds']:.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"  {backend} x{workers}: {runs[-1]['tune_seconds']:.1f} s", file=sys.stderr, flush=True
+        )
     by = {(r["backend"], r["workers"]): r for r in runs}
     speedup = by["ray", 1]["tune_seconds"] / by["ray", 2]["tune_seconds"]
     same = len({(r["cache_sha256"], r["ir_sha256"]) for r in runs}) == 1
-    print(f"Tuning {MODEL.relative_to(ROOT)} on {MACHINE}, fresh cache ({os.cpu_count()} CPUs here)")
+    print(
+        f"Tuning {MODEL.relative_to(ROOT)} on {MACHINE}, fresh cache ({os.cpu_count()} CPUs here)"
+    )
     print(
         f"{'backend':<8} {'workers':>7} {'start (s)':>9} {'tuning (s)':>10} {'total (s)':>9} {'measured':>8} "
         f"{'load avg':>9}"
@@ -135,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "model": str(MODEL.relative_to(ROOT)),
         "machine": MACHINE,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "target_speedup": TARGET_SPEEDUP,
         "ray_speedup": speedup,

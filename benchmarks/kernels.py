@@ -40,8 +40,6 @@ run in time is a row of the table, not a failure of the script.
 
 from __future__ import annotations
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
-
 import argparse
 import io
 import json
@@ -56,22 +54,24 @@ from pathlib import Path
 
 import matplotlib
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+
 matplotlib.use("Agg")  # files only, no display
 
 import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from ziggurat.cli import run_main, write_atomically  # noqa: E402
+from ziggurat.context import default_context  # noqa: E402
+from ziggurat.diagnostics import DiagnosticError  # noqa: E402
 from ziggurat.interpreters.interpreter import find_function, run_function  # noqa: E402
-from ziggurat.machine import Machine, load_machine  # noqa: E402
 from ziggurat.interpreters.npu_interpreter import run_npu  # noqa: E402
 from ziggurat.interpreters.report import build_report  # noqa: E402
-from ziggurat.context import default_context  # noqa: E402
-from ziggurat.cli import run_main, write_atomically  # noqa: E402
-from ziggurat.diagnostics import DiagnosticError  # noqa: E402
+from ziggurat.machine import Machine, load_machine  # noqa: E402
 from ziggurat.parsing import parse_source  # noqa: E402
-from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
 from ziggurat.printing import Printer  # noqa: E402
+from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs  # noqa: E402
 from ziggurat.tools.ziggurat_tune import tune_module  # noqa: E402
 from ziggurat.tuning.tuner import TuneOptions  # noqa: E402
 
@@ -123,11 +123,23 @@ func.func @main(%a: {a}, %b: {b}) -> {c} {{
     return Kernel("gemm", f"{m}x{n}x{k}", text, m * n * k)
 
 
-def conv(name: str, channels: int, size: int, out_channels: int, window: int, stride: int = 1, groups: int = 1) -> Kernel:
+def conv(
+    name: str,
+    channels: int,
+    size: int,
+    out_channels: int,
+    window: int,
+    stride: int = 1,
+    groups: int = 1,
+) -> Kernel:
     """A batch-1 NCHW convolution padded to keep `size / stride` output rows and columns."""
     pad = window // 2
     out = (size + 2 * pad - window) // stride + 1
-    x, w, y = tensor(1, channels, size, size), tensor(out_channels, channels // groups, window, window), tensor(1, out_channels, out, out)
+    x, w, y = (
+        tensor(1, channels, size, size),
+        tensor(out_channels, channels // groups, window, window),
+        tensor(1, out_channels, out, out),
+    )
     attributes = f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>, strides = array<i64: {stride}, {stride}>, groups = {groups} : i64"
     text = f"""
 func.func @main(%x: {x}, %w: {w}) -> {y} {{
@@ -135,7 +147,9 @@ func.func @main(%x: {x}, %w: {w}) -> {y} {{
   func.return %y : {y}
 }}"""
     shape = f"{channels}x{size}x{size} -> {out_channels}x{out}x{out}, {window}x{window}/{stride}"
-    return Kernel(name, shape, text, out_channels * out * out * (channels // groups) * window * window)
+    return Kernel(
+        name, shape, text, out_channels * out * out * (channels // groups) * window * window
+    )
 
 
 def attention(seq: int, head: int) -> Kernel:
@@ -145,7 +159,7 @@ def attention(seq: int, head: int) -> Kernel:
 func.func @main(%q: {q}, %k: {q}, %v: {q}) -> {q} {{
   %kt = graph.transpose %k {{perm = array<i64: 1, 0>}} : {q} -> {kt}
   %s = graph.matmul %q, %kt : ({q}, {kt}) -> {s}
-  %scale = graph.constant dense<{head ** -0.5}> : tensor<{DTYPE}>
+  %scale = graph.constant dense<{head**-0.5}> : tensor<{DTYPE}>
   %t = graph.mul %s, %scale : ({s}, tensor<{DTYPE}>) -> {s}
   %p = graph.softmax %t : {s}
   %o = graph.matmul %p, %v : ({s}, {q}) -> {q}
@@ -289,7 +303,11 @@ def core_read_bandwidth(machine: Machine) -> float:
     bandwidth (davinci: MTE2's 128 of HBM's 1,200), a ceiling that `build_report`'s bound, one
     core with the chip's bandwidth to itself, does not count."""
     space = machine.global_memory().name
-    return sum(dma.bytes_per_cycle for dma in machine.dmas.values() if any(src == space for src, _ in dma.paths))
+    return sum(
+        dma.bytes_per_cycle
+        for dma in machine.dmas.values()
+        if any(src == space for src, _ in dma.paths)
+    )
 
 
 def intensity(flops: int, read: int, written: int, machine: Machine) -> float:
@@ -320,7 +338,9 @@ def deadline_watch(seconds: float) -> Callable[[object, object], None]:
     return watch
 
 
-def measure(kernel: Kernel, machine_name: str, seed: int = 0, timeout: float = DEFAULT_TIMEOUT) -> Row:
+def measure(
+    kernel: Kernel, machine_name: str, seed: int = 0, timeout: float = DEFAULT_TIMEOUT
+) -> Row:
     """Lower `kernel` for the machine, run it (at most `timeout` seconds of simulation), check it
     against the graph interpreter."""
     row = Row(kernel.name, kernel.shape, machine_name, DTYPE)
@@ -338,7 +358,11 @@ def measure(kernel: Kernel, machine_name: str, seed: int = 0, timeout: float = D
         return row
     finally:
         row.wall_seconds, row.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
-    wrong = [str(c) for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+    wrong = [
+        str(c)
+        for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True)
+        if not c.ok
+    ]
     if wrong:
         row.error = f"outputs differ from the graph interpreter: {'; '.join(wrong)}"
     fill_figures(row, kernel, result.stats, machine)
@@ -354,7 +378,9 @@ def fill_figures(row: Row, kernel: Kernel, stats, machine: Machine) -> None:
     row.bound_cycles = roofline["bound_cycles"]
     row.of_bound = roofline["achieved"]
     peak = machine.peak_macs_per_cycle(DTYPE, ACCUMULATOR)
-    row.of_peak = kernel.useful_macs / peak / stats.total_cycles if kernel.useful_macs and peak else None
+    row.of_peak = (
+        kernel.useful_macs / peak / stats.total_cycles if kernel.useful_macs and peak else None
+    )
     row.flops = stats.flops
     row.global_bytes_read = sum(stats.bytes_read.get(s, 0) for s in spaces)
     row.global_bytes_written = sum(stats.bytes_written.get(s, 0) for s in spaces)
@@ -370,7 +396,11 @@ def _measure_task(task: tuple[Kernel, str, float]) -> Row:
 
 
 def run_all(
-    kernels: Sequence[Kernel], machines: Sequence[str], jobs: int, timeout: float, progress: Callable[[Row], None]
+    kernels: Sequence[Kernel],
+    machines: Sequence[str],
+    jobs: int,
+    timeout: float,
+    progress: Callable[[Row], None],
 ) -> list[Row]:
     """Every kernel on every machine, `jobs` runs at a time (each in its own process when > 1);
     rows in the order of `kernels`, then `machines`."""
@@ -397,14 +427,22 @@ def _indexed_task(item: tuple[int, tuple[Kernel, str, float]]) -> tuple[int, Row
 
 
 def tune_kernel(
-    kernel: Kernel, machine: str, jobs: int, top_k: int, cache: Path, seed: int = 0, cluster: str | None = None
+    kernel: Kernel,
+    machine: str,
+    jobs: int,
+    top_k: int,
+    cache: Path,
+    seed: int = 0,
+    cluster: str | None = None,
 ) -> tuple[Kernel, list[int] | None, bool] | None:
     """`kernel` with ziggurat-tune's schedule (its `tile.sizes` on the root), as `ziggurat-tune
     --cache` makes it: measured on `jobs` processes (or where `cluster` says, as ziggurat-tune's
     `--cluster`), or taken from the cache file; with the tile
     sizes and whether the schedule stages its reduction. None when it has no group to tune."""
     module = parse_source(default_context(), kernel.text, f"{kernel.name}.mlir")
-    choices = tune_module(module, machine, TuneOptions(jobs=jobs, top_k=top_k, seed=seed), cache, cluster)
+    choices = tune_module(
+        module, machine, TuneOptions(jobs=jobs, top_k=top_k, seed=seed), cache, cluster
+    )
     if not choices:
         return None
     sizes = next((list(c.sizes) for c in choices if c.sizes is not None), None)
@@ -414,8 +452,14 @@ def tune_kernel(
 
 
 def tune_all(
-    kernels: Sequence[Kernel], machines: Sequence[str], jobs: int, top_k: int, timeout: float, cache: Path,
-    progress: Callable[[Row], None], cluster: str | None = None,
+    kernels: Sequence[Kernel],
+    machines: Sequence[str],
+    jobs: int,
+    top_k: int,
+    timeout: float,
+    cache: Path,
+    progress: Callable[[Row], None],
+    cluster: str | None = None,
 ) -> list[Row]:
     """A "tuned" row per kernel and machine: tuned (`tune_kernel`), then measured as the default
     is; a kernel without a group to tune is left out."""
@@ -426,13 +470,28 @@ def tune_all(
             try:
                 schedule = tune_kernel(kernel, machine, jobs, top_k, cache, cluster=cluster)
             except DiagnosticError as error:
-                row = Row(kernel.name, kernel.shape, machine, DTYPE, schedule="tuned", error=first_line(error))
+                row = Row(
+                    kernel.name,
+                    kernel.shape,
+                    machine,
+                    DTYPE,
+                    schedule="tuned",
+                    error=first_line(error),
+                )
             else:
                 if schedule is None:
                     continue
                 tuned, sizes, staged = schedule
-                row = replace(measure(tuned, machine, timeout=timeout), schedule="tuned", tile_sizes=sizes, staged=staged)
-            row.wall_seconds, row.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+                row = replace(
+                    measure(tuned, machine, timeout=timeout),
+                    schedule="tuned",
+                    tile_sizes=sizes,
+                    staged=staged,
+                )
+            row.wall_seconds, row.cpu_seconds = (
+                time.perf_counter() - start,
+                time.process_time() - cpu,
+            )
             rows.append(row)
             progress(row)
     return rows
@@ -454,32 +513,66 @@ def shorten(text: str, limit: int = TABLE_ERROR_CHARACTERS) -> str:
 
 
 def results_table(rows: Sequence[Row]) -> Table:
-    table = Table(title=f"kernels against the roofline (one core, {DTYPE} in, {ACCUMULATOR} accumulators)", title_justify="left")
-    columns = ("kernel", "machine", "shape", "schedule", "cycles", "bound", "bound cycles", "% of bound", "% of peak", "busiest pipe", "wall s")
+    table = Table(
+        title=f"kernels against the roofline (one core, {DTYPE} in, {ACCUMULATOR} accumulators)",
+        title_justify="left",
+    )
+    columns = (
+        "kernel",
+        "machine",
+        "shape",
+        "schedule",
+        "cycles",
+        "bound",
+        "bound cycles",
+        "% of bound",
+        "% of peak",
+        "busiest pipe",
+        "wall s",
+    )
     for column in columns:
-        table.add_column(column, justify="left" if column in ("kernel", "machine", "shape", "schedule", "bound") else "right")
+        table.add_column(
+            column,
+            justify="left"
+            if column in ("kernel", "machine", "shape", "schedule", "bound")
+            else "right",
+        )
     for r in rows:
         if r.error is not None and r.cycles is None:
             failed = f"FAILED: {shorten(r.error)}"
-            table.add_row(r.kernel, r.machine, r.shape, r.schedule, failed, *[""] * 5, f"{r.wall_seconds:.1f}")
+            table.add_row(
+                r.kernel, r.machine, r.shape, r.schedule, failed, *[""] * 5, f"{r.wall_seconds:.1f}"
+            )
             continue
         of_bound = percent(r.of_bound) + (" > 100%: bug" if r.over_bound else "")
         if r.error is not None:
             of_bound += " (WRONG OUTPUT)"
         table.add_row(
-            r.kernel, r.machine, r.shape, schedule_name(r), number(r.cycles, ",.0f"), r.bound_by or "",
-            number(r.bound_cycles, ",.0f"), of_bound, percent(r.of_peak), f"{r.busiest_pipe} {percent(r.busiest_share)}",
+            r.kernel,
+            r.machine,
+            r.shape,
+            schedule_name(r),
+            number(r.cycles, ",.0f"),
+            r.bound_by or "",
+            number(r.bound_cycles, ",.0f"),
+            of_bound,
+            percent(r.of_peak),
+            f"{r.busiest_pipe} {percent(r.busiest_share)}",
             f"{r.wall_seconds:.1f}",
         )
     return table
 
 
 def schedule_name(row: Row) -> str:
-    """"default", or "tuned" with its tile sizes ("tuned (heuristic)" where the heuristic won)."""
+    """ "default", or "tuned" with its tile sizes ("tuned (heuristic)" where the heuristic won)."""
     if row.schedule != "tuned" or row.error is not None and row.cycles is None:
         return row.schedule
     staged = " staged" if row.staged else ""
-    return f"tuned {'x'.join(map(str, row.tile_sizes))}{staged}" if row.tile_sizes else f"tuned (heuristic){staged}"
+    return (
+        f"tuned {'x'.join(map(str, row.tile_sizes))}{staged}"
+        if row.tile_sizes
+        else f"tuned (heuristic){staged}"
+    )
 
 
 def markdown_table(rows: Sequence[Row]) -> str:
@@ -490,9 +583,15 @@ def markdown_table(rows: Sequence[Row]) -> str:
     ]
     for r in rows:
         if r.cycles is None:
-            lines.append(f"| {r.kernel} | {r.machine} | {r.shape} | {r.schedule} | failed: {shorten(r.error)} | | | | | |")
+            lines.append(
+                f"| {r.kernel} | {r.machine} | {r.shape} | {r.schedule} | failed: {shorten(r.error)} | | | | | |"
+            )
             continue
-        of_bound = percent(r.of_bound) + (" (over the bound)" if r.over_bound else "") + (" (wrong output)" if r.error else "")
+        of_bound = (
+            percent(r.of_bound)
+            + (" (over the bound)" if r.over_bound else "")
+            + (" (wrong output)" if r.error else "")
+        )
         lines.append(
             f"| {r.kernel} | {r.machine} | {r.shape} | {schedule_name(r)} | {r.cycles:,.0f} | {r.bound_by} | {r.bound_cycles:,.0f} "
             f"| {of_bound} | {percent(r.of_peak)} | {r.busiest_pipe} {percent(r.busiest_share)} |"
@@ -506,19 +605,38 @@ def targets(rows: Sequence[Row]) -> list[dict]:
     there; the heuristic is what an untuned run gets). A target whose rows did not run is left out."""
     found = []
     name, shape, machine, goal = TARGET
-    gemm = {r.schedule: r.of_peak for r in rows if (r.kernel, r.shape, r.machine) == (name, shape, machine)
-            and r.of_peak is not None and r.error is None}
+    gemm = {
+        r.schedule: r.of_peak
+        for r in rows
+        if (r.kernel, r.shape, r.machine) == (name, shape, machine)
+        and r.of_peak is not None
+        and r.error is None
+    }
     if gemm:
-        found.append({"target": f"{name} {shape} {DTYPE} on {machine}, % of the matrix unit's peak", "goal": goal, **gemm})
+        found.append(
+            {
+                "target": f"{name} {shape} {DTYPE} on {machine}, % of the matrix unit's peak",
+                "goal": goal,
+                **gemm,
+            }
+        )
     prefix, machine, goal = CONV_TARGET
     convs: dict[str, list[float]] = {}
     for r in rows:
         if r.kernel.startswith(prefix) and r.machine == machine:
-            convs.setdefault(r.schedule, []).append(r.of_bound if r.of_bound is not None and r.error is None else 0.0)
+            convs.setdefault(r.schedule, []).append(
+                r.of_bound if r.of_bound is not None and r.error is None else 0.0
+            )
     if convs:
         averages = {schedule: sum(values) / len(values) for schedule, values in convs.items()}
         count = len(convs["default"]) if "default" in convs else len(next(iter(convs.values())))
-        found.append({"target": f"{prefix} conv layers ({count}) on {machine}, average % of their bound", "goal": goal, **averages})
+        found.append(
+            {
+                "target": f"{prefix} conv layers ({count}) on {machine}, average % of their bound",
+                "goal": goal,
+                **averages,
+            }
+        )
     for target in found:
         target["met"] = max(target.get("default", 0.0), target.get("tuned", 0.0)) >= target["goal"]
     return found
@@ -534,19 +652,37 @@ def plot_roofline(rows: Sequence[Row], machine: Machine, path: Path) -> None:
     xs = [r.intensity for r in ran] + [ridge]
     low, high = min(xs) / 4, max(xs) * 4
     figure, axes = plt.subplots(figsize=(10, 7))
-    axes.loglog([low, ridge, high], [low * bandwidth, peak, peak], color="black", linewidth=1.5,
-                label=f"roof: {peak:,.0f} FLOP/cycle ({DTYPE} matrix peak), {bandwidth:,.0f} B/cycle global")
+    axes.loglog(
+        [low, ridge, high],
+        [low * bandwidth, peak, peak],
+        color="black",
+        linewidth=1.5,
+        label=f"roof: {peak:,.0f} FLOP/cycle ({DTYPE} matrix peak), {bandwidth:,.0f} B/cycle global",
+    )
     engines = core_read_bandwidth(machine)
     if engines < bandwidth:
-        axes.loglog([low, peak / engines, high], [low * engines, peak, peak], color="gray", linestyle="--",
-                    linewidth=1, label=f"one core's DMA engines: {engines:,.0f} B/cycle from global memory")
+        axes.loglog(
+            [low, peak / engines, high],
+            [low * engines, peak, peak],
+            color="gray",
+            linestyle="--",
+            linewidth=1,
+            label=f"one core's DMA engines: {engines:,.0f} B/cycle from global memory",
+        )
     repeated = Counter(r.kernel for r in ran)
     for r in ran:
-        label = (f"{r.kernel} {r.shape}" if repeated[r.kernel] > 1 else r.kernel) + (" tuned" if r.schedule == "tuned" else "")
+        label = (f"{r.kernel} {r.shape}" if repeated[r.kernel] > 1 else r.kernel) + (
+            " tuned" if r.schedule == "tuned" else ""
+        )
         marker = "x" if r.over_bound or r.error else "o"
         axes.loglog(r.intensity, r.flops_per_cycle, marker, markersize=5)
-        axes.annotate(f"{label} ({percent(r.of_bound)})", (r.intensity, r.flops_per_cycle),
-                      fontsize=6, xytext=(3, 3), textcoords="offset points")
+        axes.annotate(
+            f"{label} ({percent(r.of_bound)})",
+            (r.intensity, r.flops_per_cycle),
+            fontsize=6,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
     axes.set_xlabel("FLOP per byte of global traffic (busier direction)")
     axes.set_ylabel("FLOP per cycle achieved")
     axes.set_title(f"{machine.name}: kernels lowered by lower-to-npu, one core")
@@ -577,11 +713,19 @@ def write_results(rows: Sequence[Row], machines: Sequence[str], folder: Path, re
     write_atomically(folder / "kernels.json", json.dumps(document, indent=2) + "\n")
     write_atomically(folder / "kernels.md", markdown_table(rows) + "\n")
     for name in machines:
-        plot_roofline([r for r in rows if r.machine == name], load_machine(name), folder / f"roofline_{name}.png")
+        plot_roofline(
+            [r for r in rows if r.machine == name],
+            load_machine(name),
+            folder / f"roofline_{name}.png",
+        )
 
 
 def target_line(target: dict) -> str:
-    figures = ", ".join(f"{schedule} {target[schedule]:.1%}" for schedule in ("default", "tuned") if schedule in target)
+    figures = ", ".join(
+        f"{schedule} {target[schedule]:.1%}"
+        for schedule in ("default", "tuned")
+        if schedule in target
+    )
     return f"target: {target['target']}: {figures} (goal >= {target['goal']:.0%}): {'met' if target['met'] else 'MISSED'}"
 
 
@@ -591,33 +735,73 @@ def print_summary(rows: Sequence[Row], found: Sequence[dict], console: Console) 
         console.print(target_line(target), highlight=False)
     for r in rows:
         if r.over_bound:
-            console.print(f"OVER THE BOUND: {r.kernel} {r.shape} on {r.machine} at {r.of_bound:.1%}", highlight=False)
+            console.print(
+                f"OVER THE BOUND: {r.kernel} {r.shape} on {r.machine} at {r.of_bound:.1%}",
+                highlight=False,
+            )
     failed = [r for r in rows if r.error is not None]
-    console.print(f"{len(rows) - len(failed)} of {len(rows)} runs lowered, ran and matched the graph interpreter", highlight=False)
+    console.print(
+        f"{len(rows) - len(failed)} of {len(rows)} runs lowered, ran and matched the graph interpreter",
+        highlight=False,
+    )
     for r in failed:
-        console.print(f"FAILED {r.kernel} {r.shape} on {r.machine}: {r.error}", highlight=False, soft_wrap=True)
+        console.print(
+            f"FAILED {r.kernel} {r.shape} on {r.machine}: {r.error}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="tiny sizes, one kernel of each kind (a smoke run)")
-    parser.add_argument("--machines", default=",".join(MACHINES), help="comma-separated presets (default: %(default)s)")
-    parser.add_argument("--kernels", help="comma-separated kernel name prefixes: gemm, resnet50, depthwise, attention, ...")
     parser.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="runs at once, each in its own process (default: every core)"
+        "--small", action="store_true", help="tiny sizes, one kernel of each kind (a smoke run)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="CPU seconds of simulation per run (default: %(default)g)"
+        "--machines",
+        default=",".join(MACHINES),
+        help="comma-separated presets (default: %(default)s)",
     )
-    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for kernels.json, the plots and tune-cache.json")
     parser.add_argument(
-        "--tune", default=TUNED, metavar="KERNELS",
+        "--kernels",
+        help="comma-separated kernel name prefixes: gemm, resnet50, depthwise, attention, ...",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="runs at once, each in its own process (default: every core)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help="CPU seconds of simulation per run (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=RESULTS,
+        help="folder for kernels.json, the plots and tune-cache.json",
+    )
+    parser.add_argument(
+        "--tune",
+        default=TUNED,
+        metavar="KERNELS",
         help="kernel name prefixes to also run with ziggurat-tune's schedules ('' for none; default: %(default)s)",
     )
-    parser.add_argument("--tune-machines", default="davinci", help="presets to tune on (default: %(default)s)")
-    parser.add_argument("--top-k", type=int, default=TUNE_TOP_K, help="schedules measured per tuned kernel (default: %(default)s)")
     parser.add_argument(
-        "--cluster", metavar="WHERE",
+        "--tune-machines", default="davinci", help="presets to tune on (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=TUNE_TOP_K,
+        help="schedules measured per tuned kernel (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="WHERE",
         help="where ziggurat-tune's measurements run, as its --cluster (local, ray, ray://HOST:PORT; default: local)",
     )
     args = parser.parse_args(argv)
@@ -630,23 +814,47 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 200)
     progress = Console(stderr=True)
     start = time.perf_counter()
-    rows = run_all(kernels, machines, args.jobs, args.timeout, lambda r: progress.print(
-        f"{r.kernel} {r.shape} on {r.machine}: {'FAILED' if r.error else percent(r.of_bound) + ' of bound'} "
-        f"({r.wall_seconds:.1f} s)", highlight=False))
+    rows = run_all(
+        kernels,
+        machines,
+        args.jobs,
+        args.timeout,
+        lambda r: progress.print(
+            f"{r.kernel} {r.shape} on {r.machine}: {'FAILED' if r.error else percent(r.of_bound) + ' of bound'} "
+            f"({r.wall_seconds:.1f} s)",
+            highlight=False,
+        ),
+    )
     if args.tune:
         args.results.mkdir(parents=True, exist_ok=True)
         tuned = select(kernels, args.tune)
         tune_machines = [m for m in machines if m in args.tune_machines.split(",")]
-        rows += tune_all(tuned, tune_machines, args.jobs, args.top_k, args.timeout, args.results / "tune-cache.json",
-                         lambda r: progress.print(f"{r.kernel} {r.shape} on {r.machine}, tuned: "
-                                                  f"{'FAILED' if r.error else percent(r.of_bound) + ' of bound'} ({r.wall_seconds:.1f} s)", highlight=False),
-                         args.cluster)
-        order = {(r.kernel, r.shape, r.machine): i for i, r in enumerate(rows) if r.schedule == "default"}
+        rows += tune_all(
+            tuned,
+            tune_machines,
+            args.jobs,
+            args.top_k,
+            args.timeout,
+            args.results / "tune-cache.json",
+            lambda r: progress.print(
+                f"{r.kernel} {r.shape} on {r.machine}, tuned: "
+                f"{'FAILED' if r.error else percent(r.of_bound) + ' of bound'} ({r.wall_seconds:.1f} s)",
+                highlight=False,
+            ),
+            args.cluster,
+        )
+        order = {
+            (r.kernel, r.shape, r.machine): i for i, r in enumerate(rows) if r.schedule == "default"
+        }
         rows.sort(key=lambda r: (order.get((r.kernel, r.shape, r.machine), len(order)), r.schedule))
     found = targets(rows)
     report = {
-        "small": args.small, "jobs": args.jobs, "timeout_seconds": args.timeout, "targets": found,
-        "total_seconds": time.perf_counter() - start, "cpu_seconds": sum(r.cpu_seconds for r in rows),
+        "small": args.small,
+        "jobs": args.jobs,
+        "timeout_seconds": args.timeout,
+        "targets": found,
+        "total_seconds": time.perf_counter() - start,
+        "cpu_seconds": sum(r.cpu_seconds for r in rows),
     }
     write_results(rows, machines, args.results, report)
     print_summary(rows, found, console)
@@ -661,8 +869,14 @@ def main(argv: list[str] | None = None) -> int:
 def bugs_or_missed(rows: Sequence[Row], found: Sequence[dict]) -> list[str]:
     """What makes the script exit 1, each also printed to stderr."""
     problems = [f"missed: {target_line(t).removeprefix('target: ')}" for t in found if not t["met"]]
-    problems += [f"over its bound: {r.kernel} {r.shape} on {r.machine}" for r in rows if r.over_bound]
-    problems += [f"wrong outputs: {r.kernel} {r.shape} on {r.machine}" for r in rows if r.error and r.cycles is not None]
+    problems += [
+        f"over its bound: {r.kernel} {r.shape} on {r.machine}" for r in rows if r.over_bound
+    ]
+    problems += [
+        f"wrong outputs: {r.kernel} {r.shape} on {r.machine}"
+        for r in rows
+        if r.error and r.cycles is not None
+    ]
     for problem in problems:
         print(f"FAIL: {problem}", file=sys.stderr)
     return problems

@@ -18,8 +18,6 @@ to benchmarks/results/lowering_quality.json and, as a table, into the section
 
 from __future__ import annotations
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
-
 import argparse
 import json
 import re
@@ -30,15 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+from ziggurat.cli import run_main, write_atomically
+from ziggurat.context import default_context
 from ziggurat.interpreters.interpreter import find_function, run_function
-from ziggurat.machine import load_machine
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report
-from ziggurat.context import default_context
-from ziggurat.cli import run_main, write_atomically
+from ziggurat.lowering.pipelines import expand_pipeline
+from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
-from ziggurat.lowering.pipelines import expand_pipeline
 
 RESULTS = Path(__file__).parent / "results"
 DOC = Path(__file__).parents[1] / "docs" / "lowering.md"
@@ -101,7 +100,11 @@ def lower_and_run(text: str, pipeline: str, inputs: list[np.ndarray] | None = No
     machine = load_machine(MACHINE)
     result = run_npu(module, machine, inputs)
     seconds = time.perf_counter() - start
-    wrong = [str(c) for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+    wrong = [
+        str(c)
+        for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True)
+        if not c.ok
+    ]
     if wrong:
         raise SystemExit(f"lowered with '{pipeline}', the outputs differ: {'; '.join(wrong)}")
     stats = result.stats
@@ -109,7 +112,12 @@ def lower_and_run(text: str, pipeline: str, inputs: list[np.ndarray] | None = No
     global_spaces = [name for name, space in machine.memories.items() if space.level == "global"]
     moved = sum(stats.bytes_read.get(s, 0) + stats.bytes_written.get(s, 0) for s in global_spaces)
     return Run(
-        stats.total_cycles, moved, roofline["bound_cycles"], roofline["bound_by"], sum(stats.macs.values()), seconds
+        stats.total_cycles,
+        moved,
+        roofline["bound_cycles"],
+        roofline["bound_by"],
+        sum(stats.macs.values()),
+        seconds,
     )
 
 
@@ -130,7 +138,13 @@ def measure_gemm(m: int, n: int, k: int) -> GemmRow:
     peak = load_machine(MACHINE).peak_macs_per_cycle("f16", "f32")
     utilization = m * n * k / peak / run.cycles
     return GemmRow(
-        f"{m}x{n}x{k}", run.cycles, utilization, run.bound_cycles, run.bound_by, run.bound_cycles / run.cycles, run.seconds
+        f"{m}x{n}x{k}",
+        run.cycles,
+        utilization,
+        run.bound_cycles,
+        run.bound_by,
+        run.bound_cycles / run.cycles,
+        run.seconds,
     )
 
 
@@ -156,7 +170,9 @@ class TrafficRow:
 
 def block_inputs(text: str) -> list[np.ndarray]:
     """Random inputs with a positive variance for the batch norm (its last argument)."""
-    inputs = level_inputs(find_function(parse_source(default_context(), text, "block.mlir")), seed=0)
+    inputs = level_inputs(
+        find_function(parse_source(default_context(), text, "block.mlir")), seed=0
+    )
     inputs[-1] = np.abs(inputs[-1]) + np.float16(0.5)
     return inputs
 
@@ -169,25 +185,32 @@ def measure_conv_block(channels: int, size: int) -> TrafficRow:
     fused = lower_and_run(text, lower_to_npu(MACHINE), inputs)
     unfused = lower_and_run(text, lower_to_npu(MACHINE, fused=False), inputs)
     return TrafficRow(
-        f"1x{channels}x{size}x{size}", minimum, fused.global_bytes, unfused.global_bytes,
-        fused.cycles, unfused.cycles, fused.seconds + unfused.seconds,
+        f"1x{channels}x{size}x{size}",
+        minimum,
+        fused.global_bytes,
+        unfused.global_bytes,
+        fused.cycles,
+        unfused.cycles,
+        fused.seconds + unfused.seconds,
     )
 
 
 def format_tables(gemm: GemmRow, block: TrafficRow) -> str:
-    return "\n".join([
-        f"| GEMM f16 on {MACHINE} (1 core) | cycles | matrix-unit utilization | roofline bound | achieved of bound |",
-        "|---|---:|---:|---|---:|",
-        f"| {gemm.shape} | {gemm.cycles:,.0f} | {gemm.utilization:.1%} (target >= {UTILIZATION_TARGET:.0%}) "
-        f"| {gemm.roofline_bound_cycles:,.0f} cycles ({gemm.roofline_bound_by}) | {gemm.roofline_achieved:.1%} |",
-        "",
-        f"| conv3x3 + bn + relu f16 on {MACHINE} | global bytes | vs minimum | cycles |",
-        "|---|---:|---:|---:|",
-        f"| minimum (arguments once) | {block.minimum_bytes:,} | 1.00x | |",
-        f"| lower-to-npu | {block.fused_bytes:,} | {block.fused_ratio:.2f}x (target <= {TRAFFIC_TARGET:.2f}x) "
-        f"| {block.fused_cycles:,.0f} |",
-        f"| unfused (no graph-fuse) | {block.unfused_bytes:,} | {block.unfused_ratio:.2f}x | {block.unfused_cycles:,.0f} |",
-    ])
+    return "\n".join(
+        [
+            f"| GEMM f16 on {MACHINE} (1 core) | cycles | matrix-unit utilization | roofline bound | achieved of bound |",
+            "|---|---:|---:|---|---:|",
+            f"| {gemm.shape} | {gemm.cycles:,.0f} | {gemm.utilization:.1%} (target >= {UTILIZATION_TARGET:.0%}) "
+            f"| {gemm.roofline_bound_cycles:,.0f} cycles ({gemm.roofline_bound_by}) | {gemm.roofline_achieved:.1%} |",
+            "",
+            f"| conv3x3 + bn + relu f16 on {MACHINE} | global bytes | vs minimum | cycles |",
+            "|---|---:|---:|---:|",
+            f"| minimum (arguments once) | {block.minimum_bytes:,} | 1.00x | |",
+            f"| lower-to-npu | {block.fused_bytes:,} | {block.fused_ratio:.2f}x (target <= {TRAFFIC_TARGET:.2f}x) "
+            f"| {block.fused_cycles:,.0f} |",
+            f"| unfused (no graph-fuse) | {block.unfused_bytes:,} | {block.unfused_ratio:.2f}x | {block.unfused_cycles:,.0f} |",
+        ]
+    )
 
 
 def write_doc_table(doc: Path, table: str) -> None:
@@ -201,9 +224,15 @@ def write_doc_table(doc: Path, table: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="tiny sizes (a smoke run; targets not checked)")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for lowering_quality.json")
-    parser.add_argument("--doc", type=Path, default=DOC, help="the Markdown file whose table to replace")
+    parser.add_argument(
+        "--small", action="store_true", help="tiny sizes (a smoke run; targets not checked)"
+    )
+    parser.add_argument(
+        "--results", type=Path, default=RESULTS, help="folder for lowering_quality.json"
+    )
+    parser.add_argument(
+        "--doc", type=Path, default=DOC, help="the Markdown file whose table to replace"
+    )
     args = parser.parse_args(argv)
     gemm = measure_gemm(*((64, 64, 64) if args.small else (1024, 1024, 1024)))
     block = measure_conv_block(*((16, 8) if args.small else (64, 16)))
@@ -213,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "machine": MACHINE,
         "gemm": asdict(gemm),
-        "conv_bn_relu": asdict(block) | {"fused_ratio": block.fused_ratio, "unfused_ratio": block.unfused_ratio},
+        "conv_bn_relu": asdict(block)
+        | {"fused_ratio": block.fused_ratio, "unfused_ratio": block.unfused_ratio},
     }
     write_atomically(args.results / "lowering_quality.json", json.dumps(results, indent=2) + "\n")
     write_doc_table(args.doc, table)
@@ -221,9 +251,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     missed = []
     if gemm.utilization < UTILIZATION_TARGET:
-        missed.append(f"GEMM {gemm.shape}: matrix-unit utilization {gemm.utilization:.1%} < {UTILIZATION_TARGET:.0%}")
+        missed.append(
+            f"GEMM {gemm.shape}: matrix-unit utilization {gemm.utilization:.1%} < {UTILIZATION_TARGET:.0%}"
+        )
     if block.fused_ratio > TRAFFIC_TARGET:
-        missed.append(f"conv block: {block.fused_ratio:.2f}x the minimum global traffic > {TRAFFIC_TARGET:.2f}x")
+        missed.append(
+            f"conv block: {block.fused_ratio:.2f}x the minimum global traffic > {TRAFFIC_TARGET:.2f}x"
+        )
     for line in missed:
         print(f"FAIL: {line}", file=sys.stderr)
     return 1 if missed else 0

@@ -35,8 +35,6 @@ network does not compile, run or match. See docs/performance.md, "Networks".
 
 from __future__ import annotations
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
-
 import argparse
 import json
 import os
@@ -49,25 +47,26 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from compile_speed import light_model
+from conformance import StageFailed, number, reference_data, stage
 from rich.console import Console
 from rich.table import Table
 
-from compile_speed import light_model
-from conformance import StageFailed, number, reference_data, stage
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
 from ziggurat import numerics
-from ziggurat.machine import Machine, load_machine
-from ziggurat.interpreters.report import build_report
-from ziggurat.context import default_context
 from ziggurat.cli import parse_command_line, run_main, write_atomically
+from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.node import location_name
 from ziggurat.frontends.onnx.reference_data import graph_inputs
+from ziggurat.interpreters.report import build_report
+from ziggurat.machine import Machine, load_machine
 from ziggurat.tools.ziggurat_compile import (
     PRECISIONS,
     choose_precision,
@@ -128,7 +127,10 @@ def select_networks(names: str, folder: Path) -> dict[str, Path]:
             selected[name] = NETWORKS[name](folder)
         else:
             raise DiagnosticError(
-                Diagnostic("error", f"no network '{name}' (known: {', '.join(NETWORKS)}, or a path to an .onnx file)")
+                Diagnostic(
+                    "error",
+                    f"no network '{name}' (known: {', '.join(NETWORKS)}, or a path to an .onnx file)",
+                )
             )
     return selected
 
@@ -264,7 +266,9 @@ def evaluate(network: str, path: Path, machine: Machine, args: argparse.Namespac
     return result
 
 
-def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, args: argparse.Namespace) -> None:
+def compile_simulate_check(
+    result: NetworkResult, path: Path, machine: Machine, args: argparse.Namespace
+) -> None:
     with stage(result, "import"), timed(result.compile):
         model, where = load_model(path)
         module = import_loaded_model(model, {}, where)
@@ -272,32 +276,52 @@ def compile_simulate_check(result: NetworkResult, path: Path, machine: Machine, 
         inputs, expected = reference_data(result, path, model, module)
         references = {result.expected_from: expected}
         if result.expected_from == "shipped":  # --check compares with onnxruntime as well
-            references["onnxruntime"] = run_onnxruntime(model, [v.name for v in graph_inputs(model)], inputs)
+            references["onnxruntime"] = run_onnxruntime(
+                model, [v.name for v in graph_inputs(model)], inputs
+            )
     with stage(result, "compile"), timed(result.compile):
         precision = choose_precision(args.precision, machine, module)
         result.computed_in = precision
         passes = lowering_passes(args.machine, "npu", precision)
         split = tuning_point(passes)
         lower(default_context(), module, passes[:split])
-    tuned = module.clone() if result.tuning is not None else None  # the graph IR ziggurat-tune takes
+    tuned = (
+        module.clone() if result.tuning is not None else None
+    )  # the graph IR ziggurat-tune takes
     with stage(result, "compile"), timed(result.compile):
         lower(default_context(), module, passes[split:])
     with stage(result, "simulate"), timed(result.simulate):
         run = run_at_emitted_level(module, inputs, machine)
     report = build_report(run.stats, machine, layers=True)
     result.cycles, result.simulated_seconds = report["total_cycles"], report["seconds"]
-    result.roofline_achieved, result.bound_by = report["roofline"]["achieved"], report["roofline"]["bound_by"]
+    result.roofline_achieved, result.bound_by = (
+        report["roofline"]["achieved"],
+        report["roofline"]["bound_by"],
+    )
     op_types = {location_name(node): node.op_type for node in model.graph.node}
-    result.layers = [layer | {"op_type": op_types.get(layer["layer"])} for layer in report["layers"]]
+    result.layers = [
+        layer | {"op_type": op_types.get(layer["layer"])} for layer in report["layers"]
+    ]
     computed_in = precision_dtype(precision)
-    result.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
+    result.checks = [
+        check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()
+    ]
     if tuned is not None:
         references["default"] = run.outputs
-        tune_simulate_check(result, result.tuning, tuned, passes[split:], inputs, references, machine, args)
+        tune_simulate_check(
+            result, result.tuning, tuned, passes[split:], inputs, references, machine, args
+        )
 
 
 def tune_simulate_check(
-    result: NetworkResult, tuning: Tuning, module, passes, inputs, references, machine: Machine, args
+    result: NetworkResult,
+    tuning: Tuning,
+    module,
+    passes,
+    inputs,
+    references,
+    machine: Machine,
+    args,
 ) -> None:
     """Tune the graph IR `module` (ziggurat-tune's search, from an empty cache unless `--tune-cache`),
     lower it with `passes`, run it and check its outputs against `references`."""
@@ -305,7 +329,9 @@ def tune_simulate_check(
     with stage(result, "tune"), timed(tuning.search):
         choices = tune_module(module, args.machine, options, args.tune_cache, args.cluster)
     tuning.groups = len(choices)
-    searched = {c.group.key: c for c in choices if not c.cached}  # a repeated layer shares its group's choice
+    searched = {
+        c.group.key: c for c in choices if not c.cached
+    }  # a repeated layer shares its group's choice
     tuning.measured = sum(c.measured for c in searched.values())
     tuning.retiled = sum(c.sizes is not None and c.sizes != c.group.candidates[0] for c in choices)
     tuning.complete = all(c.complete for c in choices)
@@ -317,14 +343,22 @@ def tune_simulate_check(
     tuning.speedup = result.cycles / tuning.cycles
     tuning.layers = build_report(run.stats, machine, layers=True)["layers"]
     computed_in = precision_dtype(result.computed_in)
-    tuning.checks = [check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()]
+    tuning.checks = [
+        check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()
+    ]
 
 
 def check(against: str, actual: list[np.ndarray], expected: list[np.ndarray], computed_in) -> Check:
     pairs = enumerate(zip(actual, expected, strict=True))
-    checks = [numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in) for i, (a, e) in pairs]
+    checks = [
+        numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in)
+        for i, (a, e) in pairs
+    ]
     return Check(
-        against, max(c.max_abs for c in checks), max(c.max_rel for c in checks), all(c.ok for c in checks)
+        against,
+        max(c.max_abs for c in checks),
+        max(c.max_rel for c in checks),
+        all(c.ok for c in checks),
     )
 
 
@@ -354,13 +388,19 @@ def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
     cycles = [layer["cycles"] for layer in reversed(shown)]
     figure, axes = plt.subplots(figsize=(9, 1.5 + 0.22 * len(shown)))
     busiest = [max(layer["busy_cycles"].values(), default=0.0) for layer in reversed(shown)]
-    bars = axes.barh(names, cycles, color="tab:blue", alpha=0.45, label="span (first start to last end)")
+    bars = axes.barh(
+        names, cycles, color="tab:blue", alpha=0.45, label="span (first start to last end)"
+    )
     axes.barh(names, busiest, color="tab:blue", height=0.4, label="busy cycles of its busiest pipe")
     axes.bar_label(bars, labels=[f" {c / result.cycles:.1%}" for c in cycles], fontsize=7)
     axes.legend(loc="lower right", fontsize=8)
     axes.set_xlabel(f"simulated cycles on {result.machine}")
     axes.tick_params(axis="y", labelsize=8)
-    which = f"the {len(shown)} longest of {len(result.layers)} layers" if len(shown) < len(result.layers) else "every layer"
+    which = (
+        f"the {len(shown)} longest of {len(result.layers)} layers"
+        if len(shown) < len(result.layers)
+        else "every layer"
+    )
     axes.set_title(
         f"{result.network}: cycles per ONNX layer ({which})\n{result.cycles:,.0f} cycles in all, "
         f"{result.roofline_achieved:.1%} of the roofline bound",
@@ -431,7 +471,9 @@ def measure_peer(name: str, model: Path, python: str, timeout: float) -> Peer:
     install, body = PEERS[name]
     script = _PEER_PROLOGUE + body + _PEER_EPILOGUE
     try:
-        done = subprocess.run([python, "-c", script, str(model)], capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [python, "-c", script, str(model)], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return Peer(name, skipped=f"stopped after {timeout:g} s")
     except OSError as error:
@@ -452,7 +494,9 @@ def measure_peer(name: str, model: Path, python: str, timeout: float) -> Peer:
 def verdict(result: NetworkResult) -> str:
     if not result.checks:
         return "-"
-    return ", ".join(f"{c.against} {'ok' if c.passed else 'FAIL'} ({c.max_abs:.2g})" for c in result.checks)
+    return ", ".join(
+        f"{c.against} {'ok' if c.passed else 'FAIL'} ({c.max_abs:.2g})" for c in result.checks
+    )
 
 
 def peer_seconds(result: NetworkResult, name: str) -> str:
@@ -464,37 +508,78 @@ def peer_seconds(result: NetworkResult, name: str) -> str:
 
 def results_table(results: list[NetworkResult], machine: str) -> Table:
     table = Table(title=f"networks on {machine} (seconds: wall / CPU)", title_justify="left")
-    columns = ("network", "cycles", "simulated", "roofline", "compile s", "simulate s", "check (max abs)")
+    columns = (
+        "network",
+        "cycles",
+        "simulated",
+        "roofline",
+        "compile s",
+        "simulate s",
+        "check (max abs)",
+    )
     for column in (*columns, *(f"{peer} compile s" for peer in PEERS)):
-        table.add_column(column, justify="left" if column in ("network", "check (max abs)") else "right")
+        table.add_column(
+            column, justify="left" if column in ("network", "check (max abs)") else "right"
+        )
     for r in results:
         simulated = "" if r.simulated_seconds is None else f"{r.simulated_seconds * 1e3:.3f} ms"
-        roofline = "" if r.roofline_achieved is None else f"{r.roofline_achieved:.1%} ({r.bound_by})"
+        roofline = (
+            "" if r.roofline_achieved is None else f"{r.roofline_achieved:.1%} ({r.bound_by})"
+        )
         table.add_row(
-            r.network, number(r.cycles, ",.0f"), simulated, roofline,
+            r.network,
+            number(r.cycles, ",.0f"),
+            simulated,
+            roofline,
             f"{r.compile.wall_seconds:.1f} / {r.compile.cpu_seconds:.1f}",
-            f"{r.simulate.wall_seconds:.1f} / {r.simulate.cpu_seconds:.1f}" if r.cycles is not None else "",
-            verdict(r), *(peer_seconds(r, peer) for peer in PEERS),
+            f"{r.simulate.wall_seconds:.1f} / {r.simulate.cpu_seconds:.1f}"
+            if r.cycles is not None
+            else "",
+            verdict(r),
+            *(peer_seconds(r, peer) for peer in PEERS),
         )
     return table
 
 
 def tuning_table(results: list[NetworkResult]) -> Table:
     """Default (heuristic) against tuned cycles, for the networks run with `--tune`."""
-    table = Table(title=f"tuned against default tiles (target: >= {TUNE_TARGET}x)", title_justify="left")
-    columns = ("network", "default cycles", "tuned cycles", "speedup", "groups (retiled)", "measured", "tuning s", "check (max abs)")
+    table = Table(
+        title=f"tuned against default tiles (target: >= {TUNE_TARGET}x)", title_justify="left"
+    )
+    columns = (
+        "network",
+        "default cycles",
+        "tuned cycles",
+        "speedup",
+        "groups (retiled)",
+        "measured",
+        "tuning s",
+        "check (max abs)",
+    )
     for column in columns:
-        table.add_column(column, justify="left" if column in ("network", "check (max abs)") else "right")
+        table.add_column(
+            column, justify="left" if column in ("network", "check (max abs)") else "right"
+        )
     for r in results:
         t = r.tuning
         if t is None:
             continue
         speedup = "" if t.speedup is None else f"{t.speedup:.3f}x ({'met' if t.met else 'missed'})"
-        search = f"{t.search.wall_seconds:.1f} / {t.search.cpu_seconds:.1f}" + ("" if t.complete else " (budget)")
-        checks = ", ".join(f"{c.against} {'ok' if c.passed else 'FAIL'} ({c.max_abs:.2g})" for c in t.checks)
+        search = f"{t.search.wall_seconds:.1f} / {t.search.cpu_seconds:.1f}" + (
+            "" if t.complete else " (budget)"
+        )
+        checks = ", ".join(
+            f"{c.against} {'ok' if c.passed else 'FAIL'} ({c.max_abs:.2g})" for c in t.checks
+        )
         table.add_row(
-            r.network, number(r.cycles, ",.0f"), number(t.cycles, ",.0f"), speedup,
-            f"{t.groups} ({t.retiled})", str(t.measured), search, checks or "-",
+            r.network,
+            number(r.cycles, ",.0f"),
+            number(t.cycles, ",.0f"),
+            speedup,
+            f"{t.groups} ({t.retiled})",
+            str(t.measured),
+            search,
+            checks or "-",
         )
     return table
 
@@ -507,15 +592,29 @@ def print_results(results: list[NetworkResult], machine: str, console: Console) 
     for r in results:
         for peer in r.peers:
             if peer.skipped is not None:
-                console.print(f"{peer.name} ({r.network}): skipped, {peer.skipped}", highlight=False, markup=False, soft_wrap=True)
+                console.print(
+                    f"{peer.name} ({r.network}): skipped, {peer.skipped}",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
         if r.failure is not None:
-            console.print(f"{r.network}: FAILED at {r.failure}", highlight=False, markup=False, soft_wrap=True)
+            console.print(
+                f"{r.network}: FAILED at {r.failure}", highlight=False, markup=False, soft_wrap=True
+            )
         if r.chart is not None:
-            console.print(f"{r.network}: per-layer chart in {r.chart}", highlight=False, markup=False, soft_wrap=True)
+            console.print(
+                f"{r.network}: per-layer chart in {r.chart}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         if r.tuning is not None and r.tuning.speedup is not None and not r.tuning.met:
             console.print(
                 f"{r.network}: tuned {r.tuning.speedup:.3f}x faster than the heuristic, target {TUNE_TARGET}x missed",
-                highlight=False, markup=False, soft_wrap=True,
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
 
 
@@ -527,22 +626,40 @@ def build_argument_parser() -> argparse.ArgumentParser:
         default=",".join(DEFAULT_NETWORKS),
         help=f"networks by name ({', '.join(NETWORKS)}) or .onnx path (default: %(default)s)",
     )
-    parser.add_argument("--machine", default="davinci", help="machine preset or file (default: davinci)")
     parser.add_argument(
-        "--precision", choices=PRECISIONS, default="auto", help="as ziggurat-compile's --precision (default: auto)"
+        "--machine", default="davinci", help="machine preset or file (default: davinci)"
     )
     parser.add_argument(
-        "--layers", type=int, default=CHART_LAYERS, help=f"bars per chart, the longest layers; 0: all (default: {CHART_LAYERS})"
-    )
-    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for networks.json and the charts")
-    parser.add_argument(
-        "--peers", action=argparse.BooleanOptionalAction, default=True, help="time TVM's and IREE's compile too"
-    )
-    parser.add_argument(
-        "--peer-python", default=sys.executable, help="the Python that has the peers installed (default: this one)"
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="as ziggurat-compile's --precision (default: auto)",
     )
     parser.add_argument(
-        "--peer-timeout", type=float, default=PEER_TIMEOUT, help=f"seconds per peer compile (default: {PEER_TIMEOUT:g})"
+        "--layers",
+        type=int,
+        default=CHART_LAYERS,
+        help=f"bars per chart, the longest layers; 0: all (default: {CHART_LAYERS})",
+    )
+    parser.add_argument(
+        "--results", type=Path, default=RESULTS, help="folder for networks.json and the charts"
+    )
+    parser.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="time TVM's and IREE's compile too",
+    )
+    parser.add_argument(
+        "--peer-python",
+        default=sys.executable,
+        help="the Python that has the peers installed (default: this one)",
+    )
+    parser.add_argument(
+        "--peer-timeout",
+        type=float,
+        default=PEER_TIMEOUT,
+        help=f"seconds per peer compile (default: {PEER_TIMEOUT:g})",
     )
     parser.add_argument(
         "--tune",
@@ -551,19 +668,31 @@ def build_argument_parser() -> argparse.ArgumentParser:
         help="networks also run with ziggurat-tune's tile sizes, by name or .onnx stem; '' for none (default: %(default)s)",
     )
     parser.add_argument(
-        "--tune-budget", type=float, default=TUNE_BUDGET, help=f"ziggurat-tune's --budget in seconds (default: {TUNE_BUDGET:g})"
+        "--tune-budget",
+        type=float,
+        default=TUNE_BUDGET,
+        help=f"ziggurat-tune's --budget in seconds (default: {TUNE_BUDGET:g})",
     )
     parser.add_argument(
-        "--tune-top-k", type=int, default=TUNE_TOP_K, help=f"ziggurat-tune's --top-k (default: {TUNE_TOP_K})"
+        "--tune-top-k",
+        type=int,
+        default=TUNE_TOP_K,
+        help=f"ziggurat-tune's --top-k (default: {TUNE_TOP_K})",
     )
     parser.add_argument(
-        "--tune-jobs", type=int, default=os.cpu_count() or 1, help="ziggurat-tune's --jobs (default: every core)"
+        "--tune-jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="ziggurat-tune's --jobs (default: every core)",
     )
     parser.add_argument(
-        "--tune-cache", type=Path, help="ziggurat-tune's --cache (default: none, every group is measured)"
+        "--tune-cache",
+        type=Path,
+        help="ziggurat-tune's --cache (default: none, every group is measured)",
     )
     parser.add_argument(
-        "--cluster", metavar="WHERE",
+        "--cluster",
+        metavar="WHERE",
         help="where ziggurat-tune's measurements run, as its --cluster (local, ray, ray://HOST:PORT; default: local)",
     )
     return parser
@@ -576,19 +705,23 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for network, path in select_networks(args.models, Path(folder)).items():
-            progress.print(f"{network}: compiling and simulating on {machine.name}", highlight=False)
+            progress.print(
+                f"{network}: compiling and simulating on {machine.name}", highlight=False
+            )
             result = evaluate(network, path, machine, args)
             if result.layers:
                 chart = args.results / f"layers_{network}.png"
                 layer_chart(result, chart, args.layers)
                 result.chart = str(chart)
             if args.peers:
-                result.peers = [measure_peer(name, path, args.peer_python, args.peer_timeout) for name in PEERS]
+                result.peers = [
+                    measure_peer(name, path, args.peer_python, args.peer_timeout) for name in PEERS
+                ]
             results.append(result)
     print_results(results, machine.name, Console(width=None if sys.stdout.isatty() else 160))
     report = {
         "machine": machine.name,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "precision": args.precision,
         "networks": [asdict(r) | {"passed": r.passed} for r in results],

@@ -24,8 +24,6 @@ lands further than TOLERANCE below its bound (or above it: a bound is a bound).
 
 from __future__ import annotations
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
-
 import json
 import sys
 import time
@@ -34,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ziggurat.machine import Machine, load_machine
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (100x faster npu.mma)
+from ziggurat.context import default_context
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report
-from ziggurat.context import default_context
+from ziggurat.machine import Machine, load_machine
 from ziggurat.parsing import parse_source
 
 TOLERANCE = 0.05
@@ -64,7 +63,11 @@ STREAMS = {
     "tensorcore": Stream((("cp_async", "gm", "smem"), ("ldmatrix", "smem", "rf")), "st", 32 * 1024),
 }
 # (M, N) and input dtype of each preset's example GEMM
-GEMMS = {"davinci": ((256, 256), np.float16), "systolic": ((128, 128), np.int8), "tensorcore": ((128, 128), np.float16)}
+GEMMS = {
+    "davinci": ((256, 256), np.float16),
+    "systolic": ((128, 128), np.int8),
+    "tensorcore": ((128, 128), np.float16),
+}
 
 
 def sum_kernel(stream: Stream, machine: Machine, tiles: int) -> str:
@@ -95,14 +98,20 @@ def sum_kernel(stream: Stream, machine: Machine, tiles: int) -> str:
         f"  npu.vec.dup %acc[0] {{scalar = 0.0 : f64, repeat = {rows // lanes} : i64}} : {sums}",
     ]
     frees = list(zip(pipes[1:], pipes[:-1]))  # (reader, writer) of each hop's destination
-    lines += [f'  npu.set_flag "{reader}" -> "{writer}", {slot}' for reader, writer in frees for slot in (0, 1)]
+    lines += [
+        f'  npu.set_flag "{reader}" -> "{writer}", {slot}'
+        for reader, writer in frees
+        for slot in (0, 1)
+    ]
     for t in range(tiles):
         slot = t % 2
         for j, (engine, src, dst) in enumerate(hops):
             if j > 0:
                 lines.append(f'  npu.wait_flag "{pipes[j - 1]}" -> "{engine}", {slot}')
             lines.append(f'  npu.wait_flag "{pipes[j + 1]}" -> "{engine}", {slot}')
-            source, source_type = (f"%X[{t}, 0]", tensor) if j == 0 else (f"%{src}[{slot}, 0]", local[src])
+            source, source_type = (
+                (f"%X[{t}, 0]", tensor) if j == 0 else (f"%{src}[{slot}, 0]", local[src])
+            )
             lines += [
                 (
                     f'  npu.dma "{engine}" {source} -> %{dst}[{slot}, 0] {{shape = array<i64: {elements}>}} : '
@@ -118,7 +127,11 @@ def sum_kernel(stream: Stream, machine: Machine, tiles: int) -> str:
             f"  npu.vec.add %acc[0], %part[0] -> %acc[0] {{repeat = {rows // lanes} : i64}} : {sums}, {sums} -> {sums}",
             f'  npu.set_flag "{vector}" -> "{pipes[-2]}", {slot}',
         ]
-    lines += [f'  npu.wait_flag "{reader}" -> "{writer}", {slot}' for reader, writer in frees for slot in (0, 1)]
+    lines += [
+        f'  npu.wait_flag "{reader}" -> "{writer}", {slot}'
+        for reader, writer in frees
+        for slot in (0, 1)
+    ]
     lines += [
         f'  npu.set_flag "{vector}" -> "{stream.store}", 0',
         f'  npu.wait_flag "{vector}" -> "{stream.store}", 0',
@@ -161,14 +174,23 @@ class Row:
         return self.bound_cycles / self.cycles
 
 
-def run(preset: str, kernel: str, text: str, inputs, active_cores: int) -> tuple[Row, list[np.ndarray]]:
+def run(
+    preset: str, kernel: str, text: str, inputs, active_cores: int
+) -> tuple[Row, list[np.ndarray]]:
     machine: Machine = load_machine(preset)
     start = time.perf_counter()
     module = parse_source(default_context(), text, f"{preset}-{kernel}.mlir")
     result = run_npu(module, machine, inputs, active_cores=active_cores)
     seconds = time.perf_counter() - start
     roofline = build_report(result.stats, machine)["roofline"]
-    row = Row(preset, kernel, roofline["bound_by"], roofline["bound_cycles"], result.stats.total_cycles, seconds)
+    row = Row(
+        preset,
+        kernel,
+        roofline["bound_by"],
+        roofline["bound_cycles"],
+        result.stats.total_cycles,
+        seconds,
+    )
     return row, result.outputs
 
 
@@ -177,14 +199,24 @@ def measure(preset: str) -> list[Row]:
     rng = np.random.default_rng(0)
     stream = STREAMS[preset]
     x = rng.standard_normal((TILES, stream.tile_bytes // 4)).astype(np.float32)
-    streaming, (y,) = run(preset, "streaming sum", sum_kernel(stream, machine, TILES), [x], machine.cores)
-    np.testing.assert_allclose(y, x.reshape(TILES, y.size, -1).sum(axis=(0, 2)), rtol=1e-4, atol=1e-3)
+    streaming, (y,) = run(
+        preset, "streaming sum", sum_kernel(stream, machine, TILES), [x], machine.cores
+    )
+    np.testing.assert_allclose(
+        y, x.reshape(TILES, y.size, -1).sum(axis=(0, 2)), rtol=1e-4, atol=1e-3
+    )
     (m, n), dtype = GEMMS[preset]
     if dtype == np.int8:
-        a, b = rng.integers(-128, 128, (m, GEMM_K)).astype(dtype), rng.integers(-128, 128, (GEMM_K, n)).astype(dtype)
+        a, b = (
+            rng.integers(-128, 128, (m, GEMM_K)).astype(dtype),
+            rng.integers(-128, 128, (GEMM_K, n)).astype(dtype),
+        )
         expected = a.astype(np.int64) @ b.astype(np.int64)
     else:
-        a, b = rng.standard_normal((m, GEMM_K)).astype(dtype), rng.standard_normal((GEMM_K, n)).astype(dtype)
+        a, b = (
+            rng.standard_normal((m, GEMM_K)).astype(dtype),
+            rng.standard_normal((GEMM_K, n)).astype(dtype),
+        )
         expected = a.astype(np.float32) @ b.astype(np.float32)
     gemm, (c,) = run(preset, f"GEMM {m}x{n}x{GEMM_K}", long_gemm(preset, GEMM_K), [a, b], 1)
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-2)

@@ -41,14 +41,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (faster npu.mma)
-
 import numpy as np
 
-from ziggurat.machine import Machine, load_machine
-from ziggurat.interpreters.npu_interpreter import NpuRunResult, run_npu
-from ziggurat.machine.scalesim import to_scalesim_config
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads (faster npu.mma)
 from ziggurat.context import default_context
+from ziggurat.interpreters.npu_interpreter import NpuRunResult, run_npu
+from ziggurat.machine import Machine, load_machine
+from ziggurat.machine.scalesim import to_scalesim_config
 from ziggurat.parsing import parse_source
 
 TOLERANCE = 0.10
@@ -69,10 +68,14 @@ class Layer:
     """(ifmap height, width, filter height, width, channels, filters, stride) of a conv layer."""
 
     @classmethod
-    def convolution(cls, name: str, h: int, w: int, fh: int, fw: int, channels: int, filters: int, stride: int):
+    def convolution(
+        cls, name: str, h: int, w: int, fh: int, fw: int, channels: int, filters: int, stride: int
+    ):
         # SCALE-Sim's output size: no padding
         oh, ow = (h - fh + stride) // stride, (w - fw + stride) // stride
-        return cls(name, oh * ow, filters, fh * fw * channels, (h, w, fh, fw, channels, filters, stride))
+        return cls(
+            name, oh * ow, filters, fh * fw * channels, (h, w, fh, fw, channels, filters, stride)
+        )
 
     def topology_csv(self) -> str:
         """The layer as a SCALE-Sim topology file (its GEMM form or its conv form)."""
@@ -115,10 +118,9 @@ RESNET50_LAYERS = (
 # SCALE-Sim needs 0.3-0.5 ms of CPU per cycle it simulates (more on large operands: 512^3 is
 # 147k cycles and 3 minutes), so the ResNet-50 layers (57k-164k cycles, 23-62 s each) run on
 # the preset's dataflow only: about 6 minutes of CPU in all.
-RUNS = (
-    [(layer, DATAFLOWS) for layer in (*SMALL_LAYERS, LARGE_GEMM)]
-    + [(layer, ("os",)) for layer in RESNET50_LAYERS]
-)
+RUNS = [(layer, DATAFLOWS) for layer in (*SMALL_LAYERS, LARGE_GEMM)] + [
+    (layer, ("os",)) for layer in RESNET50_LAYERS
+]
 
 
 # --------------------------------------------------------------------------- #
@@ -154,11 +156,17 @@ def machine_file(layer: Layer, dataflow: str, directory: Path) -> Path:
         space: 1 << math.ceil(math.log2(max(preset.memories[space].capacity, need) / 1024))
         for space, need in needs.items()
     }
-    name = f"systolic-{dataflow}-" + "-".join(str(kib[space]) for space in ("ifmap", "filter", "ofmap"))
+    name = f"systolic-{dataflow}-" + "-".join(
+        str(kib[space]) for space in ("ifmap", "filter", "ofmap")
+    )
     path = directory / f"{name}.toml"
     if not path.exists():
-        memories = "".join(f'\n[memory.{space}]\ncapacity = "{size} KiB"\n' for space, size in kib.items())
-        path.write_text(f'extends = "systolic"\nname = "{name}"\n\n[matrix]\ndataflow = "{dataflow}"\n{memories}')
+        memories = "".join(
+            f'\n[memory.{space}]\ncapacity = "{size} KiB"\n' for space, size in kib.items()
+        )
+        path.write_text(
+            f'extends = "systolic"\nname = "{name}"\n\n[matrix]\ndataflow = "{dataflow}"\n{memories}'
+        )
     return path
 
 
@@ -170,8 +178,14 @@ def tile_sizes(layer: Layer, machine: Machine) -> tuple[int, int, int]:
     and columns, as large as the scratchpads allow (i8 operands, i32 accumulators).
     """
     unit = machine.matrix
-    capacity = {name: machine.memories[name].capacity for name in (unit.a_space, unit.b_space, unit.c_space)}
-    a_cap, b_cap, c_cap = capacity[unit.a_space], capacity[unit.b_space], capacity[unit.c_space] // 4
+    capacity = {
+        name: machine.memories[name].capacity for name in (unit.a_space, unit.b_space, unit.c_space)
+    }
+    a_cap, b_cap, c_cap = (
+        capacity[unit.a_space],
+        capacity[unit.b_space],
+        capacity[unit.c_space] // 4,
+    )
     m, n, k = layer.m, layer.n, layer.k
 
     def largest(step: int, extent: int, limit: int) -> int:
@@ -207,7 +221,9 @@ class Segment:
 def segments(extent: int, size: int) -> list[Segment]:
     """The whole tiles of a dimension as one segment, then the ragged last tile as another."""
     whole = extent // size * size
-    return [Segment(0, whole, size)] * (whole > 0) + [Segment(whole, extent, extent - whole)] * (whole < extent)
+    return [Segment(0, whole, size)] * (whole > 0) + [Segment(whole, extent, extent - whole)] * (
+        whole < extent
+    )
 
 
 class _KernelText:
@@ -231,7 +247,9 @@ class _KernelText:
         index = f"%{name}{self.loops}"
         self.loops += 1
         self.constants |= {segment.start, segment.stop, segment.size}
-        self.add(f"scf.for {index} = %c{segment.start} to %c{segment.stop} step %c{segment.size} {{")
+        self.add(
+            f"scf.for {index} = %c{segment.start} to %c{segment.stop} step %c{segment.size} {{"
+        )
         self.depth += 1
         yield index
         self.depth -= 1
@@ -261,7 +279,11 @@ def gemm_kernel(layer: Layer, tiles: tuple[int, int, int]) -> str:
         f'memref<{k}x{n}xi8, "dram">',
         f'memref<{m}x{n}xi32, "dram">',
     )
-    ta, tb, tc = f'memref<{tm}x{tk}xi8, "ifmap">', f'memref<{tk}x{tn}xi8, "filter">', f'memref<{tm}x{tn}xi32, "ofmap">'
+    ta, tb, tc = (
+        f'memref<{tm}x{tk}xi8, "ifmap">',
+        f'memref<{tk}x{tn}xi8, "filter">',
+        f'memref<{tm}x{tn}xi32, "ofmap">',
+    )
     text = _KernelText()
     for i_segment in segments(m, tm):
         for j_segment in segments(n, tn):
@@ -312,7 +334,9 @@ def layer_inputs(layer: Layer) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def run_kernel(text: str, name: str, machine_path: Path, inputs: Sequence[np.ndarray]) -> NpuRunResult:
+def run_kernel(
+    text: str, name: str, machine_path: Path, inputs: Sequence[np.ndarray]
+) -> NpuRunResult:
     """What `ziggurat-run kernel.mlir --machine machine.toml` does with the kernel, in this process."""
     machine = load_machine(machine_path)
     module = parse_source(default_context(), text, f"{name}.mlir")
@@ -354,7 +378,9 @@ def scalesim_cycles(layer: Layer, machine: Machine) -> int:
         directory = Path(work)
         (directory / "scale.cfg").write_text(to_scalesim_config(machine))
         (directory / "topology.csv").write_text(layer.topology_csv())
-        (directory / "layout.csv").write_text("Layer name,\n")  # no custom layout, but SCALE-Sim reads the file
+        (directory / "layout.csv").write_text(
+            "Layer name,\n"
+        )  # no custom layout, but SCALE-Sim reads the file
         with contextlib.redirect_stdout(io.StringIO()):
             simulator = scalesim(
                 save_disk_space=True,
@@ -443,7 +469,9 @@ def summary(rows: list[Row]) -> tuple[str, list[str]]:
         if abs(r.ratio - 1) > TOLERANCE
     ]
     if theirs / ours < SPEEDUP:
-        missed.append(f"ours is {theirs / ours:.0f}x faster than SCALE-Sim overall, below the {SPEEDUP}x target")
+        missed.append(
+            f"ours is {theirs / ours:.0f}x faster than SCALE-Sim overall, below the {SPEEDUP}x target"
+        )
     return line, missed
 
 
@@ -461,7 +489,8 @@ def main() -> int:
     print(f"\n{line}")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "scalesim_validation.json").write_text(
-        json.dumps([asdict(r) | {"ratio": r.ratio, "speedup": r.speedup} for r in rows], indent=2) + "\n"
+        json.dumps([asdict(r) | {"ratio": r.ratio, "speedup": r.speedup} for r in rows], indent=2)
+        + "\n"
     )
     for message in missed:
         print(f"FAIL: {message}", file=sys.stderr)

@@ -258,7 +258,9 @@ def lowest_value(dtype: np.dtype):
     if dtype.kind in "iu":
         return np.iinfo(dtype).min
     # ml_dtypes' floats (bf16, fp8) are kind "V"; float8_e4m3fn has no infinity.
-    return -np.inf if np.isinf(np.array(-np.inf).astype(dtype)) else float(ml_dtypes.finfo(dtype).min)
+    return (
+        -np.inf if np.isinf(np.array(-np.inf).astype(dtype)) else float(ml_dtypes.finfo(dtype).min)
+    )
 
 
 def element_dtype(value_type: TensorType) -> np.dtype:
@@ -2436,7 +2438,9 @@ class TopKOp(GraphOp):
         k = scalar_of(properties, "k")
         shape = list(x.get_shape())
         if not 0 <= k <= shape[axis]:
-            raise VerifyException(f"k must be in [0, {shape[axis]}] (dimension {axis} of {x}), got {k}")
+            raise VerifyException(
+                f"k must be in [0, {shape[axis]}] (dimension {axis} of {x}), got {k}"
+            )
         shape[axis] = k
         return [TensorType(x.get_element_type(), shape), TensorType(i64, shape)]
 
@@ -2519,7 +2523,9 @@ class BitcastOp(ResultTypedOp):
     @classmethod
     def check_result_type(cls, input_type, result_type):
         if input_type.get_shape() != result_type.get_shape():
-            raise VerifyException(f"bitcast keeps the shape: input {input_type} and result {result_type} differ")
+            raise VerifyException(
+                f"bitcast keeps the shape: input {input_type} and result {result_type} differ"
+            )
         # A boolean takes a byte, as in ONNX's tensors.
         widths = [bit_width(t.get_element_type()) for t in (input_type, result_type)]
         widths = [8 if width == 1 else width for width in widths]
@@ -2657,6 +2663,7 @@ class DequantizeOp(QuantizationOp):
         y = difference.astype(wide_scale.dtype) * self.broadcast(x, wide_scale)
         return (y.astype(scale.dtype),)
 
+
 # --------------------------------------------------------------------------- #
 # Fusion groups
 # --------------------------------------------------------------------------- #
@@ -2689,8 +2696,7 @@ class FusedOp(GraphOp):
     body = region_def("single_block")
 
     assembly_format = (
-        "$group_name `(` $inputs `)` attr-dict `(` $body `)` `:` "
-        "functional-type($inputs, $outputs)"
+        "$group_name `(` $inputs `)` attr-dict `(` $body `)` `:` functional-type($inputs, $outputs)"
     )
 
     @classmethod
@@ -2720,9 +2726,7 @@ class FusedOp(GraphOp):
             )
         for op in block.ops:
             if op is not terminator and not isinstance(op, GraphOp):
-                raise VerifyException(
-                    f"the body may hold only graph ops, but holds '{op.name}'"
-                )
+                raise VerifyException(f"the body may hold only graph ops, but holds '{op.name}'")
 
     def evaluate(self, *inputs):
         values: dict[SSAValue, np.ndarray] = dict(zip(self.body.block.args, inputs))

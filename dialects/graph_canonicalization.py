@@ -17,13 +17,13 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from ziggurat.dialects.graph import (
-    ConstantOp,
     AddOp,
     AvgPoolOp,
     BroadcastToOp,
     CastOp,
     ClipOp,
     ConcatOp,
+    ConstantOp,
     DivOp,
     FlattenOp,
     GlobalAvgPoolOp,

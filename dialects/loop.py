@@ -4,9 +4,8 @@ and an asynchronous copy whose completion is a token (docs/lowering.md, section 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import re
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -55,7 +54,9 @@ class CopyOperation(IRDLOperation):
 
     irdl_options = (ParsePropInAttrDict(),)
 
-    assembly_format = "$source `->` $destination attr-dict `:` type($source) `->` type($destination)"
+    assembly_format = (
+        "$source `->` $destination attr-dict `:` type($source) `->` type($destination)"
+    )
 
     def padding(self) -> list[tuple[int, int]]:
         """(low, high) padding per dimension, zeros when the copy does not pad."""
@@ -69,7 +70,9 @@ class CopyOperation(IRDLOperation):
         source, destination = self.source.type, self.destination.type
         assert isinstance(source, MemRefType) and isinstance(destination, MemRefType)
         if source.get_num_dims() != destination.get_num_dims():
-            raise VerifyException(f"source and destination must have the same rank, got {source} and {destination}")
+            raise VerifyException(
+                f"source and destination must have the same rank, got {source} and {destination}"
+            )
         if self.pad_value is not None and self.pad is None:
             raise VerifyException("pad_value is the value of the padding and needs pad")
         if self.pad is not None:
@@ -142,7 +145,9 @@ class CopyOp(CopyOperation):
         pad: Sequence[int] | None = None,
         pad_value: float | None = None,
     ):
-        super().__init__(operands=[source, destination], properties=_copy_properties(pad, pad_value))
+        super().__init__(
+            operands=[source, destination], properties=_copy_properties(pad, pad_value)
+        )
 
 
 @irdl_op_definition

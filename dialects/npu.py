@@ -17,15 +17,15 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
     BFloat16Type,
     DenseArrayBase,
-    Float64Type,
-    FloatAttr,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
     Float32Type,
-    I64,
+    Float64Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -58,8 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import DiagnosticError, error_at
 from ziggurat.dtypes import is_float, to_numpy_dtype
-from ziggurat.machine import VECTOR_OPS, Machine, load_machine
-
+from ziggurat.machine import Machine, load_machine
 
 MACHINE_ATTR = "npu.machine"
 """Module attribute naming the machine (a preset or a TOML path) the program targets."""
@@ -88,7 +87,9 @@ def buffer_type(value: SSAValue, what: str) -> MemRefType:
     if not isinstance(value_type, MemRefType):
         raise VerifyException(f"{what} must be a memref buffer, got {value_type}")
     if not isinstance(value_type.memory_space, StringAttr):
-        raise VerifyException(f'{what} must name its memory space, e.g. memref<16x16xf16, "l1">, got {value_type}')
+        raise VerifyException(
+            f'{what} must name its memory space, e.g. memref<16x16xf16, "l1">, got {value_type}'
+        )
     if any(dim < 0 for dim in value_type.get_shape()):
         raise VerifyException(f"{what} must have a static shape, got {value_type}")
     if not isinstance(value_type.layout, NoneAttr):
@@ -124,7 +125,9 @@ def type_bytes(memref_type: MemRefType) -> int:
     return math.prod(memref_type.get_shape()) * element_bytes(memref_type.get_element_type())
 
 
-def _verify_indices(buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], what: str) -> MemRefType:
+def _verify_indices(
+    buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[SSAValue], what: str
+) -> MemRefType:
     memref_type = buffer_type(buffer, what)
     values = static.get_values()
     verify_dynamic_index_list(values, dynamic, DYNAMIC_INDEX, f" in the indices of {what}")
@@ -135,7 +138,9 @@ def _verify_indices(buffer: SSAValue, static: DenseArrayBase, dynamic: Sequence[
         )
     for dim, (index, size) in enumerate(zip(values, shape)):
         if index != DYNAMIC_INDEX and not 0 <= index < size:
-            raise VerifyException(f"index {index} of {what} is outside dimension {dim} of size {size}")
+            raise VerifyException(
+                f"index {index} of {what} is outside dimension {dim} of size {size}"
+            )
     return memref_type
 
 
@@ -153,7 +158,11 @@ def window_extent(shape: Sequence[int], strides: Sequence[int]) -> int:
 
 
 def _verify_window_fits(
-    static: DenseArrayBase, memref_type: MemRefType, shape: Sequence[int], strides: Sequence[int], what: str
+    static: DenseArrayBase,
+    memref_type: MemRefType,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    what: str,
 ) -> None:
     base = static_linear_index(static, memref_type)
     if base is None:
@@ -167,7 +176,9 @@ def _verify_window_fits(
         )
 
 
-def _verify_tile_fits(static: DenseArrayBase, memref_type: MemRefType, shape: Sequence[int], what: str) -> None:
+def _verify_tile_fits(
+    static: DenseArrayBase, memref_type: MemRefType, shape: Sequence[int], what: str
+) -> None:
     """A tile spans the innermost `len(shape)` dimensions of its buffer without wrapping around any of them."""
     rank = len(shape)
     dims = memref_type.get_shape()[-rank:]
@@ -222,7 +233,9 @@ def buffer_window(
 ) -> BufferWindow:  # fmt: skip
     """A window; without `strides`, a tile strided as the buffer's innermost dimensions are."""
     values = iter(dynamic)
-    indices = tuple(next(values) if index == DYNAMIC_INDEX else index for index in static.get_values())
+    indices = tuple(
+        next(values) if index == DYNAMIC_INDEX else index for index in static.get_values()
+    )
     if strides is None:
         strides = row_major_strides(buffer.type.get_shape())[-len(shape) :]
     return BufferWindow(buffer, indices, tuple(shape), tuple(strides), write)
@@ -279,7 +292,9 @@ def machine_of(op: Operation) -> Machine | None:
         if isinstance(parent, ModuleOp) and MACHINE_ATTR in parent.attributes:
             name = parent.attributes[MACHINE_ATTR]
             if not isinstance(name, StringAttr):
-                raise VerifyException(f"{MACHINE_ATTR} must be a string naming a machine, got {name}")
+                raise VerifyException(
+                    f"{MACHINE_ATTR} must be a string naming a machine, got {name}"
+                )
             try:
                 return _load_machine(name.data)
             except DiagnosticError as error:  # MachineError: an unknown preset, a bad TOML file
@@ -444,7 +459,11 @@ class DmaOp(NpuOperation):
             "static_dst_indices": static_dst,
             "shape": _array(shape),
         }
-        for key, values in (("src_strides", src_strides), ("dst_strides", dst_strides), ("pad", pad)):
+        for key, values in (
+            ("src_strides", src_strides),
+            ("dst_strides", dst_strides),
+            ("pad", pad),
+        ):
             if values is not None:
                 properties[key] = _array(values)
         if pad_value is not None:
@@ -482,16 +501,36 @@ class DmaOp(NpuOperation):
 
     def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
         return [
-            buffer_window(self.src, self.static_src_indices, self.src_indices, self.src_shape, self.window_strides("src"), False),
-            buffer_window(self.dst, self.static_dst_indices, self.dst_indices, self.dst_shape, self.window_strides("dst"), True),
+            buffer_window(
+                self.src,
+                self.static_src_indices,
+                self.src_indices,
+                self.src_shape,
+                self.window_strides("src"),
+                False,
+            ),
+            buffer_window(
+                self.dst,
+                self.static_dst_indices,
+                self.dst_indices,
+                self.dst_shape,
+                self.window_strides("dst"),
+                True,
+            ),
         ]
 
     def verify_structure(self) -> None:
-        src_type = _verify_indices(self.src, self.static_src_indices, self.src_indices, "npu.dma source")
-        dst_type = _verify_indices(self.dst, self.static_dst_indices, self.dst_indices, "npu.dma destination")
+        src_type = _verify_indices(
+            self.src, self.static_src_indices, self.src_indices, "npu.dma source"
+        )
+        dst_type = _verify_indices(
+            self.dst, self.static_dst_indices, self.dst_indices, "npu.dma destination"
+        )
         shape = self.src_shape
         if not shape or any(size <= 0 for size in shape):
-            raise VerifyException(f"npu.dma shape must be non-empty with positive sizes, got {shape}")
+            raise VerifyException(
+                f"npu.dma shape must be non-empty with positive sizes, got {shape}"
+            )
         if self.pad_value is not None and self.pad is None:
             raise VerifyException("npu.dma pad_value is the value of the padding and needs pad")
         if self.pad is not None:
@@ -502,7 +541,9 @@ class DmaOp(NpuOperation):
                     f"{shape}, got {list(pads)}"
                 )
         if self.transpose is not None and len(shape) < 2:
-            raise VerifyException("npu.dma transpose swaps the two innermost dimensions and needs a shape of rank >= 2")
+            raise VerifyException(
+                "npu.dma transpose swaps the two innermost dimensions and needs a shape of rank >= 2"
+            )
         for side, explicit, memref_type in (
             ("src", self.src_strides, src_type),
             ("dst", self.dst_strides, dst_type),
@@ -515,16 +556,27 @@ class DmaOp(NpuOperation):
                 static = self.static_src_indices if side == "src" else self.static_dst_indices
                 window = shape if side == "src" else self.dst_shape
                 _verify_tile_fits(
-                    static, memref_type, window, f"npu.dma {'source' if side == 'src' else 'destination'}"
+                    static,
+                    memref_type,
+                    window,
+                    f"npu.dma {'source' if side == 'src' else 'destination'}",
                 )
-            elif len(explicit.get_values()) != len(shape) or any(s < 0 for s in explicit.get_values()):
+            elif len(explicit.get_values()) != len(shape) or any(
+                s < 0 for s in explicit.get_values()
+            ):
                 raise VerifyException(
                     f"npu.dma {side}_strides takes one non-negative stride per dimension of shape {shape}, "
                     f"got {list(explicit.get_values())}"
                 )
-        _verify_window_fits(self.static_src_indices, src_type, shape, self.window_strides("src"), "npu.dma source")
         _verify_window_fits(
-            self.static_dst_indices, dst_type, self.dst_shape, self.window_strides("dst"), "npu.dma destination"
+            self.static_src_indices, src_type, shape, self.window_strides("src"), "npu.dma source"
+        )
+        _verify_window_fits(
+            self.static_dst_indices,
+            dst_type,
+            self.dst_shape,
+            self.window_strides("dst"),
+            "npu.dma destination",
         )
 
     def verify_machine(self, machine: Machine) -> None:
@@ -538,7 +590,9 @@ class DmaOp(NpuOperation):
             )
         if (src, dst) not in engine.paths:
             served = ", ".join(f"{a}->{b}" for a, b in engine.paths)
-            raise VerifyException(f"engine '{name}' cannot move data from '{src}' to '{dst}' (it serves {served})")
+            raise VerifyException(
+                f"engine '{name}' cannot move data from '{src}' to '{dst}' (it serves {served})"
+            )
         if len(self.src_shape) > engine.max_dims:
             raise VerifyException(
                 f"engine '{name}' moves at most {engine.max_dims}-d windows, got shape {self.src_shape}"
@@ -546,7 +600,11 @@ class DmaOp(NpuOperation):
         for flag, able, what in (
             (self.transpose is not None, engine.transpose, "transpose"),
             (self.pad is not None, engine.pad, "pad"),
-            (self.src.type.get_element_type() != self.dst.type.get_element_type(), engine.cast, "cast"),
+            (
+                self.src.type.get_element_type() != self.dst.type.get_element_type(),
+                engine.cast,
+                "cast",
+            ),
         ):
             if flag and not able:
                 raise VerifyException(f"engine '{name}' cannot {what} in flight")
@@ -634,7 +692,15 @@ class MmaOp(NpuOperation):
             for key, tile in zip("abc", self.tiles())
         ]  # fmt: skip
         if self.accumulate is not None:
-            windows.append(BufferWindow(windows[2].buffer, windows[2].indices, windows[2].shape, windows[2].strides, False))
+            windows.append(
+                BufferWindow(
+                    windows[2].buffer,
+                    windows[2].indices,
+                    windows[2].shape,
+                    windows[2].strides,
+                    False,
+                )
+            )
         return windows
 
     def verify_structure(self) -> None:
@@ -645,7 +711,10 @@ class MmaOp(NpuOperation):
         for key, tile in zip("abc", self.tiles()):
             what = f"npu.mma operand {key.upper()}"
             memref_type = _verify_indices(
-                getattr(self, key), getattr(self, f"static_{key}_indices"), getattr(self, f"{key}_indices"), what
+                getattr(self, key),
+                getattr(self, f"static_{key}_indices"),
+                getattr(self, f"{key}_indices"),
+                what,
             )
             if memref_type.get_num_dims() < 2:
                 raise VerifyException(f"{what} must be a buffer of rank >= 2, got {memref_type}")
@@ -764,12 +833,18 @@ class VectorOperation(NpuOperation):
     def buffers(self) -> list[tuple[SSAValue, DenseArrayBase, Sequence[SSAValue]]]:
         """(buffer, static indices, dynamic indices) per operand: sources, then the destination."""
         return [
-            (getattr(self, key), getattr(self, f"static_{key}_indices"), getattr(self, f"{key}_indices"))
+            (
+                getattr(self, key),
+                getattr(self, f"static_{key}_indices"),
+                getattr(self, f"{key}_indices"),
+            )
             for key in (*self.SOURCES, "dst")
         ]
 
     def lanes(self, machine: Machine) -> int:
-        widest = max(element_bytes(buffer.type.get_element_type()) for buffer, _, _ in self.buffers())
+        widest = max(
+            element_bytes(buffer.type.get_element_type()) for buffer, _, _ in self.buffers()
+        )
         return max(1, machine.vector.lanes(widest))
 
     def active_lanes(self, machine: Machine) -> int:
@@ -795,17 +870,31 @@ class VectorOperation(NpuOperation):
         operands = self.buffers()
         lengths, strides = self.block_lengths(self.active_lanes(machine)), self.strides(machine)
         return [
-            buffer_window(buffer, static, dynamic, (self.repeats, length), (stride, 1), index == len(operands) - 1)
-            for index, ((buffer, static, dynamic), length, stride) in enumerate(zip(operands, lengths, strides))
+            buffer_window(
+                buffer,
+                static,
+                dynamic,
+                (self.repeats, length),
+                (stride, 1),
+                index == len(operands) - 1,
+            )
+            for index, ((buffer, static, dynamic), length, stride) in enumerate(
+                zip(operands, lengths, strides)
+            )
         ]
 
     def verify_structure(self) -> None:
         operands = self.buffers()
-        types = [_verify_indices(b, s, d, f"{self.name} operand #{i}") for i, (b, s, d) in enumerate(operands)]
+        types = [
+            _verify_indices(b, s, d, f"{self.name} operand #{i}")
+            for i, (b, s, d) in enumerate(operands)
+        ]
         if self.repeats < 1:
             raise VerifyException(f"{self.name} repeat must be >= 1, got {self.repeats}")
         if self.mask is not None and self.mask.value.data < 1:
-            raise VerifyException(f"{self.name} mask must count at least one active lane, got {self.mask.value.data}")
+            raise VerifyException(
+                f"{self.name} mask must count at least one active lane, got {self.mask.value.data}"
+            )
         if self.stride is not None:
             strides = self.stride.get_values()
             if len(strides) != len(operands) or any(s < 0 for s in strides):
@@ -818,7 +907,9 @@ class VectorOperation(NpuOperation):
             for (_, static, _), memref_type, length, stride in zip(
                 operands, types, self.block_lengths(self.mask.value.data), self.stride.get_values()
             ):
-                _verify_window_fits(static, memref_type, (self.repeats, length), (stride, 1), self.name)
+                _verify_window_fits(
+                    static, memref_type, (self.repeats, length), (stride, 1), self.name
+                )
 
     def verify_types(self, element_types: list[Attribute]) -> None:
         if len(set(element_types)) != 1:
@@ -829,7 +920,9 @@ class VectorOperation(NpuOperation):
     def verify_machine(self, machine: Machine) -> None:
         unit = machine.vector
         if self.kind not in unit.ops:
-            raise VerifyException(f"vector unit '{unit.name}' of machine '{machine.name}' has no '{self.kind}'")
+            raise VerifyException(
+                f"vector unit '{unit.name}' of machine '{machine.name}' has no '{self.kind}'"
+            )
         for index, (buffer, _, _) in enumerate(self.buffers()):
             space = space_of(buffer)
             if space not in unit.spaces:
@@ -850,7 +943,9 @@ class VectorOperation(NpuOperation):
 
 
 def _vector_format(sources: Sequence[str], prefix: str = "") -> str:
-    operands = " `,` ".join(f"${s} `` custom<DynamicIndexList>(${s}_indices, $static_{s}_indices)" for s in sources)
+    operands = " `,` ".join(
+        f"${s} `` custom<DynamicIndexList>(${s}_indices, $static_{s}_indices)" for s in sources
+    )
     types = " `,` ".join(f"type(${s})" for s in sources)
     return (
         f"{prefix}{operands} `->` $dst `` custom<DynamicIndexList>($dst_indices, $static_dst_indices) "
@@ -1079,7 +1174,9 @@ class VecSelectOp(VectorOperation):
 
     def verify_types(self, element_types: list[Attribute]) -> None:
         if not isinstance(element_types[0], IntegerType):
-            raise VerifyException(f"npu.vec.select condition must hold integers, got {element_types[0]}")
+            raise VerifyException(
+                f"npu.vec.select condition must hold integers, got {element_types[0]}"
+            )
         super().verify_types(element_types[1:])
 
 

@@ -144,7 +144,9 @@ class _PackingOp(IRDLOperation):
                 f"inner_dims_pos has {len(positions)} dims but inner_tiles {len(tiles)} sizes"
             )
         if len(set(positions)) != len(positions) or not all(0 <= d < rank for d in positions):
-            raise VerifyException(f"inner_dims_pos {positions} must be distinct dims of a rank-{rank} tensor")
+            raise VerifyException(
+                f"inner_dims_pos {positions} must be distinct dims of a rank-{rank} tensor"
+            )
         if any(t <= 0 for t in tiles):
             raise VerifyException(f"inner_tiles {tiles} must be positive")
         if perm is not None and not _is_permutation(perm, rank):

@@ -22,6 +22,8 @@ from xdsl.interpreter import (
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.traits import IsTerminator
 
+from ziggurat.diagnostics import DiagnosticError, error_at
+from ziggurat.dialects.graph import Graph, GraphOp
 from ziggurat.interpreters.interpreter import (
     find_function,
     random_inputs,
@@ -29,8 +31,6 @@ from ziggurat.interpreters.interpreter import (
     run_function,
     value_shape_and_dtype,
 )
-from ziggurat.diagnostics import DiagnosticError, error_at
-from ziggurat.dialects.graph import Graph, GraphOp
 from ziggurat.ir.tensor_constants import constant_array
 
 __all__ = [

@@ -142,7 +142,10 @@ def _plugin_registrations() -> tuple[_Registration, ...]:
 
 
 def _all_registrations() -> list[_Registration]:
-    core = [_Registration(factory, override=name in CORE_OVERRIDES) for name, factory in CORE_FUNCTIONS.items()]
+    core = [
+        _Registration(factory, override=name in CORE_OVERRIDES)
+        for name, factory in CORE_FUNCTIONS.items()
+    ]
     return [*core, *_plugin_registrations(), *_runtime_registrations]
 
 
@@ -199,11 +202,7 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     for function in functions:
         if function.sym_name.data == "main":
             return function
-    public = [
-        f
-        for f in functions
-        if f.sym_visibility is None or f.sym_visibility.data == "public"
-    ]
+    public = [f for f in functions if f.sym_visibility is None or f.sym_visibility.data == "public"]
     if len(public) != 1:
         raise error_at(
             module,
@@ -239,12 +238,15 @@ def value_shape_and_dtype(
     if isinstance(value_type, TensorType | MemRefType):
         element_type, shape = value_type.get_element_type(), tuple(value_type.get_shape())
         if any(dim < 0 for dim in shape):
-            raise error_at(where, f"{what} has the dynamic type {value_type}; give it a static shape")
+            raise error_at(
+                where, f"{what} has the dynamic type {value_type}; give it a static shape"
+            )
     try:
         return shape, to_numpy_dtype(element_type)
     except ValueError:
         raise error_at(
-            where, f"{what} has type {value_type}, which the interpreter cannot hold as a numpy array"
+            where,
+            f"{what} has type {value_type}, which the interpreter cannot hold as a numpy array",
         ) from None
 
 
@@ -315,7 +317,9 @@ def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
 # --------------------------------------------------------------------------- #
 
 
-def _as_python_values(interpreter: Interpreter, function: func.FuncOp, inputs: list[np.ndarray]) -> tuple:
+def _as_python_values(
+    interpreter: Interpreter, function: func.FuncOp, inputs: list[np.ndarray]
+) -> tuple:
     # Scalar arguments (f32, i64, ...) enter as attributes of their type, as xDSL's scalar
     # implementations expect.
     return tuple(

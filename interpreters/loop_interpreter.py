@@ -8,19 +8,23 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Operation
 
-from ziggurat.interpreters.interpreter import argument_names, find_function, run_function, scalar_value
-from ziggurat.interpreters.tensor_interpreter import TensorFunctions, run_generic
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop
 from ziggurat.dialects.graph import ConstantOp, sliding_windows
 from ziggurat.dtypes import to_numpy_dtype
-
+from ziggurat.interpreters.interpreter import (
+    argument_names,
+    find_function,
+    run_function,
+    scalar_value,
+)
+from ziggurat.interpreters.tensor_interpreter import TensorFunctions, run_generic
 
 
 def _dtype(memref_type: MemRefType) -> np.dtype:
@@ -36,16 +40,23 @@ def _view(op: Operation, array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     try:
         view = array.reshape(shape)
     except ValueError:
-        raise error_at(op, f"'{op.name}' cannot view a buffer of shape {list(array.shape)} as {list(shape)}") from None
+        raise error_at(
+            op, f"'{op.name}' cannot view a buffer of shape {list(array.shape)} as {list(shape)}"
+        ) from None
     if not np.may_share_memory(view, array):
-        raise error_at(op, f"'{op.name}' of a non-contiguous buffer would need a copy; copy it to a row-major buffer first")
+        raise error_at(
+            op,
+            f"'{op.name}' of a non-contiguous buffer would need a copy; copy it to a row-major buffer first",
+        )
     return view
 
 
 def write(op: Operation, destination: np.ndarray, value: np.ndarray) -> None:
     """`destination[...] = value`, or an error at `op` when the destination is read-only."""
     if not destination.flags.writeable:
-        raise error_at(op, f"'{op.name}' writes a read-only buffer (a function input or a constant)")
+        raise error_at(
+            op, f"'{op.name}' writes a read-only buffer (a function input or a constant)"
+        )
     destination[...] = value
 
 
@@ -57,10 +68,14 @@ def cast_into(op: Operation, destination: np.ndarray, source: np.ndarray) -> Non
     write(op, destination, source)
 
 
-def _copy(op: loop.CopyOp | loop.CopyAsyncOp | memref.CopyOp, source: np.ndarray, destination: np.ndarray) -> None:
+def _copy(
+    op: loop.CopyOp | loop.CopyAsyncOp | memref.CopyOp, source: np.ndarray, destination: np.ndarray
+) -> None:
     if isinstance(op, loop.CopyOp | loop.CopyAsyncOp) and op.pad is not None:
         value = op.pad_value.value.data if op.pad_value is not None else 0.0
-        source = np.pad(source, op.padding(), constant_values=np.asarray(value).astype(source.dtype))
+        source = np.pad(
+            source, op.padding(), constant_values=np.asarray(value).astype(source.dtype)
+        )
     cast_into(op, destination, source)
 
 
@@ -98,25 +113,40 @@ class LoopFunctions(InterpreterFunctions):
     def run_subview(self, interpreter: Interpreter, op: memref.SubviewOp, args: PythonValues):
         source, *dynamic = args
         offsets = _mixed(op.static_offsets.get_values(), dynamic[: len(op.offsets)])
-        sizes = _mixed(op.static_sizes.get_values(), dynamic[len(op.offsets) : len(op.offsets) + len(op.sizes)])
+        sizes = _mixed(
+            op.static_sizes.get_values(), dynamic[len(op.offsets) : len(op.offsets) + len(op.sizes)]
+        )
         strides = _mixed(op.static_strides.get_values(), dynamic[len(op.offsets) + len(op.sizes) :])
         if any(stride <= 0 for stride in strides):
-            raise error_at(op, f"the interpreter runs subviews of positive strides, got {list(strides)}")
-        slices = tuple(slice(o, o + (n - 1) * s + 1 if n else o, s) for o, n, s in zip(offsets, sizes, strides))
+            raise error_at(
+                op, f"the interpreter runs subviews of positive strides, got {list(strides)}"
+            )
+        slices = tuple(
+            slice(o, o + (n - 1) * s + 1 if n else o, s) for o, n, s in zip(offsets, sizes, strides)
+        )
         view = source[slices]
         if view.shape != tuple(sizes):
-            raise error_at(op, f"subview of sizes {sizes} at offsets {offsets} does not fit in a buffer of shape {list(source.shape)}")
+            raise error_at(
+                op,
+                f"subview of sizes {sizes} at offsets {offsets} does not fit in a buffer of shape {list(source.shape)}",
+            )
         shape = op.result.type.get_shape()
-        if [n for n in sizes if n != 1] != [n for n in shape if n != 1]:  # a rank-reduced result drops unit dims
+        if [n for n in sizes if n != 1] != [
+            n for n in shape if n != 1
+        ]:  # a rank-reduced result drops unit dims
             raise error_at(op, f"subview sizes {sizes} do not match its result shape {list(shape)}")
         return (_view(op, view, shape),)
 
     @impl(memref.CollapseShapeOp)
-    def run_collapse_shape(self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues):
+    def run_collapse_shape(
+        self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues
+    ):
         return (_view(op, args[0], op.result.type.get_shape()),)
 
     @impl(memref.ExpandShapeOp)
-    def run_expand_shape(self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues):
+    def run_expand_shape(
+        self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues
+    ):
         return (_view(op, args[0], op.result.type.get_shape()),)
 
     @impl(memref.GetGlobalOp)
@@ -136,7 +166,9 @@ class LoopFunctions(InterpreterFunctions):
     @impl(memref.StoreOp)
     def run_store(self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues):
         value, buffer, *indices = args
-        write(op, buffer[(*(scalar_value(i) for i in indices), ...)], scalar_value(value))  # a 0-d view of the element
+        write(
+            op, buffer[(*(scalar_value(i) for i in indices), ...)], scalar_value(value)
+        )  # a 0-d view of the element
         return ()
 
     # -- copies ---------------------------------------------------------------
@@ -166,7 +198,9 @@ class LoopFunctions(InterpreterFunctions):
     def run_generic(self, interpreter: Interpreter, op: linalg.GenericOp, args: PythonValues):
         if op.results:
             return self.tensor.run_generic(interpreter, op, args).values
-        for output, value in zip(args[len(op.inputs) :], run_generic(interpreter, op, args, self.tensor.plans)):
+        for output, value in zip(
+            args[len(op.inputs) :], run_generic(interpreter, op, args, self.tensor.plans)
+        ):
             write(op, output, value)
         return ()
 
@@ -203,7 +237,9 @@ class LoopFunctions(InterpreterFunctions):
         return ()
 
     @impl(linalg.Conv2DNchwFchwOp)
-    def run_conv_2d_nchw_fchw(self, interpreter: Interpreter, op: linalg.Conv2DNchwFchwOp, args: PythonValues):
+    def run_conv_2d_nchw_fchw(
+        self, interpreter: Interpreter, op: linalg.Conv2DNchwFchwOp, args: PythonValues
+    ):
         if op.results:
             return self.tensor.run_conv_2d_nchw_fchw(interpreter, op, args).values
         x, w, output = args
@@ -248,11 +284,17 @@ def run_loop_function(
             continue
         array = next(pending, None)
         if array is None:
-            raise error_at(func_op, f"@{func_op.sym_name.data} needs an input for argument '{name}'; too few inputs")
+            raise error_at(
+                func_op,
+                f"@{func_op.sym_name.data} needs an input for argument '{name}'; too few inputs",
+            )
         array = np.array(array)  # the caller's array stays untouched; ours is read-only
         array.flags.writeable = False
         arguments.append(array)
     if next(pending, None) is not None:
-        raise error_at(func_op, f"@{func_op.sym_name.data} takes {len(arguments) - len(outputs)} inputs; more were given")
+        raise error_at(
+            func_op,
+            f"@{func_op.sym_name.data} takes {len(arguments) - len(outputs)} inputs; more were given",
+        )
     run_function(module, arguments, function)
     return outputs

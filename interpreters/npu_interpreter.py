@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
@@ -29,26 +28,27 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
+from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
+from ziggurat.dialects import graph, npu
+from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.interpreters.interpreter import argument_names, find_function
-from ziggurat.machine import Machine, load_machine
 from ziggurat.interpreters.timing import (
     Access,
-    TimingStats,
     Timeline,
+    TimingStats,
     check_cores_disjoint,
     dma_cycles,
     mma_cycles,
     vector_cycles,
 )
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
-from ziggurat.verifier import verify_module
-from ziggurat.dialects import graph, npu
-from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.machine import Machine, load_machine
 from ziggurat.plugins import loaded_entry_points
+from ziggurat.verifier import verify_module
 
 
 @dataclass
@@ -94,7 +94,9 @@ def register_instruction(
 def _load_instruction_plugins() -> None:
     for _, instructions, where in loaded_entry_points(INSTRUCTIONS_ENTRY_POINT_GROUP):
         if not isinstance(instructions, Mapping):
-            raise DiagnosticError(Diagnostic("error", f"{where} must load to a dict {{op class: implementation}}"))
+            raise DiagnosticError(
+                Diagnostic("error", f"{where} must load to a dict {{op class: implementation}}")
+            )
         for op_type, implementation in instructions.items():
             register_instruction(op_type, implementation)
 
@@ -147,7 +149,9 @@ def run_npu(
     _load_instruction_plugins()
     machine = _resolve_machine(module, machine)
     if not 1 <= cores <= machine.cores:
-        raise error_at(module, f"cannot run on {cores} cores: machine '{machine.name}' has {machine.cores}")
+        raise error_at(
+            module, f"cannot run on {cores} cores: machine '{machine.name}' has {machine.cores}"
+        )
     active_cores = cores if active_cores is None else active_cores
     if verify:
         verify_module(module)
@@ -159,7 +163,9 @@ def run_npu(
     for arg, name in zip(entry.args, names):
         if name in given:
             buffer = memory.arguments[arg]
-            memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = given[name]
+            memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = given[
+                name
+            ]
     timelines = []
     for core in range(cores):
         timeline = Timeline(machine, active_cores, core, record_global=cores > 1)
@@ -218,7 +224,10 @@ def _resolve_machine(module: ModuleOp, machine: Machine | str | None) -> Machine
         return machine
     name = module.attributes.get(npu.MACHINE_ATTR)
     if not isinstance(name, StringAttr):
-        raise error_at(module, f'no machine given: pass one or set {npu.MACHINE_ATTR} = "davinci" on the module')
+        raise error_at(
+            module,
+            f'no machine given: pass one or set {npu.MACHINE_ATTR} = "davinci" on the module',
+        )
     return load_machine(name.data)
 
 
@@ -235,11 +244,16 @@ def _bind_inputs(
     if isinstance(inputs, Mapping):
         unknown = set(inputs) - set(names)
         if unknown:
-            raise error_at(entry, f"no argument named {', '.join(sorted(unknown))} (arguments: {', '.join(names)})")
+            raise error_at(
+                entry,
+                f"no argument named {', '.join(sorted(unknown))} (arguments: {', '.join(names)})",
+            )
         given = dict(inputs)
     else:
         if len(inputs) > len(names):
-            raise error_at(entry, f"{len(inputs)} inputs given to a function of {len(names)} arguments")
+            raise error_at(
+                entry, f"{len(inputs)} inputs given to a function of {len(names)} arguments"
+            )
         given = dict(zip(names, inputs))
     converted = {}
     for arg, name in zip(entry.args, names):
@@ -249,7 +263,9 @@ def _bind_inputs(
         assert isinstance(arg_type, MemRefType)
         array = np.asarray(given[name])
         if array.shape != arg_type.get_shape():
-            raise error_at(entry, f"input '{name}' has shape {array.shape}, the argument is {arg_type}")
+            raise error_at(
+                entry, f"input '{name}' has shape {array.shape}, the argument is {arg_type}"
+            )
         converted[name] = array.astype(to_numpy_dtype(arg_type.get_element_type()))
     return converted
 
@@ -270,7 +286,9 @@ class _Buffer:
 def _global_constant(machine: Machine, op: memref.GetGlobalOp) -> tuple[str, np.ndarray]:
     """The global space and the initial contents of the `memref.global` that `op` reads."""
     symbol = SymbolTable.lookup_symbol(op, op.name_)
-    if not isinstance(symbol, memref.GlobalOp) or not isinstance(symbol.initial_value, DenseIntOrFPElementsAttr):
+    if not isinstance(symbol, memref.GlobalOp) or not isinstance(
+        symbol.initial_value, DenseIntOrFPElementsAttr
+    ):
         raise error_at(op, f"{op.name_} is not a memref.global with a dense initial value")
     space = npu.space_of(op.memref)
     if space not in machine.memories or machine.memories[space].level != "global":
@@ -281,7 +299,12 @@ def _global_constant(machine: Machine, op: memref.GetGlobalOp) -> tuple[str, np.
 def _buffer_of(value: SSAValue, offset: int) -> _Buffer:
     memref_type = value.type
     assert isinstance(memref_type, MemRefType)
-    return _Buffer(npu.space_of(value), offset, memref_type.get_shape(), to_numpy_dtype(memref_type.get_element_type()))
+    return _Buffer(
+        npu.space_of(value),
+        offset,
+        memref_type.get_shape(),
+        to_numpy_dtype(memref_type.get_element_type()),
+    )
 
 
 class _Memory:
@@ -307,7 +330,9 @@ class _Memory:
         for op in entry.walk():
             if isinstance(op, npu.BufferOp):
                 space = npu.space_of(op.result)
-                used[space] = max(used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type))
+                used[space] = max(
+                    used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type)
+                )
         constants: dict[str, tuple[_Buffer, np.ndarray]] = {}
         for op in entry.walk():
             if isinstance(op, memref.GetGlobalOp) and op.name_.root_reference.data not in constants:
@@ -325,7 +350,9 @@ class _Memory:
                 raise error_at(entry, str(error)) from None
             space = npu.space_of(arg)
             if space not in machine.memories or machine.memories[space].level != "global":
-                raise error_at(entry, f"argument %{name} must be in a global memory space, got '{space}'")
+                raise error_at(
+                    entry, f"argument %{name} must be in a global memory space, got '{space}'"
+                )
             alignment = machine.memories[space].alignment
             offset = -(-used.get(space, 0) // alignment) * alignment
             arguments[arg] = _buffer_of(arg, offset)
@@ -335,12 +362,15 @@ class _Memory:
             if memory.level == "global":
                 if used.get(name, 0) > memory.capacity:
                     raise error_at(
-                        entry, f"the arguments need {used[name]} bytes of '{name}', which has {memory.capacity}"
+                        entry,
+                        f"the arguments need {used[name]} bytes of '{name}', which has {memory.capacity}",
                     )
                 sizes[name] = used.get(name, 0)
             else:
                 sizes[name] = memory.capacity
-        memory = cls(machine, sizes, arguments, {name: buffer for name, (buffer, _) in constants.items()})
+        memory = cls(
+            machine, sizes, arguments, {name: buffer for name, (buffer, _) in constants.items()}
+        )
         for buffer, data in constants.values():
             memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = data
         return memory
@@ -354,7 +384,9 @@ class _Memory:
         }
         return core
 
-    def view(self, buffer: _Buffer, base: int, shape: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    def view(
+        self, buffer: _Buffer, base: int, shape: Sequence[int], strides: Sequence[int]
+    ) -> np.ndarray:
         """The elements `base + strides . j` of `buffer` for `j` in `shape`, as a writable numpy view."""
         itemsize = buffer.dtype.itemsize
         return np.ndarray(
@@ -372,7 +404,11 @@ def convert(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return array
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        wide = np.rint(array.astype(np.float64)) if array.dtype.kind not in "iu" else array.astype(np.int64)
+        wide = (
+            np.rint(array.astype(np.float64))
+            if array.dtype.kind not in "iu"
+            else array.astype(np.int64)
+        )
         return np.clip(wide, info.min, info.max).astype(dtype)
     # A float too large for `dtype` becomes an infinity, as IEEE conversion does.
     with np.errstate(over="ignore"):
@@ -504,7 +540,9 @@ class _Executor:
         self.cores = cores
         self.limits = limits
         self.plans: dict[Operation, object] = {}
-        self.handlers: dict[type[Operation], Callable[[Operation, dict[SSAValue, object]], None]] = {
+        self.handlers: dict[
+            type[Operation], Callable[[Operation, dict[SSAValue, object]], None]
+        ] = {
             arith.ConstantOp: self._constant,
             arith.IndexCastOp: self._index_cast,
             arith.CmpiOp: self._cmpi,
@@ -544,7 +582,8 @@ class _Executor:
                 _instructions[type(op)](InstructionContext(self, env), op)
             else:
                 raise error_at(
-                    op, f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)"
+                    op,
+                    f"the npu interpreter cannot run '{op.name}' (it runs npu, scf and integer arith ops)",
                 )
         return []
 
@@ -616,7 +655,9 @@ class _Executor:
             plan = self.plans[op] = decode(op)
         return plan
 
-    def _window(self, op: Operation, env: dict[SSAValue, object], window: _Window) -> tuple[np.ndarray, Access]:
+    def _window(
+        self, op: Operation, env: dict[SSAValue, object], window: _Window
+    ) -> tuple[np.ndarray, Access]:
         """A checked view of `window` at the current index values, and the access it makes."""
         buffer = env[window.buffer]
         assert isinstance(buffer, _Buffer)
@@ -627,13 +668,16 @@ class _Executor:
             value = env[index] if isinstance(index, SSAValue) else index
             if not 0 <= value < size:
                 raise error_at(
-                    op, f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {size}"
+                    op,
+                    f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {size}",
                 )
             base += value * stride
         if window.tile:
             rank = len(window.shape)
             corner = window.indices[-rank:]
-            for dim, (index, size, extent) in enumerate(zip(corner, window.shape, buffer.shape[-rank:])):
+            for dim, (index, size, extent) in enumerate(
+                zip(corner, window.shape, buffer.shape[-rank:])
+            ):
                 start = env[index] if isinstance(index, SSAValue) else index
                 if start + size > extent:
                     raise error_at(
@@ -657,7 +701,9 @@ class _Executor:
                 f"the {window.what} starts at byte {start} of '{buffer.space}', which is misaligned: "
                 f"addresses must be multiples of {alignment}",
             )
-        access = Access(buffer.space, start, buffer.offset + end * itemsize, math.prod(window.shape) * itemsize)
+        access = Access(
+            buffer.space, start, buffer.offset + end * itemsize, math.prod(window.shape) * itemsize
+        )
         return self.memory.view(buffer, base, window.shape, window.strides), access
 
     # -- instructions ----------------------------------------------------- #
@@ -667,7 +713,9 @@ class _Executor:
         assert isinstance(plan, _DmaPlan)
         source, read = self._window(op, env, plan.src)
         target, write = self._window(op, env, plan.dst)
-        data = source if plan.pad is None else np.pad(source, plan.pad, constant_values=plan.pad_value)
+        data = (
+            source if plan.pad is None else np.pad(source, plan.pad, constant_values=plan.pad_value)
+        )
         if plan.transpose:
             data = np.swapaxes(data, -1, -2)
         target[...] = convert(np.array(data), target.dtype)
@@ -676,19 +724,45 @@ class _Executor:
     def _decode_dma(self, op: npu.DmaOp) -> _DmaPlan:
         src_strides = None if op.src_strides is None else op.src_strides.get_values()
         dst_strides = None if op.dst_strides is None else op.dst_strides.get_values()
-        src = _Window.of(op.src, op.static_src_indices, op.src_indices, op.src_shape, src_strides, "source", False)
-        dst = _Window.of(op.dst, op.static_dst_indices, op.dst_indices, op.dst_shape, dst_strides, "destination", False)
+        src = _Window.of(
+            op.src,
+            op.static_src_indices,
+            op.src_indices,
+            op.src_shape,
+            src_strides,
+            "source",
+            False,
+        )
+        dst = _Window.of(
+            op.dst,
+            op.static_dst_indices,
+            op.dst_indices,
+            op.dst_shape,
+            dst_strides,
+            "destination",
+            False,
+        )
         pads = None if op.pad is None else op.pad.get_values()
         source_dtype = to_numpy_dtype(op.src.type.get_element_type())
         engine = self.machine.dmas[op.engine.data]
         cycles = dma_cycles(
-            self.machine, engine, npu.space_of(op.src), npu.space_of(op.dst), src.bytes, dst.bytes, self.active_cores
+            self.machine,
+            engine,
+            npu.space_of(op.src),
+            npu.space_of(op.dst),
+            src.bytes,
+            dst.bytes,
+            self.active_cores,
         )
         return _DmaPlan(
             src,
             dst,
-            None if pads is None else [(pads[2 * d], pads[2 * d + 1]) for d in range(len(src.shape))],
-            convert(np.asarray(0.0 if op.pad_value is None else op.pad_value.value.data), source_dtype),
+            None
+            if pads is None
+            else [(pads[2 * d], pads[2 * d + 1]) for d in range(len(src.shape))],
+            convert(
+                np.asarray(0.0 if op.pad_value is None else op.pad_value.value.data), source_dtype
+            ),
             op.transpose is not None,
             engine.pipe,
             cycles,
@@ -704,18 +778,24 @@ class _Executor:
             product += c
             reads.append(write)
         c[...] = product.astype(c.dtype)
-        self.timeline.issue(op, self.machine.matrix.pipe, plan.cycles, reads, [write], flops=2 * plan.macs)
+        self.timeline.issue(
+            op, self.machine.matrix.pipe, plan.cycles, reads, [write], flops=2 * plan.macs
+        )
         self.timeline.macs[plan.dtypes] += plan.macs
 
     def _decode_mma(self, op: npu.MmaOp) -> _MmaPlan:
         operands = []
         for key, tile in zip("abc", op.tiles()):
             static, dynamic = getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices")
-            operands.append(_Window.of(getattr(op, key), static, dynamic, tile, None, f"operand {key.upper()}"))
+            operands.append(
+                _Window.of(getattr(op, key), static, dynamic, tile, None, f"operand {key.upper()}")
+            )
         m, n, k = op.mnk
         in_dtype, acc_dtype = (str(getattr(op, key).type.get_element_type()) for key in "ac")
         cycles = mma_cycles(self.machine, m, n, k, in_dtype, acc_dtype)
-        return _MmaPlan(operands, op.accumulate is not None, cycles, m * n * k, (in_dtype, acc_dtype))
+        return _MmaPlan(
+            operands, op.accumulate is not None, cycles, m * n * k, (in_dtype, acc_dtype)
+        )
 
     def _vector(self, op: npu.VectorOperation, env: dict[SSAValue, object]) -> None:
         plan = self._plan(op, self._decode_vector)
@@ -723,7 +803,9 @@ class _Executor:
         views, accesses = zip(*(self._window(op, env, w) for w in plan.operands))
         *sources, target = views
         target[...] = convert(_vector_result(op, sources, target.dtype), target.dtype)
-        self.timeline.issue(op, self.machine.vector.pipe, plan.cycles, accesses[:-1], accesses[-1:], plan.flops)
+        self.timeline.issue(
+            op, self.machine.vector.pipe, plan.cycles, accesses[:-1], accesses[-1:], plan.flops
+        )
 
     def _decode_vector(self, op: npu.VectorOperation) -> _VectorPlan:
         repeat, active = op.repeats, op.active_lanes(self.machine)
@@ -733,8 +815,12 @@ class _Executor:
                 zip(op.buffers(), op.block_lengths(active), op.strides(self.machine))
             )
         ]
-        widest = max(npu.element_bytes(value.type.get_element_type()) for value, _, _ in op.buffers())
-        cycles = vector_cycles(self.machine, op.kind, repeat, widest * max(op.block_lengths(active)))
+        widest = max(
+            npu.element_bytes(value.type.get_element_type()) for value, _, _ in op.buffers()
+        )
+        cycles = vector_cycles(
+            self.machine, op.kind, repeat, widest * max(op.block_lengths(active))
+        )
         return _VectorPlan(operands, cycles, repeat * active)
 
     def _set_flag(self, op: npu.SetFlagOp, env: dict[SSAValue, object]) -> None:
@@ -777,7 +863,9 @@ class InstructionContext:
         starting at a multiple of the space's alignment, and the access to pass to `issue`."""
         if strides is None:
             strides = npu.row_major_strides(buffer.type.get_shape())[-len(shape) :]
-        window = _Window(buffer, tuple(indices), tuple(shape), tuple(strides), what, tile=False, aligned=aligned)
+        window = _Window(
+            buffer, tuple(indices), tuple(shape), tuple(strides), what, tile=False, aligned=aligned
+        )
         return self._executor._window(op, self._env, window)
 
     def issue(
@@ -808,7 +896,9 @@ def _matmul(a: np.ndarray, b: np.ndarray, accumulator: np.dtype) -> np.ndarray:
         return np.matmul(a.astype(np.float32), b.astype(np.float32))
     narrow = all(x.dtype.kind in "iu" and x.dtype.itemsize <= 2 for x in (a, b))
     if narrow and a.shape[-1] < 2**21:
-        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64).astype(np.int32)
+        return (
+            np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64).astype(np.int32)
+        )
     return np.matmul(a.astype(np.int32), b.astype(np.int32))
 
 
@@ -830,10 +920,15 @@ _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
-def _vector_result(op: npu.VectorOperation, sources: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+def _vector_result(
+    op: npu.VectorOperation, sources: list[np.ndarray], dtype: np.dtype
+) -> np.ndarray:
     """What the active lanes of the destination receive, shaped like the destination view."""
     kind = op.kind
-    if kind in ("cast", "broadcast"):  # a broadcast source block is one element, spread over the lanes
+    if kind in (
+        "cast",
+        "broadcast",
+    ):  # a broadcast source block is one element, spread over the lanes
         return sources[0]
     if kind == "select":
         cond, lhs, rhs = sources

@@ -12,8 +12,8 @@ from typing import Any
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc
 from xdsl.ir import Operation
 
-from ziggurat.machine import Machine
 from ziggurat.interpreters.timing import TimingStats
+from ziggurat.machine import Machine
 
 UNATTRIBUTED = "(no source location)"
 TOP_LAYERS = 10
@@ -48,7 +48,12 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
         busy[layer][event.pipe] += event.end - event.start
         count[layer] += 1
     layers = [
-        {"layer": name, "cycles": end - start, "busy_cycles": dict(busy[name]), "instructions": count[name]}
+        {
+            "layer": name,
+            "cycles": end - start,
+            "busy_cycles": dict(busy[name]),
+            "instructions": count[name],
+        }
         for name, (start, end) in spans.items()
     ]
     return sorted(layers, key=lambda layer: -layer["cycles"])
@@ -69,8 +74,13 @@ def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> 
     end, and the spans add up to about the total.
     """
     # the work of `stats.cores` cores, each with its own matrix unit and its share of global bandwidth
-    compute = sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items()) / stats.cores
-    share = max(1, stats.active_cores) / stats.cores  # each core that ran gets 1 / active_cores of the bandwidth
+    compute = (
+        sum(macs / machine.peak_macs_per_cycle(*pair) for pair, macs in stats.macs.items())
+        / stats.cores
+    )
+    share = (
+        max(1, stats.active_cores) / stats.cores
+    )  # each core that ran gets 1 / active_cores of the bandwidth
     memory = max(
         (
             max(
@@ -129,10 +139,16 @@ def format_report(report: dict[str, Any]) -> str:
     layers = report.get("layers", [])
     if layers:
         shown = layers[:TOP_LAYERS]
-        title = f"layers ({len(shown)} longest of {len(layers)})" if len(layers) > len(shown) else "layers"
+        title = (
+            f"layers ({len(shown)} longest of {len(layers)})"
+            if len(layers) > len(shown)
+            else "layers"
+        )
         width = max(len(title), *(len(layer["layer"]) for layer in shown))
         lines += ["", f"{title:<{width}} {'cycles':>12} {'share':>7} {'instructions':>13}"]
         for layer in shown:
             share = layer["cycles"] / cycles if cycles else 0.0
-            lines.append(f"{layer['layer']:<{width}} {layer['cycles']:>12,.0f} {share:>7.1%} {layer['instructions']:>13,}")
+            lines.append(
+                f"{layer['layer']:<{width}} {layer['cycles']:>12,.0f} {share:>7.1%} {layer['instructions']:>13,}"
+            )
     return "\n".join(lines)

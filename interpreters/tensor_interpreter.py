@@ -32,12 +32,12 @@ from xdsl.ir.affine import (
     AffineExpr,
     AffineMap,
 )
+
+from ziggurat.diagnostics import error_at
 from ziggurat.dialects import tile
 from ziggurat.dialects.graph import erf, sliding_windows
-
-from ziggurat.backends.interpreter import scalar_value
-from ziggurat.diagnostics import error_at
 from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.interpreters.interpreter import scalar_value
 
 
 def numpy_dtype(value_type: Attribute) -> np.dtype:
@@ -360,13 +360,19 @@ def _plan(op: linalg.GenericOp) -> _GenericPlan:
         raise error_at(op, f"no operand's indexing map gives the size of {', '.join(missing)}")
     permutations = [_permutation(indexing) for indexing in maps]
     reduction_dims = tuple(
-        d for d, it in enumerate(op.iterator_types.data) if it.data == linalg_attrs.IteratorType.REDUCTION
+        d
+        for d, it in enumerate(op.iterator_types.data)
+        if it.data == linalg_attrs.IteratorType.REDUCTION
     )
     parallel = [d for d in range(rank) if d not in reduction_dims]
     block = op.body.block
     outputs = block.args[len(op.inputs) :]
     yielded = block.last_op.operands
-    reductions = {i: _reduction_of(op, v, outputs[i]) for i, v in enumerate(yielded)} if reduction_dims else {}
+    reductions = (
+        {i: _reduction_of(op, v, outputs[i]) for i, v in enumerate(yielded)}
+        if reduction_dims
+        else {}
+    )
     combiners = {combiner for combiner, _ in reductions.values()}
     # A sum of products (matmul, conv) is one einsum of the two factors, so the
     # product over the whole iteration space is never materialized.
@@ -377,7 +383,11 @@ def _plan(op: linalg.GenericOp) -> _GenericPlan:
         and isinstance(contribution.owner, (arith.MulfOp, arith.MuliOp))
         and contribution.has_one_use()
     }
-    steps = [o for o in block.ops if o is not block.last_op and o not in combiners and o not in contractions]
+    steps = [
+        o
+        for o in block.ops
+        if o is not block.last_op and o not in combiners and o not in contractions
+    ]
     for step in steps:
         if reduction_dims and any(o in outputs for o in step.operands):
             raise error_at(op, f"'{step.name}' reads the accumulator of a reduction")
@@ -385,12 +395,22 @@ def _plan(op: linalg.GenericOp) -> _GenericPlan:
     for out_map in maps[len(op.inputs) :]:
         positions = [r.position for r in out_map.results if isinstance(r, AffineDimExpr)]
         if len(positions) != len(out_map.results) or sorted(positions) != parallel:
-            raise error_at(op, f"output map {out_map} is not a permutation of the parallel dimensions")
+            raise error_at(
+                op, f"output map {out_map} is not a permutation of the parallel dimensions"
+            )
         output_orders.append([parallel.index(p) for p in positions])
     needs_grids = None in permutations or any(isinstance(step, linalg.IndexOp) for step in steps)
     return _GenericPlan(
-        maps, [sources[d] for d in range(rank)], permutations, needs_grids,
-        reduction_dims, parallel, steps, reductions, contractions, output_orders,
+        maps,
+        [sources[d] for d in range(rank)],
+        permutations,
+        needs_grids,
+        reduction_dims,
+        parallel,
+        steps,
+        reductions,
+        contractions,
+        output_orders,
     )
 
 
@@ -427,7 +447,10 @@ def run_generic(
     ranges = [arrays[operand].shape[axis] for operand, axis in plan.dim_sources]
     rank = len(ranges)
     grids = (
-        [np.arange(n).reshape([n if i == d else 1 for i in range(rank)]) for d, n in enumerate(ranges)]
+        [
+            np.arange(n).reshape([n if i == d else 1 for i in range(rank)])
+            for d, n in enumerate(ranges)
+        ]
         if plan.needs_grids
         else None
     )
@@ -514,15 +537,23 @@ def _filled(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
 
 def _static_slice(op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int, int]:
     """An extract/insert_slice's static offsets, sizes, strides, and how many offsets and sizes are dynamic."""
-    statics = (op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values())
+    statics = (
+        op.static_offsets.get_values(),
+        op.static_sizes.get_values(),
+        op.static_strides.get_values(),
+    )
     return (*statics, len(op.offsets), len(op.sizes))
 
 
-def _slices(op, args: Sequence, shape: Sequence[int], plans: Plans | None = None) -> tuple[slice, ...]:
+def _slices(
+    op, args: Sequence, shape: Sequence[int], plans: Plans | None = None
+) -> tuple[slice, ...]:
     """The numpy slices of an extract/insert_slice of a tensor of `shape`; `args` are its operands
     past the tensors (dynamic offsets, then sizes, then strides). A slice reaching outside the
     tensor is an error at the op (numpy would clip it silently or fail to reshape)."""
-    static_offsets, static_sizes, static_strides, n_offsets, n_sizes = _planned(plans, op, _static_slice)
+    static_offsets, static_sizes, static_strides, n_offsets, n_sizes = _planned(
+        plans, op, _static_slice
+    )
     offsets = _filled(static_offsets, args[:n_offsets])
     sizes = _filled(static_sizes, args[n_offsets : n_offsets + n_sizes])
     strides = _filled(static_strides, args[n_offsets + n_sizes :])
@@ -571,7 +602,9 @@ class TensorFunctions(InterpreterFunctions):
     @impl(linalg.FillOp)
     def run_fill(self, interpreter: Interpreter, op: linalg.FillOp, args: PythonValues):
         value, init = args
-        return (np.full(np.shape(init), scalar_value(value), dtype=numpy_dtype(op.results[0].type)),)
+        return (
+            np.full(np.shape(init), scalar_value(value), dtype=numpy_dtype(op.results[0].type)),
+        )
 
     @impl(linalg.MatmulOp)
     def run_matmul(self, interpreter: Interpreter, op: linalg.MatmulOp, args: PythonValues):
@@ -619,7 +652,9 @@ class TensorFunctions(InterpreterFunctions):
         window = source[_slices(op, args[1:], np.shape(source), self.plans)]
         shape = op.result.type.get_shape()
         if window.size != np.prod(shape, dtype=np.int64):
-            raise error_at(op, f"tensor.extract_slice takes a slice of {window.shape} as {tuple(shape)}")
+            raise error_at(
+                op, f"tensor.extract_slice takes a slice of {window.shape} as {tuple(shape)}"
+            )
         return (window.reshape(shape).copy(),)
 
     @impl(tensor.InsertSliceOp)
@@ -631,7 +666,9 @@ class TensorFunctions(InterpreterFunctions):
         slices = _slices(op, args[2:], result.shape, self.plans)
         target = result[slices].shape
         if np.size(source) != np.prod(target, dtype=np.int64):
-            raise error_at(op, f"tensor.insert_slice inserts {np.shape(source)} into a slice of {target}")
+            raise error_at(
+                op, f"tensor.insert_slice inserts {np.shape(source)} into a slice of {target}"
+            )
         result[slices] = np.reshape(source, target)
         return (result,)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
-from ziggurat.interpreters.interpreter import scalar_value
-from ziggurat.interpreters.tensor_interpreter import numpy_dtype
 from ziggurat.dialects import tile
 from ziggurat.dialects.tile import packed_shape
+from ziggurat.interpreters.interpreter import scalar_value
+from ziggurat.interpreters.tensor_interpreter import numpy_dtype
 
 
 def _split_order(rank: int, positions, perm) -> tuple[list[int], list[int]]:

@@ -28,7 +28,9 @@ TRANSCENDENTAL = frozenset({"exp", "rsqrt", "div"})
 # --------------------------------------------------------------------------- #
 
 
-def dma_bandwidth(machine: Machine, engine: DmaEngine, src: str, dst: str, active_cores: int = 1) -> float:
+def dma_bandwidth(
+    machine: Machine, engine: DmaEngine, src: str, dst: str, active_cores: int = 1
+) -> float:
     """Bytes per cycle one transfer on `engine` from `src` to `dst` gets on one core."""
     bandwidth = engine.bytes_per_cycle
     shared = engine.shared_bandwidth
@@ -40,10 +42,18 @@ def dma_bandwidth(machine: Machine, engine: DmaEngine, src: str, dst: str, activ
 
 
 def dma_cycles(
-    machine: Machine, engine: DmaEngine, src: str, dst: str, src_bytes: int, dst_bytes: int, active_cores: int = 1
+    machine: Machine,
+    engine: DmaEngine,
+    src: str,
+    dst: str,
+    src_bytes: int,
+    dst_bytes: int,
+    active_cores: int = 1,
 ) -> float:
     """`setup + bytes / bandwidth`; a casting transfer costs the wider of its two sides."""
-    return engine.setup_latency + max(src_bytes, dst_bytes) / dma_bandwidth(machine, engine, src, dst, active_cores)
+    return engine.setup_latency + max(src_bytes, dst_bytes) / dma_bandwidth(
+        machine, engine, src, dst, active_cores
+    )
 
 
 def mma_cycles(machine: Machine, m: int, n: int, k: int, in_dtype: str, acc_dtype: str) -> float:
@@ -52,7 +62,12 @@ def mma_cycles(machine: Machine, m: int, n: int, k: int, in_dtype: str, acc_dtyp
     rate = unit.dtypes[(in_dtype, acc_dtype)]
     if unit.dataflow is not None and unit.rows is not None and unit.cols is not None:
         # a pair the PEs run below one MAC per cycle each stretches every fold alike
-        return systolic_cycles(unit.dataflow, unit.rows, unit.cols, m, n, k) * unit.rows * unit.cols / rate
+        return (
+            systolic_cycles(unit.dataflow, unit.rows, unit.cols, m, n, k)
+            * unit.rows
+            * unit.cols
+            / rate
+        )
     return unit.latency + m * n * k / rate
 
 
@@ -264,12 +279,22 @@ class _AccessLog:
         """The records overlapping `access` (of reads, writes or both), in no particular order
         (`first` picks as one sorted list would)."""
         kinds = [kind for kind, wanted in ((False, reads), (True, writes)) if wanted]
-        return [r for kind in kinds for c in self.classes[(access.space, kind)].values() for r in c.overlapping(access)]
+        return [
+            r
+            for kind in kinds
+            for c in self.classes[(access.space, kind)].values()
+            for r in c.overlapping(access)
+        ]
 
     def inside(self, access: Access, writes: bool) -> list[_Record]:
         """The records of reads, and with `writes` of writes too, overlapping `access` and contained in it."""
         kinds = (False, True) if writes else (False,)
-        return [r for kind in kinds for c in self.classes[(access.space, kind)].values() for r in c.inside(access)]
+        return [
+            r
+            for kind in kinds
+            for c in self.classes[(access.space, kind)].values()
+            for r in c.inside(access)
+        ]
 
     @staticmethod
     def first(records: Sequence[_Record]) -> _Record:
@@ -358,8 +383,12 @@ class Timeline:
         self.machine = machine
         self.active_cores = active_cores
         self.core = core
-        self.global_spaces = {name for name, space in machine.memories.items() if space.level == "global"}
-        self.global_accesses: list[tuple[Access, bool, Operation]] | None = [] if record_global else None
+        self.global_spaces = {
+            name for name, space in machine.memories.items() if space.level == "global"
+        }
+        self.global_accesses: list[tuple[Access, bool, Operation]] | None = (
+            [] if record_global else None
+        )
         """With `record_global`: every (access, is a write, op) to global memory, for checks across cores."""
         self.pipes = machine.pipes
         self.now = 0.0
@@ -368,9 +397,13 @@ class Timeline:
         self.busy: dict[str, float] = dict.fromkeys(self.pipes, 0.0)
         self.count: dict[str, int] = dict.fromkeys(self.pipes, 0)
         self.known: dict[str, dict[str, int]] = {pipe: {} for pipe in self.pipes}
-        self.flags: dict[tuple[str, str, int], deque[tuple[float, dict[str, int], Operation]]] = defaultdict(deque)
+        self.flags: dict[tuple[str, str, int], deque[tuple[float, dict[str, int], Operation]]] = (
+            defaultdict(deque)
+        )
         self.log = _AccessLog()
-        self._prune_at = 64  # pruning is linear in the records: grow the threshold with what survives
+        self._prune_at = (
+            64  # pruning is linear in the records: grow the threshold with what survives
+        )
         self.bytes_read: dict[str, int] = defaultdict(int)
         self.bytes_written: dict[str, int] = defaultdict(int)
         self.flops = 0
@@ -498,7 +531,9 @@ class Timeline:
                 f'[{other.start}, {other.end}): nothing orders them (add npu.set_flag "{record.pipe}" -> '
                 f'"{pipe}" after it and npu.wait_flag "{record.pipe}" -> "{pipe}" before this)',
             )
-            error.diagnostics[0].notes.append(note_at(record.op, f"the earlier access on pipe '{record.pipe}'"))
+            error.diagnostics[0].notes.append(
+                note_at(record.op, f"the earlier access on pipe '{record.pipe}'")
+            )
             raise error
 
     def _record(self, new: _Record) -> None:
@@ -542,5 +577,7 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
                         f"[{record.access.start}, {record.access.end}): cores do not synchronize, so each must "
                         "keep to its own part of global memory",
                     )
-                    error.diagnostics[0].notes.append(note_at(record.op, f"the write on core {other}"))
+                    error.diagnostics[0].notes.append(
+                        note_at(record.op, f"the write on core {other}")
+                    )
                     raise error

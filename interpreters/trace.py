@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ziggurat.interpreters.timing import TimingStats
 from ziggurat.cli import write_atomically
 from ziggurat.diagnostics import op_location
+from ziggurat.interpreters.timing import TimingStats
 
 
 def trace_events(stats: TimingStats) -> dict[str, Any]:
@@ -23,12 +23,25 @@ def trace_events(stats: TimingStats) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     for core in sorted({event.core for event in stats.events} or {0}):
         events.append(
-            {"ph": "M", "name": "process_name", "pid": core, "args": {"name": f"{stats.machine} core {core}"}}
+            {
+                "ph": "M",
+                "name": "process_name",
+                "pid": core,
+                "args": {"name": f"{stats.machine} core {core}"},
+            }
         )
         for tid, pipe in enumerate(pipes):
-            events.append({"ph": "M", "name": "thread_name", "pid": core, "tid": tid, "args": {"name": pipe}})
             events.append(
-                {"ph": "M", "name": "thread_sort_index", "pid": core, "tid": tid, "args": {"sort_index": tid}}
+                {"ph": "M", "name": "thread_name", "pid": core, "tid": tid, "args": {"name": pipe}}
+            )
+            events.append(
+                {
+                    "ph": "M",
+                    "name": "thread_sort_index",
+                    "pid": core,
+                    "tid": tid,
+                    "args": {"sort_index": tid},
+                }
             )
     for event in stats.events:
         loc = op_location(event.op)

@@ -29,25 +29,29 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.interpreters.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
+from xdsl.rewriter import InsertPoint, Rewriter
+
 from ziggurat.dialects import graph
-from ziggurat.dialects.tile import GROUP_ATTR, ROOT_ATTR
 from ziggurat.dialects.graph import (
     GraphOp,
-    int_array,
     from_nchw,
+    int_array,
     ints_of,
     lowest_value,
     to_nchw,
     window_geometry,
 )
+from ziggurat.dialects.tile import GROUP_ATTR, ROOT_ATTR
+from ziggurat.dtypes import is_float, to_numpy_dtype
+from ziggurat.interpreters.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
+from ziggurat.ir.tensor_constants import splat_value
+from ziggurat.locations import Located
 from ziggurat.transforms.tile.builders import (
     PARALLEL,
     REDUCTION,
@@ -62,10 +66,6 @@ from ziggurat.transforms.tile.builders import (
     shape_of,
     signless,
 )
-
-from ziggurat.dtypes import is_float, to_numpy_dtype
-from ziggurat.locations import Located
-from ziggurat.ir.tensor_constants import splat_value
 
 Lowering = Callable[[Emitter, GraphOp], SSAValue | list[SSAValue]]
 """One value per result of the op (a single one for single-result ops)."""
@@ -303,7 +303,9 @@ def integer_mod(b: Body, x: SSAValue, y: SSAValue, fmod: bool) -> SSAValue:
     zero = const_like(b, 0, x)
     nonzero = b.add(arith.CmpiOp(remainder, zero, "ne"))
     signs_differ = b.add(
-        arith.XOrIOp(b.add(arith.CmpiOp(remainder, zero, "slt")), b.add(arith.CmpiOp(y, zero, "slt")))
+        arith.XOrIOp(
+            b.add(arith.CmpiOp(remainder, zero, "slt")), b.add(arith.CmpiOp(y, zero, "slt"))
+        )
     )
     adjust = b.add(arith.AndIOp(nonzero, signs_differ))
     return b.add(arith.SelectOp(adjust, b.add(arith.AddiOp(remainder, y)), remainder))
@@ -316,7 +318,8 @@ def bit_shift(b: Body, x: SSAValue, y: SSAValue, left: bool, width: int) -> SSAV
     zero = const_like(b, 0, x)
     valid = b.add(
         arith.AndIOp(
-            b.add(arith.CmpiOp(y, zero, "sge")), b.add(arith.CmpiOp(y, const_like(b, width, y), "slt"))
+            b.add(arith.CmpiOp(y, zero, "sge")),
+            b.add(arith.CmpiOp(y, const_like(b, width, y), "slt")),
         )
     )
     amount = b.add(arith.SelectOp(valid, y, zero))
@@ -501,9 +504,18 @@ def lower_bitcast(e: Emitter, op: graph.BitcastOp) -> SSAValue:
 
     # i1 has no byte to reinterpret in arith: a bool's byte is 0 or 1, and a byte is true when not 0.
     def convert(b: Body, args):
-        return [b.convert(args[0], signless(target), unsigned_source=True, unsigned_target=not is_signless(target))]
+        return [
+            b.convert(
+                args[0],
+                signless(target),
+                unsigned_source=True,
+                unsigned_target=not is_signless(target),
+            )
+        ]
 
-    y = e.elementwise([e.bitcast(op.input, signless(source))], shape_of(op.input), signless(target), convert)
+    y = e.elementwise(
+        [e.bitcast(op.input, signless(source))], shape_of(op.input), signless(target), convert
+    )
     return e.bitcast(y, target)
 
 
@@ -694,7 +706,9 @@ def pad_constant(e: Emitter, value: SSAValue, low, high, fill) -> SSAValue:
     )
 
 
-def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumulator, layout="NCHW") -> SSAValue:
+def _conv_contraction(
+    e: Emitter, x, w, groups, strides, dilations, out, accumulator, layout="NCHW"
+) -> SSAValue:
     """A grouped convolution as one generic contraction over
     (n, g, og, oh, ow | c, kh, kw) in NCHW/OIHW, (n, oh, ow, g, og | c, kh, kw) in
     NHWC/OHWI, without the unit dims that need no loop: `g` for one group, `og` and
@@ -707,7 +721,9 @@ def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumul
     o, cg, kh, kw = to_nchw(shape_of(w), layout)
     og = o // groups
     order = ("n", "oh", "ow", "g", "og") if nhwc else ("n", "g", "og", "oh", "ow")
-    extents = {name: {"n": n, "g": groups, "og": og, "oh": out[0], "ow": out[1]}[name] for name in order}
+    extents = {
+        name: {"n": n, "g": groups, "og": og, "oh": out[0], "ow": out[1]}[name] for name in order
+    }
     extents.update(c=cg, kh=kh, kw=kw)
     kept = [
         name
@@ -725,7 +741,10 @@ def _conv_contraction(e: Emitter, x, w, groups, strides, dilations, out, accumul
         return terms[0] + terms[1] if len(terms) == 2 else (terms or [AffineExpr.constant(0)])[0]
 
     rank = len(kept)
-    rows, cols = d["oh"] * strides[0] + d["kh"] * dilations[0], d["ow"] * strides[1] + d["kw"] * dilations[1]
+    rows, cols = (
+        d["oh"] * strides[0] + d["kh"] * dilations[0],
+        d["ow"] * strides[1] + d["kw"] * dilations[1],
+    )
     channel, out_channel = index("g", cg, "c"), index("g", og, "og")
     if nhwc:
         x_map = AffineMap(rank, 0, (d["n"], rows, cols, channel))
@@ -756,7 +775,9 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
     n, _, h, width = to_nchw(shape_of(x), layout)
     o, _, kh, kw = to_nchw(shape_of(w), layout)
     (oh, ow), ends = window_geometry((h, width), (kh, kw), strides, dilations, pads, False)
-    padded = pad_constant(e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), 0)
+    padded = pad_constant(
+        e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), 0
+    )
     if groups == 1 and accumulator == element_type and layout == "NCHW":
         init = e.filled([n, o, oh, ow], element_type, 0)
         y = e.emit(
@@ -769,7 +790,9 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
             )
         )
     else:
-        y = _conv_contraction(e, padded, w, groups, strides, dilations, (oh, ow), accumulator, layout)
+        y = _conv_contraction(
+            e, padded, w, groups, strides, dilations, (oh, ow), accumulator, layout
+        )
     shape = shape_of(y)
     operands = [y] if op.bias is None else [y, op.bias]
     channel = from_nchw([0, 1, 2, 3], layout).index(1)
@@ -917,7 +940,11 @@ def lower_cumsum(e: Emitter, op: graph.CumulativeOp) -> SSAValue:
         j, i = b.add(linalg.IndexOp(rank)), b.add(linalg.IndexOp(axis))
         counts = b.add(arith.CmpiOp(j, i, predicate[(exclusive, reverse)]))
         value = b.convert(args[0], accumulator)
-        return [combine(b, b.add(arith.SelectOp(counts, value, const_like(b, identity, value))), args[1])]
+        return [
+            combine(
+                b, b.add(arith.SelectOp(counts, value, const_like(b, identity, value))), args[1]
+            )
+        ]
 
     total = e.generic(
         [(x, source)],
@@ -953,11 +980,16 @@ def lower_pool(e: Emitter, op: graph.Pool2dOp) -> SSAValue:
         (h, w), kernel, strides, dilations, pads, op.ceil_mode.value.data
     )
     fill = lowest_value(to_numpy_dtype(element_type)) if is_max else 0
-    padded = pad_constant(e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), fill)
+    padded = pad_constant(
+        e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), fill
+    )
     # the output's dims in the layout's order, then the window's (kh, kw)
     d = [AffineExpr.dimension(i) for i in range(6)]
     dn, dc, dh, dw = to_nchw(d[:4], layout)
-    window = from_nchw([dn, dc, dh * strides[0] + d[4] * dilations[0], dw * strides[1] + d[5] * dilations[1]], layout)
+    window = from_nchw(
+        [dn, dc, dh * strides[0] + d[4] * dilations[0], dw * strides[1] + d[5] * dilations[1]],
+        layout,
+    )
     shape = from_nchw([n, c, oh, ow], layout)
     identity = lowest_value(to_numpy_dtype(accumulator)) if is_max else 0
     init = e.filled(shape, accumulator, identity)
@@ -1236,7 +1268,9 @@ def lower_top_k(e: Emitter, op: graph.TopKOp) -> list[SSAValue]:
     axis = op.axis.value.data % rank
     largest = bool(op.largest.value.data)
     element_type = element_type_of(x)
-    other = AffineMap(rank + 1, 0, tuple(AffineExpr.dimension(rank if d == axis else d) for d in range(rank)))
+    other = AffineMap(
+        rank + 1, 0, tuple(AffineExpr.dimension(rank if d == axis else d) for d in range(rank))
+    )
     own = AffineMap(rank + 1, 0, tuple(dims(*range(rank))))
 
     def count_before(b: Body, args):
@@ -1251,8 +1285,12 @@ def lower_top_k(e: Emitter, op: graph.TopKOp) -> list[SSAValue]:
             one_nan = b.add(arith.XOrIOp(mine_nan, theirs_nan))
             nan_wins = b.add(arith.AndIOp(one_nan, theirs_nan if largest else mine_nan))
             ahead = b.add(arith.OrIOp(ordered, nan_wins))
-            same = b.add(arith.OrIOp(b.add(arith.CmpfOp(theirs, mine, "oeq")),
-                                     b.add(arith.AndIOp(mine_nan, theirs_nan))))
+            same = b.add(
+                arith.OrIOp(
+                    b.add(arith.CmpfOp(theirs, mine, "oeq")),
+                    b.add(arith.AndIOp(mine_nan, theirs_nan)),
+                )
+            )
         else:
             ahead = b.add(arith.CmpiOp(theirs, mine, "sgt" if largest else "slt"))
             same = b.add(arith.CmpiOp(theirs, mine, "eq"))

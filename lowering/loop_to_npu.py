@@ -33,7 +33,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.npu import MACHINE_ATTR, row_major_strides
@@ -41,6 +40,7 @@ from ziggurat.ir.contraction import is_contraction
 from ziggurat.lowering.loop_to_npu_matrix import lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, reassociation_groups, view_of
+from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.npu import pass_machine
 
 
@@ -104,7 +104,9 @@ class FoldTransposedCopy(RewritePattern):
     machine: Machine
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if not isinstance(op, LinalgStructuredOperation) or not all(_local(v, self.machine) for v in op.operands):
+        if not isinstance(op, LinalgStructuredOperation) or not all(
+            _local(v, self.machine) for v in op.operands
+        ):
             return
         strides = copy_layout(op)
         src, dst = op.operands if strides is not None else (None, None)
@@ -135,14 +137,20 @@ def _slot(value: SSAValue) -> tuple[SSAValue, int]:
     owner = value.owner
     if isinstance(owner, memref.AllocOp):
         return value, 0
-    if not isinstance(owner, memref.SubviewOp) or not isinstance(owner.source.owner, memref.AllocOp):
+    if not isinstance(owner, memref.SubviewOp) or not isinstance(
+        owner.source.owner, memref.AllocOp
+    ):
         return value, -1
     layout = value.type.layout
     if not isinstance(layout, StridedLayoutAttr):
         return value, -1
     strides, offset = layout.get_strides(), layout.get_offset()
     contiguous = list(strides) == row_major_strides(value.type.get_shape())
-    return (owner.source, offset) if contiguous and offset not in (None, DYNAMIC_INDEX) else (value, -1)
+    return (
+        (owner.source, offset)
+        if contiguous and offset not in (None, DYNAMIC_INDEX)
+        else (value, -1)
+    )
 
 
 def _local(value: SSAValue, machine: Machine) -> bool:
@@ -157,13 +165,17 @@ def _writes(op: Operation, buffer: SSAValue) -> bool:
     return not isinstance(op, LinalgStructuredOperation) or buffer in op.outputs
 
 
-def _readers_until_rewritten(src: SSAValue, dst: SSAValue, copy: Operation) -> list[tuple[Operation, int]] | None:
+def _readers_until_rewritten(
+    src: SSAValue, dst: SSAValue, copy: Operation
+) -> list[tuple[Operation, int]] | None:
     """The (op, operand index) uses of `dst` that read what `copy` wrote (those after it in its block, up
     to the next write of `dst`), or None unless all come before the next write of `src` and every use
     of either buffer is in that block."""
     block = copy.parent_block()
     start = block.get_operation_index(copy)
-    uses: list[tuple[SSAValue, Operation, int, int]] = []  # (buffer, user, operand index, position in block)
+    uses: list[
+        tuple[SSAValue, Operation, int, int]
+    ] = []  # (buffer, user, operand index, position in block)
     for buffer in (src, dst):
         for use in buffer.uses:
             ancestor = block.find_ancestor_op_in_block(use.operation)
@@ -172,12 +184,16 @@ def _readers_until_rewritten(src: SSAValue, dst: SSAValue, copy: Operation) -> l
             uses.append((buffer, use.operation, use.index, block.get_operation_index(ancestor)))
 
     def next_write(buffer: SSAValue) -> float:
-        writes = [p for b, user, _, p in uses if b is buffer and p > start and _writes(user, buffer)]
+        writes = [
+            p for b, user, _, p in uses if b is buffer and p > start and _writes(user, buffer)
+        ]
         return min(writes, default=math.inf)
 
     dst_written, src_written = next_write(dst), next_write(src)
     readers = [(user, i, p) for b, user, i, p in uses if b is dst and start < p < dst_written]
-    overwriter_reads = any(b is dst and p == dst_written and not _writes(user, dst) for b, user, _, p in uses)
+    overwriter_reads = any(
+        b is dst and p == dst_written and not _writes(user, dst) for b, user, _, p in uses
+    )
     if overwriter_reads or any(p >= src_written for _, _, p in readers):
         return None  # read by the op that overwrites the result, or after the source changed
     return [(user, i) for user, i, _ in readers]
@@ -218,7 +234,10 @@ class RegroupCollapsedAlloc(RewritePattern):
         expanded = memref.ExpandShapeOp(
             operands=[buffer.memref, []],
             result_types=[alloc.memref.type],
-            properties={"reassociation": op.reassociation, "static_output_shape": DenseArrayBase.from_list(i64, shape)},
+            properties={
+                "reassociation": op.reassociation,
+                "static_output_shape": DenseArrayBase.from_list(i64, shape),
+            },
         )
         rewriter.insert([buffer, expanded], InsertPoint.before(alloc))
         rewriter.replace_all_uses_with(op.result, buffer.memref)
@@ -232,7 +251,9 @@ class EraseDeadValue(RewritePattern):
     scalars instruction properties); the scalar unit computes on integers only."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        view = isinstance(op, memref.SubviewOp | memref.AlterShapeOperation | memref.ReinterpretCastOp)
+        view = isinstance(
+            op, memref.SubviewOp | memref.AlterShapeOperation | memref.ReinterpretCastOp
+        )
         dead = view or isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr)
         if dead and not op.results[0].uses:
             rewriter.erase(op)
@@ -279,8 +300,9 @@ class LoopToNpuPass(ModulePass):
         named = op.attributes.get(MACHINE_ATTR)
         if isinstance(named, StringAttr) and load_machine(named.data).name != machine.name:
             raise error_at(
-                op, f"{self.name}{{machine={self.machine}}}: the module targets machine '{named.data}' "
-                f"({MACHINE_ATTR})"
+                op,
+                f"{self.name}{{machine={self.machine}}}: the module targets machine '{named.data}' "
+                f"({MACHINE_ATTR})",
             )
         PatternRewriteWalker(RegroupCollapsedAlloc(), apply_recursively=False).rewrite_module(op)
         contractions = LowerContraction(machine)
@@ -291,7 +313,12 @@ class LoopToNpuPass(ModulePass):
             fill.erase()
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [LowerCopy(machine), DropWait(), FoldTransposedCopy(machine), LowerVectorOp(machine)]
+                [
+                    LowerCopy(machine),
+                    DropWait(),
+                    FoldTransposedCopy(machine),
+                    LowerVectorOp(machine),
+                ]
             ),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -11,10 +11,17 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.machine import DmaEngine, Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.npu import DmaOp, row_major_strides
-from ziggurat.lowering.loop_to_npu_views import Emitter, View, group_extent, loop_over, merged_groups, squeezed
+from ziggurat.lowering.loop_to_npu_views import (
+    Emitter,
+    View,
+    group_extent,
+    loop_over,
+    merged_groups,
+    squeezed,
+)
+from ziggurat.machine import DmaEngine, Machine
 
 
 def engine_for(op: Operation, machine: Machine, src: View, dst: View, pad: bool) -> DmaEngine:
@@ -23,8 +30,9 @@ def engine_for(op: Operation, machine: Machine, src: View, dst: View, pad: bool)
     if engine is None:
         paths = ", ".join(f"{a}->{b}" for e in machine.dmas.values() for a, b in e.paths)
         raise error_at(
-            op, f"{op.name}: machine '{machine.name}' has no DMA engine from '{src.space}' to '{dst.space}' "
-            f"(its paths: {paths})"
+            op,
+            f"{op.name}: machine '{machine.name}' has no DMA engine from '{src.space}' to '{dst.space}' "
+            f"(its paths: {paths})",
         )
     src_type, dst_type = src.base_type.get_element_type(), dst.base_type.get_element_type()
     for needed, able, what in (
@@ -33,8 +41,9 @@ def engine_for(op: Operation, machine: Machine, src: View, dst: View, pad: bool)
     ):
         if needed and not able:
             raise error_at(
-                op, f"{op.name}: engine '{engine.name}' of machine '{machine.name}' cannot {what} in flight "
-                f"from '{src.space}' to '{dst.space}'"
+                op,
+                f"{op.name}: engine '{engine.name}' of machine '{machine.name}' cannot {what} in flight "
+                f"from '{src.space}' to '{dst.space}'",
             )
     return engine
 
@@ -63,13 +72,16 @@ def emit_dma(
     pad = [p for p, k in zip(pad, kept) if k]
     padded = [p for p, k in zip(padded, kept) if k]
     groups = [[dim] for dim in range(len(views[0].dims))]
-    if len(groups) > engine.max_dims:  # merge only when needed: unmerged windows read like their views
+    if (
+        len(groups) > engine.max_dims
+    ):  # merge only when needed: unmerged windows read like their views
         groups = merged_groups(views, fixed=padded)
     looped = loop_groups(views, groups, padded, engine.max_dims)
     if looped is None:
         raise error_at(
-            op, f"{op.name}: engine '{engine.name}' of machine '{machine.name}' moves at most "
-            f"{engine.max_dims}-d windows and cannot pad the dimensions split into loops"
+            op,
+            f"{op.name}: engine '{engine.name}' of machine '{machine.name}' moves at most "
+            f"{engine.max_dims}-d windows and cannot pad the dimensions split into loops",
         )
     emitter, (src, dst) = loop_over(emitter, views, [dim for group in looped for dim in group])
     moved = [group for group in groups if group not in looped]
@@ -112,11 +124,16 @@ def loop_groups(
     ]
     if not candidates:
         return None
-    return min(candidates, key=lambda chosen: math.prod(group_extent(views, group)[0] for group in chosen))
+    return min(
+        candidates, key=lambda chosen: math.prod(group_extent(views, group)[0] for group in chosen)
+    )
 
 
 def explicit_strides(
-    buffer: MemRefType, indices: Sequence[int | SSAValue], shape: Sequence[int], strides: Sequence[int]
+    buffer: MemRefType,
+    indices: Sequence[int | SSAValue],
+    shape: Sequence[int],
+    strides: Sequence[int],
 ) -> list[int] | None:
     """`strides`, or None where the npu.dma default (a tile of the buffer's innermost dims) means the same."""
     dims = buffer.get_shape()

@@ -8,21 +8,32 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, StridedLayoutAttr, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    StridedLayoutAttr,
+    i64,
+)
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
 
-from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import loop, npu
 from ziggurat.dialects.npu import row_major_strides
 from ziggurat.ir.contraction import matrix_operands
 from ziggurat.lowering.loop_to_npu_views import Dim, Emitter, Linear, View, view_of
+from ziggurat.machine import Machine
 
-def _dim_views(op: LinalgStructuredOperation, views: list[View]) -> tuple[list[int], list[list[int | None]]]:
+
+def _dim_views(
+    op: LinalgStructuredOperation, views: list[View]
+) -> tuple[list[int], list[list[int | None]]]:
     """Loop extents, and for each operand the view dimension each loop dimension indexes (None: absent)."""
     maps = [m.data for m in op.get_indexing_maps()]
     sizes = [1] * maps[0].num_dims
@@ -31,7 +42,9 @@ def _dim_views(op: LinalgStructuredOperation, views: list[View]) -> tuple[list[i
         where: list[int | None] = [None] * affine_map.num_dims
         for result, expr in enumerate(affine_map.results):
             if not isinstance(expr, AffineDimExpr):
-                raise error_at(op, f"{op.name}: loop-to-npu needs projected-permutation maps, got {affine_map}")
+                raise error_at(
+                    op, f"{op.name}: loop-to-npu needs projected-permutation maps, got {affine_map}"
+                )
             where[expr.position] = result
             sizes[expr.position] = view.shape[result]
         positions.append(where)
@@ -56,11 +69,20 @@ class _Analysis:
     def walked(self, key: str, role: str) -> list[Dim]:
         """The dims of `key`'s view that the (non-unit) loop dims of `role` walk."""
         view, where, _, _ = self.tile(key)
-        return [view.dims[where[d]] for d in self.roles[role] if self.sizes[d] > 1 and where[d] is not None]
+        return [
+            view.dims[where[d]]
+            for d in self.roles[role]
+            if self.sizes[d] > 1 and where[d] is not None
+        ]
 
 
 # A loop dim's role from whether (A, B, C) use it.
-_ROLES = {(True, True, True): "batch", (True, False, True): "M", (False, True, True): "N", (True, True, False): "K"}
+_ROLES = {
+    (True, True, True): "batch",
+    (True, False, True): "M",
+    (False, True, True): "N",
+    (True, True, False): "K",
+}
 
 
 def _analyze(op: LinalgStructuredOperation) -> _Analysis:
@@ -69,7 +91,9 @@ def _analyze(op: LinalgStructuredOperation) -> _Analysis:
     sizes, where = _dim_views(op, views)
     roles: dict[str, list[int]] = {"batch": [], "M": [], "N": [], "K": []}
     for d in range(len(sizes)):
-        role = _ROLES.get((where[a][d] is not None, where[b][d] is not None, where[2][d] is not None))
+        role = _ROLES.get(
+            (where[a][d] is not None, where[b][d] is not None, where[2][d] is not None)
+        )
         if role is None:
             raise error_at(op, f"{op.name}: loop dimension {d} is not batch, M, N or K of a matmul")
         roles[role].append(d)
@@ -81,7 +105,9 @@ def _span(dims: list[Dim]) -> int:
     return 1 + sum((d.size - 1) * d.step for d in dims)
 
 
-def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: Machine) -> Operation | None:
+def lower_contraction(
+    emitter: Emitter, op: LinalgStructuredOperation, machine: Machine
+) -> Operation | None:
     """Emit the `npu.mma`s of a contraction; return the zero fill it absorbed, if any.
 
     The input holding the output's innermost dimension is B, the other A, so that
@@ -105,17 +131,24 @@ def lower_contraction(emitter: Emitter, op: LinalgStructuredOperation, machine: 
     """
     analysis = _analyze(op)
     _check_unit(op, machine, *analysis.views)
-    relaid = [key for key in "ABC" if not _is_tile(analysis, key) and _relayout(emitter, analysis, key)]
+    relaid = [
+        key for key in "ABC" if not _is_tile(analysis, key) and _relayout(emitter, analysis, key)
+    ]
     if relaid:
-        analysis = _analyze(op)  # those local buffers now have the [rows, columns] shape the unit reads
+        analysis = _analyze(
+            op
+        )  # those local buffers now have the [rows, columns] shape the unit reads
     for key in "ABC":
         if not _is_tile(analysis, key):
             raise error_at(
-                op, f"{op.name}: operand {key} must be a row-major tile of the two innermost dimensions of its "
-                f"buffer {analysis.tile(key)[0].base_type} for the matrix unit"
+                op,
+                f"{op.name}: operand {key} must be a row-major tile of the two innermost dimensions of its "
+                f"buffer {analysis.tile(key)[0].base_type} for the matrix unit",
             )
     extents = {
-        role: max(_span(analysis.walked(key, role)) for key in "ABC" if role in analysis.tile(key)[2:])
+        role: max(
+            _span(analysis.walked(key, role)) for key in "ABC" if role in analysis.tile(key)[2:]
+        )
         for role in "MNK"
     }
     a_view, b_view, c_view = analysis.views
@@ -185,10 +218,14 @@ def _relayout(emitter: Emitter, analysis: _Analysis, key: str) -> bool:
     if not groups[row] or not groups[col]:
         return False
     shape = view.base_type.get_shape()
-    new_shape = [shape[d] for d in groups["batch"]] + [prod(shape[d] for d in groups[r]) for r in (row, col)]
+    new_shape = [shape[d] for d in groups["batch"]] + [
+        prod(shape[d] for d in groups[r]) for r in (row, col)
+    ]
     if len(new_shape) == len(shape) and seen[-1] == col:
         return False
-    new_type = MemRefType(view.base_type.get_element_type(), new_shape, memory_space=view.base_type.memory_space)
+    new_type = MemRefType(
+        view.base_type.get_element_type(), new_shape, memory_space=view.base_type.memory_space
+    )
     at_alloc = Emitter(emitter.rewriter, InsertPoint.before(alloc), alloc.location)
     buffer = at_alloc.insert(memref.AllocOp([], [], new_type))
     buffer.memref.name_hint = alloc.memref.name_hint
@@ -198,16 +235,23 @@ def _relayout(emitter: Emitter, analysis: _Analysis, key: str) -> bool:
             operands=[buffer.memref, []],
             result_types=[view.base_type],
             properties={
-                "reassociation": ArrayAttr([ArrayAttr([IntegerAttr(d, i64) for d in g]) for g in reassociation]),
+                "reassociation": ArrayAttr(
+                    [ArrayAttr([IntegerAttr(d, i64) for d in g]) for g in reassociation]
+                ),
                 "static_output_shape": DenseArrayBase.from_list(i64, shape),
             },
         )
     else:
         strides = _strides_in(shape, groups["batch"], groups[row], groups[col], new_shape)
         old_type = MemRefType(
-            view.base_type.get_element_type(), shape, StridedLayoutAttr(strides, 0), view.base_type.memory_space
+            view.base_type.get_element_type(),
+            shape,
+            StridedLayoutAttr(strides, 0),
+            view.base_type.memory_space,
         )
-        old_view = memref.ReinterpretCastOp(buffer.memref, [], [], [], [0], shape, strides, old_type)
+        old_view = memref.ReinterpretCastOp(
+            buffer.memref, [], [], [], [0], shape, strides, old_type
+        )
     at_alloc.insert(old_view)
     emitter.rewriter.replace_all_uses_with(alloc.memref, old_view.result)
     emitter.rewriter.erase(alloc)
@@ -232,22 +276,30 @@ def _strides_in(
 
 def _check_unit(op: Operation, machine: Machine, a: View, b: View, c: View) -> None:
     unit = machine.matrix
-    for key, view, space in (("A", a, unit.a_space), ("B", b, unit.b_space), ("C", c, unit.c_space)):
+    for key, view, space in (
+        ("A", a, unit.a_space),
+        ("B", b, unit.b_space),
+        ("C", c, unit.c_space),
+    ):
         if view.space != space:
             raise error_at(
-                op, f"{op.name}: operand {key} is in '{view.space}'; the matrix unit '{unit.name}' of machine "
-                f"'{machine.name}' reads {key} from '{space}' (run loop-promote-to-memory-space first)"
+                op,
+                f"{op.name}: operand {key} is in '{view.space}'; the matrix unit '{unit.name}' of machine "
+                f"'{machine.name}' reads {key} from '{space}' (run loop-promote-to-memory-space first)",
             )
     pair = (str(a.base_type.get_element_type()), str(c.base_type.get_element_type()))
     if pair not in unit.dtypes:
         supported = ", ".join(f"{i}->{o}" for i, o in unit.dtypes)
         raise error_at(
-            op, f"{op.name}: the matrix unit '{unit.name}' of machine '{machine.name}' has no "
-            f"{pair[0]}->{pair[1]} instruction (it has {supported})"
+            op,
+            f"{op.name}: the matrix unit '{unit.name}' of machine '{machine.name}' has no "
+            f"{pair[0]}->{pair[1]} instruction (it has {supported})",
         )
 
 
-def _instruction_shape(machine: Machine, a: View, c: View, m: int, n: int, k: int) -> tuple[int, int, int]:
+def _instruction_shape(
+    machine: Machine, a: View, c: View, m: int, n: int, k: int
+) -> tuple[int, int, int]:
     """(m, n, k) rounded up to multiples of the unit's instruction shape for the operands' dtypes."""
     unit = machine.matrix
     pair = (str(a.base_type.get_element_type()), str(c.base_type.get_element_type()))
@@ -263,17 +315,30 @@ def _check_fits(op: Operation, view: View, shape: tuple[int, int, int], key: str
         start = view.offsets[base_dim].static or 0
         if start + extent > view.base_type.get_shape()[base_dim]:
             raise error_at(
-                op, f"{op.name}: the {m}x{n}x{k} instruction (rounded up to the unit's shape) reads a "
+                op,
+                f"{op.name}: the {m}x{n}x{k} instruction (rounded up to the unit's shape) reads a "
                 f"{extents[0]}x{extents[1]} tile of operand {key} past its buffer {view.base_type}; "
-                "loop-promote-to-memory-space rounds buffers up to the unit's multiples"
+                "loop-promote-to-memory-space rounds buffers up to the unit's multiples",
             )
 
 
-def _emit_mma(emitter: Emitter, operands: tuple[View, View, View], shape: tuple[int, int, int], accumulate: bool):
+def _emit_mma(
+    emitter: Emitter,
+    operands: tuple[View, View, View],
+    shape: tuple[int, int, int],
+    accumulate: bool,
+):
     a, b, c = operands
     emitter.insert(
         npu.MmaOp(
-            a.base, emitter.indices(a), b.base, emitter.indices(b), c.base, emitter.indices(c), *shape, accumulate
+            a.base,
+            emitter.indices(a),
+            b.base,
+            emitter.indices(b),
+            c.base,
+            emitter.indices(c),
+            *shape,
+            accumulate,
         )
     )
 
@@ -282,7 +347,11 @@ def _first_iteration(emitter: Emitter, loops: list[scf.ForOp]) -> SSAValue:
     condition: SSAValue | None = None
     for for_op in loops:
         first = emitter.insert(arith.CmpiOp(for_op.body.block.args[0], for_op.lb, "eq")).results[0]
-        condition = first if condition is None else emitter.insert(arith.AndIOp(condition, first)).results[0]
+        condition = (
+            first
+            if condition is None
+            else emitter.insert(arith.AndIOp(condition, first)).results[0]
+        )
     assert condition is not None
     return condition
 
@@ -320,7 +389,9 @@ def _is_zero_fill(op: Operation) -> bool:
     if not isinstance(op, FillOp):
         return False
     value = op.inputs[0].owner
-    if not isinstance(value, arith.ConstantOp) or not isinstance(value.value, FloatAttr | IntegerAttr):
+    if not isinstance(value, arith.ConstantOp) or not isinstance(
+        value.value, FloatAttr | IntegerAttr
+    ):
         return False
     return value.value.value.data == 0
 

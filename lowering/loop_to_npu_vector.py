@@ -15,7 +15,6 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.rewriter import InsertPoint
 
-from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.dtypes import to_numpy_dtype
@@ -31,6 +30,7 @@ from ziggurat.lowering.loop_to_npu_views import (
     squeezed,
     view_of,
 )
+from ziggurat.machine import Machine
 
 _BINARY: dict[type[Operation], type[npu.VectorOperation]] = {
     arith.AddfOp: npu.VecAddOp, arith.AddiOp: npu.VecAddOp,
@@ -75,7 +75,9 @@ def lower_vector_op(emitter: Emitter, op: LinalgStructuredOperation, machine: Ma
     if isinstance(op, FillOp):
         dst = view_of(op.outputs[0], op)
         _require_vector(op, machine, npu.VecDupOp, [dst])
-        emit_vector(emitter, op, machine, npu.VecDupOp, [], dst, scalar=_scalar_attr(op.inputs[0], op))
+        emit_vector(
+            emitter, op, machine, npu.VecDupOp, [], dst, scalar=_scalar_attr(op.inputs[0], op)
+        )
         return
     body = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
     operands = _loop_operands(op)
@@ -87,8 +89,9 @@ def lower_vector_op(emitter: Emitter, op: LinalgStructuredOperation, machine: Ma
         _lower_elementwise(emitter, op, machine, body[0], operands)
     else:
         raise error_at(
-            op, f"{op.name}: loop-to-npu maps one body op to one vector instruction, got "
-            f"{', '.join(o.name for o in body)} (run tile-vectorize first)"
+            op,
+            f"{op.name}: loop-to-npu maps one body op to one vector instruction, got "
+            f"{', '.join(o.name for o in body)} (run tile-vectorize first)",
         )
 
 
@@ -105,7 +108,10 @@ def _loop_operands(op: LinalgStructuredOperation) -> list[Operand]:
     for index, view in views.items():
         for result, expr in enumerate(maps[index].results):
             if not isinstance(expr, AffineDimExpr):
-                raise error_at(op, f"{op.name}: loop-to-npu needs projected-permutation maps, got {maps[index]}")
+                raise error_at(
+                    op,
+                    f"{op.name}: loop-to-npu needs projected-permutation maps, got {maps[index]}",
+                )
             sizes[expr.position] = view.shape[result]
     operands: list[Operand] = []
     for index, value in enumerate(op.operands):
@@ -119,16 +125,22 @@ def _loop_operands(op: LinalgStructuredOperation) -> list[Operand]:
     return operands
 
 
-def _require_vector(op: Operation, machine: Machine, kind: type[npu.VectorOperation], views: Sequence[View]) -> None:
+def _require_vector(
+    op: Operation, machine: Machine, kind: type[npu.VectorOperation], views: Sequence[View]
+) -> None:
     unit = machine.vector
     name = kind.name.removeprefix("npu.vec.")
     if name not in unit.ops:
-        raise error_at(op, f"{op.name}: the vector unit '{unit.name}' of machine '{machine.name}' has no '{name}'")
+        raise error_at(
+            op,
+            f"{op.name}: the vector unit '{unit.name}' of machine '{machine.name}' has no '{name}'",
+        )
     for index, view in enumerate(views):
         if view.space not in unit.spaces:
             raise error_at(
-                op, f"{op.name}: operand #{index} is in '{view.space}'; the vector unit '{unit.name}' of machine "
-                f"'{machine.name}' works in {', '.join(unit.spaces)} (run loop-promote-to-memory-space first)"
+                op,
+                f"{op.name}: operand #{index} is in '{view.space}'; the vector unit '{unit.name}' of machine "
+                f"'{machine.name}' works in {', '.join(unit.spaces)} (run loop-promote-to-memory-space first)",
             )
 
 
@@ -149,7 +161,9 @@ def _constant(value: SSAValue) -> float | None:
 # -- copies ------------------------------------------------------------- #
 
 
-def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, operands: list[Operand]) -> None:
+def _lower_copy_like(
+    emitter: Emitter, op: Operation, machine: Machine, operands: list[Operand]
+) -> None:
     """A body that yields an input: a DMA between the views (a same-space vector cast where no engine
     serves the space), or a dup of a yielded constant."""
     yielded = op.body.block.last_op.operands[0]
@@ -159,7 +173,9 @@ def _lower_copy_like(emitter: Emitter, op: Operation, machine: Machine, operands
         _require_vector(op, machine, npu.VecDupOp, [dst])
         emit_vector(emitter, op, machine, npu.VecDupOp, [], dst, scalar=FloatAttr(source, 64))
     elif not isinstance(source, View):
-        raise error_at(op, f"{op.name}: loop-to-npu cannot select an instruction for a body yielding {yielded}")
+        raise error_at(
+            op, f"{op.name}: loop-to-npu cannot select an instruction for a body yielding {yielded}"
+        )
     else:
         emit_copy(emitter, op, machine, source, dst)
 
@@ -191,7 +207,12 @@ def emit_copy(
     (through the global space on the DMA engines where the cast's instructions would start misaligned)."""
     unpadded = pad is None or not any(lo or hi for lo, hi in pad)
     vector = machine.vector.spaces
-    if machine.dma_for(src.space, dst.space) is None and unpadded and src.space in vector and dst.space in vector:
+    if (
+        machine.dma_for(src.space, dst.space) is None
+        and unpadded
+        and src.space in vector
+        and dst.space in vector
+    ):
         _require_vector(op, machine, npu.VecCastOp, [src, dst])
         ordered = _in_destination_order(squeezed([src, dst]))
         stride = ordered[0].element_strides()[-1] if ordered[0].dims else 1
@@ -199,8 +220,9 @@ def emit_copy(
             return
         if stride != 1:
             raise error_at(
-                op, f"{op.name}: machine '{machine.name}' has no DMA engine from '{src.space}' to '{dst.space}', "
-                f"and its vector unit copies blocks of adjacent elements, not a source read with stride {stride}"
+                op,
+                f"{op.name}: machine '{machine.name}' has no DMA engine from '{src.space}' to '{dst.space}', "
+                f"and its vector unit copies blocks of adjacent elements, not a source read with stride {stride}",
             )
         emit_vector(emitter, op, machine, npu.VecCastOp, [src], dst)
     else:
@@ -217,7 +239,11 @@ def _starts_aligned(views: Sequence[View], machine: Machine) -> bool:
         alignment = machine.memories[view.space].alignment
         base = npu.row_major_strides(view.base_type.get_shape())
         offset = sum((o.scaled(s) for o, s in zip(view.offsets, base)), Linear())
-        steps = [offset.constant, *(c for _, c in offset.terms), *(view.element_strides()[d] for d in outer)]
+        steps = [
+            offset.constant,
+            *(c for _, c in offset.terms),
+            *(view.element_strides()[d] for d in outer),
+        ]
         if any(step * itemsize % alignment for step in steps):
             return False
     return True
@@ -238,12 +264,17 @@ def _bounced(emitter: Emitter, op: Operation, machine: Machine, src: View, dst: 
 # -- elementwise -------------------------------------------------------- #
 
 
-def _lower_elementwise(emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, operands: list[Operand]):
+def _lower_elementwise(
+    emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, operands: list[Operand]
+):
     sources: list[View | float] = []
     for value in body_op.operands:
         source = operands[value.index] if isinstance(value, BlockArgument) else _constant(value)
         if source is None:
-            raise error_at(op, f"{op.name}: loop-to-npu reads only buffers and constants into a vector instruction")
+            raise error_at(
+                op,
+                f"{op.name}: loop-to-npu reads only buffers and constants into a vector instruction",
+            )
         sources.append(source)
     dst = operands[-1]
     if isinstance(body_op, math.AbsFOp | math.ExpM1Op) and isinstance(sources[0], View):
@@ -255,7 +286,9 @@ def _lower_elementwise(emitter: Emitter, op: Operation, machine: Machine, body_o
     emit_vector(emitter, op, machine, kind, buffers, dst, **props)
 
 
-def _two_step(emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, x: View, dst: View) -> None:
+def _two_step(
+    emitter: Emitter, op: Operation, machine: Machine, body_op: Operation, x: View, dst: View
+) -> None:
     """abs(x) = max(x, -x) and expm1(x) = exp(x) - 1: two instructions the unit has."""
     if isinstance(body_op, math.AbsFOp):
         negated = _temporary(emitter, dst.space, dst.shape, x.base_type.get_element_type())
@@ -289,15 +322,25 @@ def _instruction(
     if not constants:
         return _BINARY[kind], sources, {}
     if len(constants) == 2:
-        raise error_at(op, f"{op.name}: both operands of {body_op.name} are constants (run canonicalize first)")
+        raise error_at(
+            op, f"{op.name}: both operands of {body_op.name} are constants (run canonicalize first)"
+        )
     constant = constants[0]
     x = next(s for s in sources if isinstance(s, View))
     scalar_first = not isinstance(sources[0], View)
     target = _BINARY[kind]
     if target is npu.VecAddOp or target is npu.VecSubOp and not scalar_first:
-        return npu.VecAddsOp, [x], {"scalar": FloatAttr(constant if target is npu.VecAddOp else -constant, 64)}
+        return (
+            npu.VecAddsOp,
+            [x],
+            {"scalar": FloatAttr(constant if target is npu.VecAddOp else -constant, 64)},
+        )
     if target is npu.VecMulOp or target is npu.VecDivOp and not scalar_first and constant != 0:
-        return npu.VecMulsOp, [x], {"scalar": FloatAttr(constant if target is npu.VecMulOp else 1 / constant, 64)}
+        return (
+            npu.VecMulsOp,
+            [x],
+            {"scalar": FloatAttr(constant if target is npu.VecMulOp else 1 / constant, 64)},
+        )
     if target is npu.VecMaxOp and constant == 0 and "relu" in machine.vector.ops:
         return npu.VecReluOp, [x], {}
     spread = _temporary(emitter, dst.space, dst.shape, dst.base_type.get_element_type())
@@ -308,7 +351,9 @@ def _instruction(
 def _temporary(emitter: Emitter, space: str, shape: Sequence[int], element_type: Attribute) -> View:
     """A new buffer in `space`, allocated at the top of the function (npu-plan-memory places it)."""
     function = _enclosing_function(emitter.point)
-    alloc = memref.AllocOp([], [], MemRefType(element_type, list(shape), memory_space=StringAttr(space)))
+    alloc = memref.AllocOp(
+        [], [], MemRefType(element_type, list(shape), memory_space=StringAttr(space))
+    )
     emitter.at(InsertPoint.at_start(function.body.block)).insert(alloc)
     return view_of(alloc.memref, alloc)
 
@@ -323,16 +368,21 @@ def _enclosing_function(point: InsertPoint) -> func.FuncOp:
 # -- reductions --------------------------------------------------------- #
 
 
-def _lower_reduction(emitter: Emitter, op: Operation, machine: Machine, body: list[Operation], loops: list[View]):
+def _lower_reduction(
+    emitter: Emitter, op: Operation, machine: Machine, body: list[Operation], loops: list[View]
+):
     """out[r] (+|max)= reduce(x[r, :]) over the innermost loop dimension (`loops`: the input and output
     views): reduce into a buffer, then combine."""
     reduced = [d for d, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
     if len(body) != 1 or type(body[0]) not in _REDUCTIONS or len(loops) != 2:
-        raise error_at(op, f"{op.name}: machine '{machine.name}' has no vector reduction for this body")
+        raise error_at(
+            op, f"{op.name}: machine '{machine.name}' has no vector reduction for this body"
+        )
     if reduced != [len(loops[0].dims) - 1]:
         raise error_at(
-            op, f"{op.name}: the vector unit of machine '{machine.name}' reduces the innermost dimension only "
-            f"(loop dims {reduced} are reductions)"
+            op,
+            f"{op.name}: the vector unit of machine '{machine.name}' reduces the innermost dimension only "
+            f"(loop dims {reduced} are reductions)",
         )
     combiner, combine = _REDUCTIONS[type(body[0])]
     src, dst = loops
@@ -363,7 +413,9 @@ def _whole_block_levels(width: int, lanes: int) -> bool:
     return True
 
 
-def _reduce_long_rows(emitter: Emitter, src: View, partial: View, lanes: int, props: dict[str, Attribute]) -> None:
+def _reduce_long_rows(
+    emitter: Emitter, src: View, partial: View, lanes: int, props: dict[str, Attribute]
+) -> None:
     """Rows longer than the lanes: one partial per block, level by level, then each row's last partials into `partial`.
 
     Every step writes from an aligned start (element 0 of a buffer, or a row of
@@ -373,11 +425,15 @@ def _reduce_long_rows(emitter: Emitter, src: View, partial: View, lanes: int, pr
     element_type = partial.base_type.get_element_type()
     width = src.dims[-1].size // lanes
     partials = _temporary(emitter, partial.space, [rows * width], element_type)
-    if len(merged_groups(squeezed([src]))) == 1:  # rows back to back: every block in one instruction
+    if (
+        len(merged_groups(squeezed([src]))) == 1
+    ):  # rows back to back: every block in one instruction
         _insert(emitter, npu.VecReduceOp, [src], partials, repeat=rows * width, **props)
     else:
         sizes = src.shape[:-1]
-        slots = partials.with_dims([Dim(0, size, prod(sizes[d + 1 :]) * width) for d, size in enumerate(sizes)])
+        slots = partials.with_dims(
+            [Dim(0, size, prod(sizes[d + 1 :]) * width) for d, size in enumerate(sizes)]
+        )
         inner, (row, slot) = loop_over(emitter, [src, slots], list(range(len(sizes))))
         _insert(inner, npu.VecReduceOp, [row], slot, repeat=width, **props)
     while width > lanes:
@@ -387,7 +443,9 @@ def _reduce_long_rows(emitter: Emitter, src: View, partial: View, lanes: int, pr
         partials = fewer
     stride = {"stride": [width, 1]} if rows > 1 else {}
     repeat = rows if rows > 1 else None
-    _insert(emitter, npu.VecReduceOp, [partials], partial, repeat=repeat, mask=width, **stride, **props)
+    _insert(
+        emitter, npu.VecReduceOp, [partials], partial, repeat=repeat, mask=width, **stride, **props
+    )
 
 
 def _reduce_columns(
@@ -413,14 +471,22 @@ def _reduce_columns(
     pitch = -(-rows // per_block) * per_block  # each column of partials starts aligned
     columns = -(-width // lanes)
     partials = _temporary(emitter, out.space, [columns, pitch], element_type)
-    row_dims = [Dim(1, d.size, prod(d2.size for d2 in out.dims[i + 1 :])) for i, d in enumerate(out.dims)]
+    row_dims = [
+        Dim(1, d.size, prod(d2.size for d2 in out.dims[i + 1 :])) for i, d in enumerate(out.dims)
+    ]
     for column in range(columns):
         start, active = column * lanes, min(lanes, width - column * lanes)
         (block,) = _shift_flat(views[:1], groups[-1], start)
         slot = partials.shifted(partials.dims[0], Linear(column))
         _insert(
-            emitter, npu.VecReduceOp, [block], slot, repeat=rows if rows > 1 else None,
-            mask=active if active < lanes else None, stride=[row_stride, 1] if rows > 1 else None, **props,
+            emitter,
+            npu.VecReduceOp,
+            [block],
+            slot,
+            repeat=rows if rows > 1 else None,
+            mask=active if active < lanes else None,
+            stride=[row_stride, 1] if rows > 1 else None,
+            **props,
         )
         emit_vector(emitter, op, machine, combine, [out, slot.with_dims(row_dims)], out)
 
@@ -444,7 +510,10 @@ def emit_vector(
 ) -> None:
     """`kind` over views sharing one (loop) shape; operand `single` takes one element per repetition."""
     if single is None:
-        sources = [_spread(emitter, op, machine, s, dst) if _broadcasts_in_block(s, dst) else s for s in sources]
+        sources = [
+            _spread(emitter, op, machine, s, dst) if _broadcasts_in_block(s, dst) else s
+            for s in sources
+        ]
     views = _in_destination_order(squeezed([*sources, dst]))
     lanes = machine.vector.lanes(max(_element_bytes(v) for v in views))
     groups = merged_groups(views)
@@ -455,15 +524,28 @@ def emit_vector(
     for index, stride in enumerate(inner):
         if index != single and stride != 1:
             raise error_at(
-                op, f"{op.name}: operand #{index} is not contiguous in its innermost dimension "
-                f"(stride {stride}); the vector unit reads blocks of adjacent elements"
+                op,
+                f"{op.name}: operand #{index} is not contiguous in its innermost dimension "
+                f"(stride {stride}); the vector unit reads blocks of adjacent elements",
             )
     rows, row_strides = group_extent(views, groups[-2]) if len(groups) > 1 else (1, None)
     if rows == 1 and width > lanes:  # one long row: whole blocks back to back, then a masked tail
-        inner_emitter, views = loop_over(emitter, views, [d for group in groups[:-1] for d in group])
+        inner_emitter, views = loop_over(
+            emitter, views, [d for group in groups[:-1] for d in group]
+        )
         full, tail = divmod(width, lanes)
-        strides = None if single is None else [0 if i == single else lanes for i in range(len(views))]
-        _insert(inner_emitter, kind, views[:-1], views[-1], repeat=full if full > 1 else None, stride=strides, **props)
+        strides = (
+            None if single is None else [0 if i == single else lanes for i in range(len(views))]
+        )
+        _insert(
+            inner_emitter,
+            kind,
+            views[:-1],
+            views[-1],
+            repeat=full if full > 1 else None,
+            stride=strides,
+            **props,
+        )
         if tail:
             views = _shift_flat(views, groups[-1], full * lanes)
             _insert(inner_emitter, kind, views[:-1], views[-1], mask=tail, **props)
@@ -473,8 +555,13 @@ def emit_vector(
     for start in range(0, width, lanes):
         active = min(lanes, width - start)
         _insert(
-            inner_emitter, kind, *_split(_shift_flat(views, groups[-1], start)), repeat=rows if rows > 1 else None,
-            mask=active if active < lanes else None, stride=row_strides if rows > 1 else None, **props,
+            inner_emitter,
+            kind,
+            *_split(_shift_flat(views, groups[-1], start)),
+            repeat=rows if rows > 1 else None,
+            mask=active if active < lanes else None,
+            stride=row_strides if rows > 1 else None,
+            **props,
         )
 
 
@@ -490,11 +577,16 @@ def _split(views: list[View]) -> tuple[list[View], View]:
     return views[:-1], views[-1]
 
 
-def _insert(emitter: Emitter, kind: type[npu.VectorOperation], sources: Sequence[View], dst: View, **props) -> None:
+def _insert(
+    emitter: Emitter, kind: type[npu.VectorOperation], sources: Sequence[View], dst: View, **props
+) -> None:
     options = {key: props.pop(key) for key in ("repeat", "mask", "stride") if key in props}
     emitter.insert(
         kind.from_buffers(
-            [(s.base, emitter.indices(s)) for s in sources], (dst.base, emitter.indices(dst)), **options, **props
+            [(s.base, emitter.indices(s)) for s in sources],
+            (dst.base, emitter.indices(dst)),
+            **options,
+            **props,
         )
     )
 

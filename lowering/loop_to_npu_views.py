@@ -6,12 +6,18 @@ and loop nests the instructions need.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr, StringAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -36,7 +42,9 @@ class Linear:
         coefficients: dict[SSAValue, int] = dict(self.terms)
         for value, coefficient in other.terms:
             coefficients[value] = coefficients.get(value, 0) + coefficient
-        return Linear(self.constant + other.constant, tuple((v, c) for v, c in coefficients.items() if c))
+        return Linear(
+            self.constant + other.constant, tuple((v, c) for v, c in coefficients.items() if c)
+        )
 
     def scaled(self, factor: int) -> Linear:
         if factor == 0:
@@ -120,11 +128,15 @@ def view_of(value: SSAValue, user: Operation) -> View:
         return _reinterpreted(view_of(owner.source, user), owner)
     value_type = value.type
     if not _is_buffer(value):
-        raise error_at(user, f"loop-to-npu cannot follow the view {value_type} back to a row-major buffer")
+        raise error_at(
+            user, f"loop-to-npu cannot follow the view {value_type} back to a row-major buffer"
+        )
     shape = value_type.get_shape()
     if any(size == DYNAMIC_INDEX for size in shape):
         raise error_at(user, f"loop-to-npu needs static shapes, got {value_type}")
-    return View(value, tuple(Linear() for _ in shape), tuple(Dim(d, size) for d, size in enumerate(shape)))
+    return View(
+        value, tuple(Linear() for _ in shape), tuple(Dim(d, size) for d, size in enumerate(shape))
+    )
 
 
 def _mixed(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Linear]:
@@ -174,11 +186,16 @@ def _collapsed(parent: View, op: memref.CollapseShapeOp) -> View:
     one buffer dim contiguously (an expansion undone)."""
     dims: list[Dim] = []
     for group in reassociation_groups(op):
-        members = [parent.dims[d] for d in group if parent.dims[d].size > 1] or [parent.dims[group[-1]]]
+        members = [parent.dims[d] for d in group if parent.dims[d].size > 1] or [
+            parent.dims[group[-1]]
+        ]
         merged = members[-1]
         for outer in reversed(members[:-1]):
             if outer.base_dim != merged.base_dim or outer.step != merged.step * merged.size:
-                raise error_at(op, f"loop-to-npu cannot fold a {op.name} of dims {group} walking different buffer dims")
+                raise error_at(
+                    op,
+                    f"loop-to-npu cannot fold a {op.name} of dims {group} walking different buffer dims",
+                )
             merged = Dim(merged.base_dim, outer.size * merged.size, merged.step)
         dims.append(merged)
     return parent.with_dims(dims)
@@ -194,11 +211,15 @@ def _reinterpreted(parent: View, op: memref.ReinterpretCastOp) -> View:
     whole = in_place and all(o.static == 0 for o in parent.offsets)
     shape = parent.base_type.get_shape()
     if not whole or DYNAMIC_INDEX in (offset, *strides) or not 0 <= offset < math.prod(shape):
-        raise error_at(op, "loop-to-npu folds only static memref.reinterpret_cast views inside a whole buffer")
+        raise error_at(
+            op, "loop-to-npu folds only static memref.reinterpret_cast views inside a whole buffer"
+        )
     base_strides = row_major_strides(shape)
     dims = []
     for size, stride in zip(op.result.type.get_shape(), strides):
-        base_dim = next((d for d, s in enumerate(base_strides) if stride % s == 0), len(base_strides) - 1)
+        base_dim = next(
+            (d for d, s in enumerate(base_strides) if stride % s == 0), len(base_strides) - 1
+        )
         dims.append(Dim(base_dim, size, stride // base_strides[base_dim]))
     offsets = tuple(Linear(offset // step % size) for step, size in zip(base_strides, shape))
     return View(parent.base, offsets, tuple(dims))
@@ -229,7 +250,9 @@ class Emitter:
 
     def constant(self, value: int) -> SSAValue:
         if value not in self._constants:
-            self._constants[value] = self.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).results[0]
+            self._constants[value] = self.insert(
+                arith.ConstantOp(IntegerAttr(value, IndexType()))
+            ).results[0]
         return self._constants[value]
 
     def index(self, value: Linear) -> int | SSAValue:
@@ -238,8 +261,14 @@ class Emitter:
             return value.static
         result: SSAValue | None = None
         for term, coefficient in value.terms:
-            product = term if coefficient == 1 else self.insert(arith.MuliOp(term, self.constant(coefficient))).result
-            result = product if result is None else self.insert(arith.AddiOp(result, product)).result
+            product = (
+                term
+                if coefficient == 1
+                else self.insert(arith.MuliOp(term, self.constant(coefficient))).result
+            )
+            result = (
+                product if result is None else self.insert(arith.AddiOp(result, product)).result
+            )
         if value.constant:
             result = self.insert(arith.AddiOp(result, self.constant(value.constant))).result
         return result
@@ -252,7 +281,9 @@ class Emitter:
         body = Block(arg_types=[IndexType()])
         inner = self.at(InsertPoint.at_end(body))
         inner.insert(scf.YieldOp())
-        self.insert(scf.ForOp(self.constant(0), self.constant(extent), self.constant(step), [], body))
+        self.insert(
+            scf.ForOp(self.constant(0), self.constant(extent), self.constant(step), [], body)
+        )
         return self.at(InsertPoint.before(body.last_op)), body.args[0]
 
     def branch(self, condition: SSAValue) -> tuple[Emitter, Emitter]:
@@ -261,7 +292,9 @@ class Emitter:
         for block in (then_block, else_block):
             self.at(InsertPoint.at_end(block)).insert(scf.YieldOp())
         self.insert(scf.IfOp(condition, [], [then_block], [else_block]))
-        return self.at(InsertPoint.before(then_block.last_op)), self.at(InsertPoint.before(else_block.last_op))
+        return self.at(InsertPoint.before(then_block.last_op)), self.at(
+            InsertPoint.before(else_block.last_op)
+        )
 
 
 def squeezed(views: Sequence[View], keep: Sequence[bool] | None = None) -> list[View]:
@@ -300,7 +333,9 @@ def group_extent(views: Sequence[View], group: Sequence[int]) -> tuple[int, list
     return size, [v.element_strides()[group[-1]] for v in views]
 
 
-def loop_over(emitter: Emitter, views: Sequence[View], dims: Sequence[int]) -> tuple[Emitter, list[View]]:
+def loop_over(
+    emitter: Emitter, views: Sequence[View], dims: Sequence[int]
+) -> tuple[Emitter, list[View]]:
     """Loops over `dims` of the views (outermost first); the emitter inside and the views at the loops' indices."""
     views = list(views)
     for dim in dims:

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from ziggurat.machine import list_presets, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.machine import list_presets, load_machine
 from ziggurat.plugins import loaded_entry_points
 
 PipelineOptions = Mapping[str, tuple[object, ...]]
@@ -26,7 +26,9 @@ def check_options(pipeline: str, options: PipelineOptions, known: Mapping[str, s
         if name not in known:
             listed = ", ".join(f"{k} ({v})" for k, v in known.items()) or "none"
             raise DiagnosticError(
-                Diagnostic("error", f"pipeline '{pipeline}' has no option '{name}' (options: {listed})")
+                Diagnostic(
+                    "error", f"pipeline '{pipeline}' has no option '{name}' (options: {listed})"
+                )
             )
         if len(values) != 1:
             raise DiagnosticError(
@@ -50,10 +52,19 @@ def graph_opt(options: PipelineOptions) -> str:
     unit work (`graph-space-to-depth{machine=M}`, with the weights final; their
     rearrangement folds)."""
     check_options(
-        "graph-opt", options,
-        {"layout": "NCHW (default: unchanged) or NHWC", "machine": "a preset or machine TOML file (default: none)"},
+        "graph-opt",
+        options,
+        {
+            "layout": "NCHW (default: unchanged) or NHWC",
+            "machine": "a preset or machine TOML file (default: none)",
+        },
     )
-    passes = ["graph-fold-constants", "graph-canonicalize", "graph-fold-batch-norm", "graph-split-grouped-conv"]
+    passes = [
+        "graph-fold-constants",
+        "graph-canonicalize",
+        "graph-fold-batch-norm",
+        "graph-split-grouped-conv",
+    ]
     if "machine" in options:
         machine = str(options["machine"][0])
         load_machine(machine)
@@ -61,7 +72,10 @@ def graph_opt(options: PipelineOptions) -> str:
     layout = str(options.get("layout", ("NCHW",))[0])
     if layout not in GRAPH_LAYOUTS:
         raise DiagnosticError(
-            Diagnostic("error", f"graph-opt: layout must be one of {', '.join(GRAPH_LAYOUTS)}, got '{layout}'")
+            Diagnostic(
+                "error",
+                f"graph-opt: layout must be one of {', '.join(GRAPH_LAYOUTS)}, got '{layout}'",
+            )
         )
     if layout != "NCHW":
         passes.append(f"graph-layout{{layout={layout}}}")
@@ -71,11 +85,16 @@ def graph_opt(options: PipelineOptions) -> str:
 def machine_option(pipeline: str, options: PipelineOptions) -> str:
     """The `machine` option of `pipeline`: required, a preset name or a machine TOML file
     that loads (so an unknown machine is reported once, before any pass runs)."""
-    check_options(pipeline, options, {"machine": "a preset such as davinci, or a machine TOML file"})
+    check_options(
+        pipeline, options, {"machine": "a preset such as davinci, or a machine TOML file"}
+    )
     if "machine" not in options:
         raise DiagnosticError(
-            Diagnostic("error", f"pipeline '{pipeline}' needs a machine: {pipeline}{{machine=NAME}} "
-                       f"(presets: {', '.join(list_presets())})")
+            Diagnostic(
+                "error",
+                f"pipeline '{pipeline}' needs a machine: {pipeline}{{machine=NAME}} "
+                f"(presets: {', '.join(list_presets())})",
+            )
         )
     machine = str(options["machine"][0])
     load_machine(machine)
@@ -83,10 +102,22 @@ def machine_option(pipeline: str, options: PipelineOptions) -> str:
 
 
 LOWER_TO_NPU_PASSES = (
-    "graph-fuse", "graph-to-tile", "tile-and-fuse{M}", "tile-decompose-conv", "tile-vectorize{M}",
-    "canonicalize", "tile-to-loop{M}", "loop-promote-to-memory-space{M}", "loop-legalize-copies{M}",
-    "loop-stage-reduction", "loop-hoist-copies", "loop-double-buffer{M}",
-    "loop-to-npu{M}", "npu-hoist-invariant{M}", "npu-plan-memory{M}", "npu-insert-sync{M}",
+    "graph-fuse",
+    "graph-to-tile",
+    "tile-and-fuse{M}",
+    "tile-decompose-conv",
+    "tile-vectorize{M}",
+    "canonicalize",
+    "tile-to-loop{M}",
+    "loop-promote-to-memory-space{M}",
+    "loop-legalize-copies{M}",
+    "loop-stage-reduction",
+    "loop-hoist-copies",
+    "loop-double-buffer{M}",
+    "loop-to-npu{M}",
+    "npu-hoist-invariant{M}",
+    "npu-plan-memory{M}",
+    "npu-insert-sync{M}",
 )
 """The passes of `lower-to-npu`, as docs/lowering.md lists them; `{M}` takes the machine. Memory is
 planned before sync is inserted, so that the flags also order buffers that share bytes."""
@@ -151,7 +182,10 @@ def _load_entry_points() -> None:
     for name, expander, where in loaded_entry_points(ENTRY_POINT_GROUP):
         if not callable(expander):
             raise DiagnosticError(
-                Diagnostic("error", f"{where} must load to a pipeline expander function, got {type(expander).__name__}")
+                Diagnostic(
+                    "error",
+                    f"{where} must load to a pipeline expander function, got {type(expander).__name__}",
+                )
             )
         try:
             register_pipeline(name, expander)

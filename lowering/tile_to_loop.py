@@ -10,34 +10,34 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, tensor
-from xdsl.dialects.linalg import abstract_ops
-from xdsl.dialects.linalg.attrs import IteratorType
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     FloatAttr,
-    IntegerAttr,
     IntAttr,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     NoneAttr,
-    StringAttr,
     StridedLayoutAttr,
+    StringAttr,
     TensorType,
     UnitAttr,
 )
+from xdsl.dialects.linalg import abstract_ops
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
-from ziggurat.locations import locate
-from ziggurat.dtypes import is_splat, to_numpy_dtype
 from ziggurat.dialects import loop
 from ziggurat.dialects.npu import MACHINE_ATTR
 from ziggurat.dialects.tile import GROUP_ATTR
+from ziggurat.dtypes import is_splat, to_numpy_dtype
+from ziggurat.locations import locate
+from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.loop.buffers import kept_dims
 
 Dest = Callable[[Operation], SSAValue | None]
@@ -56,14 +56,18 @@ def _static_tensor(value: SSAValue, op: Operation) -> TensorType:
     value_type = value.type
     assert isinstance(value_type, TensorType)
     if any(dim == DYNAMIC_INDEX for dim in value_type.get_shape()):
-        raise error_at(op, f"tile-to-loop needs static shapes; '{op.name}' has the dynamic type {value_type}")
+        raise error_at(
+            op, f"tile-to-loop needs static shapes; '{op.name}' has the dynamic type {value_type}"
+        )
     return value_type
 
 
 def _memref(tensor_type: TensorType, space: str | None) -> MemRefType:
     """The row-major memref holding a tensor of `tensor_type`, in `space` (None: unplaced)."""
     memory_space = StringAttr(space) if space is not None else NoneAttr()
-    return MemRefType(tensor_type.get_element_type(), tensor_type.get_shape(), NoneAttr(), memory_space)
+    return MemRefType(
+        tensor_type.get_element_type(), tensor_type.get_shape(), NoneAttr(), memory_space
+    )
 
 
 def _strides_and_offset(memref_type: MemRefType) -> tuple[list[int | None], int | None]:
@@ -74,7 +78,11 @@ def _strides_and_offset(memref_type: MemRefType) -> tuple[list[int | None], int 
 
 
 def _subview_type(
-    source: MemRefType, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int], shape: Sequence[int]
+    source: MemRefType,
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    steps: Sequence[int],
+    shape: Sequence[int],
 ) -> MemRefType:
     """The strided type of the subview of `source` of result `shape` (offsets DYNAMIC_INDEX where dynamic)."""
     strides, offset = _strides_and_offset(source)
@@ -118,7 +126,9 @@ def _within_one_group(value: SSAValue) -> bool:
         for use in pending.pop().uses:
             user = use.operation
             groups.add(user.attributes.get(GROUP_ATTR))
-            first_init = len(user.operands) - len(_inits(user)) if _is_linalg(user) else len(user.operands)
+            first_init = (
+                len(user.operands) - len(_inits(user)) if _is_linalg(user) else len(user.operands)
+            )
             if use.index >= first_init:
                 pending.append(user.results[use.index - first_init])
     return len(groups) == 1 and None not in groups
@@ -127,7 +137,11 @@ def _within_one_group(value: SSAValue) -> bool:
 def _reads_where_written(use: Use, writer: Operation | None) -> bool:
     """Whether `use` is an input of the all-parallel generic `writer` read through its
     output's map: each element is read only where, and before, it is written."""
-    if use.operation is not writer or not isinstance(writer, linalg.GenericOp) or len(writer.outputs) != 1:
+    if (
+        use.operation is not writer
+        or not isinstance(writer, linalg.GenericOp)
+        or len(writer.outputs) != 1
+    ):
         return False
     if any(iterator.data != IteratorType.PARALLEL for iterator in writer.iterator_types.data):
         return False
@@ -199,7 +213,9 @@ def _disjoint(a: tensor.InsertSliceOp, b: tensor.InsertSliceOp) -> bool:
     """Whether two static insert_slices write no element in common."""
     boxes = []
     for op in (a, b):
-        offsets, sizes, steps = (attr.get_values() for attr in (op.static_offsets, op.static_sizes, op.static_strides))
+        offsets, sizes, steps = (
+            attr.get_values() for attr in (op.static_offsets, op.static_sizes, op.static_strides)
+        )
         if DYNAMIC_INDEX in (*offsets, *sizes, *steps):
             return False
         boxes.append([(o, o + (n - 1) * s) for o, n, s in zip(offsets, sizes, steps)])
@@ -213,8 +229,13 @@ def _hoist_insert_destinations(block: Block) -> set[SSAValue]:
     Returns the values of those empties."""
     hoisted = set()
     for op in list(block.ops):
-        if isinstance(op, tensor.EmptyOp) and not op.operands and any(
-            isinstance(use.operation, tensor.InsertSliceOp) and use.operation.dest is op.tensor for use in op.tensor.uses
+        if (
+            isinstance(op, tensor.EmptyOp)
+            and not op.operands
+            and any(
+                isinstance(use.operation, tensor.InsertSliceOp) and use.operation.dest is op.tensor
+                for use in op.tensor.uses
+            )
         ):
             op.detach()
             block.insert_op_before(op, block.first_op)
@@ -225,7 +246,9 @@ def _hoist_insert_destinations(block: Block) -> set[SSAValue]:
 def _pad_value(op: tensor.PadOp) -> float:
     yielded = op.region.block.last_op.operands[0]
     constant = yielded.owner
-    if not isinstance(constant, arith.ConstantOp) or not isinstance(constant.value, FloatAttr | IntegerAttr):
+    if not isinstance(constant, arith.ConstantOp) or not isinstance(
+        constant.value, FloatAttr | IntegerAttr
+    ):
         raise error_at(op, "tile-to-loop bufferizes tensor.pad with a constant padding value only")
     return float(constant.value.value.data)
 
@@ -235,7 +258,10 @@ def machine_of(module: ModuleOp, machine: str) -> Machine:
     if not machine:
         attribute = module.attributes.get(MACHINE_ATTR)
         if not isinstance(attribute, StringAttr):
-            raise error_at(module, f"tile-to-loop needs a machine: tile-to-loop{{machine=NAME}} or a module attribute {MACHINE_ATTR}")
+            raise error_at(
+                module,
+                f"tile-to-loop needs a machine: tile-to-loop{{machine=NAME}} or a module attribute {MACHINE_ATTR}",
+            )
         machine = attribute.data
     return load_machine(machine)
 
@@ -292,7 +318,9 @@ class _Bufferizer:
 
     def _propagate_loop(self, op: scf.ForOp) -> None:
         yielded = op.body.block.last_op.operands
-        for result, init, arg, value in zip(op.results, op.iter_args, op.body.block.args[1:], yielded):
+        for result, init, arg, value in zip(
+            op.results, op.iter_args, op.body.block.args[1:], yielded
+        ):
             if not isinstance(result.type, TensorType):
                 continue
             if result in self.preferred and init.has_one_use():
@@ -323,7 +351,9 @@ class _Bufferizer:
                 return None
             dest = dest.owner.dest
         base = self.buffers.get(dest)
-        if dest is not insert.dest and (base is None or not dest.has_one_use() or self._read_only(base)):
+        if dest is not insert.dest and (
+            base is None or not dest.has_one_use() or self._read_only(base)
+        ):
             return None
         return base
 
@@ -337,13 +367,17 @@ class _Bufferizer:
     def _copy(self, source: SSAValue, destination: SSAValue, at: Operation) -> None:
         self._insert(loop.CopyOp(source, destination), at)
 
-    def _subview(self, base: SSAValue, slice_op: tensor.ExtractSliceOp | tensor.InsertSliceOp, at: Operation) -> SSAValue:
+    def _subview(
+        self, base: SSAValue, slice_op: tensor.ExtractSliceOp | tensor.InsertSliceOp, at: Operation
+    ) -> SSAValue:
         """The subview of `base` that `slice_op` reads or writes, rank-reduced as its slice is."""
         offsets = slice_op.static_offsets.get_values()
         sizes = slice_op.static_sizes.get_values()
         steps = slice_op.static_strides.get_values()
         if DYNAMIC_INDEX in sizes or DYNAMIC_INDEX in steps:
-            raise error_at(slice_op, f"tile-to-loop needs static slice sizes and strides in '{slice_op.name}'")
+            raise error_at(
+                slice_op, f"tile-to-loop needs static slice sizes and strides in '{slice_op.name}'"
+            )
         sliced = slice_op.result if isinstance(slice_op, tensor.ExtractSliceOp) else slice_op.source
         result_type = _subview_type(base.type, offsets, sizes, steps, sliced.type.get_shape())
         view = memref.SubviewOp(base, slice_op.offsets, [], [], offsets, sizes, steps, result_type)
@@ -354,18 +388,25 @@ class _Bufferizer:
         tensor_type = _static_tensor(value, at)
         dest = self.preferred.get(value)
         buffer = dest(at) if dest is not None else None
-        if buffer is not None and buffer.type.get_shape() == tensor_type.get_shape() and (
-            buffer.type.get_element_type() == tensor_type.get_element_type()
+        if (
+            buffer is not None
+            and buffer.type.get_shape() == tensor_type.get_shape()
+            and (buffer.type.get_element_type() == tensor_type.get_element_type())
         ):
             return buffer
-        size = math.prod(tensor_type.get_shape()) * to_numpy_dtype(tensor_type.get_element_type()).itemsize
+        size = (
+            math.prod(tensor_type.get_shape())
+            * to_numpy_dtype(tensor_type.get_element_type()).itemsize
+        )
         one_tile = size <= self.local_bytes and value not in self.concats
         local = _inside_loop(at) or (_within_one_group(value) and one_tile)
         space = None if local else self.space
         return self._insert(memref.AllocOp([], [], _memref(tensor_type, space)), at)
 
     def _read_only(self, buffer: SSAValue) -> bool:
-        while isinstance(buffer.owner, memref.SubviewOp | memref.CollapseShapeOp | memref.ExpandShapeOp):
+        while isinstance(
+            buffer.owner, memref.SubviewOp | memref.CollapseShapeOp | memref.ExpandShapeOp
+        ):
             buffer = buffer.owner.operands[0]
         return isinstance(buffer.owner, memref.GetGlobalOp) or (
             isinstance(buffer, BlockArgument)
@@ -437,11 +478,12 @@ class _Bufferizer:
         block = function.body.block
         for arg in block.args:
             if isinstance(arg.type, TensorType):
-                memref_arg = block.insert_arg(_memref(_static_tensor(arg, function), self.space), arg.index)
+                memref_arg = block.insert_arg(
+                    _memref(_static_tensor(arg, function), self.space), arg.index
+                )
                 memref_arg.name_hint = arg.name_hint
                 self.buffers[arg] = memref_arg
                 self.tensor_args.append(arg)  # dropped once its users are gone
-        results = []
         for index, result_type in enumerate(function.function_type.outputs.data):
             if not isinstance(result_type, TensorType):
                 raise error_at(function, f"tile-to-loop returns tensors only, got {result_type}")
@@ -487,7 +529,12 @@ class _Bufferizer:
             scalar = self._insert(arith.ConstantOp(value.get_attrs()[0]), at)
             self._insert(linalg.FillOp((scalar,), (buffer,), ()), at)
         else:
-            buffer = self._insert(memref.GetGlobalOp(self._global(value, tensor_type), _memref(tensor_type, self.space)), op)
+            buffer = self._insert(
+                memref.GetGlobalOp(
+                    self._global(value, tensor_type), _memref(tensor_type, self.space)
+                ),
+                op,
+            )
         self.buffers[op.result] = buffer
         self.dead.append(op)
 
@@ -521,14 +568,20 @@ class _Bufferizer:
             self.buffers[result] = buffer
         self.dead.append(op)
 
-    def _overwritable_input(self, op: Operation, init: SSAValue, result: SSAValue) -> SSAValue | None:
+    def _overwritable_input(
+        self, op: Operation, init: SSAValue, result: SSAValue
+    ) -> SSAValue | None:
         """The buffer of an input that an elementwise generic can overwrite instead of the new
         alloc of its `tensor.empty` outs: same type as the result, read where the result is
         written, and read by no one else. The alloc is dropped."""
         if not isinstance(op, linalg.GenericOp) or len(op.outputs) != 1 or init in self.preferred:
             return None
         fresh = self.buffers.get(init)
-        if not isinstance(init.owner, tensor.EmptyOp) or not isinstance(fresh.owner, memref.AllocOp) or list(fresh.uses):
+        if (
+            not isinstance(init.owner, tensor.EmptyOp)
+            or not isinstance(fresh.owner, memref.AllocOp)
+            or list(fresh.uses)
+        ):
             return None
         if any(iterator.data != IteratorType.PARALLEL for iterator in op.iterator_types.data):
             return None
@@ -577,8 +630,12 @@ class _Bufferizer:
         if op.low or op.high:
             raise error_at(op, "tile-to-loop needs static padding in tensor.pad")
         buffer = self._place(op.result, op)
-        pads = [p for pair in zip(op.static_low.get_values(), op.static_high.get_values()) for p in pair]
-        self._insert(loop.CopyOp(self.buffers[op.source], buffer, pad=pads, pad_value=_pad_value(op)), op)
+        pads = [
+            p for pair in zip(op.static_low.get_values(), op.static_high.get_values()) for p in pair
+        ]
+        self._insert(
+            loop.CopyOp(self.buffers[op.source], buffer, pad=pads, pad_value=_pad_value(op)), op
+        )
         self.buffers[op.result] = buffer
         self.dead.append(op)
 
@@ -586,17 +643,31 @@ class _Bufferizer:
         result_type = _static_tensor(op.result, op)
         source = self.buffers[op.src]
         if not isinstance(source.type.layout, NoneAttr):
-            contiguous = self._insert(memref.AllocOp([], [], _memref(_static_tensor(op.src, op), self._space_at(op))), op)
+            contiguous = self._insert(
+                memref.AllocOp([], [], _memref(_static_tensor(op.src, op), self._space_at(op))), op
+            )
             self._copy(source, contiguous, op)
             source = contiguous
-        view_type = MemRefType(result_type.get_element_type(), result_type.get_shape(), NoneAttr(), source.type.memory_space)
+        view_type = MemRefType(
+            result_type.get_element_type(),
+            result_type.get_shape(),
+            NoneAttr(),
+            source.type.memory_space,
+        )
         if isinstance(op, tensor.CollapseShapeOp):
-            view = memref.CollapseShapeOp.create(operands=[source], result_types=[view_type], properties={"reassociation": op.reassociation})
+            view = memref.CollapseShapeOp.create(
+                operands=[source],
+                result_types=[view_type],
+                properties={"reassociation": op.reassociation},
+            )
         else:
             view = memref.ExpandShapeOp.create(
                 operands=[source],
                 result_types=[view_type],
-                properties={"reassociation": op.reassociation, "static_output_shape": op.static_output_shape},
+                properties={
+                    "reassociation": op.reassociation,
+                    "static_output_shape": op.static_output_shape,
+                },
             )
         self.buffers[op.result] = self._insert(view, op)
         self.dead.append(op)
@@ -621,7 +692,9 @@ class _Bufferizer:
                 self._copy(self.buffers[value], self.buffers[arg], yield_op)
         Rewriter.replace_op(yield_op, _located(scf.YieldOp(*kept), yield_op))
         scalar_inits = [v for v in op.iter_args if not isinstance(v.type, TensorType)]
-        new = _located(scf.ForOp(op.lb, op.ub, op.step, scalar_inits, op.detach_region(op.body)), op)
+        new = _located(
+            scf.ForOp(op.lb, op.ub, op.step, scalar_inits, op.detach_region(op.body)), op
+        )
         Rewriter.insert_op(new, InsertPoint.before(op))
         scalar_results = iter(new.results)
         for arg, result in zip(block.args[1:], op.results):
@@ -704,5 +777,7 @@ class TileToLoopPass(ModulePass):
 
 def _bufferize(function: func.FuncOp, machine: Machine, module: ModuleOp) -> None:
     if not function.body.blocks:
-        raise error_at(function, "tile-to-loop bufferizes function definitions only, not declarations")
+        raise error_at(
+            function, "tile-to-loop bufferizes function definitions only, not declarations"
+        )
     _Bufferizer(machine.global_memory().name, module, local_limit(machine)).run(function)

@@ -24,7 +24,9 @@ for tool in ("ziggurat-opt", "ziggurat-run", "ziggurat-compile", "filecheck"):
 
 # `FileCheck` spelled as in LLVM's own suites resolves to the Python filecheck.
 config.substitutions.append(("FileCheck", "filecheck"))
-config.substitutions.append(("%examples", os.path.join(os.path.dirname(__file__), "..", "examples")))
+config.substitutions.append(
+    ("%examples", os.path.join(os.path.dirname(__file__), "..", "examples"))
+)
 
 # test/opt/plugin.mlir and others use the example plugin (test/plugin): check once that
 # the ziggurat-opt on PATH sees it rather than fail those tests one by one.
@@ -32,4 +34,6 @@ dialects = subprocess.run(
     ["ziggurat-opt", "--list-dialects"], env=config.environment, capture_output=True, text=True
 ).stdout
 if "\n  toy  (" not in dialects:
-    lit_config.fatal("the example plugin is not installed; run `pip install -e test/plugin` (`make install` does)")
+    lit_config.fatal(
+        "the example plugin is not installed; run `pip install -e test/plugin` (`make install` does)"
+    )

@@ -61,7 +61,7 @@ def describe_constraint(constraint: object) -> str:
     """A constraint as a reader writes it (`tensor`, `array<i64>`, `i1 | f32`), not its repr."""
     match constraint:
         case RangeLengthConstraint() | RangeOf():
-            inner = getattr(constraint, "constraint", None) or getattr(constraint, "constr")
+            inner = getattr(constraint, "constraint", None) or constraint.constr
             return describe_constraint(inner)
         case VarConstraint():
             return describe_constraint(constraint.constraint)
@@ -107,14 +107,17 @@ def _op_section(op_class: type[Operation]) -> list[str]:
     op_def = op_class.get_irdl_definition()
     if op_def.assembly_format:
         lines += [f"Syntax: `{op_class.name} {op_def.assembly_format}`", ""]
-    rows = [
-        ("operand", name, _constraint(d), _arity(d)) for name, d in op_def.operands
-    ] + [
-        ("property", name, _constraint(d), _default(d)) for name, d in op_def.properties.items()
-    ] + [("result", name, _constraint(d), _arity(d)) for name, d in op_def.results]
+    rows = (
+        [("operand", name, _constraint(d), _arity(d)) for name, d in op_def.operands]
+        + [("property", name, _constraint(d), _default(d)) for name, d in op_def.properties.items()]
+        + [("result", name, _constraint(d), _arity(d)) for name, d in op_def.results]
+    )
     if rows:
         lines += ["| kind | name | constraint | notes |", "|---|---|---|---|"]
-        lines += [f"| {kind} | `{name}` | {constraint} | {notes} |" for kind, name, constraint, notes in rows]
+        lines += [
+            f"| {kind} | `{name}` | {constraint} | {notes} |"
+            for kind, name, constraint, notes in rows
+        ]
         lines.append("")
     for trait in op_def.traits:
         kind = getattr(trait, "kind", None)

@@ -35,27 +35,33 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 
 from ziggurat import numerics
+from ziggurat.cli import (
+    add_debug_option,
+    parse_command_line,
+    run_main,
+    running_pass,
+    write_atomically,
+)
+from ziggurat.context import default_context, multiverse
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
+from ziggurat.frontends.onnx.reference_data import shipped_reference
 from ziggurat.interpreters.interpreter import find_function, random_inputs
-from ziggurat.machine import Machine, load_machine
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
-from ziggurat.context import default_context, multiverse
-from ziggurat.cli import add_debug_option, parse_command_line, run_main, running_pass, write_atomically
-from ziggurat.diagnostics import Diagnostic, DiagnosticError
-from ziggurat.verifier import verify_module
-from ziggurat.dtypes import to_numpy_dtype
-from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
-from ziggurat.testing.differential import build_passes, input_names, level_of, run_at_level
-from ziggurat.frontends.onnx.reference_data import shipped_reference
+from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
 from ziggurat.printing import Printer
+from ziggurat.testing.differential import build_passes, input_names, level_of, run_at_level
 from ziggurat.tools.ziggurat_run import summarize
 from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
 from ziggurat.transforms.tile.fit import apply_passes
 from ziggurat.tuning.executors import check_cluster
 from ziggurat.tuning.tuner import TuneOptions
+from ziggurat.verifier import verify_module
 
 GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
 """`--opt`: the graph-level passes, in order."""
@@ -71,13 +77,18 @@ def parse_binding(text: str) -> tuple[str, np.ndarray]:
     name, sep, values = text.partition("=")
     if not sep or not name:
         raise DiagnosticError(
-            Diagnostic("error", f"invalid --bind '{text}': expected NAME=VALUES, e.g. axes=0,2 or shape=shape.npy")
+            Diagnostic(
+                "error",
+                f"invalid --bind '{text}': expected NAME=VALUES, e.g. axes=0,2 or shape=shape.npy",
+            )
         )
     if values.endswith(".npy"):
         try:
             return name, np.load(values, allow_pickle=False)
         except (OSError, ValueError) as error:
-            raise DiagnosticError(Diagnostic("error", f"cannot read --bind {name}: {error}", file=values)) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"cannot read --bind {name}: {error}", file=values)
+            ) from None
     items = [item.strip() for item in values.split(",")] if values.strip() else []
     try:
         return name, np.array([int(item) for item in items], dtype=np.int64)
@@ -87,7 +98,10 @@ def parse_binding(text: str) -> tuple[str, np.ndarray]:
         return name, np.array([float(item) for item in items])
     except ValueError:
         raise DiagnosticError(
-            Diagnostic("error", f"invalid --bind '{text}': VALUES must be comma-separated numbers or a .npy file")
+            Diagnostic(
+                "error",
+                f"invalid --bind '{text}': VALUES must be comma-separated numbers or a .npy file",
+            )
         ) from None
 
 
@@ -136,18 +150,26 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "f16 or bf16",
     )
     compilation.add_argument(
-        "--opt", action="store_true", help=f"run the graph optimizations: {','.join(GRAPH_PIPELINE)}"
+        "--opt",
+        action="store_true",
+        help=f"run the graph optimizations: {','.join(GRAPH_PIPELINE)}",
     )
     compilation.add_argument(
-        "--tune", nargs="?", const="", metavar="CACHE.json",
+        "--tune",
+        nargs="?",
+        const="",
+        metavar="CACHE.json",
         help="with --machine: tune each fusion group's tile sizes on the machine model first (ziggurat-tune), "
         "keeping the results in CACHE.json if given",
     )
     compilation.add_argument(
-        "--cluster", metavar="WHERE",
+        "--cluster",
+        metavar="WHERE",
         help="with --tune: where the measurements run, as ziggurat-tune's --cluster (local, ray, ray://HOST:PORT)",
     )
-    compilation.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the IR to FILE")
+    compilation.add_argument(
+        "-o", "--output", metavar="FILE", type=Path, help="write the IR to FILE"
+    )
 
     running = parser.add_argument_group("running")
     running.add_argument("--run", action="store_true", help="run @main at the emitted level")
@@ -161,13 +183,20 @@ def build_argument_parser() -> argparse.ArgumentParser:
         choices=("text", "json"),
         help="with npu code: print what the run cost on the machine, with the cycles of each layer",
     )
-    running.add_argument("--trace", metavar="FILE", type=Path, help="with npu code: write a Perfetto trace")
+    running.add_argument(
+        "--trace", metavar="FILE", type=Path, help="with npu code: write a Perfetto trace"
+    )
     running.add_argument(
         "--inputs", metavar="NPZ", type=Path, help="inputs keyed by ONNX input name, argN or arr_N"
     )
-    running.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     running.add_argument(
-        "--outputs", metavar="NPZ", type=Path, help="write ziggurat's results, keyed by ONNX output name"
+        "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
+    )
+    running.add_argument(
+        "--outputs",
+        metavar="NPZ",
+        type=Path,
+        help="write ziggurat's results, keyed by ONNX output name",
     )
     add_debug_option(parser)
     return parser
@@ -226,13 +255,18 @@ def run_onnxruntime(model, names: Sequence[str], inputs: Sequence[np.ndarray]) -
         import onnxruntime
     except ImportError:
         raise DiagnosticError(
-            Diagnostic("error", "onnxruntime is not installed (pip install onnxruntime): it is needed to check against it")
+            Diagnostic(
+                "error",
+                "onnxruntime is not installed (pip install onnxruntime): it is needed to check against it",
+            )
         ) from None
 
     def run(serialized: bytes) -> list[np.ndarray]:
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-        session = onnxruntime.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
+        session = onnxruntime.InferenceSession(
+            serialized, options, providers=["CPUExecutionProvider"]
+        )
         return list(session.run(None, dict(zip(names, inputs))))
 
     try:
@@ -252,7 +286,9 @@ def run_onnxruntime(model, names: Sequence[str], inputs: Sequence[np.ndarray]) -
                 model.ir_version = declared
     except Exception as error:  # noqa: BLE001
         raise DiagnosticError(
-            Diagnostic("error", f"onnxruntime cannot run the model: {str(error).strip().splitlines()[0]}")
+            Diagnostic(
+                "error", f"onnxruntime cannot run the model: {str(error).strip().splitlines()[0]}"
+            )
         ) from None
 
 
@@ -277,7 +313,9 @@ def _write(path: Path, data: str | bytes, what: str) -> None:
     try:
         write_atomically(path, data)
     except OSError as error:
-        raise DiagnosticError(Diagnostic("error", f"cannot write the {what}: {error}", file=str(path))) from None
+        raise DiagnosticError(
+            Diagnostic("error", f"cannot write the {what}: {error}", file=str(path))
+        ) from None
 
 
 # --------------------------------------------------------------------------- #
@@ -335,7 +373,9 @@ def lower(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
             with running_pass(one.name):
                 one.apply(ctx, module)
 
-        apply_passes(ctx, module, passes, run)  # retries a group whose buffers do not fit with smaller tiles
+        apply_passes(
+            ctx, module, passes, run
+        )  # retries a group whose buffers do not fit with smaller tiles
     verify_module(module)
 
 
@@ -346,7 +386,9 @@ class RunResult:
     """What the run cost on the machine, for npu code."""
 
 
-def run_at_emitted_level(module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None) -> RunResult:
+def run_at_emitted_level(
+    module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None
+) -> RunResult:
     function = find_function(module, "main")
     level = level_of(module, function)
     if level == "npu":
@@ -368,15 +410,24 @@ def report_run(args: argparse.Namespace, stats: TimingStats, machine: Machine) -
 
 def check_options(args: argparse.Namespace, emit: str) -> None:
     if args.tune is not None and args.machine is None:
-        raise DiagnosticError(Diagnostic("error", "--tune tunes for a machine: give --machine NAME"))
+        raise DiagnosticError(
+            Diagnostic("error", "--tune tunes for a machine: give --machine NAME")
+        )
     check_cluster(args.cluster)
     if args.cluster is not None and args.tune is None:
-        raise DiagnosticError(Diagnostic("error", "--cluster says where --tune measures: give --tune"))
+        raise DiagnosticError(
+            Diagnostic("error", "--cluster says where --tune measures: give --tune")
+        )
     if emit != "graph" and args.machine is None:
-        raise DiagnosticError(Diagnostic("error", f"--emit {emit} lowers for a machine: give --machine NAME"))
+        raise DiagnosticError(
+            Diagnostic("error", f"--emit {emit} lowers for a machine: give --machine NAME")
+        )
     if (args.report or args.trace) and emit != "npu":
         raise DiagnosticError(
-            Diagnostic("error", "--report and --trace describe a run on the machine: give --machine (and --emit npu)")
+            Diagnostic(
+                "error",
+                "--report and --trace describe a run on the machine: give --machine (and --emit npu)",
+            )
         )
 
 
@@ -411,7 +462,10 @@ def compile_model(args: argparse.Namespace) -> int:
         if args.inputs:
             inputs = list(numerics.load_inputs(args.inputs, onnx_inputs, arg_types).values())
         elif shipped is not None:
-            inputs = [restore_element_type(shipped.inputs[n], t) for n, t in zip(onnx_inputs, arg_types, strict=True)]
+            inputs = [
+                restore_element_type(shipped.inputs[n], t)
+                for n, t in zip(onnx_inputs, arg_types, strict=True)
+            ]
         else:
             inputs = random_inputs(graph_function, args.seed)
     precision = None
@@ -422,7 +476,9 @@ def compile_model(args: argparse.Namespace) -> int:
             split = tuning_point(passes)
             lower(ctx, module, passes[:split])
             options = TuneOptions(jobs=os.cpu_count() or 1, task_timeout=600.0)
-            tune_module(module, args.machine, options, Path(args.tune) if args.tune else None, args.cluster)
+            tune_module(
+                module, args.machine, options, Path(args.tune) if args.tune else None, args.cluster
+            )
             passes = passes[split:]
         lower(ctx, module, passes)
 
@@ -450,32 +506,54 @@ def compile_model(args: argparse.Namespace) -> int:
         return 0
     references = []
     with stage("running onnxruntime"):
-        bound_values = [bound_value(model, name, bound[name]) for name in all_inputs if name in bound]
-        ordered = dict(zip(onnx_inputs, inputs)) | dict(zip([n for n in all_inputs if n in bound], bound_values))
+        bound_values = [
+            bound_value(model, name, bound[name]) for name in all_inputs if name in bound
+        ]
+        ordered = dict(zip(onnx_inputs, inputs)) | dict(
+            zip([n for n in all_inputs if n in bound], bound_values)
+        )
         try:
-            references.append((ONNXRUNTIME_REFERENCE, run_onnxruntime(model, all_inputs, [ordered[n] for n in all_inputs])))
+            references.append(
+                (
+                    ONNXRUNTIME_REFERENCE,
+                    run_onnxruntime(model, all_inputs, [ordered[n] for n in all_inputs]),
+                )
+            )
         except DiagnosticError as error:
             if shipped is None:
                 raise
             # The shipped outputs are a reference of their own: say why onnxruntime is missing and go on.
-            print(f"note: {error.diagnostics[0].message}; comparing with the shipped outputs only", file=sys.stderr)
+            print(
+                f"note: {error.diagnostics[0].message}; comparing with the shipped outputs only",
+                file=sys.stderr,
+            )
     computed_in = precision_dtype(precision)
     if shipped is not None:
-        references.append((f"the expected outputs shipped with the model ({shipped.source})", shipped.outputs))
+        references.append(
+            (f"the expected outputs shipped with the model ({shipped.source})", shipped.outputs)
+        )
     failed = []
     for against, expected in references:
         print(f"against {against}:")
         if not print_checks(output_names, results, expected, computed_in):
             failed.append(against)
     if not failed:
-        print(f"check passed: {len(results)} output(s) match {' and '.join(a for a, _ in references)}")
+        print(
+            f"check passed: {len(results)} output(s) match {' and '.join(a for a, _ in references)}"
+        )
         return 0
-    print(f"error: check failed: ziggurat and {' and '.join(failed)} differ beyond the tolerance", file=sys.stderr)
+    print(
+        f"error: check failed: ziggurat and {' and '.join(failed)} differ beyond the tolerance",
+        file=sys.stderr,
+    )
     return 1
 
 
 def shapes_from_inputs(
-    model: onnx.ModelProto, path: Path, input_shapes: dict[str, tuple[int, ...]], bound: dict[str, np.ndarray]
+    model: onnx.ModelProto,
+    path: Path,
+    input_shapes: dict[str, tuple[int, ...]],
+    bound: dict[str, np.ndarray],
 ) -> dict[str, tuple[int, ...]]:
     """`input_shapes` completed with the shapes of the `--inputs` arrays for inputs with dynamic dimensions
     (an explicit --input-shape wins; a wrong rank or size is reported by the import or by
@@ -485,8 +563,12 @@ def shapes_from_inputs(
     inputs = [v for v in model.graph.input if v.name not in initializers and v.name not in bound]
     shapes = dict(input_shapes)
     for index, value in enumerate(inputs):
-        dims = value.type.tensor_type.shape.dim if value.type.tensor_type.HasField("shape") else None
-        if value.name in shapes or (dims is not None and all(d.HasField("dim_value") for d in dims)):
+        dims = (
+            value.type.tensor_type.shape.dim if value.type.tensor_type.HasField("shape") else None
+        )
+        if value.name in shapes or (
+            dims is not None and all(d.HasField("dim_value") for d in dims)
+        ):
             continue
         found = [key for key in candidate_keys(value.name, index) if key in arrays]
         if len(found) == 1:

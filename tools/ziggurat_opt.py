@@ -21,15 +21,21 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, Shrink
 from xdsl.utils.hints import type_repr
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ziggurat.context import multiverse
 from ziggurat.cli import add_debug_option, run_main, while_running_pass, write_atomically
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, did_you_mean, exception_message
+from ziggurat.context import multiverse
+from ziggurat.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    collect_diagnostics,
+    did_you_mean,
+    exception_message,
+)
 from ziggurat.expected_diagnostics import check_expected_diagnostics, parse_expected_diagnostics
-from ziggurat.parsing import parse_source
-from ziggurat.verifier import verify_module
 from ziggurat.lowering.pipelines import expand_pipeline
-from ziggurat.transforms.tile.fit import FittingPipeline
+from ziggurat.parsing import parse_source
 from ziggurat.printing import MLIRTarget, Printer
+from ziggurat.transforms.tile.fit import FittingPipeline
+from ziggurat.verifier import verify_module
 
 SPLIT_MARKER = "// -----"
 
@@ -120,6 +126,7 @@ class ZigguratOptMain(xDSLOptMain):
     * `--list-passes` and `--list-dialects` describe what the multiverse (xDSL,
       ziggurat, plugins) provides.
     """
+
     version_format = "ziggurat-opt built from xdsl version {xdsl_version}"
 
     def __init__(self, args: Sequence[str] | None = None):
@@ -157,8 +164,12 @@ class ZigguratOptMain(xDSLOptMain):
             default=True,
             help="verify the IR after every pass (default); --no-verify-each verifies only the final IR",
         )
-        arg_parser.add_argument("--list-passes", action="store_true", help="list the passes and their options")
-        arg_parser.add_argument("--list-dialects", action="store_true", help="list the dialects and their op counts")
+        arg_parser.add_argument(
+            "--list-passes", action="store_true", help="list the passes and their options"
+        )
+        arg_parser.add_argument(
+            "--list-dialects", action="store_true", help="list the dialects and their op counts"
+        )
         arg_parser.add_argument(
             "--print-pipeline",
             action="store_true",
@@ -185,7 +196,10 @@ class ZigguratOptMain(xDSLOptMain):
     def _instantiate_pass(self, spec: ArgSpec) -> ModulePass:
         if spec.name not in self.available_passes:
             raise DiagnosticError(
-                Diagnostic("error", f"unknown pass '{spec.name}'{did_you_mean(spec.name, self.available_passes)}")
+                Diagnostic(
+                    "error",
+                    f"unknown pass '{spec.name}'{did_you_mean(spec.name, self.available_passes)}",
+                )
             )
         pass_class = self.available_passes[spec.name]()
         options = {o.name.replace("-", "_"): o for o in pass_options(pass_class)}
@@ -216,16 +230,26 @@ class ZigguratOptMain(xDSLOptMain):
         try:
             return pass_class.from_pass_spec(spec)
         except (ValueError, TypeError) as e:
-            raise DiagnosticError(Diagnostic("error", f"invalid options for pass '{spec.name}': {e}")) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"invalid options for pass '{spec.name}': {e}")
+            ) from None
 
-    def _between_passes(self, previous: ModulePass | None, module: ModuleOp, next: ModulePass | None) -> None:
+    def _between_passes(
+        self, previous: ModulePass | None, module: ModuleOp, next: ModulePass | None
+    ) -> None:
         if self.args.time_passes and previous is not None:
             print(f"Pass {previous.name} took {time.perf_counter() - self._pass_start} seconds")
-        if previous is not None and not self.args.disable_verify and (self.args.verify_each or next is None):
+        if (
+            previous is not None
+            and not self.args.disable_verify
+            and (self.args.verify_each or next is None)
+        ):
             try:
                 verify_module(module)
             except DiagnosticError as e:
-                e.diagnostics[-1].notes.append(Diagnostic("note", f"the IR does not verify after pass '{previous.name}'"))
+                e.diagnostics[-1].notes.append(
+                    Diagnostic("note", f"the IR does not verify after pass '{previous.name}'")
+                )
                 raise
         if previous is not None and next is not None and self.args.print_between_passes:
             print(f"IR after {previous.name}:")
@@ -242,7 +266,9 @@ class ZigguratOptMain(xDSLOptMain):
         except DiagnosticException as e:
             # PassFailedException and friends name no op: report them against the input file.
             where = f" (in pass '{self._current_pass.name}')" if self._current_pass else ""
-            raise DiagnosticError(Diagnostic("error", f"{exception_message(e)}{where}", self.get_input_name())) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"{exception_message(e)}{where}", self.get_input_name())
+            ) from None
         except Exception as e:
             if self._current_pass is not None:
                 e.add_note(while_running_pass(self._current_pass.name, e))
@@ -299,11 +325,15 @@ class ZigguratOptMain(xDSLOptMain):
             with stream:
                 data = stream.read()
         except OSError as e:
-            raise DiagnosticError(Diagnostic("error", f"cannot open input file '{name}': {e.strerror}")) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"cannot open input file '{name}': {e.strerror}")
+            ) from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise DiagnosticError(Diagnostic("error", f"input is not UTF-8 text: {e.reason}", name)) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"input is not UTF-8 text: {e.reason}", name)
+            ) from None
 
     def _parse(self, chunk: str, filename: str, offset: int) -> ModuleOp:
         spec = parse_spec(self.args.frontend or "mlir")
@@ -312,7 +342,9 @@ class ZigguratOptMain(xDSLOptMain):
         try:
             mlir = MLIRFrontend.from_spec(spec)
         except (ValueError, TypeError) as e:
-            raise DiagnosticError(Diagnostic("error", f"invalid options for frontend 'mlir': {e}")) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"invalid options for frontend 'mlir': {e}")
+            ) from None
         implicit = not (self.args.no_implicit_module or mlir.no_implicit_module)
         return parse_source(self.ctx, chunk, filename, offset, allow_implicit_module=implicit)
 
@@ -389,7 +421,9 @@ def _pipeline_syntax_diagnostic(spec: str, e: ArgSpecParseError) -> Diagnostic:
     position = re.search(r"pass-pipeline:\d+:(\d+)", rendered)
     message = rendered.strip().rsplit("\n", 1)[-1].strip()
     col = int(position[1]) if position else None
-    return Diagnostic("error", f"malformed pass pipeline: {message}", col=col, source_line=spec if col else None)
+    return Diagnostic(
+        "error", f"malformed pass pipeline: {message}", col=col, source_line=spec if col else None
+    )
 
 
 def _run(args: Sequence[str] | None) -> int:

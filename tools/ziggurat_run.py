@@ -33,22 +33,22 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 
 from ziggurat import numerics
+from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.context import default_context
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
 from ziggurat.interpreters.interpreter import (
     argument_names,
     find_function,
     random_inputs,
     run_function,
 )
-from ziggurat.context import default_context
-from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
-from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
+from ziggurat.npz import npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.parsing import parse_source
 from ziggurat.verifier import verify_module
-from ziggurat.npz import npz_bytes, npz_error, read_npz, restore_element_type
 
 if TYPE_CHECKING:
-    from ziggurat.machine import Machine
     from ziggurat.interpreters.timing import Timeline
+    from ziggurat.machine import Machine
 
 SUMMARY_VALUES = 8
 """How many leading elements the summary of a result shows."""
@@ -246,12 +246,17 @@ def is_npu_level(module: ModuleOp) -> bool:
 # --------------------------------------------------------------------------- #
 
 
-def load_arguments(path: Path, function: func.FuncOp, every_argument: bool) -> dict[str, np.ndarray]:
+def load_arguments(
+    path: Path, function: func.FuncOp, every_argument: bool
+) -> dict[str, np.ndarray]:
     """`ziggurat.numerics.load_inputs` for the arguments of `function`: the arrays of `path` by argument
     name, in argument order. With `every_argument`, each argument must have an array."""
     return numerics.load_inputs(
-        path, argument_names(function), function.function_type.inputs.data,
-        function=function.sym_name.data, every_argument=every_argument,
+        path,
+        argument_names(function),
+        function.function_type.inputs.data,
+        function=function.sym_name.data,
+        every_argument=every_argument,
     )
 
 
@@ -288,7 +293,9 @@ def summarize(name: str, value_type: object, array: np.ndarray) -> str:
     return f"{name}: {value_type}  {stats}\n  {shown}{more}"
 
 
-def show_outputs(args: argparse.Namespace, outputs: Mapping[str, tuple[object, np.ndarray]]) -> None:
+def show_outputs(
+    args: argparse.Namespace, outputs: Mapping[str, tuple[object, np.ndarray]]
+) -> None:
     """Save `outputs` (name -> (type, array)) to --outputs, print them with --print, else summarize."""
     if args.outputs is not None:
         data = npz_bytes({name: array for name, (_, array) in outputs.items()})
@@ -317,7 +324,10 @@ def save_inputs(path: Path | None, inputs: Mapping[str, np.ndarray]) -> None:
 
 
 def check_expected(
-    path: Path, outputs: Mapping[str, tuple[object, np.ndarray]], rtol: float | None, atol: float | None
+    path: Path,
+    outputs: Mapping[str, tuple[object, np.ndarray]],
+    rtol: float | None,
+    atol: float | None,
 ) -> None:
     """--expect: each output against the array of its name in `path`, one line per output; a
     diagnostic if a name is missing on either side or an output differs beyond the tolerance."""
@@ -325,10 +335,16 @@ def check_expected(
 
     reference = read_npz(path)
     if missing := [name for name in outputs if name not in reference]:
-        raise npz_error(path, f"no expected array for output {', '.join(missing)} (the archive has "
-                        f"{', '.join(sorted(reference)) or 'no arrays'})")
+        raise npz_error(
+            path,
+            f"no expected array for output {', '.join(missing)} (the archive has "
+            f"{', '.join(sorted(reference)) or 'no arrays'})",
+        )
     if extra := sorted(set(reference) - set(outputs)):
-        raise npz_error(path, f"expected array {', '.join(extra)} names no output (outputs: {', '.join(outputs)})")
+        raise npz_error(
+            path,
+            f"expected array {', '.join(extra)} names no output (outputs: {', '.join(outputs)})",
+        )
     names = list(outputs)
     expected = [restore_element_type(reference[name], outputs[name][0]) for name in names]
     actual = [outputs[name][1] for name in names]
@@ -337,7 +353,9 @@ def check_expected(
         print(replace(comparison, name=name))
     if failed := [name for name, comparison in zip(names, comparisons) if not comparison.ok]:
         sys.stdout.flush()  # the lines above come before the diagnostic in `2>&1`
-        raise npz_error(path, f"output {', '.join(failed)} differs from the expected array beyond the tolerance")
+        raise npz_error(
+            path, f"output {', '.join(failed)} differs from the expected array beyond the tolerance"
+        )
 
 
 def cannot_write(path: Path, what: str, error: OSError) -> DiagnosticError:
@@ -361,7 +379,11 @@ class ProgressLine:
 
     def show(self, elapsed: float, detail: str = "") -> None:
         """Refresh the line (at most every TICK_SECONDS) once the run has lasted PROGRESS_AFTER_SECONDS."""
-        if not self.enabled or elapsed < PROGRESS_AFTER_SECONDS or elapsed - self.shown_at < TICK_SECONDS:
+        if (
+            not self.enabled
+            or elapsed < PROGRESS_AFTER_SECONDS
+            or elapsed - self.shown_at < TICK_SECONDS
+        ):
             return
         self.shown_at = elapsed
         if self.display is None:
@@ -400,7 +422,9 @@ class _Stopped(BaseException):
         self.op = op
 
 
-def run_reference_watched(run: Callable[[], Any], where: Operation, what: str, timeout: float | None) -> Any:
+def run_reference_watched(
+    run: Callable[[], Any], where: Operation, what: str, timeout: float | None
+) -> Any:
     """`run()` stopped at `timeout` seconds, with progress on a terminal.
 
     The reference interpreter has no hook into its run, so a timer signal checks it
@@ -409,9 +433,14 @@ def run_reference_watched(run: Callable[[], Any], where: Operation, what: str, t
     elsewhere progress is off and --timeout is an error.
     """
     progress = ProgressLine(what)
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         if timeout is not None:
-            raise DiagnosticError(Diagnostic("error", "--timeout needs POSIX interval timers, in the main thread"))
+            raise DiagnosticError(
+                Diagnostic("error", "--timeout needs POSIX interval timers, in the main thread")
+            )
         progress.enabled = False
     if timeout is None and not progress.enabled:
         return run()
@@ -465,7 +494,8 @@ class NpuWatch:
         elapsed = time.monotonic() - self.started
         if self.timeout is not None and elapsed > self.timeout:
             raise error_at(
-                op, f"the run exceeded --timeout {self.timeout:g} s: stopped at cycle {timeline.cycles:,.0f}"
+                op,
+                f"the run exceeded --timeout {self.timeout:g} s: stopped at cycle {timeline.cycles:,.0f}",
             )
         limit = "" if self.max_cycles is None else f" of at most {self.max_cycles:,}"
         self.progress.show(elapsed, f"  core {timeline.core}, cycle {timeline.cycles:,.0f}{limit}")
@@ -511,7 +541,10 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
     else:
         given = load_arguments(args.inputs, function, every_argument=False)
         if missing := [name for name in names if name not in given]:
-            raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
+            raise npz_error(
+                args.inputs,
+                f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}",
+            )
         inputs = [given[name] for name in names]
     save_inputs(args.save_inputs, dict(zip(names, inputs)))
     name = function.sym_name.data
@@ -521,7 +554,10 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
     if not outputs:
         from ziggurat.diagnostics import emit_warning
 
-        emit_warning(function, f"@{name} has no %result0, %result1, ... arguments: there are no outputs to show")
+        emit_warning(
+            function,
+            f"@{name} has no %result0, %result1, ... arguments: there are no outputs to show",
+        )
     types = dict(zip(argument_names(function), function.function_type.inputs.data))
     show_outputs(args, {key: (types[key], array) for key, array in outputs.items()})
     return 0
@@ -544,15 +580,18 @@ def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     result_types = function.function_type.outputs.data
     show_outputs(
         args,
-        {f"result{index}": (t, array) for index, (t, array) in enumerate(zip(result_types, results))},
+        {
+            f"result{index}": (t, array)
+            for index, (t, array) in enumerate(zip(result_types, results))
+        },
     )
     return 0
 
 
 def resolve_machine(module: ModuleOp, requested: str | None) -> Machine:
     """--machine, else the module's npu.machine; an error when they name different machines."""
-    from ziggurat.machine import load_machine, list_presets
     from ziggurat.dialects.npu import MACHINE_ATTR
+    from ziggurat.machine import list_presets, load_machine
 
     attribute = module.attributes.get(MACHINE_ATTR)
     named = attribute.data if isinstance(attribute, StringAttr) else None
@@ -572,7 +611,9 @@ def resolve_machine(module: ModuleOp, requested: str | None) -> Machine:
     return machine
 
 
-def npu_inputs_and_outputs(args: argparse.Namespace, function: func.FuncOp) -> tuple[dict[str, np.ndarray], list[str]]:
+def npu_inputs_and_outputs(
+    args: argparse.Namespace, function: func.FuncOp
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """The arrays an npu run starts from, by argument name, and the names of its outputs.
 
     A lowered kernel's outputs are its `%resultN` memrefs (docs/lowering.md): the other
@@ -590,7 +631,10 @@ def npu_inputs_and_outputs(args: argparse.Namespace, function: func.FuncOp) -> t
             return dict(zip(inputs, level_inputs(function, args.seed))), outputs
         given = load_arguments(args.inputs, function, every_argument=False)
         if missing := [name for name in inputs if name not in given]:
-            raise npz_error(args.inputs, f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}")
+            raise npz_error(
+                args.inputs,
+                f"no array for the input argument(s) {', '.join(missing)} of @{function.sym_name.data}",
+            )
         return given, outputs
     if args.inputs is None:
         return random_memref_inputs(function, args.seed), names
@@ -611,7 +655,13 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     watch = NpuWatch(f"running @{name} on {machine.name}", args.timeout, args.max_cycles)
     try:
         result = run_npu(
-            module, machine, given, name, cores=args.cores or 1, max_cycles=args.max_cycles, watch=watch,
+            module,
+            machine,
+            given,
+            name,
+            cores=args.cores or 1,
+            max_cycles=args.max_cycles,
+            watch=watch,
             verify=False,  # `run` verified it
         )
     finally:

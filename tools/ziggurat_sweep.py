@@ -23,17 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat import numerics
-from ziggurat.interpreters.interpreter import find_function, random_inputs
-from ziggurat.machine import load_machine, machine_here, machine_sources, split_toml_key
-from ziggurat.interpreters.npu_interpreter import run_npu
-from ziggurat.context import default_context
 from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, exception_message
+from ziggurat.interpreters.interpreter import find_function, random_inputs
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.machine import load_machine, machine_here, machine_sources, split_toml_key
 from ziggurat.parsing import parse_source
-from ziggurat.verifier import verify_module
 from ziggurat.testing.differential import input_names, run_at_level
 from ziggurat.tuning.executors import check_cluster, make_executor
-
+from ziggurat.verifier import verify_module
 
 COLUMNS = ("cycles", "microseconds", "numerics", "max_abs_error", "error")
 """What a point's record holds beside its model and machine (`error`: None, or why it failed)."""
@@ -93,7 +92,10 @@ def parse_setting(text: str) -> tuple[tuple[str, ...], list[Any]]:
 
 
 def toml_key(path: Sequence[str]) -> str:
-    return ".".join(part if part.replace("_", "").replace("-", "").isalnum() else json.dumps(part) for part in path)
+    return ".".join(
+        part if part.replace("_", "").replace("-", "").isalnum() else json.dumps(part)
+        for part in path
+    )
 
 
 def toml_value(value: Any) -> str:
@@ -190,9 +192,13 @@ def _compile_and_run(point: Point, machine_path: str) -> dict[str, Any]:
     for one in lowering_passes(machine_path, "npu", precision):
         one.apply(ctx, module)
     verify_module(module)
-    result = run_npu(module, machine, dict(zip(input_names(find_function(module, "main")), inputs)), "main")
+    result = run_npu(
+        module, machine, dict(zip(input_names(find_function(module, "main")), inputs)), "main"
+    )
     checks = [
-        numerics.compare(actual, want, name=f"output '#{i}'", computed_in=precision_dtype(precision))
+        numerics.compare(
+            actual, want, name=f"output '#{i}'", computed_in=precision_dtype(precision)
+        )
         for i, (actual, want) in enumerate(zip(result.outputs, expected, strict=True))
     ]
     cycles = result.stats.total_cycles
@@ -220,14 +226,20 @@ def read_model(path: Path) -> tuple[str, str | bytes]:
 
 
 def make_points(
-    models: Sequence[Path], base: str, settings: Sequence[tuple[tuple[str, ...], list[Any]]], seed: int = 0
+    models: Sequence[Path],
+    base: str,
+    settings: Sequence[tuple[tuple[str, ...], list[Any]]],
+    seed: int = 0,
 ) -> list[Point]:
     """Every machine of the grid times every model, the machines checked first (a diagnostic names
     the point and the problem)."""
     base_files = machine_sources(base)  # a diagnostic for a machine that does not load
     base_ref = str(Path(base).resolve()) if "/" in base or base.endswith(".toml") else base
     keys = [path for path, _ in settings]
-    grid = [tuple(zip(keys, values)) for values in itertools.product(*(values for _, values in settings))]
+    grid = [
+        tuple(zip(keys, values))
+        for values in itertools.product(*(values for _, values in settings))
+    ]
     with tempfile.TemporaryDirectory(prefix="ziggurat-sweep-") as folder:
         for i, overrides in enumerate(grid):
             path = Path(folder) / f"point{i}.toml"
@@ -236,7 +248,9 @@ def make_points(
                 load_machine(path)
             except DiagnosticError as error:
                 messages = "; ".join(d.message for d in error.diagnostics)
-                raise DiagnosticError(Diagnostic("error", f"machine point {label(overrides)}: {messages}")) from None
+                raise DiagnosticError(
+                    Diagnostic("error", f"machine point {label(overrides)}: {messages}")
+                ) from None
     loaded = [(path.stem, *read_model(path)) for path in models]
     return [
         Point(m * len(grid) + i, name, kind, data, base_ref, base_files, overrides, seed)
@@ -262,7 +276,11 @@ def sweep(points: Sequence[Point], executor, on_record=lambda record: None) -> l
 
 def describe(point: Point) -> dict[str, Any]:
     """A record's first fields: the model, the point's name and each override by its dotted key."""
-    return {"model": point.model, "machine": label(point.overrides), **{".".join(k): v for k, v in point.overrides}}
+    return {
+        "model": point.model,
+        "machine": label(point.overrides),
+        **{".".join(k): v for k, v in point.overrides},
+    }
 
 
 def write_csv(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
@@ -277,14 +295,20 @@ def write_csv(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
 def table(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
     rows = [["model", *keys, "cycles", "time (us)", "numerics"]]
     for r in records:
-        rows.append([
-            r["model"], *(shown(r[k]) for k in keys),
-            "-" if r["cycles"] is None else f"{r['cycles']:,.0f}",
-            "-" if r["microseconds"] is None else f"{r['microseconds']:.3f}",
-            r["numerics"] if r["error"] is None else f"failed: {r['error']}",
-        ])
+        rows.append(
+            [
+                r["model"],
+                *(shown(r[k]) for k in keys),
+                "-" if r["cycles"] is None else f"{r['cycles']:,.0f}",
+                "-" if r["microseconds"] is None else f"{r['microseconds']:.3f}",
+                r["numerics"] if r["error"] is None else f"failed: {r['error']}",
+            ]
+        )
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]) - 1)]
-    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) + "  " + str(row[-1]) for row in rows)
+    return "\n".join(
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths)) + "  " + str(row[-1])
+        for row in rows
+    )
 
 
 def plot(records: Sequence[dict[str, Any]], path: Path) -> str | None:
@@ -297,11 +321,15 @@ def plot(records: Sequence[dict[str, Any]], path: Path) -> str | None:
     import matplotlib.pyplot as plt
 
     models = list(dict.fromkeys(r["model"] for r in records))
-    figure, axes = plt.subplots(1, len(models), figsize=(max(5, 4.5 * len(models)), 4.2), squeeze=False)
+    figure, axes = plt.subplots(
+        1, len(models), figsize=(max(5, 4.5 * len(models)), 4.2), squeeze=False
+    )
     for axis, model in zip(axes[0], models):
         rows = [r for r in records if r["model"] == model]
         axis.bar(range(len(rows)), [r["cycles"] or 0 for r in rows], color="tab:blue")
-        axis.set_xticks(range(len(rows)), [r["machine"].replace("; ", "\n") for r in rows], fontsize=7)
+        axis.set_xticks(
+            range(len(rows)), [r["machine"].replace("; ", "\n") for r in rows], fontsize=7
+        )
         axis.set_title(model)
         axis.set_ylabel("cycles")
     figure.tight_layout()
@@ -312,26 +340,50 @@ def plot(records: Sequence[dict[str, Any]], path: Path) -> str | None:
 
 def build_argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ziggurat-sweep", description="Compile and run models on a grid of machine models derived from one."
+        prog="ziggurat-sweep",
+        description="Compile and run models on a grid of machine models derived from one.",
     )
-    parser.add_argument("models", metavar="MODEL", nargs="+", type=Path, help="ONNX models or graph-level .mlir files")
-    parser.add_argument("--machine", required=True, help="the base machine: a preset or a machine TOML file")
     parser.add_argument(
-        "--set", dest="settings", action="append", type=parse_setting, default=[], metavar="KEY=V1,V2",
+        "models",
+        metavar="MODEL",
+        nargs="+",
+        type=Path,
+        help="ONNX models or graph-level .mlir files",
+    )
+    parser.add_argument(
+        "--machine", required=True, help="the base machine: a preset or a machine TOML file"
+    )
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        type=parse_setting,
+        default=[],
+        metavar="KEY=V1,V2",
         help="a machine file key by dotted path and the values it takes (repeat: the grid is every combination)",
     )
     parser.add_argument(
-        "-o", "--output", type=Path, metavar="DIR", help="write sweep.csv, sweep.json and sweep.png to DIR"
+        "-o",
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="write sweep.csv, sweep.json and sweep.png to DIR",
     )
     parser.add_argument(
-        "--jobs", type=int, help="points in flight at once (default: all cores, or the Ray cluster's CPUs)"
+        "--jobs",
+        type=int,
+        help="points in flight at once (default: all cores, or the Ray cluster's CPUs)",
     )
     parser.add_argument(
-        "--cluster", metavar="WHERE",
+        "--cluster",
+        metavar="WHERE",
         help="where the points run: local (default), ray (RAY_ADDRESS, else a local Ray instance), ray://HOST:PORT",
     )
     parser.add_argument(
-        "--task-timeout", type=float, default=1800.0, metavar="SECONDS",
+        "--task-timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
         help="stop a point after this long, retry it once, then count it failed (default: 1800)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -348,10 +400,18 @@ def main_with(args: argparse.Namespace) -> int:
     executor = make_executor(args.cluster, args.jobs, args.task_timeout)
     try:
         records = sweep(
-            points, executor,
-            lambda r: print(f"sweep: {r['model']} [{r['machine']}]: "
-                            + (f"{r['cycles']:,.0f} cycles" if r["cycles"] is not None else f"failed: {r['error']}"),
-                            file=sys.stderr, flush=True),
+            points,
+            executor,
+            lambda r: print(
+                f"sweep: {r['model']} [{r['machine']}]: "
+                + (
+                    f"{r['cycles']:,.0f} cycles"
+                    if r["cycles"] is not None
+                    else f"failed: {r['error']}"
+                ),
+                file=sys.stderr,
+                flush=True,
+            ),
         )
     finally:
         executor.close()

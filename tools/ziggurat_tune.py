@@ -24,13 +24,15 @@ from rich.progress import Progress
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from ziggurat.machine import load_machine
-from ziggurat.context import default_context
 from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.dialects.tile import LAYOUT_ATTR
+from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
-from ziggurat.verifier import verify_module
 from ziggurat.printing import Printer
+from ziggurat.tuning.executors import check_cluster, make_executor
+from ziggurat.tuning.layouts import convert_marked, tune_layouts
 from ziggurat.tuning.space import (
     Group,
     loop_orders,
@@ -41,10 +43,8 @@ from ziggurat.tuning.space import (
     stages_reduction,
     tunable_groups,
 )
-from ziggurat.dialects.tile import LAYOUT_ATTR
-from ziggurat.tuning.layouts import convert_marked, tune_layouts
-from ziggurat.tuning.executors import check_cluster, make_executor
 from ziggurat.tuning.tuner import Choice, Measurement, TuneCache, TuneOptions, tune
+from ziggurat.verifier import verify_module
 
 _STDERR = Console(stderr=True)
 
@@ -56,24 +56,55 @@ def build_argument_parser() -> argparse.ArgumentParser:
         epilog="The output lowers with: ziggurat-opt OUT -p 'lower-to-npu{machine=M}'",
     )
     parser.add_argument("input", metavar="FILE", help="graph-level IR ('-' for stdin)")
-    parser.add_argument("--machine", required=True, help="a preset (davinci, systolic, tensorcore) or a machine TOML file")
-    parser.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the tuned IR to FILE (default: stdout)")
     parser.add_argument(
-        "--jobs", type=int, help="measurements in flight at once (default: all cores, or all CPUs of the Ray cluster)"
+        "--machine",
+        required=True,
+        help="a preset (davinci, systolic, tensorcore) or a machine TOML file",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        type=Path,
+        help="write the tuned IR to FILE (default: stdout)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        help="measurements in flight at once (default: all cores, or all CPUs of the Ray cluster)",
     )
     add_cluster_options(parser)
-    parser.add_argument("--budget", type=float, metavar="SECONDS", help="stop launching measurements after this long")
-    parser.add_argument("--top-k", type=int, default=4, help="schedules measured per group, the default included (default: 4)")
     parser.add_argument(
-        "--bufferings", type=depth_list, default=TuneOptions.bufferings, metavar="N,N",
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop launching measurements after this long",
+    )
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=4,
+        help="schedules measured per group, the default included (default: 4)",
+    )
+    parser.add_argument(
+        "--bufferings",
+        type=depth_list,
+        default=TuneOptions.bufferings,
+        metavar="N,N",
         help="buffering depths tried on each group's winning tile sizes besides the default 2 ('' for none; default: 1,3)",
     )
     parser.add_argument(
-        "--no-stage", dest="stage", action="store_false",
+        "--no-stage",
+        dest="stage",
+        action="store_false",
         help="do not measure candidates with their reduction staged (tile.stage_reduction)",
     )
-    parser.add_argument("--cache", metavar="FILE", type=Path, help="JSON file of tuned groups, read and updated")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs the numerics are checked on")
+    parser.add_argument(
+        "--cache", metavar="FILE", type=Path, help="JSON file of tuned groups, read and updated"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random inputs the numerics are checked on"
+    )
     add_debug_option(parser)
     return parser
 
@@ -81,12 +112,16 @@ def build_argument_parser() -> argparse.ArgumentParser:
 def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     """`--cluster` and `--task-timeout`: where measurements run (`tuning/executors.py`)."""
     parser.add_argument(
-        "--cluster", metavar="WHERE",
+        "--cluster",
+        metavar="WHERE",
         help="where measurements run: local (default: this machine's processes), ray (the cluster RAY_ADDRESS names, "
         "else a local Ray instance), ray://HOST:PORT or ray:HOST:PORT",
     )
     parser.add_argument(
-        "--task-timeout", type=float, default=600.0, metavar="SECONDS",
+        "--task-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
         help="stop a measurement after this long, retry it once, then count it failed (default: 600)",
     )
 
@@ -96,7 +131,9 @@ def depth_list(text: str) -> tuple[int, ...]:
     try:
         depths = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got '{text}'") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got '{text}'"
+        ) from None
     if any(depth < 1 for depth in depths):
         raise argparse.ArgumentTypeError(f"buffering depths must be at least 1, got '{text}'")
     return depths
@@ -105,9 +142,13 @@ def depth_list(text: str) -> tuple[int, ...]:
 def check_options(args: argparse.Namespace) -> None:
     for name, value, minimum in (("--jobs", args.jobs, 1), ("--top-k", args.top_k, 1)):
         if value is not None and value < minimum:
-            raise DiagnosticError(Diagnostic("error", f"{name} must be at least {minimum}, got {value}"))
+            raise DiagnosticError(
+                Diagnostic("error", f"{name} must be at least {minimum}, got {value}")
+            )
     if args.budget is not None and not args.budget > 0:
-        raise DiagnosticError(Diagnostic("error", f"--budget must be a positive number of seconds, got {args.budget}"))
+        raise DiagnosticError(
+            Diagnostic("error", f"--budget must be a positive number of seconds, got {args.budget}")
+        )
     check_cluster_options(args)
 
 
@@ -115,7 +156,10 @@ def check_cluster_options(args: argparse.Namespace) -> None:
     check_cluster(args.cluster)
     if not args.task_timeout > 0:
         raise DiagnosticError(
-            Diagnostic("error", f"--task-timeout must be a positive number of seconds, got {args.task_timeout}")
+            Diagnostic(
+                "error",
+                f"--task-timeout must be a positive number of seconds, got {args.task_timeout}",
+            )
         )
 
 
@@ -149,7 +193,9 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
         if m.nhwc:
             sizes = "NHWC " + ("default" if m.sizes is None else "x".join(map(str, m.sizes)))
         else:
-            sizes = "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
+            sizes = (
+                "default" if m.candidate == 0 else "x".join(map(str, group.candidates[m.candidate]))
+            )
             if m.buffering is not None:
                 sizes += f" buffering {m.buffering}"
             if m.interchange is not None:
@@ -157,14 +203,22 @@ def progress(total: int) -> Iterator[Callable[[Group, Measurement], None]]:
             if m.stage:
                 sizes += " staged"
         outcome = f"{m.cycles:,.0f} cycles" if m.cycles is not None else f"failed: {m.error}"
-        count = f"{done}/{total}" if done <= total else f"{done}"  # transposes come after what was planned
-        print(f"tune: [{count}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
+        count = (
+            f"{done}/{total}" if done <= total else f"{done}"
+        )  # transposes come after what was planned
+        print(
+            f"tune: [{count}] {group.name} {sizes}: {outcome} ({m.seconds:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     yield line
 
 
 def summary(choices: Sequence[Choice]) -> str:
-    lines = ["group                      default cycles    tuned cycles  speedup  layout, tile.sizes, tile.buffering, tile.interchange"]
+    lines = [
+        "group                      default cycles    tuned cycles  speedup  layout, tile.sizes, tile.buffering, tile.interchange"
+    ]
     for c in choices:
         if c.layout == "NHWC":
             cycles = c.nhwc_cycles
@@ -182,7 +236,13 @@ def summary(choices: Sequence[Choice]) -> str:
         default = f"{c.default_cycles:,.0f}" if c.default_cycles else "-"
         tuned = f"{cycles:,.0f}" if cycles else "-"
         speedup = f"{c.default_cycles / cycles:.2f}x" if cycles and c.default_cycles else "-"
-        note = " (cached)" if c.cached else "" if c.complete or c.faults else " (budget: partly measured)"
+        note = (
+            " (cached)"
+            if c.cached
+            else ""
+            if c.complete or c.faults
+            else " (budget: partly measured)"
+        )
         if c.faults:
             note += f" ({len(c.faults)} failed, not cached: {c.faults[0]})"
         lines.append(f"{c.group.name:<26} {default:>14}  {tuned:>14}  {speedup:>7}  {sizes}{note}")
@@ -190,7 +250,11 @@ def summary(choices: Sequence[Choice]) -> str:
 
 
 def tune_module(
-    module: ModuleOp, machine: str, options: TuneOptions, cache_path: Path | None, cluster: str | None = None
+    module: ModuleOp,
+    machine: str,
+    options: TuneOptions,
+    cache_path: Path | None,
+    cluster: str | None = None,
 ) -> list[Choice]:
     """Tune every group of `module` (graph level) for `machine` (a preset or a TOML file) and put
     the winners' `tile.sizes`, `tile.buffering`, `tile.interchange` and `tile.stage_reduction` on
@@ -209,7 +273,11 @@ def tune_module(
     groups = tunable_groups(module, load_machine(machine))
     searched = {  # at most: the loop orders measured are those of the winner's sizes
         g.key: min(options.top_k, len(g.candidates))
-        + (sum(stages_reduction(g, c) for c in range(min(options.top_k, len(g.candidates)))) if options.stage else 0)
+        + (
+            sum(stages_reduction(g, c) for c in range(min(options.top_k, len(g.candidates))))
+            if options.stage
+            else 0
+        )
         + len(options.bufferings)
         + max(len(loop_orders(g, sizes)) for sizes in g.candidates[: options.top_k])
         + (2 if g.convertible else 0)
@@ -219,7 +287,11 @@ def tune_module(
     to_measure = sum(searched.values())
     with progress(to_measure) as report:
         choices = tune(groups, machine, options, cache, report)
-        left = None if options.budget is None else max(0.0, options.budget - (time.monotonic() - start))
+        left = (
+            None
+            if options.budget is None
+            else max(0.0, options.budget - (time.monotonic() - start))
+        )
         tune_layouts(module, choices, machine, replace(options, budget=left), cache, report)
     ops = list(module.walk())
     for choice in choices:
@@ -261,10 +333,19 @@ def main_with(args: argparse.Namespace) -> int:
     load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
     module = read_module(args.input)
     options = TuneOptions(
-        jobs=args.jobs or os.cpu_count() or 1, budget=args.budget, top_k=args.top_k, seed=args.seed,
-        bufferings=args.bufferings, stage=args.stage, task_timeout=args.task_timeout,
+        jobs=args.jobs or os.cpu_count() or 1,
+        budget=args.budget,
+        top_k=args.top_k,
+        seed=args.seed,
+        bufferings=args.bufferings,
+        stage=args.stage,
+        task_timeout=args.task_timeout,
     )
-    executor = None if args.cluster in (None, "local") else make_executor(args.cluster, args.jobs, args.task_timeout)
+    executor = (
+        None
+        if args.cluster in (None, "local")
+        else make_executor(args.cluster, args.jobs, args.task_timeout)
+    )
     try:
         choices = tune_module(module, args.machine, replace(options, executor=executor), args.cache)
     finally:

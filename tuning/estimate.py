@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
+from ziggurat.interpreters.timing import dma_cycles, mma_cycles
 from ziggurat.ir.contraction import contraction_dims
 from ziggurat.machine import Machine
-from ziggurat.interpreters.timing import dma_cycles, mma_cycles
 from ziggurat.transforms.loop.memory_routes import hops, route
 from ziggurat.transforms.loop.staging import ping_pongs
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
@@ -54,7 +54,7 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
     """
     roles = contraction_dims(root)
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
-    lhs, rhs, out = root.operands[0], root.operands[1], root.results[0]
+    lhs, out = root.operands[0], root.results[0]
     in_dtype, acc_dtype = _dtype_name(lhs), _dtype_name(out)
     in_bytes, acc_bytes = element_bytes_of(lhs), element_bytes_of(out)
     matrix = machine.matrix
@@ -69,21 +69,32 @@ def estimate_cycles(root: Operation, machine: Machine, sizes: Sequence[int]) -> 
 
     outer, inner = count(roles.batch + roles.m + roles.n), count(roles.k)
     window = math.prod(extents[d] for d in roles.window)
-    rm, rn, rk = _round_up(tile(roles.m), um), _round_up(tile(roles.n), un), _round_up(tile(roles.k), uk)
+    rm, rn, rk = (
+        _round_up(tile(roles.m), um),
+        _round_up(tile(roles.n), un),
+        _round_up(tile(roles.k), uk),
+    )
     box = [extents[d] if d in roles.window else sizes[d] for d in range(len(extents))]
-    a_global = math.prod(access_slice(tiling_of(root).indexing_maps(root)[0], Tile.whole(box))[0].sizes) * in_bytes
+    a_global = (
+        math.prod(access_slice(tiling_of(root).indexing_maps(root)[0], Tile.whole(box))[0].sizes)
+        * in_bytes
+    )
     b_global = tile(roles.k) * tile(roles.n) * window * in_bytes
 
     steps = outer * inner
     busy: dict[str, float] = defaultdict(float)
     fill = 0.0
-    point = mma_cycles(machine, rm, rn, rk, in_dtype, acc_dtype)  # one window point: its loads and its mma
+    point = mma_cycles(
+        machine, rm, rn, rk, in_dtype, acc_dtype
+    )  # one window point: its loads and its mma
     busy[matrix.pipe] += steps * window * point
     for space, first_bytes, local_bytes in (
         (matrix.a_space, a_global, rm * rk * in_bytes),
         (matrix.b_space, b_global, rk * rn * in_bytes),
     ):
-        for position, (src, dst, engine) in enumerate(dma_chain(machine, machine.global_memory().name, space)):
+        for position, (src, dst, engine) in enumerate(
+            dma_chain(machine, machine.global_memory().name, space)
+        ):
             if position == 0:
                 one = dma_cycles(machine, engine, src, dst, first_bytes, first_bytes)
             else:

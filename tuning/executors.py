@@ -31,7 +31,11 @@ class Executor(Protocol):
     """Tasks in flight at once."""
 
     def run(
-        self, function: Callable[[Any], Any], tasks: Sequence[Any], on_result: OnResult, on_failure: OnFailure,
+        self,
+        function: Callable[[Any], Any],
+        tasks: Sequence[Any],
+        on_result: OnResult,
+        on_failure: OnFailure,
         deadline: float | None = None,
     ) -> None: ...
 
@@ -52,7 +56,12 @@ def _retry_or_fail(job: _Job, reason: str, pending: deque, on_failure: OnFailure
         pending.appendleft(replace(job, attempt=1, reasons=(reason,)))
         return
     first = job.reasons[0] if job.reasons else reason
-    _queue(pending, on_failure(job.task, f"{reason} (twice)" if first == reason else f"{first}; retried: {reason}"))
+    _queue(
+        pending,
+        on_failure(
+            job.task, f"{reason} (twice)" if first == reason else f"{first}; retried: {reason}"
+        ),
+    )
 
 
 def _queue(pending: deque, more: Sequence[Any] | None) -> None:
@@ -75,7 +84,9 @@ def _past(deadline: float | None) -> bool:
 
 def _serve(connection: Connection) -> None:
     """A worker process's body: call each (function, task) received, send back ("ok"|"error", value)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle: it stops the workers
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C is the driver's to handle: it stops the workers
     while True:
         try:
             message = connection.recv()
@@ -86,11 +97,18 @@ def _serve(connection: Connection) -> None:
         function, task = message
         try:
             reply = ("ok", function(task))
-        except Exception as error:  # the task's own failure: the driver retries it once, then reports it
+        except (
+            Exception
+        ) as error:  # the task's own failure: the driver retries it once, then reports it
             reply = ("error", _raised(error))
         try:
             connection.send(reply)
-        except (TypeError, ValueError, AttributeError, pickle.PicklingError) as error:  # a result that does not pickle
+        except (
+            TypeError,
+            ValueError,
+            AttributeError,
+            pickle.PicklingError,
+        ) as error:  # a result that does not pickle
             connection.send(("error", f"cannot send the result back: {_raised(error)}"))
 
 
@@ -125,7 +143,11 @@ class LocalExecutor:
     _idle: list[_Worker] = field(default_factory=list, repr=False)
 
     def run(
-        self, function: Callable[[Any], Any], tasks: Sequence[Any], on_result: OnResult, on_failure: OnFailure,
+        self,
+        function: Callable[[Any], Any],
+        tasks: Sequence[Any],
+        on_result: OnResult,
+        on_failure: OnFailure,
         deadline: float | None = None,
     ) -> None:
         if self.jobs <= 1:
@@ -141,12 +163,18 @@ class LocalExecutor:
                     worker = self._idle.pop() if self._idle else self._start()
                     try:
                         worker.connection.send((function, pending[0].task))
-                    except (BrokenPipeError, ConnectionResetError):  # it died while idle: another takes the task
+                    except (
+                        BrokenPipeError,
+                        ConnectionResetError,
+                    ):  # it died while idle: another takes the task
                         worker.stop()
                         continue
                     worker.job = replace(pending.popleft(), started=time.monotonic())
                     busy.append(worker)
-                wait([w.connection for w in busy] + [w.process.sentinel for w in busy], self._wait_time(busy, deadline))
+                wait(
+                    [w.connection for w in busy] + [w.process.sentinel for w in busy],
+                    self._wait_time(busy, deadline),
+                )
                 for worker in list(busy):
                     self._check(worker, busy, pending, on_result, on_failure)
         finally:
@@ -154,7 +182,12 @@ class LocalExecutor:
                 worker.stop()
 
     def _check(
-        self, worker: _Worker, busy: list[_Worker], pending: deque, on_result: OnResult, on_failure: OnFailure
+        self,
+        worker: _Worker,
+        busy: list[_Worker],
+        pending: deque,
+        on_result: OnResult,
+        on_failure: OnFailure,
     ) -> None:
         job = worker.job
         assert job is not None
@@ -198,7 +231,11 @@ class LocalExecutor:
         return _Worker(process, here)
 
     def _run_here(
-        self, function: Callable[[Any], Any], tasks: Sequence[Any], on_result: OnResult, on_failure: OnFailure,
+        self,
+        function: Callable[[Any], Any],
+        tasks: Sequence[Any],
+        on_result: OnResult,
+        on_failure: OnFailure,
         deadline: float | None,
     ) -> None:
         pending: deque[_Job] = deque(_Job(task) for task in tasks)
@@ -261,7 +298,10 @@ class RayExecutor:
     `task_timeout` (then cancelled, its worker killed) is resubmitted once by the driver."""
 
     def __init__(
-        self, address: str | None = None, jobs: int | None = None, task_timeout: float | None = None,
+        self,
+        address: str | None = None,
+        jobs: int | None = None,
+        task_timeout: float | None = None,
         num_cpus: int | None = None,
     ):
         self._ray = import_ray()
@@ -284,21 +324,34 @@ class RayExecutor:
         if not ray.is_initialized():
             try:
                 ray.init(
-                    address=self.address, num_cpus=self.num_cpus, include_dashboard=False, log_to_driver=False,
+                    address=self.address,
+                    num_cpus=self.num_cpus,
+                    include_dashboard=False,
+                    log_to_driver=False,
                     logging_level="ERROR",
                 )
             except (ConnectionError, RuntimeError, ValueError) as error:
                 where = self.address or os.environ.get("RAY_ADDRESS") or "a local instance"
-                raise DiagnosticError(Diagnostic("error", f"cannot connect to Ray at {where}: {error}")) from None
+                raise DiagnosticError(
+                    Diagnostic("error", f"cannot connect to Ray at {where}: {error}")
+                ) from None
             self.started = True
         self._remote = ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(_call)
         # Each worker imports ziggurat once (seconds); done for all at once here, not in the first measurements.
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        warming = [ray.remote(num_cpus=1)(_warm).remote(0.2) for _ in range(min(cpus, self._jobs or cpus))]
-        ray.wait(warming, num_returns=len(warming), timeout=120)  # a busy cluster warms its workers later
+        warming = [
+            ray.remote(num_cpus=1)(_warm).remote(0.2) for _ in range(min(cpus, self._jobs or cpus))
+        ]
+        ray.wait(
+            warming, num_returns=len(warming), timeout=120
+        )  # a busy cluster warms its workers later
 
     def run(
-        self, function: Callable[[Any], Any], tasks: Sequence[Any], on_result: OnResult, on_failure: OnFailure,
+        self,
+        function: Callable[[Any], Any],
+        tasks: Sequence[Any],
+        on_result: OnResult,
+        on_failure: OnFailure,
         deadline: float | None = None,
     ) -> None:
         if not tasks:
@@ -321,11 +374,19 @@ class RayExecutor:
                     job = in_flight.pop(ref)
                     try:
                         result = ray.get(ref)
-                    except ray.exceptions.RayTaskError as error:  # the function raised on the worker
-                        reason = _raised(error.cause) if isinstance(error.cause, Exception) else str(error)
+                    except (
+                        ray.exceptions.RayTaskError
+                    ) as error:  # the function raised on the worker
+                        reason = (
+                            _raised(error.cause)
+                            if isinstance(error.cause, Exception)
+                            else str(error)
+                        )
                         _retry_or_fail(job, reason, pending, on_failure)
                     except ray.exceptions.RayError as error:  # the worker or its node was lost
-                        _retry_or_fail(job, f"worker lost ({type(error).__name__})", pending, on_failure)
+                        _retry_or_fail(
+                            job, f"worker lost ({type(error).__name__})", pending, on_failure
+                        )
                     else:
                         _queue(pending, on_result(job.task, result))
                 if self.task_timeout is not None:
@@ -334,7 +395,9 @@ class RayExecutor:
                         if now - job.started >= self.task_timeout:
                             del in_flight[ref]
                             ray.cancel(ref, force=True)
-                            _retry_or_fail(job, f"timed out after {self.task_timeout:g} s", pending, on_failure)
+                            _retry_or_fail(
+                                job, f"timed out after {self.task_timeout:g} s", pending, on_failure
+                            )
         finally:
             for ref in in_flight:  # stopped by the deadline, an error, or Ctrl-C
                 ray.cancel(ref, force=True)
@@ -360,11 +423,16 @@ def check_cluster(cluster: str | None) -> None:
     if cluster in (None, "local", "ray") or cluster.startswith(("ray://", "ray:")):
         return
     raise DiagnosticError(
-        Diagnostic("error", f"unknown --cluster '{cluster}': expected local, ray, ray://HOST:PORT or ray:HOST:PORT")
+        Diagnostic(
+            "error",
+            f"unknown --cluster '{cluster}': expected local, ray, ray://HOST:PORT or ray:HOST:PORT",
+        )
     )
 
 
-def make_executor(cluster: str | None, jobs: int | None = None, task_timeout: float | None = None) -> Executor:
+def make_executor(
+    cluster: str | None, jobs: int | None = None, task_timeout: float | None = None
+) -> Executor:
     """The executor `cluster` names; `jobs` None: every core (local) or every CPU of the cluster (Ray).
 
         executor = make_executor(cluster, jobs, task_timeout)
@@ -399,4 +467,11 @@ def make_executor(cluster: str | None, jobs: int | None = None, task_timeout: fl
     return RayExecutor(address, jobs, task_timeout)
 
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "check_cluster", "import_ray", "make_executor"]
+__all__ = [
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "check_cluster",
+    "import_ray",
+    "make_executor",
+]

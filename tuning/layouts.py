@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.machine import load_machine
 from ziggurat.dialects import graph
 from ziggurat.dialects.tile import TUNE_ID_ATTR
+from ziggurat.machine import load_machine
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
 from ziggurat.tuning.space import SPACE_VERSION, Group, functions_of, fused_with_marks
@@ -33,7 +33,9 @@ class Transpose:
 
     def key(self, machine_name: str) -> str:
         """Its tuning-cache key (a measured transpose is cached like a group)."""
-        return f"v{SPACE_VERSION}|{machine_name}|transpose|{self.type}|{list(self.perm)}".replace(" ", "")
+        return f"v{SPACE_VERSION}|{machine_name}|transpose|{self.type}|{list(self.perm)}".replace(
+            " ", ""
+        )
 
     def module_text(self) -> str:
         """The transpose alone, as the graph-level `@main` the tuner measures."""
@@ -84,7 +86,11 @@ def layout_graph(module: ModuleOp, costs: dict[int, tuple[float, float]]) -> Lay
             for value in op.operands:
                 if not _is_activation(value):
                     continue
-                producer = node_of.get(value.owner, SOURCE) if isinstance(value.owner, Operation) else SOURCE
+                producer = (
+                    node_of.get(value.owner, SOURCE)
+                    if isinstance(value.owner, Operation)
+                    else SOURCE
+                )
                 if producer in transposes_in and transposes_in[producer].perm == TO_NHWC:
                     producer = SOURCE  # its label is its operand's layout: its result is the same either way
                 if producer == consumer:
@@ -98,7 +104,9 @@ def layout_graph(module: ModuleOp, costs: dict[int, tuple[float, float]]) -> Lay
 
 
 def _marks(op: Operation) -> list[int]:
-    return [o.attributes[TUNE_ID_ATTR].value.data for o in op.walk() if TUNE_ID_ATTR in o.attributes]
+    return [
+        o.attributes[TUNE_ID_ATTR].value.data for o in op.walk() if TUNE_ID_ATTR in o.attributes
+    ]
 
 
 def _is_activation(value: SSAValue) -> bool:
@@ -133,7 +141,12 @@ def choose_layouts(layouts: LayoutGraph, transpose_cycles: dict[Transpose, float
         capacity[v].setdefault(u, 0.0)
 
     costs = dict(layouts.costs)
-    costs.update({node: (transpose_cycles.get(t, math.inf), 0.0) for node, t in layouts.transposes_in.items()})
+    costs.update(
+        {
+            node: (transpose_cycles.get(t, math.inf), 0.0)
+            for node, t in layouts.transposes_in.items()
+        }
+    )
     for node, (nchw, nhwc) in costs.items():
         if nchw > nhwc:
             add(node, SINK, nchw - nhwc)
@@ -183,7 +196,11 @@ def _reachable(residual: dict) -> set:
 
 
 def tune_layouts(
-    module: ModuleOp, choices: Sequence[Choice], machine: str, options: TuneOptions, cache: TuneCache,
+    module: ModuleOp,
+    choices: Sequence[Choice],
+    machine: str,
+    options: TuneOptions,
+    cache: TuneCache,
     on_measurement: Callable[[Group, Measurement], None] = lambda group, m: None,
 ) -> None:
     """Set `Choice.layout` to NHWC for the groups of `module` that run faster so, transposes
@@ -202,7 +219,9 @@ def tune_layouts(
             cycles[transpose] = cached
         else:
             todo.append(transpose)
-    tasks = [Task(i, 0, t.module_text(), -1, None, machine, options.seed) for i, t in enumerate(todo)]
+    tasks = [
+        Task(i, 0, t.module_text(), -1, None, machine, options.seed) for i, t in enumerate(todo)
+    ]
 
     def record(m: Measurement) -> None:
         transpose = todo[m.group]
@@ -220,7 +239,17 @@ def tune_layouts(
 
 def transpose_group(transpose: Transpose) -> Group:
     """A transpose as a `Group` for progress reports (nothing of it is searched)."""
-    return Group(f"transpose {transpose.type}", -1, transpose.module_text(), "", (), (), ((),), (math.nan,), (False,))
+    return Group(
+        f"transpose {transpose.type}",
+        -1,
+        transpose.module_text(),
+        "",
+        (),
+        (),
+        ((),),
+        (math.nan,),
+        (False,),
+    )
 
 
 def convert_marked(module: ModuleOp) -> None:
@@ -244,4 +273,12 @@ def twin_costs(choices: Sequence[Choice]) -> dict[int, tuple[float, float]]:
     return costs
 
 
-__all__ = ["LayoutGraph", "Transpose", "choose_layouts", "convert_marked", "layout_graph", "tune_layouts", "twin_costs"]
+__all__ = [
+    "LayoutGraph",
+    "Transpose",
+    "choose_layouts",
+    "convert_marked",
+    "layout_graph",
+    "tune_layouts",
+    "twin_costs",
+]

@@ -8,16 +8,26 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from io import StringIO
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from io import StringIO
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp, ShapedType, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    ShapedType,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.machine import Machine
 from ziggurat.context import default_context
+from ziggurat.diagnostics import DiagnosticError, op_location
 from ziggurat.dialects import graph
 from ziggurat.dialects.tile import (
     BUFFERING_ATTR,
@@ -28,17 +38,22 @@ from ziggurat.dialects.tile import (
     TUNE_ID_ATTR,
 )
 from ziggurat.dtypes import is_splat
-from ziggurat.diagnostics import DiagnosticError, op_location
-from ziggurat.parsing import parse_source
-from ziggurat.testing.differential import apply_pipeline
-from ziggurat.printing import Printer
-from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
-from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
-from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
-from ziggurat.transforms.tile.tile_and_fuse import analyze, collect_groups, epilogue_bytes, group_sizes
 from ziggurat.ir.contraction import contraction_dims, is_contraction
+from ziggurat.machine import Machine
+from ziggurat.parsing import parse_source
+from ziggurat.printing import Printer
+from ziggurat.testing.differential import apply_pipeline
+from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
+from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
+from ziggurat.transforms.tile.tile_and_fuse import (
+    analyze,
+    collect_groups,
+    epilogue_bytes,
+    group_sizes,
+)
 from ziggurat.transforms.tile.tile_sizes import candidate_sizes
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
+from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
 
 SPACE_VERSION = 9
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
@@ -128,7 +143,11 @@ def _copied_in(value: SSAValue) -> bool:
         return True
     elements = _elements(value)
     element = value.type.get_element_type() if isinstance(value.type, ShapedType) else value.type
-    return elements == 1 or elements <= SMALL_CONSTANT and isinstance(element, (IntegerType, IndexType))
+    return (
+        elements == 1
+        or elements <= SMALL_CONSTANT
+        and isinstance(element, (IntegerType, IndexType))
+    )
 
 
 def _roles_by_loop(op: Operation) -> tuple[str, ...]:
@@ -153,7 +172,10 @@ def _without_ids_and_locations(module: ModuleOp) -> str:
     copy = module.clone()
     for op in copy.walk():
         op.attributes.pop(TUNE_ID_ATTR, None)
-        for value in (*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)):
+        for value in (
+            *op.results,
+            *(arg for region in op.regions for block in region.blocks for arg in block.args),
+        ):
             value.name_hint = None
     return _printed(copy)
 
@@ -209,7 +231,9 @@ def _target_op(extracted: ModuleOp, target: int) -> Operation | None:
 
 
 def _is_nchw_spatial(op: Operation | None) -> bool:
-    return isinstance(op, graph.Conv2dOp | graph.Pool2dOp) and graph.layout_of(op.properties) == "NCHW"
+    return (
+        isinstance(op, graph.Conv2dOp | graph.Pool2dOp) and graph.layout_of(op.properties) == "NCHW"
+    )
 
 
 def with_nhwc_twin(group: Group, machine: Machine) -> Group:
@@ -234,14 +258,18 @@ def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
     for index, argument in enumerate(list(block.args)):
         if isinstance(argument.type, TensorType) and argument.type.get_num_dims() == 4:
             permuted = block.insert_arg(transposed_type(argument.type, to_nhwc), index)
-            back = graph.TransposeOp.build_inferred([permuted], {"perm": graph.int_array(list(to_nchw))})
+            back = graph.TransposeOp.build_inferred(
+                [permuted], {"perm": graph.int_array(list(to_nchw))}
+            )
             block.insert_op_before(back, block.first_op)
             argument.replace_all_uses_with(back.output)
             block.erase_arg(argument)
     ret = block.last_op
     for index, value in enumerate(list(ret.operands)):
         if isinstance(value.type, TensorType) and value.type.get_num_dims() == 4:
-            out = graph.TransposeOp.build_inferred([value], {"perm": graph.int_array(list(to_nhwc))})
+            out = graph.TransposeOp.build_inferred(
+                [value], {"perm": graph.int_array(list(to_nhwc))}
+            )
             block.insert_op_before(out, ret)
             ret.operands[index] = out.output
     function.update_function_type()
@@ -290,13 +318,22 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
     found = []
     groups = collect_groups(function.body.block)
     # the graph op whose `tile.sizes` each group reads: its contraction root's, else its last op's
-    scheduled = [group.anchor if group.anchor is not None and is_contraction(group.anchor) else group.last for group in groups]
-    marks = [op.attributes[TUNE_ID_ATTR].value.data if TUNE_ID_ATTR in op.attributes else None for op in scheduled]
+    scheduled = [
+        group.anchor if group.anchor is not None and is_contraction(group.anchor) else group.last
+        for group in groups
+    ]
+    marks = [
+        op.attributes[TUNE_ID_ATTR].value.data if TUNE_ID_ATTR in op.attributes else None
+        for op in scheduled
+    ]
     for group, root, mark in zip(groups, scheduled, marks):
         if mark is None or marks.count(mark) > 1:
             continue  # not from one graph op alone: one tile.sizes would schedule two groups
         if root is group.last and root is not group.anchor:
-            loops = tuple("reduction" if loop.reduction else "parallel" for loop in tiling_of(root).domain(root))
+            loops = tuple(
+                "reduction" if loop.reduction else "parallel"
+                for loop in tiling_of(root).domain(root)
+            )
             ranked = vector_candidates(group, machine)
             estimates = tuple(math.nan for _ in ranked)
             stageable = tuple(False for _ in ranked)
@@ -309,7 +346,9 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
             stageable = tuple(_stageable(root, machine, sizes) for sizes in ranked)
         if len(ranked) < 2:
             continue
-        group_name = root.attributes[GROUP_ATTR].data if GROUP_ATTR in root.attributes else root.name
+        group_name = (
+            root.attributes[GROUP_ATTR].data if GROUP_ATTR in root.attributes else root.name
+        )
         name = group_name.removesuffix("_0") + _line(root)  # where its root is in the input
         found.append(
             Group(
@@ -339,14 +378,18 @@ def vector_candidates(group: TileGroup, machine: Machine) -> list[tuple[int, ...
     max pool's window points share one staging buffer); the lowering refuses what does not fit."""
     default = tuple(group_sizes(group, analyze(group), machine, []).outer)
     extents = [loop.extent for loop in tiling_of(group.last).domain(group.last)]
-    tiled = next((d for d, (size, extent) in enumerate(zip(default, extents)) if size < extent), None)
+    tiled = next(
+        (d for d, (size, extent) in enumerate(zip(default, extents)) if size < extent), None
+    )
     if tiled is None:
         return [default]
     found = [default]
     for scale in (*VECTOR_SCALES, 0.5):
         size = min(extents[tiled], max(1, int(default[tiled] * scale)))
         sizes = tuple(size if d == tiled else s for d, s in enumerate(default))
-        if sizes not in found and (scale > 1 or tiled < len(extents) - 1):  # the innermost tile stays whole lanes
+        if sizes not in found and (
+            scale > 1 or tiled < len(extents) - 1
+        ):  # the innermost tile stays whole lanes
             found.append(sizes)
     return found
 
@@ -390,9 +433,13 @@ def _stageable(root: Operation, machine: Machine, sizes: Sequence[int]) -> bool:
     roles = contraction_dims(root)
     if not any(0 < sizes[d] < extents[d] for d in roles.k):
         return False
-    box = [extents[d] if d in roles.k or d in roles.window else sizes[d] for d in range(len(extents))]
+    box = [
+        extents[d] if d in roles.k or d in roles.window else sizes[d] for d in range(len(extents))
+    ]
     global_space = machine.global_memory().name
-    for operand, indexing, space in zip(root.operands, impl.indexing_maps(root), (machine.matrix.a_space, machine.matrix.b_space)):
+    for operand, indexing, space in zip(
+        root.operands, impl.indexing_maps(root), (machine.matrix.a_space, machine.matrix.b_space)
+    ):
         steps = dma_chain(machine, global_space, space)
         if indexing is None or not isinstance(operand.type, ShapedType) or not steps:
             continue
@@ -408,7 +455,9 @@ def loop_orders(group: Group, sizes: Sequence[int] | None) -> list[tuple[int, ..
     M and N loops smaller than their extent), outermost first; [] when fewer than two are tiled."""
     sizes = group.candidates[0] if sizes is None else sizes
     tiled = [
-        d for d, role in enumerate(group.loops) if role in ("batch", "m", "n") and 0 < sizes[d] < group.extents[d]
+        d
+        for d, role in enumerate(group.loops)
+        if role in ("batch", "m", "n") and 0 < sizes[d] < group.extents[d]
     ]
     return [order for order in itertools.permutations(tiled) if list(order) != tiled]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 from xdsl.passes import PassPipeline
 
-from ziggurat.interpreters.interpreter import find_function
-from ziggurat.machine import load_machine, machine_here, machine_sources
-from ziggurat.interpreters.npu_interpreter import run_npu
-from ziggurat.context import default_context
 from ziggurat.cli import write_atomically
+from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, exception_message
+from ziggurat.interpreters.interpreter import find_function
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.machine import load_machine, machine_here, machine_sources
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
     build_passes,
@@ -145,7 +145,9 @@ def measure(task: Task) -> Measurement:
     """Lower the group with the candidate's sizes, run it with timing, check its numerics."""
     start = time.monotonic()
     try:
-        with collect_diagnostics():  # warnings and remarks about the group alone are no news to the user
+        with (
+            collect_diagnostics()
+        ):  # warnings and remarks about the group alone are no news to the user
             return _measure(task, start)
     except DiagnosticError as error:  # the extracted group's positions mean nothing to the user
         reason = "; ".join(d.message for d in error.diagnostics)
@@ -156,7 +158,15 @@ def measure(task: Task) -> Measurement:
 
 def _failed(task: Task, reason: str, seconds: float) -> Measurement:
     return Measurement(
-        task.group, task.candidate, None, reason, seconds, task.buffering, task.interchange, task.stage, task.nhwc,
+        task.group,
+        task.candidate,
+        None,
+        reason,
+        seconds,
+        task.buffering,
+        task.interchange,
+        task.stage,
+        task.nhwc,
         task.sizes,
     )
 
@@ -175,13 +185,25 @@ def _measure(task: Task, start: float) -> Measurement:
     PassPipeline(build_passes(f"lower-to-npu{{machine={json.dumps(machine)}}}")).apply(ctx, module)
     lowered = find_function(module, "main")
     result = run_npu(module, machine, dict(zip(input_names(lowered), inputs)), "main")
-    bad = [c for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True) if not c.ok]
+    bad = [
+        c
+        for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True)
+        if not c.ok
+    ]
     elapsed = time.monotonic() - start
     if bad:
         return _failed(task, f"numerics differ: {bad[0]}", elapsed)
     return Measurement(
-        task.group, task.candidate, result.stats.total_cycles, None, elapsed, task.buffering, task.interchange,
-        task.stage, task.nhwc, task.sizes,
+        task.group,
+        task.candidate,
+        result.stats.total_cycles,
+        None,
+        elapsed,
+        task.buffering,
+        task.interchange,
+        task.stage,
+        task.nhwc,
+        task.sizes,
     )
 
 
@@ -207,7 +229,9 @@ class TuneCache:
             if not isinstance(entries, dict):
                 raise TypeError("entries is not an object")
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-            raise DiagnosticError(Diagnostic("error", f"cannot read tuning cache '{path}': {error}")) from None
+            raise DiagnosticError(
+                Diagnostic("error", f"cannot read tuning cache '{path}': {error}")
+            ) from None
         return cls(path, entries)
 
     def get(self, key: str) -> dict | None:
@@ -229,7 +253,9 @@ class TuneCache:
             "buffering": choice.buffering,
             "interchange": None if choice.interchange is None else list(choice.interchange),
             "stage_reduction": choice.stage,
-            "nhwc": None if choice.nhwc_cycles is None else {
+            "nhwc": None
+            if choice.nhwc_cycles is None
+            else {
                 "sizes": None if choice.nhwc_sizes is None else list(choice.nhwc_sizes),
                 "stage_reduction": choice.nhwc_stage,
                 "cycles": choice.nhwc_cycles,
@@ -255,7 +281,15 @@ def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Ta
     schedules again with their reduction staged (`tile.stage_reduction`), where they tile it."""
     per_group = [
         [
-            Task(g, c, group.module_text, group.target, None if c == 0 else group.candidates[c], machine, options.seed)
+            Task(
+                g,
+                c,
+                group.module_text,
+                group.target,
+                None if c == 0 else group.candidates[c],
+                machine,
+                options.seed,
+            )
             for c in range(min(options.top_k, len(group.candidates)))
         ]
         for g, group in enumerate(groups)
@@ -263,13 +297,22 @@ def plan(groups: Sequence[Group], machine: str, options: TuneOptions) -> list[Ta
     if options.stage:
         for g, group in enumerate(groups):
             per_group[g] += [
-                replace(task, stage=True) for task in list(per_group[g]) if stages_reduction(group, task.candidate)
+                replace(task, stage=True)
+                for task in list(per_group[g])
+                if stages_reduction(group, task.candidate)
             ]
-    return [tasks[rank] for rank in range(max(map(len, per_group), default=0)) for tasks in per_group if rank < len(tasks)]
+    return [
+        tasks[rank]
+        for rank in range(max(map(len, per_group), default=0))
+        for tasks in per_group
+        if rank < len(tasks)
+    ]
 
 
 def run_tasks(
-    tasks: list[Task], options: TuneOptions, on_measurement: Callable[[Measurement], list[Task] | None]
+    tasks: list[Task],
+    options: TuneOptions,
+    on_measurement: Callable[[Measurement], list[Task] | None],
 ) -> None:
     """Measure `tasks` on `options.executor` (None: a local pool of `options.jobs` processes) within
     `options.budget` seconds, reporting each; a task the executor gives up on is a failed candidate.
@@ -287,8 +330,12 @@ def run_tasks(
     executor = options.executor or LocalExecutor(options.jobs, options.task_timeout)
     try:
         executor.run(
-            measure, tasks, lambda task, m: with_sources(on_measurement(m)),
-            lambda task, reason: with_sources(on_measurement(replace(_failed(task, reason, 0.0), fault=True))),
+            measure,
+            tasks,
+            lambda task, m: with_sources(on_measurement(m)),
+            lambda task, reason: with_sources(
+                on_measurement(replace(_failed(task, reason, 0.0), fault=True))
+            ),
             deadline,
         )
     finally:
@@ -336,7 +383,10 @@ def tune(
             first_of_key.setdefault(groups[g].key, g)
     todo = list(first_of_key.values())  # a layer repeated in the model is measured once
     machine_model = load_machine(machine)
-    groups = [with_nhwc_twin(group, machine_model) if g in todo else group for g, group in enumerate(groups)]
+    groups = [
+        with_nhwc_twin(group, machine_model) if g in todo else group
+        for g, group in enumerate(groups)
+    ]
     results: dict[int, list[Measurement]] = {g: [] for g in todo}
     tasks = plan([groups[g] for g in todo], machine, options)
     planned = {g: sum(1 for t in tasks if todo[t.group] == g) for g in todo}
@@ -358,11 +408,15 @@ def tune(
     run_tasks(tasks, options, record)
     for i, g in enumerate(todo):
         if groups[g].key not in decided:  # the budget ran out before its sizes were all measured
-            decided[groups[g].key] = _decide(groups[g], [r for r in results[g] if not r.variant], planned[g])
+            decided[groups[g].key] = _decide(
+                groups[g], [r for r in results[g] if not r.variant], planned[g]
+            )
             continue
         planned_variants = sum(1 for t in variant_tasks if t.group == i)
         if planned_variants:
-            _decide_variant(decided[groups[g].key], [m for m in results[g] if m.variant], planned_variants)
+            _decide_variant(
+                decided[groups[g].key], [m for m in results[g] if m.variant], planned_variants
+            )
     for choice in decided.values():
         if choice.complete:
             cache.put(choice)
@@ -373,8 +427,13 @@ def tune(
 
 
 def plan_variants(
-    todo: list[int], groups: Sequence[Group], decided: dict[str, Choice], results: dict[int, list[Measurement]],
-    machine: str, options: TuneOptions, index: int = 0,
+    todo: list[int],
+    groups: Sequence[Group],
+    decided: dict[str, Choice],
+    results: dict[int, list[Measurement]],
+    machine: str,
+    options: TuneOptions,
+    index: int = 0,
 ) -> list[Task]:
     """Each group's winning tile sizes again at each of `options.bufferings` and in each other loop
     order, and its NHWC twin with its heuristic and with the winner's sizes (a group whose sizes
@@ -388,7 +447,16 @@ def plan_variants(
             continue
         winner = _fastest(results[g])
         sizes = None if winner.candidate == 0 else group.candidates[winner.candidate]
-        base = Task(i, winner.candidate, group.module_text, group.target, sizes, machine, options.seed, stage=winner.stage)
+        base = Task(
+            i,
+            winner.candidate,
+            group.module_text,
+            group.target,
+            sizes,
+            machine,
+            options.seed,
+            stage=winner.stage,
+        )
         for depth in options.bufferings:
             tasks.append(replace(base, buffering=depth))
         for order in loop_orders(group, sizes):
@@ -398,15 +466,24 @@ def plan_variants(
 
 
 def twin_tasks(
-    index: int, group: Group, sizes: tuple[int, ...] | None, stage: bool, machine: str, options: TuneOptions
+    index: int,
+    group: Group,
+    sizes: tuple[int, ...] | None,
+    stage: bool,
+    machine: str,
+    options: TuneOptions,
 ) -> list[Task]:
     """Runs of `group`'s NHWC twin: its heuristic, and `sizes` (the NCHW winner's) mapped to its loops."""
     twin = group.nhwc
     if twin is None:
         return []
-    base = Task(index, 0, twin.module_text, twin.target, None, machine, options.seed, stage=stage, nhwc=True)
+    base = Task(
+        index, 0, twin.module_text, twin.target, None, machine, options.seed, stage=stage, nhwc=True
+    )
     mapped = nhwc_sizes(group, sizes)
-    return [base] + ([replace(base, sizes=mapped)] if mapped is not None and mapped != twin.candidates[0] else [])
+    return [base] + (
+        [replace(base, sizes=mapped)] if mapped is not None and mapped != twin.candidates[0] else []
+    )
 
 
 def _decide_variant(choice: Choice, measurements: list[Measurement], planned: int) -> None:
@@ -417,16 +494,28 @@ def _decide_variant(choice: Choice, measurements: list[Measurement], planned: in
     choice.failed += sum(1 for m in measurements if m.cycles is None)
     choice.faults += tuple(m.error or "" for m in measurements if m.fault)
     choice.complete = choice.complete and len(measurements) == planned and not choice.faults
-    twin = min((m for m in measurements if m.nhwc and m.cycles is not None), key=lambda m: m.cycles, default=None)
+    twin = min(
+        (m for m in measurements if m.nhwc and m.cycles is not None),
+        key=lambda m: m.cycles,
+        default=None,
+    )
     if twin is not None:
-        choice.nhwc_cycles, choice.nhwc_sizes, choice.nhwc_stage = twin.cycles, twin.sizes, twin.stage
+        choice.nhwc_cycles, choice.nhwc_sizes, choice.nhwc_stage = (
+            twin.cycles,
+            twin.sizes,
+            twin.stage,
+        )
     best = min(
         (m for m in measurements if m.cycles is not None and not m.nhwc),
         key=lambda m: (m.cycles, m.buffering or 0, m.interchange or ()),
         default=None,
     )
     if best is not None and choice.cycles is not None and best.cycles < choice.cycles:
-        choice.buffering, choice.interchange, choice.cycles = best.buffering, best.interchange, best.cycles
+        choice.buffering, choice.interchange, choice.cycles = (
+            best.buffering,
+            best.interchange,
+            best.cycles,
+        )
 
 
 def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
@@ -435,8 +524,14 @@ def _cached_choice(group: Group, entry: dict | None) -> Choice | None:
     sizes = entry.get("sizes")
     nhwc = entry.get("nhwc") or {}
     return Choice(
-        group, None if sizes is None else tuple(sizes), entry.get("cycles"), entry.get("default_cycles"),
-        entry.get("measured", 0), cached=True, complete=True, buffering=entry.get("buffering"),
+        group,
+        None if sizes is None else tuple(sizes),
+        entry.get("cycles"),
+        entry.get("default_cycles"),
+        entry.get("measured", 0),
+        cached=True,
+        complete=True,
+        buffering=entry.get("buffering"),
         interchange=None if entry.get("interchange") is None else tuple(entry["interchange"]),
         stage=bool(entry.get("stage_reduction", False)),
         nhwc_cycles=nhwc.get("cycles"),
@@ -449,22 +544,32 @@ def _decide(group: Group, measurements: list[Measurement], planned: int) -> Choi
     ok = [m for m in measurements if m.cycles is not None]
     default = next((m for m in measurements if m.candidate == 0), None)
     choice = Choice(
-        group, None, None, None if default is None else default.cycles,
-        measured=len(measurements), failed=len(measurements) - len(ok),
+        group,
+        None,
+        None,
+        None if default is None else default.cycles,
+        measured=len(measurements),
+        failed=len(measurements) - len(ok),
         complete=len(measurements) == planned and not any(m.fault for m in measurements),
         faults=tuple(m.error or "" for m in measurements if m.fault),
     )
     if default is None or not ok:
         return choice  # the default was never run (budget), or nothing matched: keep the heuristic
     best = _fastest(ok)
-    choice.sizes, choice.cycles, choice.stage = group.candidates[best.candidate], best.cycles, best.stage
+    choice.sizes, choice.cycles, choice.stage = (
+        group.candidates[best.candidate],
+        best.cycles,
+        best.stage,
+    )
     return choice
 
 
 def _fastest(measurements: list[Measurement]) -> Measurement | None:
     """The fastest measurement that matched, the earlier candidate on a tie (the winner)."""
     return min(
-        (m for m in measurements if m.cycles is not None), key=lambda m: (m.cycles, m.candidate, m.stage), default=None
+        (m for m in measurements if m.cycles is not None),
+        key=lambda m: (m.cycles, m.candidate, m.stage),
+        default=None,
     )
 
 

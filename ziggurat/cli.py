@@ -87,7 +87,9 @@ def running_pass(pass_name: str) -> Iterator[None]:
         raise
 
 
-def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
+def parse_command_line(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None = None
+) -> argparse.Namespace:
     """`parser.parse_args(argv)`, exiting 1 on a bad command line: argparse exits 2, which
     ziggurat's tools keep for internal errors."""
     try:
@@ -165,4 +167,3 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-

@@ -20,7 +20,9 @@ def multiverse() -> Universe:
         return Universe.get_multiverse()
     except ValueError as e:
         # Two packages registering one dialect or pass name: the user's installation, not our bug.
-        raise DiagnosticError(Diagnostic("error", f"conflicting xdsl.universe plugins: {e}")) from None
+        raise DiagnosticError(
+            Diagnostic("error", f"conflicting xdsl.universe plugins: {e}")
+        ) from None
 
 
 def default_context() -> Context:

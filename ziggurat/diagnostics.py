@@ -69,7 +69,9 @@ class DiagnosticError(Exception):
     diagnostics: list[Diagnostic]
 
     def __init__(self, diagnostics: Diagnostic | list[Diagnostic]):
-        self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
+        self.diagnostics = (
+            [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
+        )
         super().__init__(self.format())
 
     def format(self) -> str:
@@ -136,7 +138,9 @@ def op_location(op: Operation) -> FileLineColLoc | None:
 
 def op_name_location(op: Operation) -> str | None:
     """The name of the `NameLoc` of `op`, or of its closest enclosing op that has one."""
-    return _closest(op, lambda location: location.desc.data if isinstance(location, NameLoc) else None)
+    return _closest(
+        op, lambda location: location.desc.data if isinstance(location, NameLoc) else None
+    )
 
 
 def diagnostic_at(op: Operation, severity: str, message: str) -> Diagnostic:
@@ -206,4 +210,6 @@ def exception_message(e: BaseException) -> str:
     xDSL splits some messages over lines ("... does not verify:\\n<reason>");
     a dump of the module, if any, is in the exception's notes, not its message.
     """
-    return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
+    return (
+        " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
+    )

@@ -34,7 +34,9 @@ class ExpectedDiagnostic:
     file: str
 
 
-def parse_expected_diagnostics(text: str, filename: str, line_offset: int = 0) -> list[ExpectedDiagnostic]:
+def parse_expected_diagnostics(
+    text: str, filename: str, line_offset: int = 0
+) -> list[ExpectedDiagnostic]:
     """The annotations in `text` (a chunk starting after `line_offset` lines of `filename`).
 
     `@+N`/`@-N` are relative to the annotation's line; `@above`/`@below` mean the

@@ -30,7 +30,9 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
         with path.open("rb") as stream:
             # np.load takes anything that is neither zip nor .npy for a pickle; say what is expected.
             if not zipfile.is_zipfile(stream):
-                raise npz_error(path, "not an .npz archive (a zip of .npy arrays, as numpy.savez writes)")
+                raise npz_error(
+                    path, "not an .npz archive (a zip of .npy arrays, as numpy.savez writes)"
+                )
             stream.seek(0)
             with np.load(stream, allow_pickle=False) as archive:
                 return {key: archive[key] for key in archive.files}

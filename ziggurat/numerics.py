@@ -113,7 +113,9 @@ def element_tolerance(dtype: np.dtype) -> tuple[float, float]:
     return ELEMENT_TOLERANCES.get(np.dtype(dtype), (0.0, 0.0))
 
 
-def scaled_element_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None) -> tuple[float, float]:
+def scaled_element_tolerance(
+    expected: np.ndarray, computed_in: np.dtype | None = None
+) -> tuple[float, float]:
     """`element_tolerance` of the output's type (or of `computed_in`), its atol raised to rtol times the
     output's root mean square: a tiled reduction rounds its partial sums, and an f16 vector unit each
     intermediate, so an element that cancels to near zero is off by the size of its terms."""
@@ -126,7 +128,9 @@ def scaled_element_tolerance(expected: np.ndarray, computed_in: np.dtype | None 
     return rtol, max(atol, rtol * rms)
 
 
-def pass_tolerance(expected: np.ndarray, computed_in: np.dtype | None = None, *, scaled: bool = True) -> Tolerance:
+def pass_tolerance(
+    expected: np.ndarray, computed_in: np.dtype | None = None, *, scaled: bool = True
+) -> Tolerance:
     """A per-pass check's tolerance: `tolerance_for`'s bound and, per element, `scaled_element_tolerance`
     (a lowered program) or, without `scaled`, the type's `element_tolerance`."""
     rule = tolerance_for(expected.dtype, computed_in)
@@ -213,7 +217,9 @@ def compare(
     shape = tuple(expected.shape)
     if actual.shape != expected.shape or (same_dtype and actual.dtype != expected.dtype):
         inf, ours = float("inf"), f"{actual.dtype} of shape {list(actual.shape)}"
-        return OutputCheck(name, expected.dtype, shape, tolerance, inf, inf, 0.0, False, differs=ours)
+        return OutputCheck(
+            name, expected.dtype, shape, tolerance, inf, inf, 0.0, False, differs=ours
+        )
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     exact_ints = float_info(expected.dtype) is None and float_info(actual.dtype) is None
     if exact_ints:
@@ -238,8 +244,18 @@ def compare(
     where = np.unravel_index(int(np.argmax(np.where(beyond, errors, -1.0))), expected.shape)
     where = tuple(int(i) for i in where)
     return OutputCheck(
-        name, expected.dtype, shape, tolerance, max_abs, magnitude, bound, False, mismatches, where,
-        float(e[where]), float(a[where]),
+        name,
+        expected.dtype,
+        shape,
+        tolerance,
+        max_abs,
+        magnitude,
+        bound,
+        False,
+        mismatches,
+        where,
+        float(e[where]),
+        float(a[where]),
     )
 
 
@@ -269,10 +285,13 @@ def load_inputs(
             raise npz_error(path, f"{problem} for input '{name}' (looked for {looked}; {has})")
         if not found:
             raise npz_error(
-                path, f"no array for argument #{index} of @{function} (looked for {', '.join(candidates)}; {has})"
+                path,
+                f"no array for argument #{index} of @{function} (looked for {', '.join(candidates)}; {has})",
             )
         if len(found) > 1:
-            raise npz_error(path, f"argument #{index} of @{function} matches several arrays: {', '.join(found)}")
+            raise npz_error(
+                path, f"argument #{index} of @{function} matches several arrays: {', '.join(found)}"
+            )
         used.add(found[0])
         ordered[name] = restore_element_type(arrays[found[0]], value_type)
     if unused := sorted(set(arrays) - used):
@@ -280,6 +299,8 @@ def load_inputs(
         if function is None:
             message = f"the model has no input called {', '.join(unused)} (inputs: {listed})"
         else:
-            message = f"no argument of @{function} is called {', '.join(unused)} (arguments: {listed})"
+            message = (
+                f"no argument of @{function} is called {', '.join(unused)} (arguments: {listed})"
+            )
         raise npz_error(path, message)
     return ordered

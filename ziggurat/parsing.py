@@ -37,9 +37,14 @@ from ziggurat.diagnostics import (
     remember_source,
     source_line,
 )
-from ziggurat.xdsl_workarounds import WorkaroundParser, lex_string_literals_in_linear_time
+from ziggurat.xdsl_workarounds import (
+    WorkaroundParser,
+    accept_numeric_block_labels,
+    lex_string_literals_in_linear_time,
+)
 
 lex_string_literals_in_linear_time()
+accept_numeric_block_labels()
 
 MAX_SPLAT_ELEMENTS = 1 << 24
 """The most elements a splat `dense<v> : tensor<...>` may have.
@@ -96,7 +101,9 @@ class _LocatingParser(WorkaroundParser):
     def parse_optional_attribute(self):
         return self._memoize(_MEMOIZED_ATTRIBUTE, super().parse_optional_attribute)
 
-    def _memoize(self, starts: re.Pattern[str], parse: Callable[[], Attribute | None]) -> Attribute | None:
+    def _memoize(
+        self, starts: re.Pattern[str], parse: Callable[[], Attribute | None]
+    ) -> Attribute | None:
         """`parse()`, or what it gave for the same text before: an npu file spells a few hundred
         distinct memref types thousands of times each, and parsing them again would cost much of parsing
         the file.
@@ -122,7 +129,11 @@ class _LocatingParser(WorkaroundParser):
         xDSL's parser does for a hex splat: the same attribute. Other literals go to xDSL."""
         start = self._current_token.span.start
         self.parse_punctuation("<", " in dense attribute")
-        if self._current_token.kind in (MLIRTokenKind.L_SQUARE, MLIRTokenKind.STRING_LIT, MLIRTokenKind.GREATER):
+        if self._current_token.kind in (
+            MLIRTokenKind.L_SQUARE,
+            MLIRTokenKind.STRING_LIT,
+            MLIRTokenKind.GREATER,
+        ):
             self._resume_from(start)
             try:
                 return super().parse_dense_int_or_fp_elements_attr(type)
@@ -164,7 +175,9 @@ class _LocatingParser(WorkaroundParser):
         return op
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
-        if op_type := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack):
+        if op_type := self.ctx.get_optional_op(
+            name, dialect_stack=self._parser_state.dialect_stack
+        ):
             return op_type
         # The name token is already consumed: point back at it rather than past it.
         start = self.lexer.input.content.rfind(name, 0, self._current_token.span.start)
@@ -173,7 +186,10 @@ class _LocatingParser(WorkaroundParser):
         dialect = self.ctx.get_optional_dialect(dialect_name) if dialect_name else None
         if dialect is not None:
             ops = [op.name for op in dialect.operations]
-            self.raise_error(f"unknown operation '{name}' in dialect '{dialect_name}'{did_you_mean(name, ops)}", where)
+            self.raise_error(
+                f"unknown operation '{name}' in dialect '{dialect_name}'{did_you_mean(name, ops)}",
+                where,
+            )
         if dialect_name is not None:
             dialects = self.ctx.registered_dialect_names
             self.raise_error(
@@ -191,7 +207,12 @@ class _LocatingParser(WorkaroundParser):
 
 
 def parse_source(
-    ctx: Context, text: str, filename: str, line_offset: int = 0, *, allow_implicit_module: bool = True
+    ctx: Context,
+    text: str,
+    filename: str,
+    line_offset: int = 0,
+    *,
+    allow_implicit_module: bool = True,
 ) -> ModuleOp:
     """Parse MLIR text, attaching a `FileLineColLoc` to every op that has no explicit `loc(...)`.
 
@@ -221,7 +242,9 @@ def parse_source(
     return module
 
 
-def _span_diagnostic(message: str, position: int, filename: str, lines: _LineIndex, severity: str = "error"):
+def _span_diagnostic(
+    message: str, position: int, filename: str, lines: _LineIndex, severity: str = "error"
+):
     line, col = lines.line_col(position)
     return Diagnostic(severity, message, filename, line, col, source_line(filename, line))
 

@@ -15,8 +15,8 @@ from xdsl.printer import Printer as XdslPrinter
 from xdsl.syntax_printer import SyntaxPrinter as XdslSyntaxPrinter
 from xdsl.targets.mlir import MLIRTarget as XdslMLIRTarget
 
-from ziggurat.parsing import MAX_SPLAT_ELEMENTS
 from ziggurat.dtypes import is_splat
+from ziggurat.parsing import MAX_SPLAT_ELEMENTS
 
 HEX_ELEMENTS = 100
 """xDSL prints a non-splat dense attribute of more elements than this as hex."""
@@ -33,6 +33,7 @@ class Printer(XdslPrinter):
 
         dense<"0x3CA4"> : tensor<4096x25088xbf16>
     """
+
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, DenseIntOrFPElementsAttr) or len(attribute) <= HEX_ELEMENTS:
             return super().print_attribute(attribute)
@@ -43,7 +44,9 @@ class Printer(XdslPrinter):
         elif len(attribute) > MAX_SPLAT_ELEMENTS:
             self.print_string(f'dense<"0x{first.hex().upper()}"> : ')
         else:
-            DenseIntOrFPElementsAttr(TensorType(element_type, [1]), BytesAttr(first)).print_without_type(self)
+            DenseIntOrFPElementsAttr(
+                TensorType(element_type, [1]), BytesAttr(first)
+            ).print_without_type(self)
             self.print_string(" : ")
         self.print_attribute(attribute.get_type())
 

@@ -44,7 +44,9 @@ def verify_module(module: Operation) -> None:
             continue
         for index, operand in enumerate(op.operands):
             if not dominance.dominates_use(operand, op):
-                diagnostic = diagnostic_at(op, "error", f"'{op.name}' op operand #{index} does not dominate this use")
+                diagnostic = diagnostic_at(
+                    op, "error", f"'{op.name}' op operand #{index} does not dominate this use"
+                )
                 if isinstance(operand, OpResult):
                     diagnostic.notes.append(note_at(operand.op, "operand defined here"))
                 diagnostics.append(diagnostic)
@@ -59,4 +61,6 @@ def _verify_regions_not_empty(op: Operation) -> None:
         return
     for region in op.regions:
         if len(region.blocks) == 1 and region.block.first_op is None:
-            raise VerifyException("contains an empty block in a single-block region that expects a terminator")
+            raise VerifyException(
+                "contains an empty block in a single-block region that expects a terminator"
+            )

@@ -1,4 +1,4 @@
-"""Workarounds for gaps in xDSL 0.74: inputs on which its parser or verifiers crash, hang or give a
+"""Workarounds for gaps in xDSL (each checked on 0.75): inputs on which its parser or verifiers crash, hang or give a
 wrong value, and what ziggurat does instead. Each is one unit that can be deleted on its own once
 xDSL closes the gap (a `Parser` mixin that `WorkaroundParser` lists, a verifier that
 `VERIFIERS_BEFORE_XDSL` or `VERIFIERS_AFTER_XDSL` lists, or a function):
@@ -8,6 +8,10 @@ xDSL closes the gap (a `Parser` mixin that `WorkaroundParser` lists, a verifier 
   stray quote hung the parser for minutes). It is replaced by the same language matched one
   character per repetition, which fails in linear time; `ziggurat.parsing` calls it once, on
   import. No upstream issue found.
+* `accept_numeric_block_labels`: the parser sets a block's name hint to its label unchecked, and
+  a numeric label (`^0`, valid MLIR) is not a valid hint, so the input is refused ("Invalid Block
+  name format"); such a label is parsed and the block printed under a generated name. No upstream
+  issue found.
 * `HexFloatElements`: a hexadecimal element of a dense literal of floats (`dense<0x7FC00000>`, how
   xDSL and MLIR print NaN and infinities) is read as an integer and converted (2143289344.0); it is
   read as the element type's bits, as MLIR does. xdslproject/xdsl#3370 fixed this for scalar
@@ -83,7 +87,23 @@ def lex_string_literals_in_linear_time() -> None:
     The lexer is built inside xDSL's `Parser.__init__`, which already lexes the first token,
     hence a class attribute rather than a parser subclass.
     """
-    MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+    MLIRLexer._unescaped_characters_regex = re.compile(
+        r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+    )
+
+
+def accept_numeric_block_labels() -> None:
+    """Give a block no name hint where its label is not a valid one (`^0`), in every parser of the
+    process: `Parser._parse_block` assigns the hint from within, so a subclass cannot intercept it.
+    Values keep the strict setter: only `Block` gets its own property."""
+    if "name_hint" in Block.__dict__:
+        return
+    inherited = Block.name_hint
+
+    def set_name_hint(block: Block, name: str | None) -> None:
+        inherited.fset(block, name if Block.is_valid_name(name) else None)
+
+    Block.name_hint = property(inherited.fget, set_name_hint)
 
 
 # --------------------------------------------------------------------------- #
@@ -130,7 +150,9 @@ class ClosedComplexLiterals(Parser):
         imag, _ = self._parse_bool_int_or_float()
         if type(real) is not type(imag):
             self.raise_error("Complex value must be either (float, float) or (int, int)")
-        end = self._parse_token(MLIRTokenKind.R_PAREN, "Expected ')' after complex elements").span.end
+        end = self._parse_token(
+            MLIRTokenKind.R_PAREN, "Expected ')' after complex elements"
+        ).span.end
         return (real, imag), Span(start, end, self.lexer.input)
 
 
@@ -167,7 +189,8 @@ class CheckedOpLiterals(Parser):
             # Custom op parsers convert words to values unchecked (linalg.generic's iterator
             # types: "'par5llel' is not a valid IteratorType").
             raise ParseError(
-                Span(start, self._current_token.span.start, self.lexer.input), f"invalid value in this op: {e}"
+                Span(start, self._current_token.span.start, self.lexer.input),
+                f"invalid value in this op: {e}",
             ) from None
 
 
@@ -179,7 +202,9 @@ class UndefinedValues(Parser):
         self._first_uses: dict[str, Span] = {}
         self._forward_names: dict[ForwardDeclaredValue, str] = {}
 
-    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
+    def resolve_operand(
+        self, operand: UnresolvedOperand, type: AttributeInvT
+    ) -> SSAValue[AttributeInvT]:
         if operand.operand_name not in self.ssa_values:
             self._first_uses.setdefault(operand.operand_name, operand.span)
         value = super().resolve_operand(operand, type)
@@ -194,7 +219,9 @@ class UndefinedValues(Parser):
             # xDSL reports values never defined at the end of the input; MLIR points at the use.
             undefined = [name for name in self.forward_ssa_references if name in self._first_uses]
             if e.msg.startswith("values used but not defined") and undefined:
-                raise ParseError(self._first_uses[undefined[0]], f"use of undefined value '%{undefined[0]}'") from None
+                raise ParseError(
+                    self._first_uses[undefined[0]], f"use of undefined value '%{undefined[0]}'"
+                ) from None
             raise
         self._check_no_forward_references_left(module)
         return module
@@ -367,10 +394,18 @@ def verify_subview_layout(op: Operation) -> None:
         return
     offsets, strides = op.static_offsets.get_values(), op.static_strides.get_values()
     source_strides, source_offset = source.get_strides(), source.get_offset()
-    if source.get_num_dims() != result.get_num_dims() or source_strides is None or DYNAMIC_INDEX in source_strides:
+    if (
+        source.get_num_dims() != result.get_num_dims()
+        or source_strides is None
+        or DYNAMIC_INDEX in source_strides
+    ):
         return
     strides_have = result.get_strides()
-    if DYNAMIC_INDEX not in strides and strides_have is not None and DYNAMIC_INDEX not in strides_have:
+    if (
+        DYNAMIC_INDEX not in strides
+        and strides_have is not None
+        and DYNAMIC_INDEX not in strides_have
+    ):
         expected_strides = [s * t for s, t in zip(source_strides, strides)]
         if list(strides_have) != expected_strides:
             raise VerifyException(
@@ -387,7 +422,10 @@ def verify_subview_layout(op: Operation) -> None:
             raise VerifyException(f"expected result type {result} to have offset {expected_offset}")
 
 
-VERIFIERS_BEFORE_XDSL: tuple[Callable[[Operation], None], ...] = (verify_affine_divisors, verify_transpose_permutation)
+VERIFIERS_BEFORE_XDSL: tuple[Callable[[Operation], None], ...] = (
+    verify_affine_divisors,
+    verify_transpose_permutation,
+)
 """Checks that must pass before xDSL's verifier runs on an op, which would crash otherwise."""
 
 VERIFIERS_AFTER_XDSL: tuple[Callable[[Operation], None], ...] = (

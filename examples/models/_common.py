@@ -54,7 +54,9 @@ def make_model(
     return model
 
 
-def main(build: Callable[..., onnx.ModelProto], description: str, dynamic_batch: bool = False) -> None:
+def main(
+    build: Callable[..., onnx.ModelProto], description: str, dynamic_batch: bool = False
+) -> None:
     """Write `build()` to the path on the command line; `--dynamic-batch` where the model offers it."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("output", help="where to write the .onnx file")

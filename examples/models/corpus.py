@@ -58,11 +58,22 @@ def make_divisible(value: float, divisor: int = 8, minimum: int | None = None) -
     return rounded + divisor if rounded < 0.9 * value else rounded
 
 
-def conv_bn(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1, act: Callable | None = nn.ReLU,
-            eps: float = 1e-5, padding: int | None = None) -> nn.Sequential:
+def conv_bn(
+    cin: int,
+    cout: int,
+    kernel: int,
+    stride: int = 1,
+    groups: int = 1,
+    act: Callable | None = nn.ReLU,
+    eps: float = 1e-5,
+    padding: int | None = None,
+) -> nn.Sequential:
     """Conv2d (no bias), BatchNorm2d and an activation: torchvision's Conv2dNormActivation."""
     padding = (kernel - 1) // 2 if padding is None else padding
-    layers = [nn.Conv2d(cin, cout, kernel, stride, padding, groups=groups, bias=False), nn.BatchNorm2d(cout, eps=eps)]
+    layers = [
+        nn.Conv2d(cin, cout, kernel, stride, padding, groups=groups, bias=False),
+        nn.BatchNorm2d(cout, eps=eps),
+    ]
     return nn.Sequential(*layers, *([act()] if act is not None else []))
 
 
@@ -79,7 +90,9 @@ class BasicBlock(nn.Module):
         self.conv1 = conv_bn(cin, planes, 3, stride)
         self.conv2 = conv_bn(planes, planes, 3, act=None)
         out = planes * self.expansion
-        self.downsample = conv_bn(cin, out, 1, stride, act=None) if stride != 1 or cin != out else None
+        self.downsample = (
+            conv_bn(cin, out, 1, stride, act=None) if stride != 1 or cin != out else None
+        )
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
@@ -95,9 +108,13 @@ class Bottleneck(nn.Module):
         super().__init__()
         out = planes * self.expansion
         self.body = nn.Sequential(
-            conv_bn(cin, planes, 1), conv_bn(planes, planes, 3, stride), conv_bn(planes, out, 1, act=None)
+            conv_bn(cin, planes, 1),
+            conv_bn(planes, planes, 3, stride),
+            conv_bn(planes, out, 1, act=None),
         )
-        self.downsample = conv_bn(cin, out, 1, stride, act=None) if stride != 1 or cin != out else None
+        self.downsample = (
+            conv_bn(cin, out, 1, stride, act=None) if stride != 1 or cin != out else None
+        )
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
@@ -133,7 +150,10 @@ class InvertedResidual(nn.Module):
         super().__init__()
         hidden = cin * expand
         layers = [conv_bn(cin, hidden, 1, act=nn.ReLU6)] if expand != 1 else []
-        layers += [conv_bn(hidden, hidden, 3, stride, groups=hidden, act=nn.ReLU6), conv_bn(hidden, cout, 1, act=None)]
+        layers += [
+            conv_bn(hidden, hidden, 3, stride, groups=hidden, act=nn.ReLU6),
+            conv_bn(hidden, cout, 1, act=None),
+        ]
         self.conv = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 
@@ -143,8 +163,15 @@ class InvertedResidual(nn.Module):
 
 class MobileNetV2(nn.Module):
     # expansion, output channels, blocks, stride of the first
-    SETTINGS = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
-                (6, 320, 1, 1)]
+    SETTINGS = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]
 
     def __init__(self, width: float, classes: int):
         super().__init__()
@@ -167,7 +194,9 @@ class MobileNetV2(nn.Module):
 class SqueezeExcitation(nn.Module):
     """torchvision's SqueezeExcitation: global average, 1x1 conv, activation, 1x1 conv, gate."""
 
-    def __init__(self, channels: int, squeeze: int, act: Callable = nn.ReLU, gate: Callable = nn.Sigmoid):
+    def __init__(
+        self, channels: int, squeeze: int, act: Callable = nn.ReLU, gate: Callable = nn.Sigmoid
+    ):
         super().__init__()
         self.fc1, self.fc2 = nn.Conv2d(channels, squeeze, 1), nn.Conv2d(squeeze, channels, 1)
         self.act, self.gate = act(), gate()
@@ -177,12 +206,16 @@ class SqueezeExcitation(nn.Module):
 
 
 class MobileNetV3Block(nn.Module):
-    def __init__(self, cin: int, kernel: int, expanded: int, cout: int, se: bool, act: Callable, stride: int):
+    def __init__(
+        self, cin: int, kernel: int, expanded: int, cout: int, se: bool, act: Callable, stride: int
+    ):
         super().__init__()
         layers = [conv_bn(cin, expanded, 1, act=act)] if expanded != cin else []
         layers.append(conv_bn(expanded, expanded, kernel, stride, groups=expanded, act=act))
         if se:
-            layers.append(SqueezeExcitation(expanded, make_divisible(expanded // 4), gate=nn.Hardsigmoid))
+            layers.append(
+                SqueezeExcitation(expanded, make_divisible(expanded // 4), gate=nn.Hardsigmoid)
+            )
         layers.append(conv_bn(expanded, cout, 1, act=None))
         self.block = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
@@ -194,21 +227,31 @@ class MobileNetV3Block(nn.Module):
 class MobileNetV3Small(nn.Module):
     # input, kernel, expanded, output, squeeze-excitation, activation, stride
     SETTINGS = [
-        (16, 3, 16, 16, True, "RE", 2), (16, 3, 72, 24, False, "RE", 2), (24, 3, 88, 24, False, "RE", 1),
-        (24, 5, 96, 40, True, "HS", 2), (40, 5, 240, 40, True, "HS", 1), (40, 5, 240, 40, True, "HS", 1),
-        (40, 5, 120, 48, True, "HS", 1), (48, 5, 144, 48, True, "HS", 1), (48, 5, 288, 96, True, "HS", 2),
-        (96, 5, 576, 96, True, "HS", 1), (96, 5, 576, 96, True, "HS", 1),
+        (16, 3, 16, 16, True, "RE", 2),
+        (16, 3, 72, 24, False, "RE", 2),
+        (24, 3, 88, 24, False, "RE", 1),
+        (24, 5, 96, 40, True, "HS", 2),
+        (40, 5, 240, 40, True, "HS", 1),
+        (40, 5, 240, 40, True, "HS", 1),
+        (40, 5, 120, 48, True, "HS", 1),
+        (48, 5, 144, 48, True, "HS", 1),
+        (48, 5, 288, 96, True, "HS", 2),
+        (96, 5, 576, 96, True, "HS", 1),
+        (96, 5, 576, 96, True, "HS", 1),
     ]
 
     def __init__(self, width: float, classes: int):
         super().__init__()
+
         def scale(c: int) -> int:
             return make_divisible(c * width)
 
         layers = [conv_bn(3, scale(16), 3, 2, act=nn.Hardswish)]
         for cin, kernel, expanded, cout, se, act, stride in self.SETTINGS:
             act = nn.ReLU if act == "RE" else nn.Hardswish
-            layers.append(MobileNetV3Block(scale(cin), kernel, scale(expanded), scale(cout), se, act, stride))
+            layers.append(
+                MobileNetV3Block(scale(cin), kernel, scale(expanded), scale(cout), se, act, stride)
+            )
         last_conv = 6 * scale(96)
         layers.append(conv_bn(scale(96), last_conv, 1, act=nn.Hardswish))
         self.features = nn.Sequential(*layers)
@@ -245,11 +288,19 @@ class MBConv(nn.Module):
 
 class EfficientNetB0(nn.Module):
     # expand, kernel, stride, input, output, layers
-    SETTINGS = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
-                (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1)]
+    SETTINGS = [
+        (1, 3, 1, 32, 16, 1),
+        (6, 3, 2, 16, 24, 2),
+        (6, 5, 2, 24, 40, 2),
+        (6, 3, 2, 40, 80, 3),
+        (6, 5, 1, 80, 112, 3),
+        (6, 5, 2, 112, 192, 4),
+        (6, 3, 1, 192, 320, 1),
+    ]
 
     def __init__(self, width: float, classes: int):
         super().__init__()
+
         def scale(c: int) -> int:
             return make_divisible(c * width)
 
@@ -257,7 +308,13 @@ class EfficientNetB0(nn.Module):
         for expand, kernel, stride, cin, cout, count in self.SETTINGS:
             for i in range(count):
                 first = i == 0
-                block = MBConv(scale(cin if first else cout), scale(cout), kernel, stride if first else 1, expand)
+                block = MBConv(
+                    scale(cin if first else cout),
+                    scale(cout),
+                    kernel,
+                    stride if first else 1,
+                    expand,
+                )
                 layers.append(block)
         last = 4 * scale(320)
         layers.append(conv_bn(scale(320), last, 1, act=nn.SiLU, eps=1e-3))
@@ -292,7 +349,9 @@ class RegNetBlock(nn.Module):
 
 
 class RegNetY(nn.Module):
-    def __init__(self, stem: int, depths: list[int], widths: list[int], group_width: int, classes: int):
+    def __init__(
+        self, stem: int, depths: list[int], widths: list[int], group_width: int, classes: int
+    ):
         super().__init__()
         layers, cin = [conv_bn(3, stem, 3, 2)], stem
         for depth, width in zip(depths, widths, strict=True):
@@ -323,7 +382,9 @@ class ShuffleUnit(nn.Module):
         self.stride = stride
         branch = cout // 2
         if stride > 1:
-            self.branch1 = nn.Sequential(conv_bn(cin, cin, 3, stride, groups=cin, act=None), conv_bn(cin, branch, 1))
+            self.branch1 = nn.Sequential(
+                conv_bn(cin, cin, 3, stride, groups=cin, act=None), conv_bn(cin, branch, 1)
+            )
         self.branch2 = nn.Sequential(
             conv_bn(cin if stride > 1 else branch, branch, 1),
             conv_bn(branch, branch, 3, stride, groups=branch, act=None),
@@ -344,7 +405,9 @@ class ShuffleNetV2(nn.Module):
         super().__init__()
         layers, cin = [conv_bn(3, channels[0], 3, 2), nn.MaxPool2d(3, 2, 1)], channels[0]
         for count, cout in zip(repeats, channels[1:-1], strict=True):
-            layers += [ShuffleUnit(cin, cout, 2)] + [ShuffleUnit(cout, cout, 1) for _ in range(count - 1)]
+            layers += [ShuffleUnit(cin, cout, 2)] + [
+                ShuffleUnit(cout, cout, 1) for _ in range(count - 1)
+            ]
             cin = cout
         layers.append(conv_bn(cin, channels[-1], 1))
         self.features = nn.Sequential(*layers)
@@ -364,7 +427,9 @@ class LayerNorm2d(nn.LayerNorm):
 
     def forward(self, x):
         x = x.permute(0, 2, 3, 1)
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps).permute(0, 3, 1, 2)
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps).permute(
+            0, 3, 1, 2
+        )
 
 
 class ConvNeXtBlock(nn.Module):
@@ -390,7 +455,9 @@ class ConvNeXt(nn.Module):
         for index, (depth, dim) in enumerate(zip(depths, dims, strict=True)):
             if index > 0:
                 previous = dims[index - 1]
-                layers.append(nn.Sequential(LayerNorm2d(previous, eps=1e-6), nn.Conv2d(previous, dim, 2, 2)))
+                layers.append(
+                    nn.Sequential(LayerNorm2d(previous, eps=1e-6), nn.Conv2d(previous, dim, 2, 2))
+                )
             layers += [ConvNeXtBlock(dim, 0.5) for _ in range(depth)]
         self.features = nn.Sequential(*layers)
         self.norm = LayerNorm2d(dims[-1], eps=1e-6)
@@ -422,10 +489,14 @@ class Inception(nn.Module):
 
 class GoogLeNet(nn.Module):
     BLOCKS = {
-        "3a": (192, 64, 96, 128, 16, 32, 32), "3b": (256, 128, 128, 192, 32, 96, 64),
-        "4a": (480, 192, 96, 208, 16, 48, 64), "4b": (512, 160, 112, 224, 24, 64, 64),
-        "4c": (512, 128, 128, 256, 24, 64, 64), "4d": (512, 112, 144, 288, 32, 64, 64),
-        "4e": (528, 256, 160, 320, 32, 128, 128), "5a": (832, 256, 160, 320, 32, 128, 128),
+        "3a": (192, 64, 96, 128, 16, 32, 32),
+        "3b": (256, 128, 128, 192, 32, 96, 64),
+        "4a": (480, 192, 96, 208, 16, 48, 64),
+        "4b": (512, 160, 112, 224, 24, 64, 64),
+        "4c": (512, 128, 128, 256, 24, 64, 64),
+        "4d": (512, 112, 144, 288, 32, 64, 64),
+        "4e": (528, 256, 160, 320, 32, 128, 128),
+        "5a": (832, 256, 160, 320, 32, 128, 128),
         "5b": (832, 384, 192, 384, 48, 128, 128),
     }
 
@@ -445,8 +516,13 @@ class GoogLeNet(nn.Module):
             inputs[name] = cin
             cin = ch1 + ch3 + ch5 + pool
         maxpool = partial(nn.MaxPool2d, 3, 2, ceil_mode=True)
-        layers = [conv(3, scale(64), 7, 2, padding=3), maxpool(), conv(scale(64), scale(64), 1),
-                  conv(scale(64), scale(192), 3), maxpool()]
+        layers = [
+            conv(3, scale(64), 7, 2, padding=3),
+            maxpool(),
+            conv(scale(64), scale(64), 1),
+            conv(scale(64), scale(192), 3),
+            maxpool(),
+        ]
         for name, branches in blocks.items():
             layers.append(Inception(inputs[name], *branches))
             if name == "3b":
@@ -469,8 +545,12 @@ class DenseLayer(nn.Module):
     def __init__(self, cin: int, growth: int, bn_size: int):
         super().__init__()
         self.body = nn.Sequential(
-            nn.BatchNorm2d(cin), nn.ReLU(), nn.Conv2d(cin, bn_size * growth, 1, bias=False),
-            nn.BatchNorm2d(bn_size * growth), nn.ReLU(), nn.Conv2d(bn_size * growth, growth, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cin),
+            nn.ReLU(),
+            nn.Conv2d(cin, bn_size * growth, 1, bias=False),
+            nn.BatchNorm2d(bn_size * growth),
+            nn.ReLU(),
+            nn.Conv2d(bn_size * growth, growth, 3, padding=1, bias=False),
         )
 
     def forward(self, features: list):
@@ -480,7 +560,9 @@ class DenseLayer(nn.Module):
 class DenseBlock(nn.Module):
     def __init__(self, count: int, cin: int, growth: int, bn_size: int):
         super().__init__()
-        self.layers = nn.ModuleList(DenseLayer(cin + i * growth, growth, bn_size) for i in range(count))
+        self.layers = nn.ModuleList(
+            DenseLayer(cin + i * growth, growth, bn_size) for i in range(count)
+        )
 
     def forward(self, x):
         features = [x]
@@ -492,13 +574,23 @@ class DenseBlock(nn.Module):
 class DenseNet(nn.Module):
     def __init__(self, growth: int, blocks: list[int], init: int, classes: int, bn_size: int = 4):
         super().__init__()
-        layers = [nn.Conv2d(3, init, 7, 2, 3, bias=False), nn.BatchNorm2d(init), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+        layers = [
+            nn.Conv2d(3, init, 7, 2, 3, bias=False),
+            nn.BatchNorm2d(init),
+            nn.ReLU(),
+            nn.MaxPool2d(3, 2, 1),
+        ]
         cin = init
         for index, count in enumerate(blocks):
             layers.append(DenseBlock(count, cin, growth, bn_size))
             cin += count * growth
             if index != len(blocks) - 1:
-                layers += [nn.BatchNorm2d(cin), nn.ReLU(), nn.Conv2d(cin, cin // 2, 1, bias=False), nn.AvgPool2d(2, 2)]
+                layers += [
+                    nn.BatchNorm2d(cin),
+                    nn.ReLU(),
+                    nn.Conv2d(cin, cin // 2, 1, bias=False),
+                    nn.AvgPool2d(2, 2),
+                ]
                 cin //= 2
         layers += [nn.BatchNorm2d(cin), nn.ReLU()]
         self.features = nn.Sequential(*layers)
@@ -529,7 +621,9 @@ class EncoderBlock(nn.Module):
 
 
 class ViT(nn.Module):
-    def __init__(self, image: int, patch: int, dim: int, depth: int, heads: int, mlp: int, classes: int):
+    def __init__(
+        self, image: int, patch: int, dim: int, depth: int, heads: int, mlp: int, classes: int
+    ):
         super().__init__()
         self.conv_proj = nn.Conv2d(3, dim, patch, patch)
         self.class_token = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
@@ -562,8 +656,13 @@ class BertLayer(nn.Module):
     def __init__(self, c: TextConfig):
         super().__init__()
         self.heads = c.heads
-        self.query, self.key, self.value, self.attention_out = (nn.Linear(c.dim, c.dim) for _ in range(4))
-        self.attention_norm, self.output_norm = nn.LayerNorm(c.dim, eps=1e-12), nn.LayerNorm(c.dim, eps=1e-12)
+        self.query, self.key, self.value, self.attention_out = (
+            nn.Linear(c.dim, c.dim) for _ in range(4)
+        )
+        self.attention_norm, self.output_norm = (
+            nn.LayerNorm(c.dim, eps=1e-12),
+            nn.LayerNorm(c.dim, eps=1e-12),
+        )
         self.intermediate, self.output = nn.Linear(c.dim, c.hidden), nn.Linear(c.hidden, c.dim)
 
     def split(self, x):
@@ -613,11 +712,14 @@ class GPTBlock(nn.Module):
     def attention(self, x):
         batch, length, dim = x.size()
         q, k, v = (
-            t.view(batch, length, self.heads, dim // self.heads).transpose(1, 2) for t in self.qkv(x).split(dim, 2)
+            t.view(batch, length, self.heads, dim // self.heads).transpose(1, 2)
+            for t in self.qkv(x).split(dim, 2)
         )
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         scores = scores.masked_fill(~self.causal[:length, :length], float("-inf"))
-        return self.proj((F.softmax(scores, dim=-1) @ v).transpose(1, 2).contiguous().view(batch, length, dim))
+        return self.proj(
+            (F.softmax(scores, dim=-1) @ v).transpose(1, 2).contiguous().view(batch, length, dim)
+        )
 
     def forward(self, x):
         x = x + self.attention(self.ln_1(x))
@@ -636,7 +738,9 @@ class GPT(nn.Module):
         self.lm_head.weight = self.tokens.weight
 
     def forward(self, input_ids):
-        x = self.tokens(input_ids) + self.positions(torch.arange(input_ids.size(1), dtype=torch.long))
+        x = self.tokens(input_ids) + self.positions(
+            torch.arange(input_ids.size(1), dtype=torch.long)
+        )
         for block in self.blocks:
             x = block(x)
         return self.lm_head(self.ln_f(x))
@@ -667,7 +771,11 @@ def bert_tokens(c: TextConfig) -> Callable[[np.random.Generator], dict[str, np.n
         types[:, c.length // 2 :] = 1
         mask = np.ones((1, c.length), np.int64)
         mask[:, c.length - c.length // 4 :] = 0  # the last quarter is padding
-        return {"input_ids": rng.integers(0, c.vocab, (1, c.length)), "token_type_ids": types, "attention_mask": mask}
+        return {
+            "input_ids": rng.integers(0, c.vocab, (1, c.length)),
+            "token_type_ids": types,
+            "attention_mask": mask,
+        }
 
     return make
 
@@ -680,42 +788,104 @@ def corpus(size: str) -> dict[str, Spec]:
     full = size == "full"
     res, classes = (224, 1000) if full else (32, 10)
     img = image(res)
-    bert = TextConfig(30522, 512, 128, 768, 12, 12, 3072, 2) if full else TextConfig(512, 64, 32, 64, 2, 4, 256, 10)
-    gpt = TextConfig(50257, 1024, 128, 768, 12, 12, 3072) if full else TextConfig(512, 64, 32, 64, 2, 4, 256)
+    bert = (
+        TextConfig(30522, 512, 128, 768, 12, 12, 3072, 2)
+        if full
+        else TextConfig(512, 64, 32, 64, 2, 4, 256, 10)
+    )
+    gpt = (
+        TextConfig(50257, 1024, 128, 768, 12, 12, 3072)
+        if full
+        else TextConfig(512, 64, 32, 64, 2, 4, 256)
+    )
     vit = (224, 16, 384, 12, 6, 1536) if full else (32, 4, 64, 2, 4, 256)
     return {
-        "resnet18": Spec(lambda: ResNet(BasicBlock, [2, 2, 2, 2], 64 if full else 8, classes), img, "logits",
-                         "ResNet-18: basic blocks, 7x7/s2 stem, max pool, projection shortcuts"),
-        "resnet50": Spec(lambda: ResNet(Bottleneck, [3, 4, 6, 3], 64 if full else 6, classes), img, "logits",
-                         "ResNet-50 (v1.5): bottleneck blocks"),
-        "mobilenet_v2": Spec(lambda: MobileNetV2(1.0 if full else 0.25, classes), img, "logits",
-                             "MobileNetV2: inverted residuals, depthwise 3x3, ReLU6"),
-        "mobilenet_v3_small": Spec(lambda: MobileNetV3Small(1.0 if full else 0.375, classes), img, "logits",
-                                   "MobileNetV3-small: hard-swish, squeeze-excitation with hard-sigmoid, 5x5 "
-                                   "depthwise"),
-        "efficientnet_b0": Spec(lambda: EfficientNetB0(1.0 if full else 0.25, classes), img, "logits",
-                                "EfficientNet-B0: MBConv, SiLU, squeeze-excitation with sigmoid"),
+        "resnet18": Spec(
+            lambda: ResNet(BasicBlock, [2, 2, 2, 2], 64 if full else 8, classes),
+            img,
+            "logits",
+            "ResNet-18: basic blocks, 7x7/s2 stem, max pool, projection shortcuts",
+        ),
+        "resnet50": Spec(
+            lambda: ResNet(Bottleneck, [3, 4, 6, 3], 64 if full else 6, classes),
+            img,
+            "logits",
+            "ResNet-50 (v1.5): bottleneck blocks",
+        ),
+        "mobilenet_v2": Spec(
+            lambda: MobileNetV2(1.0 if full else 0.25, classes),
+            img,
+            "logits",
+            "MobileNetV2: inverted residuals, depthwise 3x3, ReLU6",
+        ),
+        "mobilenet_v3_small": Spec(
+            lambda: MobileNetV3Small(1.0 if full else 0.375, classes),
+            img,
+            "logits",
+            "MobileNetV3-small: hard-swish, squeeze-excitation with hard-sigmoid, 5x5 depthwise",
+        ),
+        "efficientnet_b0": Spec(
+            lambda: EfficientNetB0(1.0 if full else 0.25, classes),
+            img,
+            "logits",
+            "EfficientNet-B0: MBConv, SiLU, squeeze-excitation with sigmoid",
+        ),
         "regnet_y_400mf": Spec(
-            lambda: RegNetY(32, [1, 3, 6, 6], [48, 104, 208, 440], 8, classes) if full
-            else RegNetY(8, [1, 3, 6, 6], [16, 24, 56, 112], 8, classes),
-            img, "logits", "RegNetY-400MF: grouped 3x3 convs (group width 8), squeeze-excitation"),
+            lambda: (
+                RegNetY(32, [1, 3, 6, 6], [48, 104, 208, 440], 8, classes)
+                if full
+                else RegNetY(8, [1, 3, 6, 6], [16, 24, 56, 112], 8, classes)
+            ),
+            img,
+            "logits",
+            "RegNetY-400MF: grouped 3x3 convs (group width 8), squeeze-excitation",
+        ),
         "shufflenet_v2": Spec(
-            lambda: ShuffleNetV2([4, 8, 4], [24, 116, 232, 464, 1024] if full else [24, 24, 48, 96, 256], classes),
-            img, "logits", "ShuffleNetV2 (x1.0 full): channel split, concat, channel shuffle"),
+            lambda: ShuffleNetV2(
+                [4, 8, 4], [24, 116, 232, 464, 1024] if full else [24, 24, 48, 96, 256], classes
+            ),
+            img,
+            "logits",
+            "ShuffleNetV2 (x1.0 full): channel split, concat, channel shuffle",
+        ),
         "convnext_tiny": Spec(
-            lambda: ConvNeXt([3, 3, 9, 3], [96, 192, 384, 768] if full else [8, 16, 32, 64], classes), img, "logits",
-            "ConvNeXt-T: 7x7 depthwise, LayerNorm over channels, 2x2/s2 downsampling, GELU"),
-        "googlenet": Spec(lambda: GoogLeNet(1.0 if full else 0.125, classes), img, "logits",
-                          "GoogLeNet (Inception v1): four-branch blocks, ceil-mode max pools"),
-        "densenet121": Spec(lambda: DenseNet(32 if full else 4, [6, 12, 24, 16], 64 if full else 8, classes), img,
-                            "logits",
-                            "DenseNet-121: dense blocks of concatenations, transitions with average pools"),
-        "vit": Spec(lambda: ViT(*vit, classes), image(vit[0]), "logits",
-                    "ViT (ViT-S/16 full): patchify conv, class token, pre-norm nn.MultiheadAttention"),
-        "bert": Spec(lambda: Bert(bert), bert_tokens(bert), "logits",
-                     "BERT encoder (BERT-base full) with a padding mask, pooler and classifier"),
-        "gpt": Spec(lambda: GPT(gpt), gpt_tokens(gpt), "logits",
-                    "GPT-2 decoder (GPT-2 small full): causal mask, tanh GELU, tied LM head"),
+            lambda: ConvNeXt(
+                [3, 3, 9, 3], [96, 192, 384, 768] if full else [8, 16, 32, 64], classes
+            ),
+            img,
+            "logits",
+            "ConvNeXt-T: 7x7 depthwise, LayerNorm over channels, 2x2/s2 downsampling, GELU",
+        ),
+        "googlenet": Spec(
+            lambda: GoogLeNet(1.0 if full else 0.125, classes),
+            img,
+            "logits",
+            "GoogLeNet (Inception v1): four-branch blocks, ceil-mode max pools",
+        ),
+        "densenet121": Spec(
+            lambda: DenseNet(32 if full else 4, [6, 12, 24, 16], 64 if full else 8, classes),
+            img,
+            "logits",
+            "DenseNet-121: dense blocks of concatenations, transitions with average pools",
+        ),
+        "vit": Spec(
+            lambda: ViT(*vit, classes),
+            image(vit[0]),
+            "logits",
+            "ViT (ViT-S/16 full): patchify conv, class token, pre-norm nn.MultiheadAttention",
+        ),
+        "bert": Spec(
+            lambda: Bert(bert),
+            bert_tokens(bert),
+            "logits",
+            "BERT encoder (BERT-base full) with a padding mask, pooler and classifier",
+        ),
+        "gpt": Spec(
+            lambda: GPT(gpt),
+            gpt_tokens(gpt),
+            "logits",
+            "GPT-2 decoder (GPT-2 small full): causal mask, tanh GELU, tied LM head",
+        ),
     }
 
 
@@ -735,7 +905,9 @@ def randomize(module: nn.Module, generator: torch.Generator) -> None:
                 layer.weight.normal_(0.0, layer.in_features**-0.5, generator=generator)
 
 
-def calibrate_batch_norm(module: nn.Module, make_inputs: Callable, rng: np.random.Generator) -> None:
+def calibrate_batch_norm(
+    module: nn.Module, make_inputs: Callable, rng: np.random.Generator
+) -> None:
     """Running statistics from random batches (cumulative average), so each BatchNorm normalizes."""
     norms = [m for m in module.modules() if isinstance(m, nn.BatchNorm2d)]
     if not norms:
@@ -779,23 +951,39 @@ def export(name: str, spec: Spec, directory: Path) -> tuple[onnx.ModelProto, str
     inputs, other = spec.inputs(np.random.default_rng(0)), spec.inputs(np.random.default_rng(3))
     path = directory / f"{name}.onnx"
     arguments = tuple(torch.from_numpy(a) for a in inputs.values())
-    torch.onnx.export(module, arguments, str(path), dynamo=False, opset_version=OPSET, input_names=list(inputs),
-                      output_names=[spec.output], verbose=False)
+    torch.onnx.export(
+        module,
+        arguments,
+        str(path),
+        dynamo=False,
+        opset_version=OPSET,
+        input_names=list(inputs),
+        output_names=[spec.output],
+        verbose=False,
+    )
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
     session = onnxruntime_session(path)
     (outputs,), (second,) = session.run(None, inputs), session.run(None, other)
     with torch.no_grad():
         expected = module(*arguments).numpy()
-        exact = copy.deepcopy(module).double()(*(a.double() if a.is_floating_point() else a for a in arguments)).numpy()
+        exact = (
+            copy.deepcopy(module)
+            .double()(*(a.double() if a.is_floating_point() else a for a in arguments))
+            .numpy()
+        )
     # Both compute in f32; how far either is from the f64 result depends on the model's conditioning
     # (a narrow BatchNorm channel with a small variance amplifies rounding), so onnxruntime is held to
     # torch's own error, not to a fixed tolerance.
     pairs = ((outputs, expected), (outputs, exact), (expected, exact))
     difference, ours, torchs = (float(np.abs(a - b).max()) for a, b in pairs)
     if ours > max(EXPORT_SLACK * torchs, EXPORT_RTOL * max(1.0, float(np.abs(exact).max()))):
-        raise SystemExit(f"{name}: onnxruntime is {ours:.3g} from the f64 result, torch {torchs:.3g}")
-    summary = f"torch vs onnxruntime {difference:.2g} (f64: onnxruntime {ours:.2g}, torch {torchs:.2g}), "
+        raise SystemExit(
+            f"{name}: onnxruntime is {ours:.3g} from the f64 result, torch {torchs:.3g}"
+        )
+    summary = (
+        f"torch vs onnxruntime {difference:.2g} (f64: onnxruntime {ours:.2g}, torch {torchs:.2g}), "
+    )
     summary += check_logits(name, outputs, second)
     write_data(directory / name, inputs, {spec.output: outputs})
     return model, summary, ours
@@ -817,16 +1005,26 @@ class RandomBatches(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def quantize(name: str, float_name: str, spec: Spec, directory: Path) -> tuple[onnx.ModelProto, str, float | None]:
+def quantize(
+    name: str, float_name: str, spec: Spec, directory: Path
+) -> tuple[onnx.ModelProto, str, float | None]:
     """The float export quantized statically: QDQ, uint8 activations, int8 per-channel weights."""
     path = directory / f"{name}.onnx"
     with tempfile.TemporaryDirectory() as scratch:
         source = Path(scratch) / f"{float_name}.onnx"
         export(float_name, spec, Path(scratch))
-        quantize_static(str(source), str(path), RandomBatches(spec.inputs, 2 * CALIBRATION_BATCH),
-                        quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        per_channel=True)
-        float_outputs = onnxruntime_session(source).run(None, spec.inputs(np.random.default_rng(0)))[0]
+        quantize_static(
+            str(source),
+            str(path),
+            RandomBatches(spec.inputs, 2 * CALIBRATION_BATCH),
+            quant_format=QuantFormat.QDQ,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+        )
+        float_outputs = onnxruntime_session(source).run(
+            None, spec.inputs(np.random.default_rng(0))
+        )[0]
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
     inputs, other = spec.inputs(np.random.default_rng(0)), spec.inputs(np.random.default_rng(3))
@@ -847,44 +1045,49 @@ def readme(size: str, rows: list[tuple[str, str, onnx.ModelProto, Path, float | 
         files = sum((directory / f"{name}{suffix}").stat().st_size for suffix in suffixes)
         total += files
         shapes = ", ".join(
-            "x".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim) for i in model.graph.input
+            "x".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim)
+            for i in model.graph.input
         )
         error = "" if error is None else f"{error:.2g}"
         nodes = len(model.graph.node)
-        table.append(f"| `{name}` | {description} | {shapes} | {nodes} | {files / 1024:.0f} KiB | {error} |")
+        table.append(
+            f"| `{name}` | {description} | {shapes} | {nodes} | {files / 1024:.0f} KiB | {error} |"
+        )
     where = "test/unit/data/corpus" if size == "small" else "DIR"
-    return "\n".join([
-        f"# Model corpus ({size})",
-        "",
-        "Written by `examples/models/corpus.py` (architectures written in torch after torchvision's, seeded",
-        "random weights, BatchNorm statistics calibrated on random batches) with",
-        f"torch {torch.__version__}, onnxscript {onnxscript.__version__}, onnx {onnx.__version__}, "
-        f"onnxruntime {onnxruntime.__version__}, Python {platform.python_version()}; regenerate with",
-        "",
-        "```sh",
-        "python3 -m venv /tmp/torchvenv",
-        f"/tmp/torchvenv/bin/pip install torch=={torch.__version__.split('+')[0]} onnx onnxruntime onnxscript numpy",
-        f"/tmp/torchvenv/bin/python examples/models/corpus.py {where} --size {size}",
-        "```",
-        "",
-        "Per model: `<name>.onnx` (TorchScript exporter, opset 17, static shapes), `<name>.inputs.npz`",
-        "(a seeded input, keyed by input name) and `<name>.outputs.npz` (onnxruntime's output with graph",
-        "optimizations off: the logits before any softmax). The `_int8` models are quantized by onnxruntime's",
-        "`quantize_static` (QDQ, uint8 activations, int8 per-channel weights).",
-        "`test/unit/test_corpus.py` imports each one and compares on the graph interpreter;",
-        "`benchmarks/conformance.py --corpus DIR` compiles and simulates them (docs/conformance.md).",
-        "",
-        "The f32 error is how far onnxruntime's logits are from torch's computed in f64 (the model's",
-        "conditioning: a narrow BatchNorm channel with a small variance amplifies rounding); the tests",
-        "hold ziggurat's graph interpreter to it.",
-        "",
-        "| model | architecture | input | nodes | files | f32 error |",
-        "|---|---|---|---|---|---|",
-        *table,
-        "",
-        f"{len(rows)} models, {total / 2**20:.1f} MiB in all.",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"# Model corpus ({size})",
+            "",
+            "Written by `examples/models/corpus.py` (architectures written in torch after torchvision's, seeded",
+            "random weights, BatchNorm statistics calibrated on random batches) with",
+            f"torch {torch.__version__}, onnxscript {onnxscript.__version__}, onnx {onnx.__version__}, "
+            f"onnxruntime {onnxruntime.__version__}, Python {platform.python_version()}; regenerate with",
+            "",
+            "```sh",
+            "python3 -m venv /tmp/torchvenv",
+            f"/tmp/torchvenv/bin/pip install torch=={torch.__version__.split('+')[0]} onnx onnxruntime onnxscript numpy",
+            f"/tmp/torchvenv/bin/python examples/models/corpus.py {where} --size {size}",
+            "```",
+            "",
+            "Per model: `<name>.onnx` (TorchScript exporter, opset 17, static shapes), `<name>.inputs.npz`",
+            "(a seeded input, keyed by input name) and `<name>.outputs.npz` (onnxruntime's output with graph",
+            "optimizations off: the logits before any softmax). The `_int8` models are quantized by onnxruntime's",
+            "`quantize_static` (QDQ, uint8 activations, int8 per-channel weights).",
+            "`test/unit/test_corpus.py` imports each one and compares on the graph interpreter;",
+            "`benchmarks/conformance.py --corpus DIR` compiles and simulates them (docs/conformance.md).",
+            "",
+            "The f32 error is how far onnxruntime's logits are from torch's computed in f64 (the model's",
+            "conditioning: a narrow BatchNorm channel with a small variance amplifies rounding); the tests",
+            "hold ziggurat's graph interpreter to it.",
+            "",
+            "| model | architecture | input | nodes | files | f32 error |",
+            "|---|---|---|---|---|---|",
+            *table,
+            "",
+            f"{len(rows)} models, {total / 2**20:.1f} MiB in all.",
+            "",
+        ]
+    )
 
 
 def readme_errors(path: Path) -> dict[str, float | None]:
@@ -900,11 +1103,17 @@ def readme_errors(path: Path) -> dict[str, float | None]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="where to write the models and their data")
-    parser.add_argument("--size", choices=("full", "small"), default="small",
-                        help="full: published resolution and widths; small: narrow test fixtures (default)")
+    parser.add_argument(
+        "--size",
+        choices=("full", "small"),
+        default="small",
+        help="full: published resolution and widths; small: narrow test fixtures (default)",
+    )
     parser.add_argument("--models", metavar="A,B", help="only these models (default: all)")
     args = parser.parse_args()
-    onnxruntime.set_default_logger_severity(3)  # quantize_static's notes on every unused initializer
+    onnxruntime.set_default_logger_severity(
+        3
+    )  # quantize_static's notes on every unused initializer
     args.directory.mkdir(parents=True, exist_ok=True)
     specs = corpus(args.size)
     names = list(specs) + list(QUANTIZED)
@@ -917,7 +1126,9 @@ def main() -> None:
             continue
         if name in chosen:
             if name in QUANTIZED:
-                model, summary, error = quantize(name, QUANTIZED[name], specs[QUANTIZED[name]], args.directory)
+                model, summary, error = quantize(
+                    name, QUANTIZED[name], specs[QUANTIZED[name]], args.directory
+                )
             else:
                 model, summary, error = export(name, specs[name], args.directory)
             errors[name] = error

@@ -1,12 +1,11 @@
 """A two-layer MLP classifier: Gemm + Relu + Gemm + Softmax on a batch of 4 vectors (opset 13).
 
-    python examples/models/mlp.py mlp.onnx && ziggurat-compile mlp.onnx --check
-    python examples/models/mlp.py --dynamic-batch mlp_n.onnx && ziggurat-compile mlp_n.onnx --input-shape x=16x64 --run
+python examples/models/mlp.py mlp.onnx && ziggurat-compile mlp.onnx --check
+python examples/models/mlp.py --dynamic-batch mlp_n.onnx && ziggurat-compile mlp_n.onnx --input-shape x=16x64 --run
 """
 
-from onnx import TensorProto, helper
-
 from _common import Weights, main, make_model
+from onnx import TensorProto, helper
 
 BATCH, FEATURES, HIDDEN, CLASSES = 4, 64, 128, 10
 
@@ -14,9 +13,21 @@ BATCH, FEATURES, HIDDEN, CLASSES = 4, 64, 128, 10
 def build(dynamic_batch: bool = False):
     w = Weights(seed=0)
     nodes = [
-        helper.make_node("Gemm", ["x", w.normal("fc1_w", (HIDDEN, FEATURES)), w.normal("fc1_b", (HIDDEN,), 0.1)], ["fc1"], name="fc1", transB=1),
+        helper.make_node(
+            "Gemm",
+            ["x", w.normal("fc1_w", (HIDDEN, FEATURES)), w.normal("fc1_b", (HIDDEN,), 0.1)],
+            ["fc1"],
+            name="fc1",
+            transB=1,
+        ),
         helper.make_node("Relu", ["fc1"], ["relu1"], name="relu1"),
-        helper.make_node("Gemm", ["relu1", w.normal("fc2_w", (CLASSES, HIDDEN)), w.normal("fc2_b", (CLASSES,), 0.1)], ["logits"], name="fc2", transB=1),
+        helper.make_node(
+            "Gemm",
+            ["relu1", w.normal("fc2_w", (CLASSES, HIDDEN)), w.normal("fc2_b", (CLASSES,), 0.1)],
+            ["logits"],
+            name="fc2",
+            transB=1,
+        ),
         helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
     ]
     batch = "N" if dynamic_batch else BATCH

@@ -5,9 +5,8 @@ each with BatchNormalization, ReLU6 as Clip(0, 6), and a residual Add (opset 13)
 """
 
 import numpy as np
-from onnx import TensorProto, helper
-
 from _common import Weights, main, make_model
+from onnx import TensorProto, helper
 
 CHANNELS, EXPANSION, SIZE = 16, 4, 16
 
@@ -17,8 +16,15 @@ def build():
     hidden = CHANNELS * EXPANSION
     zero, six = w.add("relu6_min", np.float32(0)), w.add("relu6_max", np.float32(6))
     nodes = [
-        helper.make_node("Conv", ["x", w.normal("expand_w", (hidden, CHANNELS, 1, 1))], ["expand"], name="expand"),
-        helper.make_node("BatchNormalization", ["expand", *w.batch_norm("expand_bn", hidden)], ["expand_bn"], name="expand_bn"),
+        helper.make_node(
+            "Conv", ["x", w.normal("expand_w", (hidden, CHANNELS, 1, 1))], ["expand"], name="expand"
+        ),
+        helper.make_node(
+            "BatchNormalization",
+            ["expand", *w.batch_norm("expand_bn", hidden)],
+            ["expand_bn"],
+            name="expand_bn",
+        ),
         helper.make_node("Clip", ["expand_bn", zero, six], ["expand_relu6"], name="expand_relu6"),
         helper.make_node(
             "Conv",
@@ -29,10 +35,27 @@ def build():
             kernel_shape=[3, 3],
             pads=[1, 1, 1, 1],
         ),
-        helper.make_node("BatchNormalization", ["depthwise", *w.batch_norm("depthwise_bn", hidden)], ["depthwise_bn"], name="depthwise_bn"),
-        helper.make_node("Clip", ["depthwise_bn", zero, six], ["depthwise_relu6"], name="depthwise_relu6"),
-        helper.make_node("Conv", ["depthwise_relu6", w.normal("project_w", (CHANNELS, hidden, 1, 1))], ["project"], name="project"),
-        helper.make_node("BatchNormalization", ["project", *w.batch_norm("project_bn", CHANNELS)], ["project_bn"], name="project_bn"),
+        helper.make_node(
+            "BatchNormalization",
+            ["depthwise", *w.batch_norm("depthwise_bn", hidden)],
+            ["depthwise_bn"],
+            name="depthwise_bn",
+        ),
+        helper.make_node(
+            "Clip", ["depthwise_bn", zero, six], ["depthwise_relu6"], name="depthwise_relu6"
+        ),
+        helper.make_node(
+            "Conv",
+            ["depthwise_relu6", w.normal("project_w", (CHANNELS, hidden, 1, 1))],
+            ["project"],
+            name="project",
+        ),
+        helper.make_node(
+            "BatchNormalization",
+            ["project", *w.batch_norm("project_bn", CHANNELS)],
+            ["project_bn"],
+            name="project_bn",
+        ),
         helper.make_node("Add", ["project_bn", "x"], ["y"], name="residual"),
     ]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, CHANNELS, SIZE, SIZE])

@@ -7,9 +7,8 @@ a GELU MLP (0.5 x (1 + erf(x / sqrt 2)), as PyTorch exports it), residual, Layer
 import math
 
 import numpy as np
-from onnx import TensorProto, helper
-
 from _common import Weights, main, make_model
+from onnx import TensorProto, helper
 
 SEQUENCE, MODEL, HEADS, HIDDEN = 8, 32, 4, 64
 HEAD = MODEL // HEADS
@@ -22,19 +21,47 @@ def build():
     nodes = []
 
     def linear(name, source, fan_in, fan_out):
-        nodes.append(helper.make_node("MatMul", [source, w.normal(f"{name}_w", (fan_in, fan_out))], [f"{name}_mm"], name=f"{name}_mm"))
-        nodes.append(helper.make_node("Add", [f"{name}_mm", w.normal(f"{name}_b", (fan_out,), 0.02)], [name], name=name))
+        nodes.append(
+            helper.make_node(
+                "MatMul",
+                [source, w.normal(f"{name}_w", (fan_in, fan_out))],
+                [f"{name}_mm"],
+                name=f"{name}_mm",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "Add", [f"{name}_mm", w.normal(f"{name}_b", (fan_out,), 0.02)], [name], name=name
+            )
+        )
         return name
 
     def heads(name, source, perm):
-        nodes.append(helper.make_node("Reshape", [source, heads_shape], [f"{name}_split"], name=f"{name}_split"))
-        nodes.append(helper.make_node("Transpose", [f"{name}_split"], [f"{name}_heads"], name=f"{name}_heads", perm=perm))
+        nodes.append(
+            helper.make_node(
+                "Reshape", [source, heads_shape], [f"{name}_split"], name=f"{name}_split"
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "Transpose", [f"{name}_split"], [f"{name}_heads"], name=f"{name}_heads", perm=perm
+            )
+        )
         return f"{name}_heads"
 
     def layer_norm(name, source):
         scale = w.add(f"{name}_scale", w.rng.uniform(0.8, 1.2, MODEL).astype(np.float32))
         bias = w.add(f"{name}_bias", w.rng.uniform(-0.1, 0.1, MODEL).astype(np.float32))
-        nodes.append(helper.make_node("LayerNormalization", [source, scale, bias], [name], name=name, axis=-1, epsilon=1e-5))
+        nodes.append(
+            helper.make_node(
+                "LayerNormalization",
+                [source, scale, bias],
+                [name],
+                name=name,
+                axis=-1,
+                epsilon=1e-5,
+            )
+        )
         return name
 
     q = heads("q", linear("q_proj", "x", MODEL, MODEL), [0, 2, 1, 3])
@@ -46,7 +73,9 @@ def build():
         helper.make_node("Div", ["scores_raw", scale], ["scores"], name="scores"),
         helper.make_node("Softmax", ["scores"], ["attention"], name="attention", axis=-1),
         helper.make_node("MatMul", ["attention", v], ["context_heads"], name="context_heads"),
-        helper.make_node("Transpose", ["context_heads"], ["context_t"], name="context_t", perm=[0, 2, 1, 3]),
+        helper.make_node(
+            "Transpose", ["context_heads"], ["context_t"], name="context_t", perm=[0, 2, 1, 3]
+        ),
         helper.make_node("Reshape", ["context_t", model_shape], ["context"], name="context"),
     ]
     attended = linear("out_proj", "context", MODEL, MODEL)
@@ -54,7 +83,9 @@ def build():
     norm1 = layer_norm("norm1", "residual1")
 
     up = linear("mlp_up", norm1, MODEL, HIDDEN)
-    sqrt2, half, one = (w.add(n, np.float32(v)) for n, v in (("sqrt2", math.sqrt(2)), ("half", 0.5), ("one", 1.0)))
+    sqrt2, half, one = (
+        w.add(n, np.float32(v)) for n, v in (("sqrt2", math.sqrt(2)), ("half", 0.5), ("one", 1.0))
+    )
     nodes += [
         helper.make_node("Div", [up, sqrt2], ["gelu_scaled"], name="gelu_scaled"),
         helper.make_node("Erf", ["gelu_scaled"], ["gelu_erf"], name="gelu_erf"),

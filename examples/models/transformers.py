@@ -54,7 +54,9 @@ class CausalSelfAttention(nn.Module):
             context = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
             scores = q @ k.transpose(-2, -1) / math.sqrt(head)
-            future = torch.triu(torch.ones(length, length, dtype=torch.bool, device=x.device), diagonal=1)
+            future = torch.triu(
+                torch.ones(length, length, dtype=torch.bool, device=x.device), diagonal=1
+            )
             scores = scores.masked_fill(future, float("-inf"))
             context = F.softmax(scores, dim=-1) @ v
         return self.out_proj(context.transpose(1, 2).contiguous().view(batch, length, channels))
@@ -68,9 +70,15 @@ class GPTBlock(nn.Module):
         super().__init__()
         self.tokens = nn.Embedding(VOCAB, MODEL)
         self.positions = nn.Embedding(MAX_POSITIONS, MODEL)
-        self.norm1, self.norm2, self.norm_out = nn.LayerNorm(MODEL), nn.LayerNorm(MODEL), nn.LayerNorm(MODEL)
+        self.norm1, self.norm2, self.norm_out = (
+            nn.LayerNorm(MODEL),
+            nn.LayerNorm(MODEL),
+            nn.LayerNorm(MODEL),
+        )
         self.attention = CausalSelfAttention(sdpa)
-        self.mlp = nn.Sequential(nn.Linear(MODEL, HIDDEN), nn.GELU(approximate="tanh"), nn.Linear(HIDDEN, MODEL))
+        self.mlp = nn.Sequential(
+            nn.Linear(MODEL, HIDDEN), nn.GELU(approximate="tanh"), nn.Linear(HIDDEN, MODEL)
+        )
         self.lm_head = nn.Linear(MODEL, VOCAB, bias=False)
         self.lm_head.weight = self.tokens.weight
 
@@ -135,8 +143,16 @@ class ViT(nn.Module):
         self.patchify = nn.Conv2d(3, MODEL, PATCH, stride=PATCH)
         self.class_token = nn.Parameter(torch.randn(1, 1, MODEL) * 0.02)
         self.positions = nn.Parameter(torch.randn(1, patches + 1, MODEL) * 0.02)
-        layer = dict(dim_feedforward=HIDDEN, dropout=0.0, activation="gelu", batch_first=True, norm_first=True)
-        self.layers = nn.ModuleList(nn.TransformerEncoderLayer(MODEL, HEADS, **layer) for _ in range(2))
+        layer = dict(
+            dim_feedforward=HIDDEN,
+            dropout=0.0,
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
+        )
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(MODEL, HEADS, **layer) for _ in range(2)
+        )
         self.norm = nn.LayerNorm(MODEL)
         self.head = nn.Linear(MODEL, CLASSES)
 
@@ -167,9 +183,19 @@ def image_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
 MODELS = {
     # name -> (module factory, inputs, output names, dynamic axes of every input)
     "gpt_block": (GPTBlock, token_inputs, ["logits"], {0: "batch", 1: "sequence"}),
-    "gpt_sdpa": (lambda: GPTBlock(sdpa=True), token_inputs, ["logits"], {0: "batch", 1: "sequence"}),
+    "gpt_sdpa": (
+        lambda: GPTBlock(sdpa=True),
+        token_inputs,
+        ["logits"],
+        {0: "batch", 1: "sequence"},
+    ),
     "bert_encoder": (BertEncoder, bert_inputs, ["hidden", "pooled"], {0: "batch", 1: "sequence"}),
-    "bert_mha": (lambda: BertEncoder(mha=True), bert_inputs, ["hidden", "pooled"], {0: "batch", 1: "sequence"}),
+    "bert_mha": (
+        lambda: BertEncoder(mha=True),
+        bert_inputs,
+        ["hidden", "pooled"],
+        {0: "batch", 1: "sequence"},
+    ),
     "vit": (ViT, image_inputs, ["logits"], {0: "batch"}),
 }
 
@@ -188,11 +214,24 @@ def export(name: str, exporter: str, directory: Path) -> onnx.ModelProto:
     path = stem.with_suffix(".onnx")
     # Batch and sequence length dynamic, as models are usually exported for serving.
     axes = {input_name: dynamic for input_name in inputs}
-    common = dict(input_names=list(inputs), output_names=output_names, opset_version=EXPORTERS[exporter], verbose=False)
+    common = dict(
+        input_names=list(inputs),
+        output_names=output_names,
+        opset_version=EXPORTERS[exporter],
+        verbose=False,
+    )
     if exporter == "torchscript":
         torch.onnx.export(module, arguments, str(path), dynamo=False, dynamic_axes=axes, **common)
     else:
-        torch.onnx.export(module, arguments, str(path), dynamo=True, dynamic_axes=axes, external_data=False, **common)
+        torch.onnx.export(
+            module,
+            arguments,
+            str(path),
+            dynamo=True,
+            dynamic_axes=axes,
+            external_data=False,
+            **common,
+        )
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
     options = onnxruntime.SessionOptions()
@@ -202,10 +241,15 @@ def export(name: str, exporter: str, directory: Path) -> onnx.ModelProto:
     # The export computes what the module does (else the fixture would pin an exporter bug).
     with torch.no_grad():
         expected = module(*arguments)
-    for ours, theirs in zip(outputs, expected if isinstance(expected, tuple) else (expected,), strict=True):
+    for ours, theirs in zip(
+        outputs, expected if isinstance(expected, tuple) else (expected,), strict=True
+    ):
         np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-4, atol=1e-5)
     np.savez(f"{stem}.inputs.npz", **inputs)
-    np.savez(f"{stem}.outputs.npz", **dict(zip([o.name for o in session.get_outputs()], outputs, strict=True)))
+    np.savez(
+        f"{stem}.outputs.npz",
+        **dict(zip([o.name for o in session.get_outputs()], outputs, strict=True)),
+    )
     return model
 
 
@@ -214,7 +258,9 @@ def readme(models: dict[str, onnx.ModelProto]) -> str:
     for stem, model in models.items():
         size = len(model.SerializeToString())
         opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import)
-        rows.append(f"| `{stem}.onnx` | {len(model.graph.node)} | {opsets} | {size / 1024:.0f} KiB |")
+        rows.append(
+            f"| `{stem}.onnx` | {len(model.graph.node)} | {opsets} | {size / 1024:.0f} KiB |"
+        )
     return "\n".join(
         [
             "# Transformers exported from PyTorch",

@@ -9,4 +9,11 @@ from ziggurat.frontends.onnx.importer import (
     unsupported_nodes,
 )
 
-__all__ = ["SUPPORTED_OPSETS", "import_loaded_model", "import_model", "load_model", "parse_input_shape", "unsupported_nodes"]
+__all__ = [
+    "SUPPORTED_OPSETS",
+    "import_loaded_model",
+    "import_model",
+    "load_model",
+    "parse_input_shape",
+    "unsupported_nodes",
+]

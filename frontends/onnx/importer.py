@@ -18,12 +18,12 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, emit
-from ziggurat.verifier import verify_module
 from ziggurat.dialects.graph import ConstantOp, GraphOp
 from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext, element_type_of, node_label
 from ziggurat.frontends.onnx.ops import CONVERTERS, MISSING_GRAPH_OPS, NEWEST_VERSIONS
 from ziggurat.ir.tensor_constants import dense_elements
+from ziggurat.verifier import verify_module
 
 SUPPORTED_OPSETS = range(6, onnx.defs.onnx_opset_version() + 1)
 """Versions of the default ONNX domain the importer accepts: from 6 (where the onnx package's
@@ -54,7 +54,9 @@ def load_model(model_or_path: ModelSource) -> tuple[onnx.ModelProto, str]:
         path = Path(model_or_path)
         where = str(path)
         if not path.is_file():
-            raise DiagnosticError(Diagnostic("error", "cannot read the ONNX model: no such file", file=where))
+            raise DiagnosticError(
+                Diagnostic("error", "cannot read the ONNX model: no such file", file=where)
+            )
         model = _parse(lambda: onnx.load(str(path), load_external_data=True), where)
         # From the path, the checker reads external data and models past protobuf's 2 GB limit itself.
         check_target = str(path)
@@ -107,7 +109,10 @@ def _check_supported(model: onnx.ModelProto, where: str) -> int:
     if unsupported:
         listed = ", ".join(f"{op} ({label})" for op, label in unsupported)
         notes = [
-            Diagnostic("note", f"{op} needs {MISSING_GRAPH_OPS[op]}, which the graph dialect does not have yet")
+            Diagnostic(
+                "note",
+                f"{op} needs {MISSING_GRAPH_OPS[op]}, which the graph dialect does not have yet",
+            )
             for op in dict.fromkeys(op for op, _ in unsupported)
             if op in MISSING_GRAPH_OPS
         ]
@@ -159,7 +164,9 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     name, sep, dims = text.rpartition("=")
     if not sep or not name:
         raise DiagnosticError(
-            Diagnostic("error", f"invalid --input-shape '{text}': expected NAME=DIMS, e.g. x=1x3x224x224")
+            Diagnostic(
+                "error", f"invalid --input-shape '{text}': expected NAME=DIMS, e.g. x=1x3x224x224"
+            )
         )
     try:
         shape = tuple(int(d) for d in dims.replace(",", "x").split("x")) if dims else ()
@@ -211,7 +218,9 @@ def _input_types(
     typed, problems = [], []
     for value in inputs:
         if not value.type.HasField("tensor_type"):
-            raise DiagnosticError(Diagnostic("error", f"input '{value.name}' is not a tensor", file=where))
+            raise DiagnosticError(
+                Diagnostic("error", f"input '{value.name}' is not a tensor", file=where)
+            )
         tensor_type = value.type.tensor_type
         element_type = element_type_of(tensor_type.elem_type, f"input '{value.name}'")
         dims = list(tensor_type.shape.dim) if tensor_type.HasField("shape") else None
@@ -240,8 +249,14 @@ def _input_types(
         if dynamic:
             listed = ", ".join(f"{i} ('{param}')" if param else f"{i}" for i, param in dynamic)
             example = "x".join(str(d.dim_value) if d.HasField("dim_value") else "1" for d in dims)
-            which = f"dynamic dimensions {listed}; set them" if len(dynamic) > 1 else f"a dynamic dimension {listed}; set it"
-            problems.append(f"input '{value.name}' has {which} with --input-shape {value.name}={example}")
+            which = (
+                f"dynamic dimensions {listed}; set them"
+                if len(dynamic) > 1
+                else f"a dynamic dimension {listed}; set it"
+            )
+            problems.append(
+                f"input '{value.name}' has {which} with --input-shape {value.name}={example}"
+            )
             continue
         typed.append((value, TensorType(element_type, [d.dim_value for d in dims])))
     if problems:
@@ -261,7 +276,9 @@ def _bound_values(
         array = np.asarray(given)
         converted = array.astype(dtype)
         if not np.array_equal(converted.astype(array.dtype), array, equal_nan=True):
-            problems.append(f"--bind {name}: the values do not fit the input's element type {dtype}")
+            problems.append(
+                f"--bind {name}: the values do not fit the input's element type {dtype}"
+            )
             continue
         dims = tensor_type.shape.dim if tensor_type.HasField("shape") else None
         if dims is not None and (
@@ -269,7 +286,9 @@ def _bound_values(
             or any(d.HasField("dim_value") and d.dim_value != n for d, n in zip(dims, array.shape))
         ):
             wanted = ", ".join(str(d.dim_value) if d.HasField("dim_value") else "?" for d in dims)
-            problems.append(f"--bind {name}: the value has shape {list(array.shape)}, but the input's is [{wanted}]")
+            problems.append(
+                f"--bind {name}: the value has shape {list(array.shape)}, but the input's is [{wanted}]"
+            )
             continue
         values[name] = converted
     if problems:
@@ -309,10 +328,14 @@ def _with_static_inputs(
     return skeleton
 
 
-def _inferred_shapes(model: onnx.ModelProto, where: str) -> dict[str, tuple[int, tuple[int, ...] | None]]:
+def _inferred_shapes(
+    model: onnx.ModelProto, where: str
+) -> dict[str, tuple[int, tuple[int, ...] | None]]:
     """ONNX shape inference: value name -> (element type, static shape or None)."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(
+            model, check_type=True, strict_mode=True, data_prop=True
+        )
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:
         raise DiagnosticError(
             Diagnostic("error", f"ONNX shape inference failed: {_first_line(error)}", file=where)
@@ -324,7 +347,10 @@ def _inferred_shapes(model: onnx.ModelProto, where: str) -> dict[str, tuple[int,
         tensor_type = value.type.tensor_type
         dims = tensor_type.shape.dim if tensor_type.HasField("shape") else None
         static = dims is not None and all(d.HasField("dim_value") for d in dims)
-        shapes[value.name] = (tensor_type.elem_type, tuple(d.dim_value for d in dims) if static else None)
+        shapes[value.name] = (
+            tensor_type.elem_type,
+            tuple(d.dim_value for d in dims) if static else None,
+        )
     return shapes
 
 
@@ -367,7 +393,9 @@ class Importer:
                 pending += [v for v in node.input if v]
                 # A subgraph (If branch, Loop body) reads outer values by name.
                 for attribute in node.attribute:
-                    for subgraph in [attribute.g] * attribute.HasField("g") + list(attribute.graphs):
+                    for subgraph in [attribute.g] * attribute.HasField("g") + list(
+                        attribute.graphs
+                    ):
                         pending += [v for n in subgraph.node for v in n.input if v]
         return [value.name for value in self.model.graph.input if value.name in found]
 
@@ -389,10 +417,16 @@ class Importer:
         """A `graph.constant` of `array` (stored as a splat when all elements are equal)."""
         array = np.asarray(array)
         try:
-            op = ConstantOp(dense_elements(array, TensorType(from_numpy_dtype(array.dtype), array.shape)))
+            op = ConstantOp(
+                dense_elements(array, TensorType(from_numpy_dtype(array.dtype), array.shape))
+            )
         except ValueError as error:
             raise DiagnosticError(
-                Diagnostic("error", f"constant '{name or '?'}' cannot be represented: {error}", file=self.where)
+                Diagnostic(
+                    "error",
+                    f"constant '{name or '?'}' cannot be represented: {error}",
+                    file=self.where,
+                )
             ) from None
         self.insert(op, name)
         self._constants[op.output] = array
@@ -431,7 +465,9 @@ class Importer:
 
     # ---- nodes ----
 
-    def import_node(self, node: onnx.NodeProto, index: int, shapes: Mapping, scope: str = "") -> None:
+    def import_node(
+        self, node: onnx.NodeProto, index: int, shapes: Mapping, scope: str = ""
+    ) -> None:
         context = NodeContext(self, node, index, scope)
         try:
             outputs = CONVERTERS[node.op_type](context)
@@ -450,7 +486,9 @@ class Importer:
                 result.name_hint = name
             self.values[name] = result
 
-    def import_subgraph(self, graph: onnx.GraphProto, inputs: Sequence[SSAValue], scope: str) -> list[SSAValue]:
+    def import_subgraph(
+        self, graph: onnx.GraphProto, inputs: Sequence[SSAValue], scope: str
+    ) -> list[SSAValue]:
         """The outputs of `graph` (an If branch, a Loop or Scan body) built into the current block with
         its inputs bound to `inputs`; `scope` (" in the body of node #3") names its nodes in diagnostics.
 
@@ -465,18 +503,33 @@ class Importer:
         ]
         if unsupported:
             raise DiagnosticError(
-                Diagnostic("error", f"unsupported ONNX operators{scope}: {', '.join(unsupported)}", file=self.where)
+                Diagnostic(
+                    "error",
+                    f"unsupported ONNX operators{scope}: {', '.join(unsupported)}",
+                    file=self.where,
+                )
             )
         if too_new := _newer_than_handled(graph, self.opset, scope):
-            raise DiagnosticError([Diagnostic("error", problem, file=self.where) for problem in too_new])
+            raise DiagnosticError(
+                [Diagnostic("error", problem, file=self.where) for problem in too_new]
+            )
         if len(inputs) != len(graph.input):
             message = f"the subgraph{scope} takes {len(graph.input)} inputs, given {len(inputs)}"
             raise DiagnosticError(Diagnostic("error", message, file=self.where))
-        values, initializers, not_produced = dict(self.values), self.initializers, dict(self._not_produced)
-        local = {tensor.name for tensor in graph.initializer} | {value.name for value in graph.input}
+        values, initializers, not_produced = (
+            dict(self.values),
+            self.initializers,
+            dict(self._not_produced),
+        )
+        local = {tensor.name for tensor in graph.initializer} | {
+            value.name for value in graph.input
+        }
         local |= {name for node in graph.node for name in node.output}
         try:
-            self.initializers = {**initializers, **{tensor.name: tensor for tensor in graph.initializer}}
+            self.initializers = {
+                **initializers,
+                **{tensor.name: tensor for tensor in graph.initializer},
+            }
             for name in local:
                 self.values.pop(name, None)  # the subgraph's own names shadow the enclosing ones
             for value_info, value in zip(graph.input, inputs):
@@ -484,7 +537,8 @@ class Importer:
             for index, node in enumerate(graph.node):
                 self.import_node(node, index, {}, scope)
             return [
-                self.value(output.name, f"the output '{output.name}' of the subgraph{scope}") for output in graph.output
+                self.value(output.name, f"the output '{output.name}' of the subgraph{scope}")
+                for output in graph.output
             ]
         finally:
             # The enclosing graph's initializers first read inside stay read (one constant, not one per iteration).
@@ -493,7 +547,11 @@ class Importer:
                 for name, value in self.values.items()
                 if name not in values and name in initializers and name not in local
             }
-            self.values, self.initializers, self._not_produced = values | read, initializers, not_produced
+            self.values, self.initializers, self._not_produced = (
+                values | read,
+                initializers,
+                not_produced,
+            )
 
     def _check_shape(self, context: NodeContext, name: str, result: SSAValue, expected) -> None:
         if expected is None or expected[1] is None:
@@ -504,7 +562,9 @@ class Importer:
             return
         onnx_type = TensorType(element_type_of(elem_type, name), shape)
         if actual.get_element_type() != onnx_type.get_element_type():
-            raise context.error(f"output '{name}' is {actual} in the graph dialect, but ONNX says {onnx_type}")
+            raise context.error(
+                f"output '{name}' is {actual} in the graph dialect, but ONNX says {onnx_type}"
+            )
         if tuple(actual.get_shape()) != shape:
             # ONNX's shape inference and onnxruntime disagree in corners: a ceil-mode pooling window
             # that would start in the end padding counts for the former only; the graph dialect
@@ -517,7 +577,9 @@ class Importer:
                 )
             )
 
-    def finish(self, outputs: Sequence[onnx.ValueInfoProto], inputs: Sequence[SSAValue]) -> ModuleOp:
+    def finish(
+        self, outputs: Sequence[onnx.ValueInfoProto], inputs: Sequence[SSAValue]
+    ) -> ModuleOp:
         results = [self.value(output.name, f"graph output '{output.name}'") for output in outputs]
         self.block.add_op(func.ReturnOp(*results))
         function = func.FuncOp(

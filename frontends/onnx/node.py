@@ -122,7 +122,8 @@ class NodeContext:
         if array is None:
             name = self.node.input[index]
             raise self.not_constant(
-                index, f"{what} (input #{index} '{name}') must be a constant or computable from shapes at import time"
+                index,
+                f"{what} (input #{index} '{name}') must be a constant or computable from shapes at import time",
             )
         return array
 
@@ -134,7 +135,9 @@ class NodeContext:
             message += f"; it is a graph input: give its value with --bind {name}=VALUES"
         elif inputs:
             listed = ", ".join(f"'{n}'" for n in inputs)
-            message += f"; it is computed from the graph input(s) {listed}: give their values with --bind"
+            message += (
+                f"; it is computed from the graph input(s) {listed}: give their values with --bind"
+            )
         return NotConstantError(self.diagnostic("error", message), name, inputs)
 
     def optional_constant(self, index: int, what: str) -> np.ndarray | None:
@@ -179,7 +182,9 @@ class NodeContext:
         """Build `op_type` with inferred result types after the ops built so far; its single result."""
         return self._fold_or_insert(op_type.build_inferred(operands, properties))
 
-    def emit_typed(self, op_type: type[ResultTypedOp], operand: SSAValue, result_type: TensorType) -> SSAValue:
+    def emit_typed(
+        self, op_type: type[ResultTypedOp], operand: SSAValue, result_type: TensorType
+    ) -> SSAValue:
         """Build a reshape, cast or broadcast_to, whose result type is its target."""
         op = op_type(operand, result_type)
         op.verify_()
@@ -208,4 +213,6 @@ class NodeContext:
     def scalar_like(self, value: float, like: SSAValue) -> SSAValue:
         """A 0-d constant of `like`'s element type."""
         assert isinstance(like.type, TensorType)
-        return self.constant_value(np.asarray(value, dtype=to_numpy_dtype(like.type.get_element_type())))
+        return self.constant_value(
+            np.asarray(value, dtype=to_numpy_dtype(like.type.get_element_type()))
+        )

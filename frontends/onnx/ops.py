@@ -73,16 +73,23 @@ def transpose(ctx: NodeContext, value: SSAValue, perm: Sequence[int]) -> SSAValu
     return ctx.emit(graph.TransposeOp, [value], {"perm": int_array(perm)})
 
 
-def slice_along(ctx: NodeContext, value: SSAValue, axis: int, start: int, end: int, step: int = 1) -> SSAValue:
+def slice_along(
+    ctx: NodeContext, value: SSAValue, axis: int, start: int, end: int, step: int = 1
+) -> SSAValue:
     """`value[start:end:step]` along `axis`."""
     properties = {
-        "starts": int_array([start]), "ends": int_array([end]), "axes": int_array([axis]), "steps": int_array([step])
+        "starts": int_array([start]),
+        "ends": int_array([end]),
+        "axes": int_array([axis]),
+        "steps": int_array([step]),
     }
     return ctx.emit(graph.SliceOp, [value], properties)
 
 
 def reshape(ctx: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
-    return ctx.emit_typed(graph.ReshapeOp, value, TensorType(tensor_type(value).get_element_type(), shape))
+    return ctx.emit_typed(
+        graph.ReshapeOp, value, TensorType(tensor_type(value).get_element_type(), shape)
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -127,7 +134,11 @@ def convert_unary(ctx: NodeContext):
 
 @converts("LeakyRelu", newest=16)
 def convert_leaky_relu(ctx: NodeContext):
-    return [ctx.emit(graph.LeakyReluOp, [ctx.input(0)], {"alpha": f32_attr(ctx.attribute("alpha", 0.01))})]
+    return [
+        ctx.emit(
+            graph.LeakyReluOp, [ctx.input(0)], {"alpha": f32_attr(ctx.attribute("alpha", 0.01))}
+        )
+    ]
 
 
 @converts("Elu", newest=22)
@@ -146,7 +157,10 @@ def convert_selu(ctx: NodeContext):
 
 @converts("HardSigmoid", newest=22)
 def convert_hard_sigmoid(ctx: NodeContext):
-    properties = {"alpha": f32_attr(ctx.attribute("alpha", 0.2)), "beta": f32_attr(ctx.attribute("beta", 0.5))}
+    properties = {
+        "alpha": f32_attr(ctx.attribute("alpha", 0.2)),
+        "beta": f32_attr(ctx.attribute("beta", 0.5)),
+    }
     return [ctx.emit(graph.HardSigmoidOp, [ctx.input(0)], properties)]
 
 
@@ -175,7 +189,9 @@ def convert_clip(ctx: NodeContext):
     if ctx.opset < 11:
         low, high = ctx.attribute("min"), ctx.attribute("max")
     else:
-        bounds = [ctx.importer.constant_array(ctx.input(i)) if ctx.has_input(i) else None for i in (1, 2)]
+        bounds = [
+            ctx.importer.constant_array(ctx.input(i)) if ctx.has_input(i) else None for i in (1, 2)
+        ]
         if any(ctx.has_input(i) and bounds[i - 1] is None for i in (1, 2)):
             # Bounds computed at run time: max and min with broadcasting say the same thing.
             result = x
@@ -216,15 +232,25 @@ def legacy_broadcast(ctx: NodeContext, lhs: SSAValue, rhs: SSAValue) -> SSAValue
 def convert_binary(ctx: NodeContext):
     lhs, rhs = ctx.input(0), ctx.input(1)
     rhs = legacy_broadcast(ctx, lhs, rhs)
-    if ctx.node.op_type == "Pow" and tensor_type(rhs).get_element_type() != tensor_type(lhs).get_element_type():
+    if (
+        ctx.node.op_type == "Pow"
+        and tensor_type(rhs).get_element_type() != tensor_type(lhs).get_element_type()
+    ):
         # ONNX lets the exponent's type differ from the base's; graph.pow takes one element type.
         rhs = ctx.emit_typed(
-            graph.CastOp, rhs, TensorType(tensor_type(lhs).get_element_type(), tensor_type(rhs).get_shape())
+            graph.CastOp,
+            rhs,
+            TensorType(tensor_type(lhs).get_element_type(), tensor_type(rhs).get_shape()),
         )
     return [ctx.emit(BINARY[ctx.node.op_type], [lhs, rhs])]
 
 
-VARIADIC: dict[str, type[graph.GraphOp]] = {"Sum": graph.AddOp, "Mean": graph.AddOp, "Max": graph.MaxOp, "Min": graph.MinOp}
+VARIADIC: dict[str, type[graph.GraphOp]] = {
+    "Sum": graph.AddOp,
+    "Mean": graph.AddOp,
+    "Max": graph.MaxOp,
+    "Min": graph.MinOp,
+}
 
 
 @converts(*VARIADIC, newest=13)
@@ -253,8 +279,15 @@ def convert_where(ctx: NodeContext):
     return [ctx.emit(graph.WhereOp, [ctx.input(0), ctx.input(1), ctx.input(2)])]
 
 
-COMPARISONS: dict[str, type[graph.GraphOp]] = {"Equal": graph.EqualOp, "Greater": graph.GreaterOp, "Less": graph.LessOp}
-ORDERED_OR_EQUAL: dict[str, type[graph.GraphOp]] = {"GreaterOrEqual": graph.GreaterOp, "LessOrEqual": graph.LessOp}
+COMPARISONS: dict[str, type[graph.GraphOp]] = {
+    "Equal": graph.EqualOp,
+    "Greater": graph.GreaterOp,
+    "Less": graph.LessOp,
+}
+ORDERED_OR_EQUAL: dict[str, type[graph.GraphOp]] = {
+    "GreaterOrEqual": graph.GreaterOp,
+    "LessOrEqual": graph.LessOp,
+}
 
 
 @converts(*COMPARISONS, *ORDERED_OR_EQUAL, newest=19)
@@ -284,7 +317,9 @@ def convert_identity(ctx: NodeContext):
         training = bool(ctx.constant(2, "training_mode").reshape(-1)[0])
         ratio = ctx.optional_constant(1, "ratio")
         if training and (ratio is None or float(ratio.reshape(-1)[0]) > 0):
-            raise ctx.error("training_mode = true drops values at random; the importer handles inference graphs")
+            raise ctx.error(
+                "training_mode = true drops values at random; the importer handles inference graphs"
+            )
     if ctx.node.op_type == "Dropout" and len(ctx.node.output) > 1 and ctx.node.output[1]:
         # Inference: nothing is dropped, so the mask is all true.
         return [x, ctx.constant_value(np.ones(ctx.shape(0), np.bool_))]
@@ -302,7 +337,9 @@ def cast(ctx: NodeContext, x: SSAValue, element_type) -> SSAValue:
     to_narrow_float = to_numpy_dtype(element_type).kind == "V"
     from_float = to_numpy_dtype(tensor_type(x).get_element_type()).kind == "f"
     if to_narrow_float and from_float and not ctx.attribute("saturate", 1):
-        raise ctx.error("saturate = 0 is not supported: graph.cast saturates out-of-range values when casting to fp8")
+        raise ctx.error(
+            "saturate = 0 is not supported: graph.cast saturates out-of-range values when casting to fp8"
+        )
     return ctx.emit_typed(graph.CastOp, x, TensorType(element_type, tensor_type(x).get_shape()))
 
 
@@ -333,7 +370,9 @@ def convert_gemm(ctx: NodeContext):
     return [ctx.emit(graph.GemmOp, [ctx.input(0), ctx.input(1), ctx.optional_input(2)], properties)]
 
 
-def window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int], strides, dilations) -> list[int]:
+def window_pads(
+    ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int], strides, dilations
+) -> list[int]:
     """ONNX pads ([begins..., ends...]) with `auto_pad` resolved against the input's spatial shape."""
     auto_pad = ctx.attribute("auto_pad", "NOTSET")
     rank = len(spatial)
@@ -342,7 +381,9 @@ def window_pads(ctx: NodeContext, spatial: Sequence[int], kernel: Sequence[int],
     if auto_pad == "VALID":
         return [0] * (2 * rank)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        raise ctx.error(f"auto_pad '{auto_pad}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+        raise ctx.error(
+            f"auto_pad '{auto_pad}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER"
+        )
     begins, ends = [], []
     for size, k, stride, dilation in zip(spatial, kernel, strides, dilations):
         out = -(-size // stride)
@@ -412,7 +453,14 @@ def convolution(ctx: NodeContext, x: SSAValue, w: SSAValue, bias: SSAValue | Non
 
 
 def depth_windows(
-    ctx: NodeContext, x: SSAValue, kernel: int, stride: int, dilation: int, pads: tuple[int, int], ceil_mode: bool, fill
+    ctx: NodeContext,
+    x: SSAValue,
+    kernel: int,
+    stride: int,
+    dilation: int,
+    pads: tuple[int, int],
+    ceil_mode: bool,
+    fill,
 ) -> tuple[list[SSAValue], int]:
     """The `kernel` slices [N, C, OD, ...] of an (N, C, D, ...) input that a window reads along
     axis 2 (depth), one per kernel offset, after padding that axis with `fill`; and OD."""
@@ -446,13 +494,17 @@ def depth_windows(
     ], out
 
 
-def convert_conv3d(ctx: NodeContext, strides, pads, dilations, x: SSAValue, w: SSAValue, bias) -> SSAValue:
+def convert_conv3d(
+    ctx: NodeContext, strides, pads, dilations, x: SSAValue, w: SSAValue, bias
+) -> SSAValue:
     # A 2-D convolution of every output depth at once: the depth offsets of the kernel join the
     # channels (grouped as the weights are), the output depths join the batch.
     n, channels, _, height, width = tensor_type(x).get_shape()
     out_channels, per_group, kd, kh, kw = tensor_type(w).get_shape()
     groups = ctx.attribute("group", 1)
-    slices, depth = depth_windows(ctx, x, kd, strides[0], dilations[0], (pads[0], pads[3]), False, 0.0)
+    slices, depth = depth_windows(
+        ctx, x, kd, strides[0], dilations[0], (pads[0], pads[3]), False, 0.0
+    )
     stacked = [ctx.emit(graph.UnsqueezeOp, [s], {"axes": int_array([1])}) for s in slices]
     stacked = stacked[0] if kd == 1 else ctx.emit(graph.ConcatOp, stacked, {"axis": i64_attr(1)})
     grouped = reshape(ctx, stacked, [n, kd, groups, per_group, depth, height, width])
@@ -475,7 +527,9 @@ def convert_conv3d(ctx: NodeContext, strides, pads, dilations, x: SSAValue, w: S
 INT64_MIN = -(2**63)
 
 
-def transposed_pads(ctx: NodeContext, spatial, kernel, strides, dilations, output_padding) -> list[int]:
+def transposed_pads(
+    ctx: NodeContext, spatial, kernel, strides, dilations, output_padding
+) -> list[int]:
     """ConvTranspose's [begins..., ends...] pads, resolved from `output_shape` or `auto_pad` where given."""
     auto_pad = ctx.attribute("auto_pad", "NOTSET")
     output_shape = ctx.attribute("output_shape")
@@ -484,9 +538,15 @@ def transposed_pads(ctx: NodeContext, spatial, kernel, strides, dilations, outpu
         return list(ctx.attribute("pads", [0] * (2 * rank)))
     if output_shape is None and auto_pad == "VALID":
         return [0] * (2 * rank)
-    targets = list(output_shape)[-rank:] if output_shape is not None else [n * s for n, s in zip(spatial, strides)]
+    targets = (
+        list(output_shape)[-rank:]
+        if output_shape is not None
+        else [n * s for n, s in zip(spatial, strides)]
+    )
     begins, ends = [], []
-    for size, k, stride, dilation, extra, target in zip(spatial, kernel, strides, dilations, output_padding, targets):
+    for size, k, stride, dilation, extra, target in zip(
+        spatial, kernel, strides, dilations, output_padding, targets
+    ):
         total = stride * (size - 1) + extra + (k - 1) * dilation + 1 - target
         if total < 0:
             # An output_shape past the full result: onnxruntime adds the missing positions at the end.
@@ -516,8 +576,14 @@ def convert_conv_transpose(ctx: NodeContext):
     strides, dilations = spatial_attribute("strides", 1), spatial_attribute("dilations", 1)
     output_padding = spatial_attribute("output_padding", 0)
     kernel = [kh, kw]
-    pads = transposed_pads(ctx, [height, width][2 - rank :], kernel[2 - rank :], strides[2 - rank :],
-                           dilations[2 - rank :], output_padding[2 - rank :])
+    pads = transposed_pads(
+        ctx,
+        [height, width][2 - rank :],
+        kernel[2 - rank :],
+        strides[2 - rank :],
+        dilations[2 - rank :],
+        output_padding[2 - rank :],
+    )
     if rank == 1:
         pads = [0, pads[0], 0, pads[1]]
 
@@ -528,14 +594,22 @@ def convert_conv_transpose(ctx: NodeContext):
         x = reshape(ctx, spread, [n, channels, height * strides[0], width * strides[1]])
     begins = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, pads[:2])]
     # The spread input ends with stride - 1 zeros too many per axis.
-    ends = [d * (k - 1) - p + extra - (s - 1) for d, k, p, extra, s in zip(dilations, kernel, pads[2:], output_padding, strides)]
+    ends = [
+        d * (k - 1) - p + extra - (s - 1)
+        for d, k, p, extra, s in zip(dilations, kernel, pads[2:], output_padding, strides)
+    ]
     if any(begins + ends):
         x = ctx.emit(graph.PadOp, [x], {"pads": int_array([0, 0, *begins, 0, 0, *ends])})
 
     grouped = reshape(ctx, w, [groups, channels // groups, out_per_group, kh, kw])
     swapped = ctx.emit(graph.TransposeOp, [grouped], {"perm": int_array([0, 2, 1, 3, 4])})
     swapped = reshape(ctx, swapped, [groups * out_per_group, channels // groups, kh, kw])
-    flip = {"starts": int_array([-1, -1]), "ends": int_array([INT64_MIN] * 2), "axes": int_array([2, 3]), "steps": int_array([-1, -1])}
+    flip = {
+        "starts": int_array([-1, -1]),
+        "ends": int_array([INT64_MIN] * 2),
+        "axes": int_array([2, 3]),
+        "steps": int_array([-1, -1]),
+    }
     flipped = ctx.emit(graph.SliceOp, [swapped], flip)
     properties = {"dilations": int_array(dilations), "groups": i64_attr(groups)}
     y = ctx.emit(graph.Conv2dOp, [x, flipped, ctx.optional_input(2)], properties)
@@ -552,18 +626,44 @@ def convert_pool(ctx: NodeContext):
     ceil_mode = bool(ctx.attribute("ceil_mode", 0))
     count_include_pad = bool(ctx.attribute("count_include_pad", 0))
     if with_indices:
-        y = pool2d(ctx, as_2d(ctx, ctx.input(0), rank), kernel, strides, pads, dilations, ceil_mode, count_include_pad)
-        indices = max_pool_indices(ctx, as_2d(ctx, ctx.input(0), rank), y, kernel, strides, pads, dilations)
+        y = pool2d(
+            ctx,
+            as_2d(ctx, ctx.input(0), rank),
+            kernel,
+            strides,
+            pads,
+            dilations,
+            ceil_mode,
+            count_include_pad,
+        )
+        indices = max_pool_indices(
+            ctx, as_2d(ctx, ctx.input(0), rank), y, kernel, strides, pads, dilations
+        )
         return [from_2d(ctx, y, rank), from_2d(ctx, indices, rank)]
     if ctx.node.op_type == "AveragePool" and any(d != 1 for d in dilations):
-        return [dilated_average_pool(ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad)]
+        return [
+            dilated_average_pool(
+                ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad
+            )
+        ]
     if rank == 3:
         return [convert_pool3d(ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad)]
-    y = pool2d(ctx, as_2d(ctx, ctx.input(0), rank), kernel, strides, pads, dilations, ceil_mode, count_include_pad)
+    y = pool2d(
+        ctx,
+        as_2d(ctx, ctx.input(0), rank),
+        kernel,
+        strides,
+        pads,
+        dilations,
+        ceil_mode,
+        count_include_pad,
+    )
     return [from_2d(ctx, y, rank)]
 
 
-def max_pool_indices(ctx: NodeContext, x: SSAValue, y: SSAValue, kernel, strides, pads, dilations) -> SSAValue:
+def max_pool_indices(
+    ctx: NodeContext, x: SSAValue, y: SSAValue, kernel, strides, pads, dilations
+) -> SSAValue:
     """MaxPool's Indices: the flat index in x (row-major, or column-major over (H, W) with
     storage_order = 1) of each window's first largest element, padding skipped, as the ONNX
     reference scans: one comparison per kernel offset, the strictly greater one taking over."""
@@ -571,19 +671,31 @@ def max_pool_indices(ctx: NodeContext, x: SSAValue, y: SSAValue, kernel, strides
     out_height, out_width = tensor_type(y).get_shape()[2:]
     top, left = pads[0], pads[1]
     outs = (out_height, out_width)
-    spans = [(out - 1) * s + (k - 1) * d + 1 for out, s, k, d in zip(outs, strides, kernel, dilations)]
-    bottom, right = (max(span - begin - size, 0) for span, begin, size in zip(spans, (top, left), (height, width)))
+    spans = [
+        (out - 1) * s + (k - 1) * d + 1 for out, s, k, d in zip(outs, strides, kernel, dilations)
+    ]
+    bottom, right = (
+        max(span - begin - size, 0)
+        for span, begin, size in zip(spans, (top, left), (height, width))
+    )
     padded = ctx.emit(graph.PadOp, [x], {"pads": int_array([0, 0, top, left, 0, 0, bottom, right])})
-    rows, columns = np.arange(-top, height + bottom).reshape(-1, 1), np.arange(-left, width + right).reshape(1, -1)
+    rows, columns = (
+        np.arange(-top, height + bottom).reshape(-1, 1),
+        np.arange(-left, width + right).reshape(1, -1),
+    )
     real = (rows >= 0) & (rows < height) & (columns >= 0) & (columns < width)
-    grid = rows * width + columns if not ctx.attribute("storage_order", 0) else rows + columns * height
+    grid = (
+        rows * width + columns if not ctx.attribute("storage_order", 0) else rows + columns * height
+    )
     best = index = None
     best_real = np.zeros((out_height, out_width), np.bool_)
     for kh in range(kernel[0]):
         for kw in range(kernel[1]):
             h0, w0 = kh * dilations[0], kw * dilations[1]
-            window = (slice(h0, h0 + (out_height - 1) * strides[0] + 1, strides[0]),
-                      slice(w0, w0 + (out_width - 1) * strides[1] + 1, strides[1]))
+            window = (
+                slice(h0, h0 + (out_height - 1) * strides[0] + 1, strides[0]),
+                slice(w0, w0 + (out_width - 1) * strides[1] + 1, strides[1]),
+            )
             properties = {
                 "starts": int_array([h0, w0]),
                 "ends": int_array([window[0].stop, window[1].stop]),
@@ -598,7 +710,10 @@ def max_pool_indices(ctx: NodeContext, x: SSAValue, y: SSAValue, kernel, strides
                 continue
             # Take the candidate where it is real and the best so far is padding or smaller.
             greater = ctx.emit(graph.GreaterOp, [values, best])
-            true, false = ctx.constant_value(np.asarray(True)), ctx.constant_value(np.asarray(False))
+            true, false = (
+                ctx.constant_value(np.asarray(True)),
+                ctx.constant_value(np.asarray(False)),
+            )
             take = ctx.emit(graph.WhereOp, [ctx.constant_value(best_real), greater, true])
             take = ctx.emit(graph.WhereOp, [ctx.constant_value(is_real), take, false])
             best = ctx.emit(graph.WhereOp, [take, values, best])
@@ -608,14 +723,18 @@ def max_pool_indices(ctx: NodeContext, x: SSAValue, y: SSAValue, kernel, strides
     return ctx.emit(graph.AddOp, [index, ctx.constant_value(planes)])
 
 
-def dilated_average_pool(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
+def dilated_average_pool(
+    ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode, count_include_pad
+) -> SSAValue:
     # graph.avg_pool has no dilations. A box window is separable: sum the window's strided slices
     # along each spatial axis in turn (moved to axis 2 for `depth_windows`), then divide by the
     # product of the per-axis counts of the positions counted.
     x = ctx.input(0)
     shape = ctx.shape(0)
     rank = len(shape) - 2
-    pads = list(pads) if len(kernel) == rank else [pads[1], pads[3]]  # 1-D: window_attributes' 2-D form
+    pads = (
+        list(pads) if len(kernel) == rank else [pads[1], pads[3]]
+    )  # 1-D: window_attributes' 2-D form
     kernel, strides, dilations = (list(v)[-rank:] for v in (kernel, strides, dilations))
     divisor = np.ones([1] * (rank + 2), ctx.dtype(0))
     for i in range(rank):
@@ -624,20 +743,27 @@ def dilated_average_pool(ctx: NodeContext, kernel, strides, pads, dilations, cei
         perm[2], perm[axis] = axis, 2
         moved = x if axis == 2 else ctx.emit(graph.TransposeOp, [x], {"perm": int_array(perm)})
         begin, end = pads[i], pads[i + rank]
-        slices, out = depth_windows(ctx, moved, kernel[i], strides[i], dilations[i], (begin, end), ceil_mode, 0.0)
+        slices, out = depth_windows(
+            ctx, moved, kernel[i], strides[i], dilations[i], (begin, end), ceil_mode, 0.0
+        )
         total = slices[0]
         for window in slices[1:]:
             total = ctx.emit(graph.AddOp, [total, window])
         x = total if axis == 2 else ctx.emit(graph.TransposeOp, [total], {"perm": int_array(perm)})
         size = shape[axis]
         low, high = (0, size + begin + end) if count_include_pad else (begin, begin + size)
-        counts = [sum(low <= o * strides[i] + k * dilations[i] < high for k in range(kernel[i])) for o in range(out)]
+        counts = [
+            sum(low <= o * strides[i] + k * dilations[i] < high for k in range(kernel[i]))
+            for o in range(out)
+        ]
         along_axis = [out if d == axis else 1 for d in range(rank + 2)]
         divisor = divisor * np.asarray(counts, divisor.dtype).reshape(along_axis)
     return ctx.emit(graph.DivOp, [x, ctx.constant_value(divisor)])
 
 
-def pool2d(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
+def pool2d(
+    ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode, count_include_pad
+) -> SSAValue:
     properties = {
         "kernel": int_array(kernel),
         "strides": int_array(strides),
@@ -646,10 +772,14 @@ def pool2d(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil
     }
     if ctx.node.op_type == "MaxPool":
         return ctx.emit(graph.MaxPoolOp, [x], properties | {"dilations": int_array(dilations)})
-    return ctx.emit(graph.AvgPoolOp, [x], properties | {"count_include_pad": bool_attr(count_include_pad)})
+    return ctx.emit(
+        graph.AvgPoolOp, [x], properties | {"count_include_pad": bool_attr(count_include_pad)}
+    )
 
 
-def convert_pool3d(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode, count_include_pad) -> SSAValue:
+def convert_pool3d(
+    ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode, count_include_pad
+) -> SSAValue:
     # A box window is separable: pool each depth slice over (H, W) with the 2-D op, then take the
     # max (or the sum, divided by the number of depth positions counted) across the slices.
     x = ctx.input(0)
@@ -657,13 +787,21 @@ def convert_pool3d(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode
     is_max = ctx.node.op_type == "MaxPool"
     dtype = ctx.dtype(0)
     fill = (-np.inf if dtype.kind == "f" else float(np.iinfo(dtype).min)) if is_max else 0.0
-    slices, out_depth = depth_windows(ctx, x, kernel[0], strides[0], dilations[0], (pads[0], pads[3]), ceil_mode, fill)
+    slices, out_depth = depth_windows(
+        ctx, x, kernel[0], strides[0], dilations[0], (pads[0], pads[3]), ceil_mode, fill
+    )
     planar = [1, 2, 4, 5]  # pads of (H, W) among [d0, h0, w0, d1, h1, w1]
     pads2d = [pads[i] for i in planar]
     pooled = [
         pool2d(
-            ctx, reshape(ctx, s, [n, channels * out_depth, height, width]),
-            kernel[1:], strides[1:], pads2d, dilations[1:], ceil_mode, count_include_pad,
+            ctx,
+            reshape(ctx, s, [n, channels * out_depth, height, width]),
+            kernel[1:],
+            strides[1:],
+            pads2d,
+            dilations[1:],
+            ceil_mode,
+            count_include_pad,
         )
         for s in slices
     ]
@@ -676,7 +814,8 @@ def convert_pool3d(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode
         return result
     low, high = (0, depth + pads[0] + pads[3]) if count_include_pad else (pads[0], pads[0] + depth)
     counts = [
-        sum(low <= o * strides[0] + k * dilations[0] < high for k in range(kernel[0])) for o in range(out_depth)
+        sum(low <= o * strides[0] + k * dilations[0] < high for k in range(kernel[0]))
+        for o in range(out_depth)
     ]
     divisor = ctx.constant_value(np.asarray(counts, dtype=dtype).reshape(out_depth, 1, 1))
     return ctx.emit(graph.DivOp, [result, divisor])
@@ -684,7 +823,9 @@ def convert_pool3d(ctx: NodeContext, kernel, strides, pads, dilations, ceil_mode
 
 @converts("GlobalAveragePool", "GlobalMaxPool", newest=22)
 def convert_global_pool(ctx: NodeContext):
-    op_type = graph.GlobalAvgPoolOp if ctx.node.op_type == "GlobalAveragePool" else graph.GlobalMaxPoolOp
+    op_type = (
+        graph.GlobalAvgPoolOp if ctx.node.op_type == "GlobalAveragePool" else graph.GlobalMaxPoolOp
+    )
     return [ctx.emit(op_type, [ctx.input(0)])]
 
 
@@ -700,7 +841,9 @@ def convert_batch_norm(ctx: NodeContext):
     if ctx.opset < 9 and ctx.attribute("spatial", 1) != 1:
         raise ctx.error("spatial = 0 (per-activation statistics) is not supported")
     operands = [ctx.input(i) for i in range(5)]
-    return [ctx.emit(graph.BatchNormOp, operands, {"epsilon": f32_attr(ctx.attribute("epsilon", 1e-5))})]
+    return [
+        ctx.emit(graph.BatchNormOp, operands, {"epsilon": f32_attr(ctx.attribute("epsilon", 1e-5))})
+    ]
 
 
 @converts("LayerNormalization", newest=17)
@@ -721,7 +864,9 @@ def convert_layer_norm(ctx: NodeContext):
     mean = ctx.emit(graph.ReduceMeanOp, [x], reduced)
     centered = ctx.emit(graph.SubOp, [x, mean])
     variance = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [centered, centered])], reduced)
-    deviation = ctx.emit(graph.SqrtOp, [ctx.emit(graph.AddOp, [variance, ctx.scalar_like(epsilon, variance)])])
+    deviation = ctx.emit(
+        graph.SqrtOp, [ctx.emit(graph.AddOp, [variance, ctx.scalar_like(epsilon, variance)])]
+    )
     return [y, mean, ctx.emit(graph.ReciprocalOp, [deviation])]
 
 
@@ -761,7 +906,9 @@ def convert_group_norm(ctx: NodeContext):
     normalized = normalize(ctx, grouped, [2], ctx.attribute("epsilon", 1e-5))
     if ctx.opset < 21:
         return [reshape(ctx, scale_and_shift(ctx, normalized, [groups, 1]), shape)]
-    return [scale_and_shift(ctx, reshape(ctx, normalized, shape), [channels] + [1] * (len(shape) - 2))]
+    return [
+        scale_and_shift(ctx, reshape(ctx, normalized, shape), [channels] + [1] * (len(shape) - 2))
+    ]
 
 
 @converts("MeanVarianceNormalization", newest=13)
@@ -772,7 +919,9 @@ def convert_mean_variance_norm(ctx: NodeContext):
     mean = ctx.emit(graph.ReduceMeanOp, [x], reduced)
     mean_of_squares = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [x, x])], reduced)
     variance = ctx.emit(graph.SubOp, [mean_of_squares, ctx.emit(graph.MulOp, [mean, mean])])
-    deviation = ctx.emit(graph.AddOp, [ctx.emit(graph.SqrtOp, [variance]), ctx.scalar_like(1e-9, x)])
+    deviation = ctx.emit(
+        graph.AddOp, [ctx.emit(graph.SqrtOp, [variance]), ctx.scalar_like(1e-9, x)]
+    )
     return [ctx.emit(graph.DivOp, [ctx.emit(graph.SubOp, [x, mean]), deviation])]
 
 
@@ -782,7 +931,11 @@ def convert_lrn(ctx: NodeContext):
     x = ctx.input(0)
     shape = ctx.shape(0)
     size = ctx.attribute("size")
-    alpha, beta, bias = ctx.attribute("alpha", 1e-4), ctx.attribute("beta", 0.75), ctx.attribute("bias", 1.0)
+    alpha, beta, bias = (
+        ctx.attribute("alpha", 1e-4),
+        ctx.attribute("beta", 0.75),
+        ctx.attribute("bias", 1.0),
+    )
     squares = ctx.emit(graph.MulOp, [x, x])
     before, after = (size - 1) // 2, size // 2
     pads = [0] * (2 * len(shape))
@@ -791,7 +944,13 @@ def convert_lrn(ctx: NodeContext):
     total = None
     for offset in range(size):
         window = ctx.emit(
-            graph.SliceOp, [padded], {"starts": int_array([offset]), "ends": int_array([offset + shape[1]]), "axes": int_array([1])}
+            graph.SliceOp,
+            [padded],
+            {
+                "starts": int_array([offset]),
+                "ends": int_array([offset + shape[1]]),
+                "axes": int_array([1]),
+            },
         )
         total = window if total is None else ctx.emit(graph.AddOp, [total, window])
     scaled = ctx.emit(graph.MulOp, [total, ctx.scalar_like(alpha / size, x)])
@@ -849,7 +1008,9 @@ def convert_reduce(ctx: NodeContext):
     if dtype == np.bool_ and ctx.node.op_type in ("ReduceMax", "ReduceMin"):
         # Boolean max is any(x), min is not any(not x): counts of true elements (empty sets give false, true).
         counted = x if ctx.node.op_type == "ReduceMax" else ctx.emit(graph.NotOp, [x])
-        count = ctx.emit(graph.ReduceSumOp, [cast_to(ctx, counted, from_numpy_dtype(np.int64))], properties)
+        count = ctx.emit(
+            graph.ReduceSumOp, [cast_to(ctx, counted, from_numpy_dtype(np.int64))], properties
+        )
         compare = graph.GreaterOp if ctx.node.op_type == "ReduceMax" else graph.EqualOp
         return [ctx.emit(compare, [count, ctx.scalar_like(0, count)])]
     if ctx.node.op_type == "ReduceMin" and dtype.kind in "iu":
@@ -943,7 +1104,11 @@ def convert_flatten(ctx: NodeContext):
 @converts("Squeeze", newest=25)
 def convert_squeeze(ctx: NodeContext):
     axes = ctx.ints_from_input_or_attribute(1, "axes", 13, "axes")
-    return [ctx.emit(graph.SqueezeOp, [ctx.input(0)], {"axes": None if axes is None else int_array(axes)})]
+    return [
+        ctx.emit(
+            graph.SqueezeOp, [ctx.input(0)], {"axes": None if axes is None else int_array(axes)}
+        )
+    ]
 
 
 @converts("Unsqueeze", newest=25)
@@ -979,10 +1144,16 @@ def convert_split(ctx: NodeContext):
         size = -(-shape[axis] // parts)
         sizes = [min(size, shape[axis] - i * size) for i in range(parts)]
     if sum(sizes) != shape[axis] or len(sizes) != outputs:
-        raise ctx.error(f"split sizes {sizes} do not cut dimension {axis} ({shape[axis]}) into {outputs} outputs")
+        raise ctx.error(
+            f"split sizes {sizes} do not cut dimension {axis} ({shape[axis]}) into {outputs} outputs"
+        )
     results, start = [], 0
     for size in sizes:
-        properties = {"starts": int_array([start]), "ends": int_array([start + size]), "axes": int_array([axis])}
+        properties = {
+            "starts": int_array([start]),
+            "ends": int_array([start + size]),
+            "axes": int_array([axis]),
+        }
         results.append(ctx.emit(graph.SliceOp, [ctx.input(0)], properties))
         start += size
     return results
@@ -991,7 +1162,12 @@ def convert_split(ctx: NodeContext):
 @converts("Slice", newest=13)
 def convert_slice(ctx: NodeContext):
     if ctx.opset < 10:
-        starts, ends, axes, steps = ctx.attribute("starts"), ctx.attribute("ends"), ctx.attribute("axes"), None
+        starts, ends, axes, steps = (
+            ctx.attribute("starts"),
+            ctx.attribute("ends"),
+            ctx.attribute("axes"),
+            None,
+        )
     else:
         starts, ends, axes, steps = (
             None if values is None else [int(v) for v in values.reshape(-1)]
@@ -1038,17 +1214,27 @@ def convert_pad(ctx: NodeContext):
             begin, end = pads[axis], pads[axis + rank]
             if begin or end:
                 sources = np.mod(np.arange(-begin, size + end, dtype=np.int64), size)
-                result = ctx.emit(graph.GatherOp, [result, ctx.constant_value(sources)], {"axis": i64_attr(axis)})
+                result = ctx.emit(
+                    graph.GatherOp, [result, ctx.constant_value(sources)], {"axis": i64_attr(axis)}
+                )
         return [result]
     if mode not in graph.PadOp.MODES:
-        raise ctx.error(f"mode '{mode}' is not supported (graph.pad has {', '.join(graph.PadOp.MODES)}, and wrap)")
+        raise ctx.error(
+            f"mode '{mode}' is not supported (graph.pad has {', '.join(graph.PadOp.MODES)}, and wrap)"
+        )
     properties = {"pads": int_array(pads), "mode": StringAttr(mode), "value": f32_attr(value)}
     return [ctx.emit(graph.PadOp, [ctx.input(0)], properties)]
 
 
 @converts("Gather", newest=13)
 def convert_gather(ctx: NodeContext):
-    return [ctx.emit(graph.GatherOp, [ctx.input(0), ctx.input(1)], {"axis": i64_attr(ctx.attribute("axis", 0))})]
+    return [
+        ctx.emit(
+            graph.GatherOp,
+            [ctx.input(0), ctx.input(1)],
+            {"axis": i64_attr(ctx.attribute("axis", 0))},
+        )
+    ]
 
 
 @converts("Expand", newest=13)
@@ -1056,7 +1242,13 @@ def convert_expand(ctx: NodeContext):
     target = [int(d) for d in ctx.constant(1, "the target shape")]
     shape = ctx.shape(0)
     result_shape = list(np.broadcast_shapes(tuple(shape), tuple(target)))
-    return [ctx.emit_typed(graph.BroadcastToOp, ctx.input(0), TensorType(ctx.type(0).get_element_type(), result_shape))]
+    return [
+        ctx.emit_typed(
+            graph.BroadcastToOp,
+            ctx.input(0),
+            TensorType(ctx.type(0).get_element_type(), result_shape),
+        )
+    ]
 
 
 @converts("Tile", newest=13)
@@ -1108,7 +1300,9 @@ def convert_constant(ctx: NodeContext):
         if ctx.has_attribute(name):
             value = ctx.attribute(name)
             return [ctx.constant_value(np.asarray(value, dtype=dtype))]
-    raise ctx.error("only dense tensor, float(s) and int(s) values are supported (not sparse or strings)")
+    raise ctx.error(
+        "only dense tensor, float(s) and int(s) values are supported (not sparse or strings)"
+    )
 
 
 @converts("ConstantOfShape", newest=25)
@@ -1133,14 +1327,18 @@ def convert_size(ctx: NodeContext):
 
 @converts("Range", newest=27)
 def convert_range(ctx: NodeContext):
-    start, limit, delta = (ctx.constant(i, name).reshape(()) for i, name in enumerate(("start", "limit", "delta")))
+    start, limit, delta = (
+        ctx.constant(i, name).reshape(()) for i, name in enumerate(("start", "limit", "delta"))
+    )
     dtype = start.dtype
     if ctx.opset >= 27 and dtype in (np.float16, ml_dtypes.bfloat16):
         # From opset 27 a 16-bit range is computed in `stash_type` (float or double) and rounded once.
         stashes = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
         stash = stashes.get(ctx.attribute("stash_type", 1))
         if stash is None:
-            raise ctx.error(f"stash_type {ctx.attribute('stash_type')} is not FLOAT (1) or DOUBLE (11)")
+            raise ctx.error(
+                f"stash_type {ctx.attribute('stash_type')} is not FLOAT (1) or DOUBLE (11)"
+            )
         values = np.arange(start.astype(stash), float(limit), float(delta), dtype=stash)
         return [ctx.constant_value(values.astype(dtype))]
     return [ctx.constant_value(np.arange(start, limit, delta, dtype=dtype))]
@@ -1168,14 +1366,18 @@ def convert_quantization(ctx: NodeContext):
     if block_size := ctx.attribute("block_size", 0):
         # Blocked (opset 21): every element has its own parameters, so x is one channel per element.
         axis = ctx.attribute("axis", 1) % len(shape)
-        scale, zero_point = (per_element(ctx, p, shape, axis, block_size) for p in (scale, zero_point))
+        scale, zero_point = (
+            per_element(ctx, p, shape, axis, block_size) for p in (scale, zero_point)
+        )
         x, properties = reshape(ctx, x, [math.prod(shape)]), {"axis": i64_attr(0)}
     if ctx.node.op_type == "DequantizeLinear":
         # From opset 23 `output_dtype` sets the result type, which is also the multiplication's precision.
         if ctx.attribute("output_dtype", 0):
             target = element_type_of(ctx.attribute("output_dtype"), f"{ctx.label} output_dtype")
             scale = cast_to(ctx, scale, target)
-        return [reshape(ctx, ctx.emit(graph.DequantizeOp, [x, scale, zero_point], properties), shape)]
+        return [
+            reshape(ctx, ctx.emit(graph.DequantizeOp, [x, scale, zero_point], properties), shape)
+        ]
     # From opset 23 x and the scale may differ in type: the division is in `precision` if given, else
     # in the scale's type.
     precision = ctx.attribute("precision", 0)
@@ -1187,20 +1389,28 @@ def convert_quantization(ctx: NodeContext):
     return [reshape(ctx, ctx.emit(graph.QuantizeOp, [x, scale, zero_point], properties), shape)]
 
 
-def per_element(ctx: NodeContext, parameter: SSAValue, shape: Sequence[int], axis: int, block_size: int) -> SSAValue:
+def per_element(
+    ctx: NodeContext, parameter: SSAValue, shape: Sequence[int], axis: int, block_size: int
+) -> SSAValue:
     """A blocked quantization parameter (x's shape, with ceil(n / block_size) blocks along `axis`) repeated
     over its blocks and flattened: one entry per element of x."""
     blocks = list(tensor_type(parameter).get_shape())
     expected = [*shape[:axis], -(-shape[axis] // block_size), *shape[axis + 1 :]]
     if blocks != expected:
-        raise ctx.error(f"a blocked scale or zero point of {shape} must have shape {expected}, not {blocks}")
+        raise ctx.error(
+            f"a blocked scale or zero point of {shape} must have shape {expected}, not {blocks}"
+        )
     spread = ctx.emit(graph.UnsqueezeOp, [parameter], {"axes": int_array([axis + 1])})
     spread_shape = [*blocks[: axis + 1], block_size, *blocks[axis + 1 :]]
     element_type = tensor_type(parameter).get_element_type()
     spread = ctx.emit_typed(graph.BroadcastToOp, spread, TensorType(element_type, spread_shape))
     spread = reshape(ctx, spread, [*blocks[:axis], blocks[axis] * block_size, *blocks[axis + 1 :]])
     if blocks[axis] * block_size != shape[axis]:
-        kept = {"starts": int_array([0]), "ends": int_array([shape[axis]]), "axes": int_array([axis])}
+        kept = {
+            "starts": int_array([0]),
+            "ends": int_array([shape[axis]]),
+            "axes": int_array([axis]),
+        }
         spread = ctx.emit(graph.SliceOp, [spread], kept)
     return reshape(ctx, spread, [math.prod(shape)])
 
@@ -1209,8 +1419,9 @@ def cast_to(ctx: NodeContext, value: SSAValue, element_type) -> SSAValue:
     """`value` in `element_type` (itself if it has that type already)."""
     if tensor_type(value).get_element_type() == element_type:
         return value
-    return ctx.emit_typed(graph.CastOp, value, TensorType(element_type, tensor_type(value).get_shape()))
-
+    return ctx.emit_typed(
+        graph.CastOp, value, TensorType(element_type, tensor_type(value).get_shape())
+    )
 
 
 # The operator families kept in modules of their own register their converters on import.

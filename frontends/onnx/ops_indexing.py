@@ -2,6 +2,7 @@
 resizing, einsum, ...): TopK is `graph.top_k`, the others exact decompositions into graph ops, mostly
 one `graph.gather` from the flattened data at positions computed from the indices.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,12 +38,17 @@ def wrapped(ctx: NodeContext, index: SSAValue, sizes) -> SSAValue:
     return ctx.emit(graph.WhereOp, [negative, ctx.emit(graph.AddOp, [index, sizes]), index])
 
 
-def flat_positions(ctx: NodeContext, shape: Sequence[int], index: SSAValue, axis: int, out_shape) -> SSAValue:
+def flat_positions(
+    ctx: NodeContext, shape: Sequence[int], index: SSAValue, axis: int, out_shape
+) -> SSAValue:
     """Flat positions in a tensor of `shape` of the elements that take `index` (i64, in range,
     broadcast to `out_shape`) along `axis` and their own position in `out_shape` along the others."""
     strides = strides_of(shape)
     grid = np.indices(out_shape, dtype=np.int64)
-    base = sum((grid[d] * strides[d] for d in range(len(shape)) if d != axis), np.zeros(out_shape, np.int64))
+    base = sum(
+        (grid[d] * strides[d] for d in range(len(shape)) if d != axis),
+        np.zeros(out_shape, np.int64),
+    )
     scaled = ctx.emit(graph.MulOp, [index, ctx.scalar_like(strides[axis], index)])
     return ctx.emit(graph.AddOp, [scaled, ctx.constant_value(base)])
 
@@ -78,7 +84,9 @@ def scatter(
         dims = list(shape_of(value))
         return reshape(ctx, value, [*dims[:axis], 1, dims[axis], *dims[axis + 1 :]])
 
-    iota = ctx.constant_value(np.arange(n, dtype=np.int64).reshape([1] * axis + [n, 1] + [1] * (rank - axis - 1)))
+    iota = ctx.constant_value(
+        np.arange(n, dtype=np.int64).reshape([1] * axis + [n, 1] + [1] * (rank - axis - 1))
+    )
     hits = ctx.emit(graph.EqualOp, [iota, lined(index)])
     along = {"axes": int_array([axis + 1]), "keepdims": bool_attr(False)}
     row = lined(updates)
@@ -91,18 +99,28 @@ def scatter(
     if reduction == "mul":
         return ctx.emit(graph.MulOp, [data, ctx.emit(graph.ReduceProdOp, [selected(1)], along)])
     # The last update written to each element, -1 where none is.
-    order = ctx.constant_value(np.arange(m, dtype=np.int64).reshape([1] * (axis + 1) + [m] + [1] * (rank - axis - 1)))
-    last = ctx.emit(graph.ReduceMaxOp, [ctx.emit(graph.WhereOp, [hits, order, ctx.scalar_like(-1, order)])], along)
+    order = ctx.constant_value(
+        np.arange(m, dtype=np.int64).reshape([1] * (axis + 1) + [m] + [1] * (rank - axis - 1))
+    )
+    last = ctx.emit(
+        graph.ReduceMaxOp,
+        [ctx.emit(graph.WhereOp, [hits, order, ctx.scalar_like(-1, order)])],
+        along,
+    )
     written = ctx.emit(graph.GreaterOp, [last, ctx.scalar_like(-1, last)])
     lowest = lowest_value(graph.compute_dtype(dtype_of(data)))
     if reduction == "none":
         first = ctx.emit(graph.MaxOp, [last, ctx.scalar_like(0, last)])
         value = flat_gather(ctx, updates, flat_positions(ctx, update_shape, first, axis, shape))
     elif reduction == "max":
-        value = ctx.emit(graph.MaxOp, [data, ctx.emit(graph.ReduceMaxOp, [selected(lowest)], along)])
+        value = ctx.emit(
+            graph.MaxOp, [data, ctx.emit(graph.ReduceMaxOp, [selected(lowest)], along)]
+        )
     else:
         negated = ctx.emit(graph.NegOp, [row])
-        best = ctx.emit(graph.NegOp, [ctx.emit(graph.ReduceMaxOp, [selected(lowest, negated)], along)])
+        best = ctx.emit(
+            graph.NegOp, [ctx.emit(graph.ReduceMaxOp, [selected(lowest, negated)], along)]
+        )
         value = ctx.emit(graph.MinOp, [data, best])
     return ctx.emit(graph.WhereOp, [written, value, data])
 
@@ -119,12 +137,16 @@ def element_axis(ctx: NodeContext, rank: int) -> int:
     return axis % rank
 
 
-def element_indices(ctx: NodeContext, shape: Sequence[int]) -> tuple[int, tuple[int, ...], SSAValue]:
+def element_indices(
+    ctx: NodeContext, shape: Sequence[int]
+) -> tuple[int, tuple[int, ...], SSAValue]:
     """The axis, the shape of the indices (input #1, of the data's rank) and the indices wrapped to it."""
     axis = element_axis(ctx, len(shape))
     index_shape = ctx.shape(1)
     if len(index_shape) != len(shape):
-        raise ctx.error(f"indices of rank {len(index_shape)} do not match data of rank {len(shape)}")
+        raise ctx.error(
+            f"indices of rank {len(index_shape)} do not match data of rank {len(shape)}"
+        )
     return axis, index_shape, wrapped(ctx, ctx.input(1), shape[axis])
 
 
@@ -146,31 +168,46 @@ def convert_scatter_elements(ctx: NodeContext):
     axis, index_shape, index = element_indices(ctx, shape)
     updates = ctx.input(2)
     if ctx.shape(2) != index_shape:
-        raise ctx.error(f"updates of shape {list(ctx.shape(2))} do not match indices of shape {list(index_shape)}")
+        raise ctx.error(
+            f"updates of shape {list(ctx.shape(2))} do not match indices of shape {list(index_shape)}"
+        )
     reduction = ctx.attribute("reduction", "none")
     if any(i > d for a, (i, d) in enumerate(zip(index_shape, shape)) if a != axis):
-        raise ctx.error(f"indices of shape {list(index_shape)} are larger than the data {list(shape)} off axis {axis}")
+        raise ctx.error(
+            f"indices of shape {list(index_shape)} are larger than the data {list(shape)} off axis {axis}"
+        )
     if any(i != d for a, (i, d) in enumerate(zip(index_shape, shape)) if a != axis):
         # Indices smaller than the data off the axis update the leading block only.
         block = [d if a == axis else i for a, (i, d) in enumerate(zip(index_shape, shape))]
         properties = {"starts": int_array([0] * len(shape)), "ends": int_array(block)}
-        part = scatter(ctx, ctx.emit(graph.SliceOp, [data], properties), index, updates, axis, reduction)
-        grown = ctx.emit(graph.PadOp, [part], {"pads": int_array([0] * len(shape) + [
-            d - b for d, b in zip(shape, block)])})
+        part = scatter(
+            ctx, ctx.emit(graph.SliceOp, [data], properties), index, updates, axis, reduction
+        )
+        grown = ctx.emit(
+            graph.PadOp,
+            [part],
+            {"pads": int_array([0] * len(shape) + [d - b for d, b in zip(shape, block)])},
+        )
         inside = np.zeros(shape, np.bool_)
         inside[tuple(slice(0, b) for b in block)] = True
         return [ctx.emit(graph.WhereOp, [ctx.constant_value(inside), grown, data])]
     return [scatter(ctx, data, index, updates, axis, reduction)]
 
 
-def nd_positions(ctx: NodeContext, shape: Sequence[int], indices: SSAValue, batch_dims: int) -> SSAValue:
+def nd_positions(
+    ctx: NodeContext, shape: Sequence[int], indices: SSAValue, batch_dims: int
+) -> SSAValue:
     """Flat positions in `shape[:batch_dims + q]` of GatherND/ScatterND's index tuples ([..., q])."""
     index_shape = shape_of(indices)
     q = index_shape[-1] if index_shape else 0
     if not index_shape or not 1 <= q <= len(shape) - batch_dims:
-        raise ctx.error(f"the last dimension of indices {list(index_shape)} must be in [1, {len(shape) - batch_dims}]")
+        raise ctx.error(
+            f"the last dimension of indices {list(index_shape)} must be in [1, {len(shape) - batch_dims}]"
+        )
     if list(index_shape[:batch_dims]) != list(shape[:batch_dims]):
-        raise ctx.error(f"the batch dimensions of indices {list(index_shape)} and data {list(shape)} differ")
+        raise ctx.error(
+            f"the batch dimensions of indices {list(index_shape)} and data {list(shape)} differ"
+        )
     inner = list(shape[batch_dims : batch_dims + q])
     index = wrapped(ctx, indices, inner)
     strides = ctx.constant_value(np.asarray(strides_of(inner), dtype=np.int64))
@@ -203,10 +240,14 @@ def convert_scatter_nd(ctx: NodeContext):
     rows, size, count = math.prod(shape[:q]), math.prod(shape[q:]), math.prod(shape_of(positions))
     expected = [*shape_of(positions), *shape[q:]]
     if list(ctx.shape(2)) != expected:
-        raise ctx.error(f"updates of shape {list(ctx.shape(2))} do not match the indices (expected {expected})")
+        raise ctx.error(
+            f"updates of shape {list(ctx.shape(2))} do not match the indices (expected {expected})"
+        )
     updates = reshape(ctx, ctx.input(2), [count, size])
     index = reshape(ctx, positions, [count, 1])
-    result = scatter(ctx, reshape(ctx, data, [rows, size]), index, updates, 0, ctx.attribute("reduction", "none"))
+    result = scatter(
+        ctx, reshape(ctx, data, [rows, size]), index, updates, 0, ctx.attribute("reduction", "none")
+    )
     return [reshape(ctx, result, shape)]
 
 
@@ -217,23 +258,38 @@ def convert_max_unpool(ctx: NodeContext):
     kernel = ctx.attribute("kernel_shape")
     strides = ctx.attribute("strides", [1] * spatial)
     pads = ctx.attribute("pads", [0] * (2 * spatial))
-    inferred = [*shape[:2], *(
-        (shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + spatial] + kernel[i] for i in range(spatial)
-    )]
+    inferred = [
+        *shape[:2],
+        *(
+            (shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + spatial] + kernel[i]
+            for i in range(spatial)
+        ),
+    ]
     zeros = ctx.constant_value(np.zeros(inferred, dtype=ctx.dtype(0)))
     # The indices are flat positions in the whole output (not only in their own plane).
     total = math.prod(inferred)
     flat_index = reshape(ctx, cast_to(ctx, ctx.input(1), i64), [math.prod(shape)])
-    written = scatter(ctx, reshape(ctx, zeros, [total]), flat_index, reshape(ctx, x, [math.prod(shape)]), 0, "none")
+    written = scatter(
+        ctx,
+        reshape(ctx, zeros, [total]),
+        flat_index,
+        reshape(ctx, x, [math.prod(shape)]),
+        0,
+        "none",
+    )
     result = reshape(ctx, written, inferred)
     if ctx.has_input(2):
         # The indices address the inferred shape; a larger output_shape pads it at the end (ONNX's reference).
         out_shape = [int(d) for d in ctx.constant(2, "output_shape").reshape(-1)]
         if len(out_shape) != len(inferred) or any(o < i for o, i in zip(out_shape, inferred)):
-            raise ctx.error(f"output_shape {out_shape} is smaller than the unpooled shape {inferred}")
+            raise ctx.error(
+                f"output_shape {out_shape} is smaller than the unpooled shape {inferred}"
+            )
         ends = [o - i for o, i in zip(out_shape, inferred)]
         if any(ends):
-            result = ctx.emit(graph.PadOp, [result], {"pads": int_array([0] * len(inferred) + ends)})
+            result = ctx.emit(
+                graph.PadOp, [result], {"pads": int_array([0] * len(inferred) + ends)}
+            )
     return [result]
 
 
@@ -251,7 +307,9 @@ def convert_reverse_sequence(ctx: NodeContext):
     grid[time_axis] = steps
     time = ctx.constant_value(np.arange(steps, dtype=np.int64).reshape(grid))
     # Within its sequence, step t reads step length - 1 - t; past it, itself.
-    reversed_ = ctx.emit(graph.SubOp, [ctx.emit(graph.SubOp, [lengths, ctx.scalar_like(1, lengths)]), time])
+    reversed_ = ctx.emit(
+        graph.SubOp, [ctx.emit(graph.SubOp, [lengths, ctx.scalar_like(1, lengths)]), time]
+    )
     inside = ctx.emit(graph.LessOp, [time, lengths])
     source = ctx.emit(graph.WhereOp, [inside, reversed_, time])
     return [flat_gather(ctx, x, flat_positions(ctx, shape, source, time_axis, shape))]
@@ -266,7 +324,9 @@ def convert_compress(ctx: NodeContext):
     else:
         x, axis, shape = reshape(ctx, x, [math.prod(shape)]), 0, (math.prod(shape),)
     if condition.size > shape[axis]:
-        raise ctx.error(f"the condition has {condition.size} entries, more than dimension {axis} ({shape[axis]})")
+        raise ctx.error(
+            f"the condition has {condition.size} entries, more than dimension {axis} ({shape[axis]})"
+        )
     selected = ctx.constant_value(np.flatnonzero(condition).astype(np.int64))
     return [ctx.emit(graph.GatherOp, [x, selected], {"axis": i64_attr(axis)})]
 
@@ -307,13 +367,18 @@ def convert_col2im(ctx: NodeContext):
     strides = ctx.attribute("strides", [1] * spatial)
     kernel = math.prod(block)
     if len(shape) != 3 or len(block) != spatial or shape[1] % kernel:
-        raise ctx.error(f"input {list(shape)} is not [N, C * {kernel}, L] for blocks {block} of image {image}")
+        raise ctx.error(
+            f"input {list(shape)} is not [N, C * {kernel}, L] for blocks {block} of image {image}"
+        )
     blocks = [
-        (image[i] + pads[i] + pads[i + spatial] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
+        (image[i] + pads[i] + pads[i + spatial] - dilations[i] * (block[i] - 1) - 1) // strides[i]
+        + 1
         for i in range(spatial)
     ]
     if math.prod(blocks) != shape[2] or min(blocks) < 1:
-        raise ctx.error(f"{shape[2]} blocks do not tile image {image} ({blocks} with these pads, strides, dilations)")
+        raise ctx.error(
+            f"{shape[2]} blocks do not tile image {image} ({blocks} with these pads, strides, dilations)"
+        )
     n, channels = shape[0], shape[1] // kernel
     columns = reshape(ctx, x, [n, channels, kernel, *blocks])
     total = None
@@ -346,7 +411,11 @@ def spread_out(ctx: NodeContext, value: SSAValue, axis: int, stride: int) -> SSA
     split = reshape(ctx, value, [*shape[: axis + 1], 1, *shape[axis + 1 :]])
     padded = ctx.emit(graph.PadOp, [split], {"pads": int_array(pads)})
     merged = reshape(ctx, padded, [*shape[:axis], size * stride, *shape[axis + 1 :]])
-    properties = {"starts": int_array([0]), "ends": int_array([(size - 1) * stride + 1]), "axes": int_array([axis])}
+    properties = {
+        "starts": int_array([0]),
+        "ends": int_array([(size - 1) * stride + 1]),
+        "axes": int_array([axis]),
+    }
     return ctx.emit(graph.SliceOp, [merged], properties)
 
 
@@ -381,19 +450,36 @@ def reflected(ctx: NodeContext, x: SSAValue, low: float, high: float) -> SSAValu
 
     def fold(distance: SSAValue, near: float, far: float, sign: int) -> SSAValue:
         # distance = n * width + rest: an even n leaves rest past `near`, an odd one rest before `far`.
-        turns = ctx.emit(graph.FloorOp, [ctx.emit(graph.DivOp, [distance, ctx.scalar_like(width, x)])])
-        rest = ctx.emit(graph.SubOp, [distance, ctx.emit(graph.MulOp, [turns, ctx.scalar_like(width, x)])])
+        turns = ctx.emit(
+            graph.FloorOp, [ctx.emit(graph.DivOp, [distance, ctx.scalar_like(width, x)])]
+        )
+        rest = ctx.emit(
+            graph.SubOp, [distance, ctx.emit(graph.MulOp, [turns, ctx.scalar_like(width, x)])]
+        )
         half = ctx.emit(graph.MulOp, [turns, ctx.scalar_like(0.5, x)])
-        odd = ctx.emit(graph.GreaterOp, [ctx.emit(graph.SubOp, [half, ctx.emit(graph.FloorOp, [half])]),
-                                         ctx.scalar_like(0.25, x)])
-        from_near = ctx.emit(graph.AddOp if sign > 0 else graph.SubOp, [ctx.scalar_like(near, x), rest])
-        from_far = ctx.emit(graph.SubOp if sign > 0 else graph.AddOp, [ctx.scalar_like(far, x), rest])
+        odd = ctx.emit(
+            graph.GreaterOp,
+            [
+                ctx.emit(graph.SubOp, [half, ctx.emit(graph.FloorOp, [half])]),
+                ctx.scalar_like(0.25, x),
+            ],
+        )
+        from_near = ctx.emit(
+            graph.AddOp if sign > 0 else graph.SubOp, [ctx.scalar_like(near, x), rest]
+        )
+        from_far = ctx.emit(
+            graph.SubOp if sign > 0 else graph.AddOp, [ctx.scalar_like(far, x), rest]
+        )
         return ctx.emit(graph.WhereOp, [odd, from_far, from_near])
 
     below = fold(ctx.emit(graph.SubOp, [ctx.scalar_like(low, x), x]), low, high, 1)
     above = fold(ctx.emit(graph.SubOp, [x, ctx.scalar_like(high, x)]), high, low, -1)
-    result = ctx.emit(graph.WhereOp, [ctx.emit(graph.GreaterOp, [x, ctx.scalar_like(high, x)]), above, x])
-    return ctx.emit(graph.WhereOp, [ctx.emit(graph.LessOp, [x, ctx.scalar_like(low, x)]), below, result])
+    result = ctx.emit(
+        graph.WhereOp, [ctx.emit(graph.GreaterOp, [x, ctx.scalar_like(high, x)]), above, x]
+    )
+    return ctx.emit(
+        graph.WhereOp, [ctx.emit(graph.LessOp, [x, ctx.scalar_like(low, x)]), below, result]
+    )
 
 
 def cubic_weights(ctx: NodeContext, t: SSAValue, a: float = -0.75) -> list[SSAValue]:
@@ -406,13 +492,23 @@ def cubic_weights(ctx: NodeContext, t: SSAValue, a: float = -0.75) -> list[SSAVa
         return ctx.emit(graph.AddOp, [squared, ctx.scalar_like(1, d)])
 
     def far(d: SSAValue) -> SSAValue:  # 1 < |d| < 2: ((a d - 5 a) d + 8 a) d - 4 a
-        inner = ctx.emit(graph.SubOp, [ctx.emit(graph.MulOp, [ctx.scalar_like(a, d), d]), ctx.scalar_like(5 * a, d)])
-        inner = ctx.emit(graph.AddOp, [ctx.emit(graph.MulOp, [inner, d]), ctx.scalar_like(8 * a, d)])
+        inner = ctx.emit(
+            graph.SubOp,
+            [ctx.emit(graph.MulOp, [ctx.scalar_like(a, d), d]), ctx.scalar_like(5 * a, d)],
+        )
+        inner = ctx.emit(
+            graph.AddOp, [ctx.emit(graph.MulOp, [inner, d]), ctx.scalar_like(8 * a, d)]
+        )
         return ctx.emit(graph.SubOp, [ctx.emit(graph.MulOp, [inner, d]), ctx.scalar_like(4 * a, d)])
 
     one = ctx.scalar_like(1, t)
     rest = ctx.emit(graph.SubOp, [one, t])
-    return [far(ctx.emit(graph.AddOp, [t, one])), near(t), near(rest), far(ctx.emit(graph.AddOp, [rest, one]))]
+    return [
+        far(ctx.emit(graph.AddOp, [t, one])),
+        near(t),
+        near(rest),
+        far(ctx.emit(graph.AddOp, [rest, one])),
+    ]
 
 
 @converts("GridSample", newest=22)
@@ -431,7 +527,12 @@ def convert_grid_sample(ctx: NodeContext):
         raise ctx.error(f"mode '{mode}' is not nearest, linear or cubic")
     if padding not in ("zeros", "border", "reflection"):
         raise ctx.error(f"padding_mode '{padding}' is not zeros, border or reflection")
-    if spatial < 1 or len(grid_shape) != spatial + 2 or grid_shape[0] != shape[0] or grid_shape[-1] != spatial:
+    if (
+        spatial < 1
+        or len(grid_shape) != spatial + 2
+        or grid_shape[0] != shape[0]
+        or grid_shape[-1] != spatial
+    ):
         raise ctx.error(f"grid {list(grid_shape)} does not fit input {list(shape)}")
     if dtype_of(x).kind not in "fV" or dtype_of(grid).kind not in "fV":
         raise ctx.error("the input and the grid must be floating-point")
@@ -443,30 +544,50 @@ def convert_grid_sample(ctx: NodeContext):
     positions = valid = weights = None
     for i, size in enumerate(sizes):
         # The grid's last dimension lists x (the innermost input dimension) first.
-        properties = {"starts": int_array([spatial - 1 - i]), "ends": int_array([spatial - i]), "axes": int_array([-1])}
+        properties = {
+            "starts": int_array([spatial - 1 - i]),
+            "ends": int_array([spatial - i]),
+            "axes": int_array([-1]),
+        }
         coordinate = ctx.emit(graph.SliceOp, [grid], properties)
         one = ctx.scalar_like(1, coordinate)
         shifted = ctx.emit(graph.AddOp, [coordinate, one])
         if align:
             low, high = 0.0, size - 1.0
-            c = ctx.emit(graph.MulOp, [ctx.emit(graph.DivOp, [shifted, ctx.scalar_like(2, one)]),
-                                       ctx.scalar_like(size - 1, one)])
+            c = ctx.emit(
+                graph.MulOp,
+                [
+                    ctx.emit(graph.DivOp, [shifted, ctx.scalar_like(2, one)]),
+                    ctx.scalar_like(size - 1, one),
+                ],
+            )
         else:
             low, high = -0.5, size - 0.5
-            scaled = ctx.emit(graph.SubOp, [ctx.emit(graph.MulOp, [shifted, ctx.scalar_like(size, one)]), one])
+            scaled = ctx.emit(
+                graph.SubOp, [ctx.emit(graph.MulOp, [shifted, ctx.scalar_like(size, one)]), one]
+            )
             c = ctx.emit(graph.DivOp, [scaled, ctx.scalar_like(2, one)])
         if mode == "nearest":
             c = ctx.emit(graph.RoundOp, [c])
         if padding == "border":
-            outside = ctx.emit(graph.WhereOp, [ctx.emit(graph.LessOp, [c, ctx.scalar_like(low, c)]),
-                                               ctx.constant_value(np.ones((), np.bool_)),
-                                               ctx.emit(graph.GreaterOp, [c, ctx.scalar_like(high, c)])])
-            clipped = ctx.emit(graph.MinOp, [ctx.emit(graph.MaxOp, [c, ctx.scalar_like(0, c)]),
-                                             ctx.scalar_like(size - 1, c)])
+            outside = ctx.emit(
+                graph.WhereOp,
+                [
+                    ctx.emit(graph.LessOp, [c, ctx.scalar_like(low, c)]),
+                    ctx.constant_value(np.ones((), np.bool_)),
+                    ctx.emit(graph.GreaterOp, [c, ctx.scalar_like(high, c)]),
+                ],
+            )
+            clipped = ctx.emit(
+                graph.MinOp,
+                [ctx.emit(graph.MaxOp, [c, ctx.scalar_like(0, c)]), ctx.scalar_like(size - 1, c)],
+            )
             c = ctx.emit(graph.WhereOp, [outside, clipped, c])
         elif padding == "reflection":
             if high == low:
-                raise ctx.error(f"reflection padding of a dimension of size {size} with align_corners")
+                raise ctx.error(
+                    f"reflection padding of a dimension of size {size} with align_corners"
+                )
             c = reflected(ctx, c, low, high)
         start = ctx.emit(graph.FloorOp, [c])
         tap_shape = [n, *out, *[1] * spatial]
@@ -475,18 +596,34 @@ def convert_grid_sample(ctx: NodeContext):
         where = reshape(ctx, ctx.emit(graph.AddOp, [start, offsets]), tap_shape)
         if mode != "nearest":
             t = ctx.emit(graph.SubOp, [c, start])
-            parts = [ctx.emit(graph.SubOp, [one, t]), t] if mode == "linear" else cubic_weights(ctx, t)
-            tap_weights = reshape(ctx, ctx.emit(graph.ConcatOp, parts, {"axis": i64_attr(-1)}), tap_shape)
-            weights = tap_weights if weights is None else ctx.emit(graph.MulOp, [weights, tap_weights])
+            parts = (
+                [ctx.emit(graph.SubOp, [one, t]), t] if mode == "linear" else cubic_weights(ctx, t)
+            )
+            tap_weights = reshape(
+                ctx, ctx.emit(graph.ConcatOp, parts, {"axis": i64_attr(-1)}), tap_shape
+            )
+            weights = (
+                tap_weights if weights is None else ctx.emit(graph.MulOp, [weights, tap_weights])
+            )
         inside = None
         if padding == "zeros":
-            inside = ctx.emit(graph.WhereOp, [ctx.emit(graph.LessOp, [where, ctx.scalar_like(0, where)]),
-                                              ctx.constant_value(np.zeros((), np.bool_)),
-                                              ctx.emit(graph.LessOp, [where, ctx.scalar_like(size, where)])])
+            inside = ctx.emit(
+                graph.WhereOp,
+                [
+                    ctx.emit(graph.LessOp, [where, ctx.scalar_like(0, where)]),
+                    ctx.constant_value(np.zeros((), np.bool_)),
+                    ctx.emit(graph.LessOp, [where, ctx.scalar_like(size, where)]),
+                ],
+            )
         elif padding == "reflection":
             where = reflected(ctx, where, low, high)
-        clamped = ctx.emit(graph.MinOp, [ctx.emit(graph.MaxOp, [where, ctx.scalar_like(0, where)]),
-                                         ctx.scalar_like(size - 1, where)])
+        clamped = ctx.emit(
+            graph.MinOp,
+            [
+                ctx.emit(graph.MaxOp, [where, ctx.scalar_like(0, where)]),
+                ctx.scalar_like(size - 1, where),
+            ],
+        )
         # Floor of a non-negative value: the reflection's truncation toward zero.
         index = cast_to(ctx, ctx.emit(graph.FloorOp, [clamped]), i64)
         term = ctx.emit(graph.MulOp, [index, ctx.scalar_like(strides[i], index)])
@@ -495,7 +632,9 @@ def convert_grid_sample(ctx: NodeContext):
             valid = inside if valid is None else ctx.emit(graph.WhereOp, [valid, inside, valid])
     # One gather of the flattened input: (batch, channel) offsets plus the spatial positions.
     plane = math.prod(sizes)
-    base = (np.arange(n * channels, dtype=np.int64) * plane).reshape(n, channels, *[1] * (len(out) + spatial))
+    base = (np.arange(n * channels, dtype=np.int64) * plane).reshape(
+        n, channels, *[1] * (len(out) + spatial)
+    )
     everywhere = reshape(ctx, positions, [n, 1, *shape_of(positions)[1:]])
     values = flat_gather(ctx, x, ctx.emit(graph.AddOp, [everywhere, ctx.constant_value(base)]))
     if valid is not None:
@@ -503,10 +642,18 @@ def convert_grid_sample(ctx: NodeContext):
         values = ctx.emit(graph.WhereOp, [inside, values, zeros_like(ctx, x)])
     if weights is not None:
         if dtype_of(grid) != dtype_of(x):
-            weights = ctx.emit_typed(graph.CastOp, weights, TensorType(tensor_type(x).get_element_type(),
-                                                                       shape_of(weights)))
-        values = ctx.emit(graph.MulOp, [values, reshape(ctx, weights, [n, 1, *shape_of(weights)[1:]])])
-    summed = {"axes": int_array(list(range(2 + len(out), 2 + len(out) + spatial))), "keepdims": bool_attr(False)}
+            weights = ctx.emit_typed(
+                graph.CastOp,
+                weights,
+                TensorType(tensor_type(x).get_element_type(), shape_of(weights)),
+            )
+        values = ctx.emit(
+            graph.MulOp, [values, reshape(ctx, weights, [n, 1, *shape_of(weights)[1:]])]
+        )
+    summed = {
+        "axes": int_array(list(range(2 + len(out), 2 + len(out) + spatial))),
+        "keepdims": bool_attr(False),
+    }
     return [ctx.emit(graph.ReduceSumOp, [values], summed)]
 
 
@@ -553,10 +700,20 @@ def convert_one_hot(ctx: NodeContext):
     axis %= rank
     # Indices of any numeric type count as integers (a float index truncates, as the reference casts it).
     index = ctx.emit(graph.UnsqueezeOp, [wrapped(ctx, indices, depth)], {"axes": int_array([axis])})
-    positions = np.arange(depth, dtype=np.int64).reshape([depth if d == axis else 1 for d in range(rank)])
+    positions = np.arange(depth, dtype=np.int64).reshape(
+        [depth if d == axis else 1 for d in range(rank)]
+    )
     hot = ctx.emit(graph.EqualOp, [index, ctx.constant_value(positions)])
-    off = reshape(ctx, ctx.emit(graph.SliceOp, [values], {"starts": int_array([0]), "ends": int_array([1])}), [])
-    on = reshape(ctx, ctx.emit(graph.SliceOp, [values], {"starts": int_array([1]), "ends": int_array([2])}), [])
+    off = reshape(
+        ctx,
+        ctx.emit(graph.SliceOp, [values], {"starts": int_array([0]), "ends": int_array([1])}),
+        [],
+    )
+    on = reshape(
+        ctx,
+        ctx.emit(graph.SliceOp, [values], {"starts": int_array([1]), "ends": int_array([2])}),
+        [],
+    )
     return [ctx.emit(graph.WhereOp, [hot, on, off])]
 
 
@@ -567,7 +724,9 @@ def convert_eye_like(ctx: NodeContext):
         raise ctx.error(f"the input must be 2-D, got {list(shape)}")
     dtype = ctx.dtype(0)
     if ctx.has_attribute("dtype"):
-        dtype = to_numpy_dtype(element_type_of(ctx.attribute("dtype"), f"{ctx.label} (EyeLike) dtype"))
+        dtype = to_numpy_dtype(
+            element_type_of(ctx.attribute("dtype"), f"{ctx.label} (EyeLike) dtype")
+        )
     return [ctx.constant_value(np.eye(*shape, k=ctx.attribute("k", 0), dtype=dtype))]
 
 
@@ -591,7 +750,11 @@ def convert_center_crop_pad(ctx: NodeContext):
             pads[axis] = (size - shape[axis]) // 2
             pads[axis + rank] = size - shape[axis] - pads[axis]
     if crop_axes:
-        properties = {"starts": int_array(starts), "ends": int_array(ends), "axes": int_array(crop_axes)}
+        properties = {
+            "starts": int_array(starts),
+            "ends": int_array(ends),
+            "axes": int_array(crop_axes),
+        }
         x = ctx.emit(graph.SliceOp, [x], properties)
     if any(pads):
         x = ctx.emit(graph.PadOp, [x], {"pads": int_array(pads)})
@@ -617,7 +780,9 @@ def constant_input(ctx: NodeContext, what: str, index: int = 0) -> np.ndarray:
 @converts("NonZero", newest=13)
 def convert_non_zero(ctx: NodeContext):
     array = constant_input(ctx, "the number of non-zero elements")
-    return [ctx.constant_value(np.asarray(np.nonzero(array), dtype=np.int64).reshape(array.ndim, -1))]
+    return [
+        ctx.constant_value(np.asarray(np.nonzero(array), dtype=np.int64).reshape(array.ndim, -1))
+    ]
 
 
 def box_extent(box: np.ndarray, center_point_box: bool) -> tuple[float, float, float, float]:
@@ -662,8 +827,11 @@ def convert_non_max_suppression(ctx: NodeContext):
         extents = [box_extent(box, center) for box in boxes[batch]]
         for klass in range(scores.shape[1]):
             class_scores = scores[batch, klass]
-            candidates = [i for i in range(boxes.shape[1])
-                          if score_threshold is None or class_scores[i] > score_threshold]
+            candidates = [
+                i
+                for i in range(boxes.shape[1])
+                if score_threshold is None or class_scores[i] > score_threshold
+            ]
             # Highest score first, equal scores by lower box index.
             candidates.sort(key=lambda i: (-class_scores[i], i))
             kept: list[int] = []
@@ -693,7 +861,9 @@ def convert_unique(ctx: NodeContext):
         first, counts, inverse = first[order], counts[order], rank[inverse]
         y = np.take(x.reshape(-1) if axis is None else x, first, axis=0 if axis is None else axis)
     outputs = [y, first.astype(np.int64), inverse.astype(np.int64), counts.astype(np.int64)]
-    return [ctx.constant_value(np.ascontiguousarray(array)) for array in outputs[: len(ctx.node.output)]]
+    return [
+        ctx.constant_value(np.ascontiguousarray(array)) for array in outputs[: len(ctx.node.output)]
+    ]
 
 
 # --------------------------------------------------------------------------- #
@@ -709,25 +879,35 @@ def einsum_terms(ctx: NodeContext, shapes: Sequence[Sequence[int]]) -> tuple[lis
     terms = inputs.split(",")
     if len(terms) != len(shapes):
         raise ctx.error(f"equation '{equation}' has {len(terms)} operands, the node {len(shapes)}")
-    ellipsis_rank = max((len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes) if "..." in t), default=0)
+    ellipsis_rank = max(
+        (len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes) if "..." in t), default=0
+    )
     spare = string.ascii_uppercase[::-1][:ellipsis_rank]
     if any(c in spare for c in equation):
-        raise ctx.error(f"equation '{equation}': upper-case labels with an ellipsis are not supported")
+        raise ctx.error(
+            f"equation '{equation}': upper-case labels with an ellipsis are not supported"
+        )
     spelled = []
     for term, shape in zip(terms, shapes):
         if "..." in term:
             own = len(shape) - len(term.replace("...", ""))
             term = term.replace("...", spare[ellipsis_rank - own :])
         if len(term) != len(shape) or not all(c.isalpha() for c in term):
-            raise ctx.error(f"equation term '{term}' does not describe an operand of shape {list(shape)}")
+            raise ctx.error(
+                f"equation term '{term}' does not describe an operand of shape {list(shape)}"
+            )
         spelled.append(term)
     if arrow:
         output = output.replace("...", spare)
     else:
         letters = "".join(spelled)
-        output = spare + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in spare))
+        output = spare + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1 and c not in spare)
+        )
     if any(c not in "".join(spelled) for c in output) or len(set(output)) != len(output):
-        raise ctx.error(f"equation '{equation}' has an output label that no operand has, or one twice")
+        raise ctx.error(
+            f"equation '{equation}' has an output label that no operand has, or one twice"
+        )
     return spelled, output
 
 
@@ -739,7 +919,9 @@ def take_diagonals(ctx: NodeContext, value: SSAValue, term: str) -> tuple[SSAVal
         first, second = term.index(label), term.index(label, term.index(label) + 1)
         shape = shape_of(value)
         if shape[first] != shape[second]:
-            raise ctx.error(f"label '{label}' names dimensions of sizes {shape[first]} and {shape[second]}")
+            raise ctx.error(
+                f"label '{label}' names dimensions of sizes {shape[first]} and {shape[second]}"
+            )
         rest = [i for i in range(len(term)) if i not in (first, second)]
         moved = ctx.emit(graph.TransposeOp, [value], {"perm": int_array([*rest, first, second])})
         n = shape[first]
@@ -754,7 +936,9 @@ def sum_labels(ctx: NodeContext, value: SSAValue, term: str, keep: str) -> tuple
     axes = [i for i, c in enumerate(term) if c not in keep]
     if not axes:
         return value, term
-    summed = ctx.emit(graph.ReduceSumOp, [value], {"axes": int_array(axes), "keepdims": bool_attr(False)})
+    summed = ctx.emit(
+        graph.ReduceSumOp, [value], {"axes": int_array(axes), "keepdims": bool_attr(False)}
+    )
     return summed, "".join(c for c in term if c in keep)
 
 
@@ -775,12 +959,20 @@ def contract(ctx: NodeContext, a: SSAValue, a_term: str, b: SSAValue, b_term: st
     right = "".join(c for c in b_term if c not in a_term)
     for c in shared:
         if a_shape[c] != b_shape[c]:
-            raise ctx.error(f"label '{c}' is summed over dimensions of sizes {a_shape[c]} and {b_shape[c]}")
+            raise ctx.error(
+                f"label '{c}' is summed over dimensions of sizes {a_shape[c]} and {b_shape[c]}"
+            )
     k = math.prod(a_shape[c] for c in shared)
-    a_rows = reshape(ctx, arranged(ctx, a, a_term, batch + left + shared),
-                     [*(a_shape[c] for c in batch), math.prod(a_shape[c] for c in left), k])
-    b_rows = reshape(ctx, arranged(ctx, b, b_term, batch + shared + right),
-                     [*(b_shape[c] for c in batch), k, math.prod(b_shape[c] for c in right)])
+    a_rows = reshape(
+        ctx,
+        arranged(ctx, a, a_term, batch + left + shared),
+        [*(a_shape[c] for c in batch), math.prod(a_shape[c] for c in left), k],
+    )
+    b_rows = reshape(
+        ctx,
+        arranged(ctx, b, b_term, batch + shared + right),
+        [*(b_shape[c] for c in batch), k, math.prod(b_shape[c] for c in right)],
+    )
     product = ctx.emit(graph.MatMulOp, [a_rows, b_rows])
     batch_sizes = shape_of(product)[: len(batch)]
     sizes = [*batch_sizes, *(a_shape[c] for c in left), *(b_shape[c] for c in right)]
@@ -811,13 +1003,20 @@ def convert_einsum(ctx: NodeContext):
 # --------------------------------------------------------------------------- #
 
 COORDINATE_MODES = (
-    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_crop_and_resize",
     "tf_half_pixel_for_nn",
 )
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
-def source_coordinates(mode: str, size: int, out: int, scale: float, roi) -> tuple[np.ndarray, np.ndarray | None]:
+def source_coordinates(
+    mode: str, size: int, out: int, scale: float, roi
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Where each output position along an axis samples the input (ONNX's coordinate_transformation_mode),
     and for tf_crop_and_resize which positions fall outside it."""
     y = np.arange(out, dtype=np.float64)
@@ -845,13 +1044,19 @@ def source_coordinates(mode: str, size: int, out: int, scale: float, roi) -> tup
     return offset + (y + 0.5) / scale - 0.5, None
 
 
-def interpolation_coefficients(mode: str, ratio: float, scale: float, cubic_a: float, antialias: bool,
-                               nearest_mode: str) -> np.ndarray:
+def interpolation_coefficients(
+    mode: str, ratio: float, scale: float, cubic_a: float, antialias: bool, nearest_mode: str
+) -> np.ndarray:
     """The weights of an output position's taps, ratio in (0, 1] past the tap left of it (ONNX's reference)."""
     if mode == "nearest":
         if ratio == 1:
             return np.array([0.0, 1.0])
-        up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": False, "ceil": True}
+        up = {
+            "round_prefer_floor": ratio > 0.5,
+            "round_prefer_ceil": ratio >= 0.5,
+            "floor": False,
+            "ceil": True,
+        }
         return np.array([0.0, 1.0]) if up[nearest_mode] else np.array([1.0, 0.0])
     if mode == "linear":
         if not antialias:
@@ -862,17 +1067,21 @@ def interpolation_coefficients(mode: str, ratio: float, scale: float, cubic_a: f
         return weights / weights.sum()
     a = cubic_a
     if not antialias:
-        return np.array([
-            ((a * (ratio + 1) - 5 * a) * (ratio + 1) + 8 * a) * (ratio + 1) - 4 * a,
-            ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
-            ((a + 2) * (1 - ratio) - (a + 3)) * (1 - ratio) * (1 - ratio) + 1,
-            ((a * (2 - ratio) - 5 * a) * (2 - ratio) + 8 * a) * (2 - ratio) - 4 * a,
-        ])
+        return np.array(
+            [
+                ((a * (ratio + 1) - 5 * a) * (ratio + 1) + 8 * a) * (ratio + 1) - 4 * a,
+                ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+                ((a + 2) * (1 - ratio) - (a + 3)) * (1 - ratio) * (1 - ratio) + 1,
+                ((a * (2 - ratio) - 5 * a) * (2 - ratio) + 8 * a) * (2 - ratio) - 4 * a,
+            ]
+        )
     scale = min(scale, 1.0)
     start = int(np.floor(-2 / scale) + 1)
     x = np.abs(scale * (np.arange(start, 2 - start) - ratio))
     weights = np.where(
-        x <= 1, (a + 2) * x**3 - (a + 3) * x**2 + 1, np.where(x < 2, a * x**3 - 5 * a * x**2 + 8 * a * x - 4 * a, 0.0)
+        x <= 1,
+        (a + 2) * x**3 - (a + 3) * x**2 + 1,
+        np.where(x < 2, a * x**3 - 5 * a * x**2 + 8 * a * x - 4 * a, 0.0),
     )
     return weights / weights.sum()
 
@@ -881,7 +1090,11 @@ def resize_taps(ctx: NodeContext, size: int, out: int, scale: float, roi, simple
     """For one axis: the input positions each output position reads ([out, taps], edge-clamped),
     their weights ([out, taps]) and the positions outside a tf_crop_and_resize region (or None)."""
     mode = ctx.attribute("mode", "nearest")
-    transform = "asymmetric" if simple_nearest else ctx.attribute("coordinate_transformation_mode", "half_pixel")
+    transform = (
+        "asymmetric"
+        if simple_nearest
+        else ctx.attribute("coordinate_transformation_mode", "half_pixel")
+    )
     x, outside = source_coordinates(transform, size, out, scale, roi)
     if simple_nearest and mode == "nearest":
         # Resize before opset 11 and Upsample (onnxruntime's "simple" rounding): down when
@@ -890,8 +1103,13 @@ def resize_taps(ctx: NodeContext, size: int, out: int, scale: float, roi, simple
         return np.clip(index, 0, size - 1).astype(np.int64)[:, None], np.ones((out, 1)), None
     floor = np.floor(x)
     ratios = np.where(x == floor, 1.0, x - floor)
-    args = (mode, scale, ctx.attribute("cubic_coeff_a", -0.75), bool(ctx.attribute("antialias", 0)),
-            ctx.attribute("nearest_mode", "round_prefer_floor"))
+    args = (
+        mode,
+        scale,
+        ctx.attribute("cubic_coeff_a", -0.75),
+        bool(ctx.attribute("antialias", 0)),
+        ctx.attribute("nearest_mode", "round_prefer_floor"),
+    )
     weights = np.stack([interpolation_coefficients(args[0], float(r), *args[1:]) for r in ratios])
     taps = weights.shape[1]
     # The `taps` input positions nearest x, ties to the lower one (the reference's edge-padded window).
@@ -911,7 +1129,9 @@ def resize_taps(ctx: NodeContext, size: int, out: int, scale: float, roi, simple
     return np.clip(index, 0, size - 1), weights, outside
 
 
-def resize_axis(ctx: NodeContext, x: SSAValue, axis: int, out: int, scale: float, roi, simple: bool) -> SSAValue:
+def resize_axis(
+    ctx: NodeContext, x: SSAValue, axis: int, out: int, scale: float, roi, simple: bool
+) -> SSAValue:
     shape = shape_of(x)
     index, weights, outside = resize_taps(ctx, shape[axis], out, scale, roi, simple)
     if ctx.attribute("mode", "nearest") == "nearest":
@@ -919,9 +1139,16 @@ def resize_axis(ctx: NodeContext, x: SSAValue, axis: int, out: int, scale: float
         result = ctx.emit(graph.GatherOp, [x, ctx.constant_value(chosen)], {"axis": i64_attr(axis)})
     else:
         trailing = [1] * (len(shape) - axis - 1)
-        gathered = ctx.emit(graph.GatherOp, [x, ctx.constant_value(index)], {"axis": i64_attr(axis)})
-        weighted = ctx.emit(graph.MulOp, [gathered, ctx.constant_value(weights.astype(dtype_of(x)).reshape(
-            *weights.shape, *trailing))])
+        gathered = ctx.emit(
+            graph.GatherOp, [x, ctx.constant_value(index)], {"axis": i64_attr(axis)}
+        )
+        weighted = ctx.emit(
+            graph.MulOp,
+            [
+                gathered,
+                ctx.constant_value(weights.astype(dtype_of(x)).reshape(*weights.shape, *trailing)),
+            ],
+        )
         summed = {"axes": int_array([axis + 1]), "keepdims": bool_attr(False)}
         result = ctx.emit(graph.ReduceSumOp, [weighted], summed)
     if outside is not None and outside.any():
@@ -936,12 +1163,22 @@ def resize_operands(ctx: NodeContext, rank: int):
     if ctx.node.op_type == "Upsample" and ctx.opset < 7:
         if rank != 4:
             raise ctx.error(f"Upsample-1 takes a 4-D input, got rank {rank}")
-        scales = [1.0, 1.0, float(ctx.attribute("height_scale")), float(ctx.attribute("width_scale"))]
+        scales = [
+            1.0,
+            1.0,
+            float(ctx.attribute("height_scale")),
+            float(ctx.attribute("width_scale")),
+        ]
         return scales, None, list(range(rank)), None
     if ctx.node.op_type == "Upsample" and ctx.opset < 9:
         return [float(s) for s in ctx.attribute("scales")], None, list(range(rank)), None
     if ctx.node.op_type == "Upsample" or ctx.opset < 11:
-        return [float(s) for s in ctx.constant(1, "scales").reshape(-1)], None, list(range(rank)), None
+        return (
+            [float(s) for s in ctx.constant(1, "scales").reshape(-1)],
+            None,
+            list(range(rank)),
+            None,
+        )
     axes = [a % rank for a in ctx.attribute("axes", list(range(rank)))]
     scales = ctx.optional_constant(2, "scales")
     sizes = ctx.optional_constant(3, "sizes")
@@ -979,9 +1216,13 @@ def convert_resize(ctx: NodeContext):
         raise ctx.error(f"mode '{mode}' is not supported (nearest, linear or cubic)")
     transform = ctx.attribute("coordinate_transformation_mode", "half_pixel")
     if transform not in COORDINATE_MODES:
-        raise ctx.error(f"coordinate_transformation_mode '{transform}' is not one of {', '.join(COORDINATE_MODES)}")
+        raise ctx.error(
+            f"coordinate_transformation_mode '{transform}' is not one of {', '.join(COORDINATE_MODES)}"
+        )
     if ctx.attribute("nearest_mode", "round_prefer_floor") not in NEAREST_MODES:
-        raise ctx.error(f"nearest_mode '{ctx.attribute('nearest_mode')}' is not one of {', '.join(NEAREST_MODES)}")
+        raise ctx.error(
+            f"nearest_mode '{ctx.attribute('nearest_mode')}' is not one of {', '.join(NEAREST_MODES)}"
+        )
     if mode == "nearest" and ctx.attribute("antialias", 0):
         raise ctx.error("antialias applies to linear and cubic modes, not nearest")
     if mode != "nearest" and dtype_of(x).kind not in "fViu":
@@ -1005,7 +1246,9 @@ def convert_resize(ctx: NodeContext):
         policy = ctx.attribute("keep_aspect_ratio_policy", "stretch")
         if policy != "stretch":
             if policy not in ("not_larger", "not_smaller"):
-                raise ctx.error(f"keep_aspect_ratio_policy '{policy}' is not stretch, not_larger or not_smaller")
+                raise ctx.error(
+                    f"keep_aspect_ratio_policy '{policy}' is not stretch, not_larger or not_smaller"
+                )
             scale = (min if policy == "not_larger" else max)(factors[a] for a in axes)
             factors = [scale if i in axes else 1.0 for i in range(rank)]
             out = [int(scale * d + 0.5) if i in axes else d for i, d in enumerate(shape)]
@@ -1017,8 +1260,10 @@ def convert_resize(ctx: NodeContext):
     # One axis after another, in the order `axes` names them, as ONNX's reference does.
     for axis in axes:
         crop = None if roi is None else (roi[axis], roi[axis + rank])
-        if math.isclose(factors[axis], 1.0) and out[axis] == shape[axis] and (
-            crop is None or (math.isclose(crop[0], 0.0) and math.isclose(crop[1], 1.0))
+        if (
+            math.isclose(factors[axis], 1.0)
+            and out[axis] == shape[axis]
+            and (crop is None or (math.isclose(crop[0], 0.0) and math.isclose(crop[1], 1.0)))
         ):
             continue
         if out[axis] == 0 or shape[axis] == 0:
@@ -1028,8 +1273,15 @@ def convert_resize(ctx: NodeContext):
         # Integers round to nearest (halves to even) and saturate, as ONNX's reference casts.
         limits = np.iinfo(dtype_of(x))
         result = ctx.emit(graph.RoundOp, [result])
-        result = ctx.emit(graph.MinOp, [ctx.emit(graph.MaxOp, [result, ctx.scalar_like(float(limits.min), result)]),
-                                        ctx.scalar_like(float(limits.max), result)])
+        result = ctx.emit(
+            graph.MinOp,
+            [
+                ctx.emit(graph.MaxOp, [result, ctx.scalar_like(float(limits.min), result)]),
+                ctx.scalar_like(float(limits.max), result),
+            ],
+        )
     if narrow:
-        result = ctx.emit_typed(graph.CastOp, result, TensorType(tensor_type(x).get_element_type(), out))
+        result = ctx.emit_typed(
+            graph.CastOp, result, TensorType(tensor_type(x).get_element_type(), out)
+        )
     return [result]

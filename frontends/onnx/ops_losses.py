@@ -17,12 +17,16 @@ from ziggurat.frontends.onnx.node import NodeContext
 from ziggurat.frontends.onnx.ops import converts, reshape, tensor_type
 
 
-def negative_log_likelihood(ctx: NodeContext, scores: SSAValue, target: SSAValue, weight: SSAValue | None) -> SSAValue:
+def negative_log_likelihood(
+    ctx: NodeContext, scores: SSAValue, target: SSAValue, weight: SSAValue | None
+) -> SSAValue:
     """The loss of `scores` [N, C, d...] (log-probabilities) at `target` [N, d...], reduced as the node says."""
     shape = tensor_type(scores).get_shape()
     target_shape = tensor_type(target).get_shape()
     if len(shape) < 2 or tuple(target_shape) != (shape[0], *shape[2:]):
-        raise ctx.error(f"the target's shape {list(target_shape)} must be the input's {list(shape)} without axis 1")
+        raise ctx.error(
+            f"the target's shape {list(target_shape)} must be the input's {list(shape)} without axis 1"
+        )
     reduction = ctx.attribute("reduction", "mean")
     if reduction not in ("none", "sum", "mean"):
         raise ctx.error(f"reduction '{reduction}' is not one of none, sum, mean")
@@ -37,9 +41,16 @@ def negative_log_likelihood(ctx: NodeContext, scores: SSAValue, target: SSAValue
         valid = ctx.emit(graph.NotOp, [ignored])
         # Ignored positions may hold any value: read class 0 there, then count zero.
         target = ctx.emit(graph.WhereOp, [ignored, ctx.scalar_like(0, target), target])
-    base = (np.arange(n)[:, None] * classes * positions + np.arange(positions)[None, :]).astype(np.int64)
-    indices = ctx.emit(graph.AddOp, [ctx.emit(graph.MulOp, [target, ctx.scalar_like(positions, target)]),
-                                     ctx.constant_value(base)])
+    base = (np.arange(n)[:, None] * classes * positions + np.arange(positions)[None, :]).astype(
+        np.int64
+    )
+    indices = ctx.emit(
+        graph.AddOp,
+        [
+            ctx.emit(graph.MulOp, [target, ctx.scalar_like(positions, target)]),
+            ctx.constant_value(base),
+        ],
+    )
     flat = reshape(ctx, scores, [n * classes * positions])
     loss = ctx.emit(graph.NegOp, [ctx.emit(graph.GatherOp, [flat, indices], {"axis": i64_attr(0)})])
     zero = ctx.scalar_like(0, loss)
@@ -72,7 +83,9 @@ def convert_negative_log_likelihood_loss(ctx: NodeContext):
 @converts("SoftmaxCrossEntropyLoss", newest=13)
 def convert_softmax_cross_entropy_loss(ctx: NodeContext):
     if len(ctx.shape(0)) < 2:
-        raise ctx.error(f"scores must have a batch and a class axis, got shape {list(ctx.shape(0))}")
+        raise ctx.error(
+            f"scores must have a batch and a class axis, got shape {list(ctx.shape(0))}"
+        )
     log_probabilities = ctx.emit(graph.LogSoftmaxOp, [ctx.input(0)], {"axis": i64_attr(1)})
     loss = negative_log_likelihood(ctx, log_probabilities, ctx.input(1), ctx.optional_input(2))
     return [loss, log_probabilities]

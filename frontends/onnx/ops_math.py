@@ -17,8 +17,8 @@ from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext
 from ziggurat.frontends.onnx.ops import (
     as_2d,
-    converts,
     convert_cumulative,
+    converts,
     depth_windows,
     from_2d,
     legacy_broadcast,
@@ -31,6 +31,7 @@ from ziggurat.frontends.onnx.ops import (
 # --------------------------------------------------------------------------- #
 # Elementwise math
 # --------------------------------------------------------------------------- #
+
 
 @converts("Mod", newest=28)
 def convert_mod(ctx: NodeContext):
@@ -73,7 +74,10 @@ def convert_logical(ctx: NodeContext):
 
 def is_unsigned(value: SSAValue) -> bool:
     element_type = tensor_type(value).get_element_type()
-    return isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.UNSIGNED
+    )
 
 
 @converts("Sign", newest=13)
@@ -85,8 +89,14 @@ def convert_sign(ctx: NodeContext):
         return [ctx.emit_typed(graph.CastOp, nonzero, tensor_type(x))]
     # Zeros (of either sign) and NaN are their own sign.
     zero = ctx.scalar_like(0, x)
-    negative = ctx.emit(graph.WhereOp, [ctx.emit(graph.LessOp, [x, zero]), ctx.scalar_like(-1, x), x])
-    return [ctx.emit(graph.WhereOp, [ctx.emit(graph.GreaterOp, [x, zero]), ctx.scalar_like(1, x), negative])]
+    negative = ctx.emit(
+        graph.WhereOp, [ctx.emit(graph.LessOp, [x, zero]), ctx.scalar_like(-1, x), x]
+    )
+    return [
+        ctx.emit(
+            graph.WhereOp, [ctx.emit(graph.GreaterOp, [x, zero]), ctx.scalar_like(1, x), negative]
+        )
+    ]
 
 
 @converts("IsNaN", newest=20)
@@ -98,7 +108,10 @@ def convert_is_nan(ctx: NodeContext):
 @converts("IsInf", newest=20)
 def convert_is_inf(ctx: NodeContext):
     x = ctx.input(0)
-    positive, negative = bool(ctx.attribute("detect_positive", 1)), bool(ctx.attribute("detect_negative", 1))
+    positive, negative = (
+        bool(ctx.attribute("detect_positive", 1)),
+        bool(ctx.attribute("detect_negative", 1)),
+    )
     if not positive and not negative:
         return [ctx.constant_value(np.zeros(ctx.shape(0), np.bool_))]
     if positive and negative:
@@ -137,8 +150,12 @@ def convert_celu(ctx: NodeContext):
     alpha = ctx.scalar_like(ctx.attribute("alpha", 1.0), x)
     zero = ctx.scalar_like(0, x)
     exponential = ctx.emit(graph.ExpOp, [ctx.emit(graph.DivOp, [x, alpha])])
-    negative = ctx.emit(graph.MulOp, [alpha, ctx.emit(graph.SubOp, [exponential, ctx.scalar_like(1, x)])])
-    y = ctx.emit(graph.AddOp, [ctx.emit(graph.MaxOp, [x, zero]), ctx.emit(graph.MinOp, [negative, zero])])
+    negative = ctx.emit(
+        graph.MulOp, [alpha, ctx.emit(graph.SubOp, [exponential, ctx.scalar_like(1, x)])]
+    )
+    y = ctx.emit(
+        graph.AddOp, [ctx.emit(graph.MaxOp, [x, zero]), ctx.emit(graph.MinOp, [negative, zero])]
+    )
     return [like(ctx, y, ctx.input(0))]
 
 
@@ -175,7 +192,9 @@ def convert_swish(ctx: NodeContext):
         return [ctx.emit(graph.SiluOp, [x])]
     x = in_float32(ctx, x)
     scaled = ctx.emit(graph.MulOp, [x, ctx.scalar_like(alpha, x)])
-    return [like(ctx, ctx.emit(graph.MulOp, [x, ctx.emit(graph.SigmoidOp, [scaled])]), ctx.input(0))]
+    return [
+        like(ctx, ctx.emit(graph.MulOp, [x, ctx.emit(graph.SigmoidOp, [scaled])]), ctx.input(0))
+    ]
 
 
 @converts("Hardmax", newest=13)
@@ -201,7 +220,9 @@ def one_hot_arg_max(ctx: NodeContext, x: SSAValue, axis: int) -> SSAValue:
     x_type = tensor_type(x)
     shape = x_type.get_shape()
     index = ctx.emit(graph.ArgMaxOp, [x], {"axis": i64_attr(axis), "keepdims": bool_attr(True)})
-    positions = np.arange(shape[axis], dtype=np.int64).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+    positions = np.arange(shape[axis], dtype=np.int64).reshape(
+        [-1 if i == axis else 1 for i in range(len(shape))]
+    )
     hits = ctx.emit(graph.EqualOp, [ctx.constant_value(positions), index])
     return ctx.emit_typed(graph.CastOp, hits, x_type)
 
@@ -248,7 +269,13 @@ def convert_lp_normalization(ctx: NodeContext):
         norm = ctx.emit(graph.SqrtOp, [norm])
     zero = ctx.scalar_like(0, x)
     is_zero = ctx.emit(graph.EqualOp, [norm, zero])
-    return [like(ctx, ctx.emit(graph.WhereOp, [is_zero, zero, ctx.emit(graph.DivOp, [x, norm])]), ctx.input(0))]
+    return [
+        like(
+            ctx,
+            ctx.emit(graph.WhereOp, [is_zero, zero, ctx.emit(graph.DivOp, [x, norm])]),
+            ctx.input(0),
+        )
+    ]
 
 
 @converts("LpPool", newest=22)
@@ -270,21 +297,37 @@ def convert_lp_pool(ctx: NodeContext):
         sums = lp_pool3d_sums(ctx, powers, kernel, strides, pads, dilations, ceil_mode)
     else:
         planes = as_2d(ctx, powers, rank)
-        sums = from_2d(ctx, window_sums(ctx, planes, kernel, strides, pads, dilations, ceil_mode), rank)
+        sums = from_2d(
+            ctx, window_sums(ctx, planes, kernel, strides, pads, dilations, ceil_mode), rank
+        )
     return [like(ctx, ctx.emit(graph.PowOp, [sums, ctx.scalar_like(1.0 / p, x)]), ctx.input(0))]
 
 
-def window_sums(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode: bool) -> SSAValue:
+def window_sums(
+    ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode: bool
+) -> SSAValue:
     """The sums of an (N, C, H, W) tensor over 2-D windows, zero padded."""
     n, channels, height, width = tensor_type(x).get_shape()
     pads = list(pads)
     if ceil_mode:
         for axis, size in enumerate((height, width)):
-            out = window_output_size(size, kernel[axis], strides[axis], dilations[axis], pads[axis], pads[axis + 2],
-                                     True, "spatial")
+            out = window_output_size(
+                size,
+                kernel[axis],
+                strides[axis],
+                dilations[axis],
+                pads[axis],
+                pads[axis + 2],
+                True,
+                "spatial",
+            )
             span = dilations[axis] * (kernel[axis] - 1) + 1
-            pads[axis + 2] += max((out - 1) * strides[axis] + span - (size + pads[axis] + pads[axis + 2]), 0)
-    ones = ctx.constant_value(np.ones([channels, 1, *kernel], dtype=to_numpy_dtype(tensor_type(x).get_element_type())))
+            pads[axis + 2] += max(
+                (out - 1) * strides[axis] + span - (size + pads[axis] + pads[axis + 2]), 0
+            )
+    ones = ctx.constant_value(
+        np.ones([channels, 1, *kernel], dtype=to_numpy_dtype(tensor_type(x).get_element_type()))
+    )
     properties = {
         "strides": int_array(strides),
         "pads": int_array(pads),
@@ -294,15 +337,26 @@ def window_sums(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations,
     return ctx.emit(graph.Conv2dOp, [x, ones, None], properties)
 
 
-def lp_pool3d_sums(ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode: bool) -> SSAValue:
+def lp_pool3d_sums(
+    ctx: NodeContext, x: SSAValue, kernel, strides, pads, dilations, ceil_mode: bool
+) -> SSAValue:
     # The depth slices each window reads, added, then summed over (H, W) as 2-D windows.
     n, channels, _, height, width = tensor_type(x).get_shape()
-    slices, depth = depth_windows(ctx, x, kernel[0], strides[0], dilations[0], (pads[0], pads[3]), ceil_mode, 0.0)
+    slices, depth = depth_windows(
+        ctx, x, kernel[0], strides[0], dilations[0], (pads[0], pads[3]), ceil_mode, 0.0
+    )
     total = slices[0]
     for window in slices[1:]:
         total = ctx.emit(graph.AddOp, [total, window])
     planes = reshape(ctx, total, [n, channels * depth, height, width])
-    sums = window_sums(ctx, planes, kernel[1:], strides[1:], [pads[1], pads[2], pads[4], pads[5]], dilations[1:],
-                       ceil_mode)
+    sums = window_sums(
+        ctx,
+        planes,
+        kernel[1:],
+        strides[1:],
+        [pads[1], pads[2], pads[4], pads[5]],
+        dilations[1:],
+        ceil_mode,
+    )
     out_height, out_width = tensor_type(sums).get_shape()[2:]
     return reshape(ctx, sums, [n, channels, depth, out_height, out_width])

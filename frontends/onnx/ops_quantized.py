@@ -13,7 +13,7 @@ from ziggurat.dialects import graph
 from ziggurat.dialects.graph import i64_attr
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx.node import NodeContext
-from ziggurat.frontends.onnx.ops import cast_to, convolution, converts, reshape, tensor_type
+from ziggurat.frontends.onnx.ops import cast_to, converts, convolution, reshape, tensor_type
 
 I32 = IntegerType(32)
 EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
@@ -21,11 +21,15 @@ EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 
 def eight_bit(ctx: NodeContext, index: int, what: str) -> SSAValue:
     if ctx.dtype(index) not in EIGHT_BIT:
-        raise ctx.error(f"{what} has element type {ctx.dtype(index)}; only int8 and uint8 are supported")
+        raise ctx.error(
+            f"{what} has element type {ctx.dtype(index)}; only int8 and uint8 are supported"
+        )
     return ctx.input(index)
 
 
-def centered(ctx: NodeContext, index: int, zero_point_index: int | None, what: str, axis_shape=None) -> SSAValue:
+def centered(
+    ctx: NodeContext, index: int, zero_point_index: int | None, what: str, axis_shape=None
+) -> SSAValue:
     """Input `index` in i32 minus its zero point (input `zero_point_index`, absent: 0); a zero point
     with one entry per element of an axis is reshaped to `axis_shape` to broadcast along it."""
     x = cast_to(ctx, eight_bit(ctx, index, what), I32)
@@ -42,7 +46,9 @@ def centered(ctx: NodeContext, index: int, zero_point_index: int | None, what: s
 
 def check_per_tensor(ctx: NodeContext, index: int, what: str) -> None:
     if ctx.has_input(index) and int(np.prod(ctx.shape(index))) != 1:
-        raise ctx.error(f"{what} must have one element (per-tensor quantization), got shape {list(ctx.shape(index))}")
+        raise ctx.error(
+            f"{what} must have one element (per-tensor quantization), got shape {list(ctx.shape(index))}"
+        )
 
 
 def per_tensor(ctx: NodeContext, index: int, what: str) -> SSAValue:
@@ -51,18 +57,24 @@ def per_tensor(ctx: NodeContext, index: int, what: str) -> SSAValue:
     return reshape(ctx, ctx.input(index), [])
 
 
-def requantized(ctx: NodeContext, accumulator: SSAValue, multiplier: SSAValue, zero_point: SSAValue) -> SSAValue:
+def requantized(
+    ctx: NodeContext, accumulator: SSAValue, multiplier: SSAValue, zero_point: SSAValue
+) -> SSAValue:
     """saturate(round_half_even(accumulator * multiplier + zero_point)) in the zero point's type,
     the product and the sum in f64 as ONNX's reference computes them."""
     f64 = Float64Type()
     scaled = ctx.emit(graph.MulOp, [cast_to(ctx, accumulator, f64), cast_to(ctx, multiplier, f64)])
     shifted = ctx.emit(graph.AddOp, [scaled, cast_to(ctx, zero_point, f64)])
     unit = ctx.constant_value(np.ones((), np.float64))
-    zero = ctx.constant_value(np.zeros((), to_numpy_dtype(tensor_type(zero_point).get_element_type())))
+    zero = ctx.constant_value(
+        np.zeros((), to_numpy_dtype(tensor_type(zero_point).get_element_type()))
+    )
     return ctx.emit(graph.QuantizeOp, [shifted, unit, zero], {"axis": i64_attr(0)})
 
 
-def multiplier(ctx: NodeContext, a_scale: SSAValue, b_scale: SSAValue, y_scale: SSAValue) -> SSAValue:
+def multiplier(
+    ctx: NodeContext, a_scale: SSAValue, b_scale: SSAValue, y_scale: SSAValue
+) -> SSAValue:
     """a_scale * b_scale / y_scale in the scales' element type."""
     if tensor_type(b_scale).get_element_type() != tensor_type(a_scale).get_element_type():
         raise ctx.error("the scales must have one element type")
@@ -73,7 +85,9 @@ def output_zero_point(ctx: NodeContext, index: int, like_index: int) -> SSAValue
     """The output zero point (input `index`) as a 0-d value; absent, a zero of input `like_index`'s type."""
     if ctx.has_input(index):
         if ctx.dtype(index) not in EIGHT_BIT:
-            raise ctx.error(f"y_zero_point has element type {ctx.dtype(index)}; only int8 and uint8 are supported")
+            raise ctx.error(
+                f"y_zero_point has element type {ctx.dtype(index)}; only int8 and uint8 are supported"
+            )
         return per_tensor(ctx, index, "y_zero_point")
     return ctx.constant_value(np.zeros((), ctx.dtype(like_index)))
 
@@ -92,8 +106,14 @@ def convert_qlinear_matmul(ctx: NodeContext):
     # a_scale, y_scale and their zero points per tensor; b's per tensor or per column ([N]).
     check_per_tensor(ctx, 2, "a_zero_point")
     for index, what in ((4, "b_scale"), (5, "b_zero_point")):
-        if ctx.has_input(index) and int(np.prod(ctx.shape(index))) != 1 and ctx.shape(index) != (ctx.shape(3)[-1],):
-            raise ctx.error(f"{what} must have one element or one per column of b, got shape {list(ctx.shape(index))}")
+        if (
+            ctx.has_input(index)
+            and int(np.prod(ctx.shape(index))) != 1
+            and ctx.shape(index) != (ctx.shape(3)[-1],)
+        ):
+            raise ctx.error(
+                f"{what} must have one element or one per column of b, got shape {list(ctx.shape(index))}"
+            )
     a = centered(ctx, 0, 2, "a")
     b = centered(ctx, 3, 5, "b")
     b_scale = ctx.input(4)
@@ -107,7 +127,9 @@ def convert_qlinear_matmul(ctx: NodeContext):
 def integer_conv(ctx: NodeContext, x: SSAValue, w: SSAValue, bias: SSAValue | None) -> SSAValue:
     """The i32 convolution of zero-point-centred operands."""
     if len(ctx.shape(0)) < 3:
-        raise ctx.error(f"x must have a batch, a channel and spatial dimensions, got shape {list(ctx.shape(0))}")
+        raise ctx.error(
+            f"x must have a batch, a channel and spatial dimensions, got shape {list(ctx.shape(0))}"
+        )
     return convolution(ctx, x, w, bias)
 
 
@@ -144,7 +166,9 @@ def convert_qlinear_conv(ctx: NodeContext):
         # Per output channel: broadcast along axis 1 of the [N, M, spatial...] result.
         w_scale = reshape(ctx, w_scale, [w_scale_shape[0]] + [1] * (len(ctx.shape(0)) - 2))
     else:
-        raise ctx.error(f"w_scale must be a scalar or 1-D (per output channel), got shape {list(w_scale_shape)}")
+        raise ctx.error(
+            f"w_scale must be a scalar or 1-D (per output channel), got shape {list(w_scale_shape)}"
+        )
     scale = multiplier(ctx, per_tensor(ctx, 1, "x_scale"), w_scale, per_tensor(ctx, 6, "y_scale"))
     return [requantized(ctx, accumulator, scale, output_zero_point(ctx, 7, 0))]
 
@@ -159,13 +183,19 @@ def convert_dynamic_quantize_linear(ctx: NodeContext):
     everything = {"keepdims": graph.bool_attr(False)}
     zero = ctx.scalar_like(0, x)
     high = ctx.emit(graph.MaxOp, [ctx.emit(graph.ReduceMaxOp, [x], everything), zero])
-    low = ctx.emit(graph.NegOp, [ctx.emit(graph.ReduceMaxOp, [ctx.emit(graph.NegOp, [x])], everything)])
+    low = ctx.emit(
+        graph.NegOp, [ctx.emit(graph.ReduceMaxOp, [ctx.emit(graph.NegOp, [x])], everything)]
+    )
     low = ctx.emit(graph.MinOp, [low, zero])
     empty = ctx.emit(graph.EqualOp, [high, low])
-    span = ctx.emit(graph.WhereOp, [empty, ctx.scalar_like(1, x), ctx.emit(graph.SubOp, [high, low])])
+    span = ctx.emit(
+        graph.WhereOp, [empty, ctx.scalar_like(1, x), ctx.emit(graph.SubOp, [high, low])]
+    )
     scale = ctx.emit(graph.DivOp, [span, ctx.scalar_like(255, x)])
     initial = ctx.emit(graph.SubOp, [zero, ctx.emit(graph.DivOp, [low, scale])])
     zero_u8 = ctx.constant_value(np.zeros((), np.uint8))
-    zero_point = ctx.emit(graph.QuantizeOp, [initial, ctx.scalar_like(1, x), zero_u8], {"axis": i64_attr(0)})
+    zero_point = ctx.emit(
+        graph.QuantizeOp, [initial, ctx.scalar_like(1, x), zero_u8], {"axis": i64_attr(0)}
+    )
     y = ctx.emit(graph.QuantizeOp, [x, scale, zero_point], {"axis": i64_attr(0)})
     return [y, scale, zero_point]

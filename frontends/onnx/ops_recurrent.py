@@ -56,9 +56,15 @@ def activation(ctx: NodeContext, name: str, alpha: float | None, beta: float | N
         "hardsigmoid": lambda x: ctx.emit(
             graph.HardSigmoidOp, [x], {"alpha": f32_attr(alpha), "beta": f32_attr(beta)}
         ),
-        "affine": lambda x: ctx.emit(graph.AddOp, [ctx.emit(graph.MulOp, [x, scalar(alpha, x)]), scalar(beta, x)]),
+        "affine": lambda x: ctx.emit(
+            graph.AddOp, [ctx.emit(graph.MulOp, [x, scalar(alpha, x)]), scalar(beta, x)]
+        ),
         "scaledtanh": lambda x: ctx.emit(
-            graph.MulOp, [ctx.emit(graph.TanhOp, [ctx.emit(graph.MulOp, [x, scalar(beta, x)])]), scalar(alpha, x)]
+            graph.MulOp,
+            [
+                ctx.emit(graph.TanhOp, [ctx.emit(graph.MulOp, [x, scalar(beta, x)])]),
+                scalar(alpha, x),
+            ],
         ),
         # x where x > alpha, else 0 (as onnxruntime's kernels compare).
         "thresholdedrelu": lambda x: ctx.emit(
@@ -68,7 +74,9 @@ def activation(ctx: NodeContext, name: str, alpha: float | None, beta: float | N
     return functions[name]
 
 
-def activations(ctx: NodeContext, defaults: Sequence[str], directions: int) -> list[list[Activation]]:
+def activations(
+    ctx: NodeContext, defaults: Sequence[str], directions: int
+) -> list[list[Activation]]:
     """The activation functions of each direction (f, g, h as the operator names them)."""
     names = ctx.attribute("activations") or list(defaults) * directions
     if len(names) != len(defaults) * directions:
@@ -81,12 +89,16 @@ def activations(ctx: NodeContext, defaults: Sequence[str], directions: int) -> l
     for name in names:
         key = name.lower()
         if key not in ACTIVATION_PARAMETERS:
-            raise ctx.error(f"activation '{name}' is not one of {', '.join(ACTIVATION_PARAMETERS)} (case-insensitive)")
+            raise ctx.error(
+                f"activation '{name}' is not one of {', '.join(ACTIVATION_PARAMETERS)} (case-insensitive)"
+            )
         takes_alpha, takes_beta, default_alpha, default_beta = ACTIVATION_PARAMETERS[key]
         alpha = alphas.pop(0) if takes_alpha and alphas else default_alpha
         beta = betas.pop(0) if takes_beta and betas else default_beta
         if (takes_alpha and alpha is None) or (takes_beta and beta is None):
-            raise ctx.error(f"activation '{name}' needs its values in activation_alpha / activation_beta")
+            raise ctx.error(
+                f"activation '{name}' needs its values in activation_alpha / activation_beta"
+            )
         functions.append(activation(ctx, key, alpha, beta))
     return [functions[d * len(defaults) : (d + 1) * len(defaults)] for d in range(directions)]
 
@@ -98,7 +110,9 @@ class Recurrence:
         self.ctx = ctx
         direction = ctx.attribute("direction", "forward")
         if direction not in ("forward", "reverse", "bidirectional"):
-            raise ctx.error(f"direction '{direction}' is not one of forward, reverse, bidirectional")
+            raise ctx.error(
+                f"direction '{direction}' is not one of forward, reverse, bidirectional"
+            )
         self.directions = 2 if direction == "bidirectional" else 1
         self.reverse = [direction == "reverse", True][: self.directions]
         self.layout = ctx.attribute("layout", 0)
@@ -112,7 +126,9 @@ class Recurrence:
         w_shape, r_shape = ctx.shape(1), ctx.shape(2)
         self.hidden = r_shape[-1]
         if ctx.attribute("hidden_size", self.hidden) != self.hidden:
-            raise ctx.error(f"hidden_size {ctx.attribute('hidden_size')} differs from R's {list(r_shape)}")
+            raise ctx.error(
+                f"hidden_size {ctx.attribute('hidden_size')} differs from R's {list(r_shape)}"
+            )
         if w_shape[0] != self.directions or w_shape[1] != gates * self.hidden:
             raise ctx.error(
                 f"W has shape {list(w_shape)}, expected [{self.directions}, {gates * self.hidden}, input_size]"
@@ -143,7 +159,11 @@ class Recurrence:
         """Gates `gate` .. `gate + count - 1` of a [..., gates * hidden] value (the last axis)."""
         begin = gate * self.hidden
         end = begin + count * self.hidden
-        properties = {"starts": int_array([begin]), "ends": int_array([end]), "axes": int_array([-1])}
+        properties = {
+            "starts": int_array([begin]),
+            "ends": int_array([end]),
+            "axes": int_array([-1]),
+        }
         return self.ctx.emit(graph.SliceOp, [value], properties)
 
     def weights(self, direction: int) -> tuple[SSAValue, SSAValue]:
@@ -159,8 +179,13 @@ class Recurrence:
             return None
         b = self.take(self.ctx.input(3), direction)
         size = self.gates * self.hidden
-        halves = [{"starts": int_array([s]), "ends": int_array([s + size]), "axes": int_array([0])} for s in (0, size)]
-        return self.ctx.emit(graph.SliceOp, [b], halves[0]), self.ctx.emit(graph.SliceOp, [b], halves[1])
+        halves = [
+            {"starts": int_array([s]), "ends": int_array([s + size]), "axes": int_array([0])}
+            for s in (0, size)
+        ]
+        return self.ctx.emit(graph.SliceOp, [b], halves[0]), self.ctx.emit(
+            graph.SliceOp, [b], halves[1]
+        )
 
     def initial_state(self, index: int, direction: int) -> SSAValue | None:
         """Initial state `index` (h, then c) of `direction` as [batch, hidden]; None for zeros."""
@@ -197,7 +222,9 @@ class Recurrence:
 
     def activate(self, function: Activation, x: SSAValue) -> SSAValue:
         if self.clip is not None:
-            x = self.ctx.emit(graph.ClipOp, [x], {"min": f32_attr(-self.clip), "max": f32_attr(self.clip)})
+            x = self.ctx.emit(
+                graph.ClipOp, [x], {"min": f32_attr(-self.clip), "max": f32_attr(self.clip)}
+            )
         return function(x)
 
     # ---- sequence lengths ----
@@ -210,15 +237,23 @@ class Recurrence:
         if lengths is not None:
             lengths = lengths.reshape(-1)
             if lengths.shape != (self.batch,):
-                raise self.ctx.error(f"sequence_lens has {lengths.size} entries for a batch of {self.batch}")
+                raise self.ctx.error(
+                    f"sequence_lens has {lengths.size} entries for a batch of {self.batch}"
+                )
             if np.all(lengths == self.steps):
                 return None
             if not np.all(lengths > 0):
                 self.nonempty = self.ctx.constant_value((lengths > 0).reshape(self.batch, 1))
-            return [self.ctx.constant_value((t < lengths).reshape(self.batch, 1)) for t in range(self.steps)]
+            return [
+                self.ctx.constant_value((t < lengths).reshape(self.batch, 1))
+                for t in range(self.steps)
+            ]
         lengths = reshape(self.ctx, self.ctx.input(4), [self.batch, 1])
         masks = [
-            self.ctx.emit(graph.LessOp, [self.ctx.constant_value(np.asarray(t, dtype=self.ctx.dtype(4))), lengths])
+            self.ctx.emit(
+                graph.LessOp,
+                [self.ctx.constant_value(np.asarray(t, dtype=self.ctx.dtype(4))), lengths],
+            )
             for t in range(self.steps)
         ]
         self.nonempty = masks[0] if masks else None
@@ -228,7 +263,9 @@ class Recurrence:
         """The state after step t: `new` inside the sequence, `old` (None: zeros) past its end."""
         if self.masks is None:
             return new
-        return self.ctx.emit(graph.WhereOp, [self.masks[t], new, self.zeros() if old is None else old])
+        return self.ctx.emit(
+            graph.WhereOp, [self.masks[t], new, self.zeros() if old is None else old]
+        )
 
     def output(self, t: int, h: SSAValue) -> SSAValue:
         """Y at step t: the new hidden state, zero past the sequence's end."""
@@ -241,21 +278,30 @@ class Recurrence:
 
     # ---- outputs ----
 
-    def results(self, sequences: list[list[SSAValue]], finals: list[list[SSAValue | None]]) -> list[SSAValue]:
+    def results(
+        self, sequences: list[list[SSAValue]], finals: list[list[SSAValue | None]]
+    ) -> list[SSAValue]:
         """Y [steps, directions, batch, hidden] and the final states [directions, batch, hidden] (batch
         first with layout 1) from each direction's per-step outputs and final states."""
         ctx = self.ctx
         per_direction = []
         for outputs in sequences:
-            stacked = [ctx.emit(graph.UnsqueezeOp, [h], {"axes": int_array([0, 1])}) for h in outputs]
+            stacked = [
+                ctx.emit(graph.UnsqueezeOp, [h], {"axes": int_array([0, 1])}) for h in outputs
+            ]
             per_direction.append(self.concat(stacked, 0))
         y = self.concat(per_direction, 1)
         states = []
         for index in range(len(finals[0])):
             values = [self.zeros() if f[index] is None else f[index] for f in finals]
             if self.nonempty is not None:
-                values = [ctx.emit(graph.WhereOp, [self.nonempty, v, ctx.scalar_like(0, v)]) for v in values]
-            state = self.concat([ctx.emit(graph.UnsqueezeOp, [v], {"axes": int_array([0])}) for v in values], 0)
+                values = [
+                    ctx.emit(graph.WhereOp, [self.nonempty, v, ctx.scalar_like(0, v)])
+                    for v in values
+                ]
+            state = self.concat(
+                [ctx.emit(graph.UnsqueezeOp, [v], {"axes": int_array([0])}) for v in values], 0
+            )
             if self.layout:
                 state = ctx.emit(graph.TransposeOp, [state], {"perm": int_array([1, 0, 2])})
             states.append(state)
@@ -264,7 +310,11 @@ class Recurrence:
         return [y, *states]
 
     def concat(self, values: list[SSAValue], axis: int) -> SSAValue:
-        return values[0] if len(values) == 1 else self.ctx.emit(graph.ConcatOp, values, {"axis": i64_attr(axis)})
+        return (
+            values[0]
+            if len(values) == 1
+            else self.ctx.emit(graph.ConcatOp, values, {"axis": i64_attr(axis)})
+        )
 
 
 @converts("RNN", newest=22)
@@ -308,8 +358,12 @@ def convert_gru(ctx: NodeContext):
             # The biases that do not depend on the state: Wb + Rb for z and r, Wb for h (with Rb's
             # part too unless linear_before_reset puts it under r).
             if linear_before_reset:
-                zr = ctx.emit(graph.AddOp, [recurrence.columns(wb, 0, 2), recurrence.columns(rb, 0, 2)])
-                bias = ctx.emit(graph.ConcatOp, [zr, recurrence.columns(wb, 2)], {"axis": i64_attr(0)})
+                zr = ctx.emit(
+                    graph.AddOp, [recurrence.columns(wb, 0, 2), recurrence.columns(rb, 0, 2)]
+                )
+                bias = ctx.emit(
+                    graph.ConcatOp, [zr, recurrence.columns(wb, 2)], {"axis": i64_attr(0)}
+                )
             else:
                 bias = ctx.emit(graph.AddOp, [wb, rb])
         projected = recurrence.projected(w, bias)
@@ -317,16 +371,24 @@ def convert_gru(ctx: NodeContext):
         outputs: list[SSAValue | None] = [None] * recurrence.steps
         for t in recurrence.order(direction):
             x_t = projected[t]
-            zr = recurrence.activate(f, recurrence.add(recurrence.columns(x_t, 0, 2), recurrence.recurrent(h, r_zr)))
+            zr = recurrence.activate(
+                f, recurrence.add(recurrence.columns(x_t, 0, 2), recurrence.recurrent(h, r_zr))
+            )
             z, reset = recurrence.columns(zr, 0), recurrence.columns(zr, 1)
             if linear_before_reset:
-                state_term = recurrence.mul(reset, recurrence.add(recurrence.recurrent(h, r_h), rb_h))
+                state_term = recurrence.mul(
+                    reset, recurrence.add(recurrence.recurrent(h, r_h), rb_h)
+                )
             else:
                 state_term = recurrence.recurrent(recurrence.mul(reset, h), r_h)
-            candidate = recurrence.activate(g, recurrence.add(recurrence.columns(x_t, 2), state_term))
+            candidate = recurrence.activate(
+                g, recurrence.add(recurrence.columns(x_t, 2), state_term)
+            )
             # H = (1 - z) * candidate + z * H_{t-1}
             one_minus_z = ctx.emit(graph.SubOp, [ctx.scalar_like(1, z), z])
-            new = recurrence.add(ctx.emit(graph.MulOp, [one_minus_z, candidate]), recurrence.mul(z, h))
+            new = recurrence.add(
+                ctx.emit(graph.MulOp, [one_minus_z, candidate]), recurrence.mul(z, h)
+            )
             outputs[t] = recurrence.output(t, new)
             h = recurrence.masked(t, new, h)
         sequences.append(outputs)
@@ -357,14 +419,20 @@ def convert_lstm(ctx: NodeContext):
         outputs: list[SSAValue | None] = [None] * recurrence.steps
         for t in recurrence.order(direction):
             gates = recurrence.add(projected[t], recurrence.recurrent(h, r))
-            i = recurrence.activate(f, recurrence.add(recurrence.columns(gates, 0), recurrence.mul(p_i, c)))
+            i = recurrence.activate(
+                f, recurrence.add(recurrence.columns(gates, 0), recurrence.mul(p_i, c))
+            )
             if input_forget:
                 forget = ctx.emit(graph.SubOp, [ctx.scalar_like(1, i), i])
             else:
-                forget = recurrence.activate(f, recurrence.add(recurrence.columns(gates, 2), recurrence.mul(p_f, c)))
+                forget = recurrence.activate(
+                    f, recurrence.add(recurrence.columns(gates, 2), recurrence.mul(p_f, c))
+                )
             cell = recurrence.activate(g, recurrence.columns(gates, 3))
             new_c = recurrence.add(recurrence.mul(forget, c), ctx.emit(graph.MulOp, [i, cell]))
-            o = recurrence.activate(f, recurrence.add(recurrence.columns(gates, 1), recurrence.mul(p_o, new_c)))
+            o = recurrence.activate(
+                f, recurrence.add(recurrence.columns(gates, 1), recurrence.mul(p_o, new_c))
+            )
             new_h = ctx.emit(graph.MulOp, [o, h_activation(new_c)])
             outputs[t] = recurrence.output(t, new_h)
             h = recurrence.masked(t, new_h, h)

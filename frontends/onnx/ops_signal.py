@@ -48,7 +48,9 @@ def _transform(
     rank = len(shape)
     axis = axis % rank
     if axis == rank - 1:
-        raise ctx.error("the axis of the transform cannot be the last one (it holds the real and imaginary parts)")
+        raise ctx.error(
+            "the axis of the transform cannot be the last one (it holds the real and imaginary parts)"
+        )
     if shape[-1] not in (1, 2):
         raise ctx.error(f"the last dimension must be 1 (real) or 2 (complex), not {shape[-1]}")
     if length is None:
@@ -76,7 +78,9 @@ def _transform(
         cos, sin = (cos * weights / length).astype(dtype), (sin * weights / length).astype(dtype)
         result = ctx.emit(graph.MatMulOp, [real, ctx.constant_value(cos)])
         if imaginary is not None:
-            product = ctx.emit(graph.MatMulOp, [_to_length(ctx, imaginary, bins), ctx.constant_value(sin)])
+            product = ctx.emit(
+                graph.MatMulOp, [_to_length(ctx, imaginary, bins), ctx.constant_value(sin)]
+            )
             result = ctx.emit(graph.SubOp, [result, product])
         outputs = [result]
     else:
@@ -91,16 +95,34 @@ def _transform(
         if imaginary is not None:
             imaginary = _to_length(ctx, imaginary, length)
             # (a + ib)(cos +- i sin) = a cos -+ b sin + i(b cos +- a sin)
-            re = ctx.emit(graph.SubOp, [re, ctx.emit(graph.MatMulOp, [imaginary, ctx.constant_value((sign * sin).astype(dtype))])])
-            im = ctx.emit(graph.AddOp, [im, ctx.emit(graph.MatMulOp, [imaginary, ctx.constant_value(cos)])])
+            re = ctx.emit(
+                graph.SubOp,
+                [
+                    re,
+                    ctx.emit(
+                        graph.MatMulOp, [imaginary, ctx.constant_value((sign * sin).astype(dtype))]
+                    ),
+                ],
+            )
+            im = ctx.emit(
+                graph.AddOp, [im, ctx.emit(graph.MatMulOp, [imaginary, ctx.constant_value(cos)])]
+            )
         outputs = [re, im]
     # Back to the input's axis order, the parts stacked last.
     inverse_order = [order.index(d) for d in range(rank - 1)]
     stacked = [
-        ctx.emit(graph.UnsqueezeOp, [ctx.emit(graph.TransposeOp, [o], {"perm": int_array(inverse_order)})], {"axes": int_array([rank - 1])})
+        ctx.emit(
+            graph.UnsqueezeOp,
+            [ctx.emit(graph.TransposeOp, [o], {"perm": int_array(inverse_order)})],
+            {"axes": int_array([rank - 1])},
+        )
         for o in outputs
     ]
-    return stacked[0] if len(stacked) == 1 else ctx.emit(graph.ConcatOp, stacked, {"axis": i64_attr(rank - 1)})
+    return (
+        stacked[0]
+        if len(stacked) == 1
+        else ctx.emit(graph.ConcatOp, stacked, {"axis": i64_attr(rank - 1)})
+    )
 
 
 @converts("DFT", newest=20)
@@ -134,11 +156,17 @@ def convert_stft(ctx: NodeContext):
     else:
         frame_length = shape[1]
     if step < 1 or not 1 <= frame_length <= shape[1]:
-        raise ctx.error(f"frame_step {step} and frame_length {frame_length} do not fit a signal of length {shape[1]}")
+        raise ctx.error(
+            f"frame_step {step} and frame_length {frame_length} do not fit a signal of length {shape[1]}"
+        )
     frames = 1 + (shape[1] - frame_length) // step
     # (batch, frames, frame_length, parts)
     pieces = [
-        ctx.emit(graph.UnsqueezeOp, [slice_along(ctx, x, 1, f * step, f * step + frame_length)], {"axes": int_array([1])})
+        ctx.emit(
+            graph.UnsqueezeOp,
+            [slice_along(ctx, x, 1, f * step, f * step + frame_length)],
+            {"axes": int_array([1])},
+        )
         for f in range(frames)
     ]
     framed = pieces[0] if frames == 1 else ctx.emit(graph.ConcatOp, pieces, {"axis": i64_attr(1)})
@@ -159,10 +187,14 @@ def _window_size(ctx: NodeContext) -> int:
 
 def _window(ctx: NodeContext, size: int, values) -> SSAValue:
     """A window of `size` samples from `values(n, period)` (f64), in `output_datatype` (default f32)."""
-    dtype = to_numpy_dtype(element_type_of(ctx.attribute("output_datatype", onnx.TensorProto.FLOAT), "output_datatype"))
+    dtype = to_numpy_dtype(
+        element_type_of(ctx.attribute("output_datatype", onnx.TensorProto.FLOAT), "output_datatype")
+    )
     period = size if ctx.attribute("periodic", 1) else size - 1
     n = np.arange(size, dtype=np.float64)
-    with np.errstate(all="ignore"):  # a symmetric window of one sample divides by zero, as the reference does
+    with np.errstate(
+        all="ignore"
+    ):  # a symmetric window of one sample divides by zero, as the reference does
         return ctx.constant_value(values(n, period).astype(dtype))
 
 
@@ -174,7 +206,13 @@ def convert_hann_window(ctx: NodeContext):
 @converts("HammingWindow", newest=17)
 def convert_hamming_window(ctx: NodeContext):
     alpha = 25 / 46  # the spec's coefficients: alpha = 25/46, beta = 1 - alpha
-    return [_window(ctx, _window_size(ctx), lambda n, period: alpha - (1 - alpha) * np.cos(2 * np.pi * n / period))]
+    return [
+        _window(
+            ctx,
+            _window_size(ctx),
+            lambda n, period: alpha - (1 - alpha) * np.cos(2 * np.pi * n / period),
+        )
+    ]
 
 
 @converts("BlackmanWindow", newest=17)
@@ -189,9 +227,13 @@ def convert_blackman_window(ctx: NodeContext):
 def convert_mel_weight_matrix(ctx: NodeContext):
     """Triangular filters on the mel scale, each rising to 1 at its centre bin and falling to 0."""
     bins, dft_length, sample_rate = (
-        int(ctx.constant(i, name).reshape(-1)[0]) for i, name in enumerate(("num_mel_bins", "dft_length", "sample_rate"))
+        int(ctx.constant(i, name).reshape(-1)[0])
+        for i, name in enumerate(("num_mel_bins", "dft_length", "sample_rate"))
     )
-    low, high = (float(ctx.constant(i, name).reshape(-1)[0]) for i, name in ((3, "lower_edge_hertz"), (4, "upper_edge_hertz")))
+    low, high = (
+        float(ctx.constant(i, name).reshape(-1)[0])
+        for i, name in ((3, "lower_edge_hertz"), (4, "upper_edge_hertz"))
+    )
     if bins < 1 or dft_length < 1 or sample_rate < 1:
         raise ctx.error("num_mel_bins, dft_length and sample_rate must be positive")
 
@@ -211,5 +253,7 @@ def convert_mel_weight_matrix(ctx: NodeContext):
             matrix[left : centre + 1, i] = (np.arange(left, centre + 1) - left) / (centre - left)
         if right > centre:
             matrix[centre:right, i] = (right - np.arange(centre, right)) / (right - centre)
-    dtype = to_numpy_dtype(element_type_of(ctx.attribute("output_datatype", onnx.TensorProto.FLOAT), "output_datatype"))
+    dtype = to_numpy_dtype(
+        element_type_of(ctx.attribute("output_datatype", onnx.TensorProto.FLOAT), "output_datatype")
+    )
     return [ctx.constant_value(matrix.astype(dtype))]

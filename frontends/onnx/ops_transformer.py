@@ -29,7 +29,6 @@ from ziggurat.frontends.onnx.ops import (
 F32 = from_numpy_dtype(np.float32)
 
 
-
 # --------------------------------------------------------------------------- #
 # RMSNormalization
 # --------------------------------------------------------------------------- #
@@ -39,7 +38,9 @@ F32 = from_numpy_dtype(np.float32)
 def convert_rms_norm(ctx: NodeContext):
     """x / sqrt(mean(x^2) + epsilon) in float (stash_type), then `* scale`."""
     if ctx.attribute("stash_type", 1) != onnx.TensorProto.FLOAT:
-        raise ctx.error(f"stash_type {ctx.attribute('stash_type')} is not supported (only float, 1)")
+        raise ctx.error(
+            f"stash_type {ctx.attribute('stash_type')} is not supported (only float, 1)"
+        )
     x = ctx.input(0)
     rank = len(shape_of(x))
     axis = ctx.attribute("axis", -1)
@@ -48,7 +49,9 @@ def convert_rms_norm(ctx: NodeContext):
     wide = cast_to(ctx, x, F32)
     axes = {"axes": int_array(list(range(axis % rank, rank)))}
     mean_square = ctx.emit(graph.ReduceMeanOp, [ctx.emit(graph.MulOp, [wide, wide])], axes)
-    shifted = ctx.emit(graph.AddOp, [mean_square, ctx.scalar_like(ctx.attribute("epsilon", 1e-5), mean_square)])
+    shifted = ctx.emit(
+        graph.AddOp, [mean_square, ctx.scalar_like(ctx.attribute("epsilon", 1e-5), mean_square)]
+    )
     normalized = ctx.emit(graph.DivOp, [wide, ctx.emit(graph.SqrtOp, [shifted])])
     normalized = cast_to(ctx, normalized, tensor_type(x).get_element_type())
     return [ctx.emit(graph.MulOp, [normalized, ctx.input(1)])]
@@ -72,7 +75,9 @@ def convert_rotary_embedding(ctx: NodeContext):
         heads = ctx.attribute("num_heads", 0)
         batch, sequence, hidden = shape
         if not heads or hidden % heads:
-            raise ctx.error(f"a 3-D input needs num_heads dividing its hidden size {hidden} (num_heads = {heads})")
+            raise ctx.error(
+                f"a 3-D input needs num_heads dividing its hidden size {hidden} (num_heads = {heads})"
+            )
         head_size = hidden // heads
         # (batch, sequence, heads, head_size): the caches broadcast over the heads at axis 2.
         x = reshape(ctx, x, [batch, sequence, heads, head_size])
@@ -80,13 +85,18 @@ def convert_rotary_embedding(ctx: NodeContext):
         raise ctx.error(f"the input must be 3-D or 4-D, not {len(shape)}-D")
     rotated = ctx.attribute("rotary_embedding_dim", 0) or head_size
     if rotated % 2 or rotated > head_size:
-        raise ctx.error(f"rotary_embedding_dim {rotated} must be even and at most the head size {head_size}")
+        raise ctx.error(
+            f"rotary_embedding_dim {rotated} must be even and at most the head size {head_size}"
+        )
     half = rotated // 2
 
     cos, sin = ctx.input(1), ctx.input(2)
     if ctx.has_input(3):
         positions = ctx.input(3)
-        cos, sin = (ctx.emit(graph.GatherOp, [cache, positions], {"axis": i64_attr(0)}) for cache in (cos, sin))
+        cos, sin = (
+            ctx.emit(graph.GatherOp, [cache, positions], {"axis": i64_attr(0)})
+            for cache in (cos, sin)
+        )
     if shape_of(cos) != [batch, sequence, half] or shape_of(sin) != [batch, sequence, half]:
         raise ctx.error(
             f"the cos and sin caches give {shape_of(cos)} and {shape_of(sin)} per token, "
@@ -101,10 +111,17 @@ def convert_rotary_embedding(ctx: NodeContext):
         x1, x2 = slice_along(ctx, x, -1, 0, rotated, 2), slice_along(ctx, x, -1, 1, rotated, 2)
     else:
         x1, x2 = slice_along(ctx, x, -1, 0, half), slice_along(ctx, x, -1, half, rotated)
-    real = ctx.emit(graph.SubOp, [ctx.emit(graph.MulOp, [cos, x1]), ctx.emit(graph.MulOp, [sin, x2])])
-    imaginary = ctx.emit(graph.AddOp, [ctx.emit(graph.MulOp, [sin, x1]), ctx.emit(graph.MulOp, [cos, x2])])
+    real = ctx.emit(
+        graph.SubOp, [ctx.emit(graph.MulOp, [cos, x1]), ctx.emit(graph.MulOp, [sin, x2])]
+    )
+    imaginary = ctx.emit(
+        graph.AddOp, [ctx.emit(graph.MulOp, [sin, x1]), ctx.emit(graph.MulOp, [cos, x2])]
+    )
     if interleaved:
-        pairs = [ctx.emit(graph.UnsqueezeOp, [part], {"axes": int_array([-1])}) for part in (real, imaginary)]
+        pairs = [
+            ctx.emit(graph.UnsqueezeOp, [part], {"axes": int_array([-1])})
+            for part in (real, imaginary)
+        ]
         joined = ctx.emit(graph.ConcatOp, pairs, {"axis": i64_attr(-1)})
         parts = [reshape(ctx, joined, [*shape_of(real)[:-1], rotated])]
     else:
@@ -126,8 +143,12 @@ def split_heads(ctx: NodeContext, value: SSAValue, heads: int, what: str) -> SSA
     """(batch, sequence, heads * size) as (batch, heads, sequence, size)."""
     batch, sequence, hidden = shape_of(value)
     if hidden % heads:
-        raise ctx.error(f"the hidden size {hidden} of {what} is not a multiple of its {heads} heads")
-    return transpose(ctx, reshape(ctx, value, [batch, sequence, heads, hidden // heads]), [0, 2, 1, 3])
+        raise ctx.error(
+            f"the hidden size {hidden} of {what} is not a multiple of its {heads} heads"
+        )
+    return transpose(
+        ctx, reshape(ctx, value, [batch, sequence, heads, hidden // heads]), [0, 2, 1, 3]
+    )
 
 
 def masked_bias(ctx: NodeContext, disallowed, dtype: np.dtype):
@@ -148,7 +169,9 @@ def add_bias(ctx: NodeContext, total, part):
     return ctx.emit(graph.AddOp, as_value)
 
 
-def frontier_bias(ctx: NodeContext, dtype, sequence: int, total: int, offset, causal: bool, left: int, right: int):
+def frontier_bias(
+    ctx: NodeContext, dtype, sequence: int, total: int, offset, causal: bool, left: int, right: int
+):
     """The causal and sliding-window bias: query i (at absolute position i + offset) may attend key j
     iff j <= i + offset (causal), i + offset - j <= left and j - (i + offset) <= right (windows of
     size >= 0). `offset` is an int or a per-batch (batch,) int64 SSA value; the result is
@@ -156,17 +179,29 @@ def frontier_bias(ctx: NodeContext, dtype, sequence: int, total: int, offset, ca
     relative = np.arange(sequence).reshape(sequence, 1) - np.arange(total).reshape(1, total)
     if isinstance(offset, int):
         difference = relative + offset
-        limits = [(difference < 0, causal), (difference > left, left >= 0), (-difference > right, right >= 0)]
+        limits = [
+            (difference < 0, causal),
+            (difference > left, left >= 0),
+            (-difference > right, right >= 0),
+        ]
         disallowed = np.logical_or.reduce([bad for bad, active in limits if active])
         return masked_bias(ctx, disallowed, dtype)
     batch = shape_of(offset)[0]
     per_batch = reshape(ctx, offset, [batch, 1, 1, 1])
-    difference = ctx.emit(graph.AddOp, [ctx.constant_value(relative.reshape(1, 1, sequence, total)), per_batch])
+    difference = ctx.emit(
+        graph.AddOp, [ctx.constant_value(relative.reshape(1, 1, sequence, total)), per_batch]
+    )
     bias = None
-    limits = ((causal, graph.LessOp, 0), (left >= 0, graph.GreaterOp, left), (right >= 0, graph.LessOp, -right))
+    limits = (
+        (causal, graph.LessOp, 0),
+        (left >= 0, graph.GreaterOp, left),
+        (right >= 0, graph.LessOp, -right),
+    )
     for active, op_type, bound in limits:
         if active:
-            disallowed = ctx.emit(op_type, [difference, ctx.constant_value(np.asarray(bound, np.int64))])
+            disallowed = ctx.emit(
+                op_type, [difference, ctx.constant_value(np.asarray(bound, np.int64))]
+            )
             bias = add_bias(ctx, bias, masked_bias(ctx, disallowed, dtype))
     return bias
 
@@ -180,13 +215,19 @@ def attention_bias(ctx: NodeContext, dtype, batch: int, sequence: int, total: in
         if dtype_of(mask) == np.bool_:
             mask = masked_bias(ctx, ctx.emit(graph.NotOp, [mask]), dtype)
         elif dtype_of(mask) != dtype:
-            raise ctx.error(f"a float attn_mask must have the query's type {dtype}, not {dtype_of(mask)}")
+            raise ctx.error(
+                f"a float attn_mask must have the query's type {dtype}, not {dtype_of(mask)}"
+            )
         if mask_shape[-1] < total:
             # A shorter mask is padded with -inf (or false) to the total sequence length.
-            padding = ctx.constant_value(np.full([*mask_shape[:-1], total - mask_shape[-1]], NEG_INF, dtype))
+            padding = ctx.constant_value(
+                np.full([*mask_shape[:-1], total - mask_shape[-1]], NEG_INF, dtype)
+            )
             mask = ctx.emit(graph.ConcatOp, [mask, padding], {"axis": i64_attr(-1)})
         elif mask_shape[-1] > total:
-            raise ctx.error(f"attn_mask has {mask_shape[-1]} keys, more than the {total} of past and present")
+            raise ctx.error(
+                f"attn_mask has {mask_shape[-1]} keys, more than the {total} of past and present"
+            )
         bias = mask
     nonpad = ctx.optional_input(6)
     if nonpad is not None and shape_of(nonpad) != [batch]:
@@ -198,19 +239,27 @@ def attention_bias(ctx: NodeContext, dtype, batch: int, sequence: int, total: in
     if causal or left >= 0 or right >= 0:
         # Bottom-right alignment: the past keys, or the valid keys of an external cache, precede the queries.
         if nonpad is not None:
-            offset = ctx.emit(graph.SubOp, [nonpad, ctx.constant_value(np.asarray(sequence, np.int64))])
+            offset = ctx.emit(
+                graph.SubOp, [nonpad, ctx.constant_value(np.asarray(sequence, np.int64))]
+            )
         else:
             offset = past
-        bias = add_bias(ctx, bias, frontier_bias(ctx, dtype, sequence, total, offset, causal, left, right))
+        bias = add_bias(
+            ctx, bias, frontier_bias(ctx, dtype, sequence, total, offset, causal, left, right)
+        )
     if nonpad is not None:
         # Key j is padding where nonpad_kv_seqlen <= j, i.e. nonpad_kv_seqlen < j + 1.
-        keys_through = ctx.constant_value(np.arange(1, total + 1, dtype=np.int64).reshape(1, 1, 1, total))
+        keys_through = ctx.constant_value(
+            np.arange(1, total + 1, dtype=np.int64).reshape(1, 1, 1, total)
+        )
         beyond = ctx.emit(graph.LessOp, [reshape(ctx, nonpad, [batch, 1, 1, 1]), keys_through])
         bias = add_bias(ctx, bias, masked_bias(ctx, beyond, dtype))
     return bias
 
 
-def grouped_matmul(ctx: NodeContext, per_query_head: SSAValue, per_kv_head: SSAValue, groups: int) -> SSAValue:
+def grouped_matmul(
+    ctx: NodeContext, per_query_head: SSAValue, per_kv_head: SSAValue, groups: int
+) -> SSAValue:
     """`per_query_head @ per_kv_head` where each key and value head serves `groups` consecutive query
     heads: (batch, heads / groups, groups, ...) against (batch, heads / groups, 1, ...), a matmul that
     broadcasts the key and value heads instead of repeating them."""
@@ -244,7 +293,9 @@ def convert_attention(ctx: NodeContext):
     batch, q_heads, sequence, head_size = shape_of(q)
     kv_heads = shape_of(k)[1]
     if q_heads % kv_heads or shape_of(v)[1] != kv_heads:
-        raise ctx.error(f"{q_heads} query heads cannot share {kv_heads} key and {shape_of(v)[1]} value heads")
+        raise ctx.error(
+            f"{q_heads} query heads cannot share {kv_heads} key and {shape_of(v)[1]} value heads"
+        )
 
     if ctx.has_input(4) != ctx.has_input(5):
         raise ctx.error("past_key and past_value must be given together")
@@ -268,12 +319,17 @@ def convert_attention(ctx: NodeContext):
     softcap = ctx.attribute("softcap", 0.0)
     if softcap > 0:
         cap = ctx.scalar_like(softcap, scores)
-        scores = ctx.emit(graph.MulOp, [ctx.emit(graph.TanhOp, [ctx.emit(graph.DivOp, [scores, cap])]), cap])
+        scores = ctx.emit(
+            graph.MulOp, [ctx.emit(graph.TanhOp, [ctx.emit(graph.DivOp, [scores, cap])]), cap]
+        )
     capped = scores
 
     bias = attention_bias(ctx, dtype, batch, sequence, total, past)
     if bias is not None:
-        scores = ctx.emit(graph.AddOp, [scores, ctx.constant_value(bias) if isinstance(bias, np.ndarray) else bias])
+        scores = ctx.emit(
+            graph.AddOp,
+            [scores, ctx.constant_value(bias) if isinstance(bias, np.ndarray) else bias],
+        )
     biased = scores
     precision = ctx.attribute("softmax_precision", 0)
     if precision:
@@ -330,8 +386,12 @@ def convert_tensor_scatter(ctx: NodeContext):
     mode = ctx.attribute("mode", "linear")
     if mode not in ("linear", "circular"):
         raise ctx.error(f"mode '{mode}' is not one of linear, circular")
-    if len(update_shape) != rank or any(a != b for i, (a, b) in enumerate(zip(shape, update_shape)) if i != axis):
-        raise ctx.error(f"the update {update_shape} must match the cache {shape} outside axis {axis}")
+    if len(update_shape) != rank or any(
+        a != b for i, (a, b) in enumerate(zip(shape, update_shape)) if i != axis
+    ):
+        raise ctx.error(
+            f"the update {update_shape} must match the cache {shape} outside axis {axis}"
+        )
     length, sequence = shape[axis], update_shape[axis]
     if sequence > length:
         raise ctx.error(f"the update's {sequence} positions do not fit the cache's {length}")
@@ -340,7 +400,9 @@ def convert_tensor_scatter(ctx: NodeContext):
     batch = shape[0]
     positions = np.arange(length, dtype=np.int64).reshape(1, length)
     if ctx.has_input(2):
-        source = ctx.emit(graph.SubOp, [ctx.constant_value(positions), reshape(ctx, ctx.input(2), [batch, 1])])
+        source = ctx.emit(
+            graph.SubOp, [ctx.constant_value(positions), reshape(ctx, ctx.input(2), [batch, 1])]
+        )
     else:
         source = ctx.constant_value(np.broadcast_to(positions, (batch, length)).copy())
     if mode == "circular":
@@ -354,19 +416,26 @@ def convert_tensor_scatter(ctx: NodeContext):
         ],
     )
     at_least_0 = ctx.emit(graph.MaxOp, [source, ctx.constant_value(np.asarray(0, np.int64))])
-    clamped = ctx.emit(graph.MinOp, [at_least_0, ctx.constant_value(np.asarray(sequence - 1, np.int64))])
+    clamped = ctx.emit(
+        graph.MinOp, [at_least_0, ctx.constant_value(np.asarray(sequence - 1, np.int64))]
+    )
     # The flat index in the update of element (b, d1, ..., p, ..., dn) of the cache.
     inner = math.prod(update_shape[axis + 1 :])
     per_sample = [batch] + [1] * (axis - 1) + [length] + [1] * (rank - axis - 1)
     strides = np.cumprod([1, *reversed(update_shape[1:])])[::-1]
     base = sum(
-        np.arange(size, dtype=np.int64).reshape([size if i == dim else 1 for i in range(rank)]) * int(stride)
+        np.arange(size, dtype=np.int64).reshape([size if i == dim else 1 for i in range(rank)])
+        * int(stride)
         for dim, (size, stride) in enumerate(zip(update_shape, strides))
         if dim != axis
     )
     inner_stride = ctx.constant_value(np.asarray(inner, np.int64))
     offsets = ctx.emit(graph.MulOp, [reshape(ctx, clamped, per_sample), inner_stride])
     flat = ctx.emit(graph.AddOp, [offsets, ctx.constant_value(np.asarray(base, np.int64))])
-    gathered = ctx.emit(graph.GatherOp, [reshape(ctx, update, [math.prod(update_shape)]), flat], {"axis": i64_attr(0)})
+    gathered = ctx.emit(
+        graph.GatherOp,
+        [reshape(ctx, update, [math.prod(update_shape)]), flat],
+        {"axis": i64_attr(0)},
+    )
     selected = reshape(ctx, written, per_sample)
     return [ctx.emit(graph.WhereOp, [selected, gathered, cache])]

@@ -58,7 +58,9 @@ def shipped_reference(path: Path, model: onnx.ModelProto) -> ShippedReference | 
             return ShippedReference(dict(zip(names, arrays)), read_tensors(expected), str(data_set))
     beside = [path.parent / f"{path.stem}_output_{i}.pb" for i in range(outputs)]
     if outputs and all(p.is_file() for p in beside):
-        return ShippedReference(dummy_inputs(model), read_tensors(beside), f"{path.stem}_output_*.pb")
+        return ShippedReference(
+            dummy_inputs(model), read_tensors(beside), f"{path.stem}_output_*.pb"
+        )
     return None
 
 
@@ -89,5 +91,7 @@ def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProt
             value = rng.uniform(0.5, 1.5, shape)
         else:
             value = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
-        randomized.graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+        randomized.graph.initializer.append(
+            numpy_helper.from_array(value.astype(np.float32), node.output[0])
+        )
     return randomized

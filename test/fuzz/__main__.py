@@ -34,7 +34,12 @@ class Chunk:
 
 def _run(chunk: Chunk) -> tuple[Chunk, Tally]:
     tally = run_category(
-        chunk.category, chunk.count, chunk.seed, save_failures=True, cli_every=chunk.cli_every, first=chunk.first
+        chunk.category,
+        chunk.count,
+        chunk.seed,
+        save_failures=True,
+        cli_every=chunk.cli_every,
+        first=chunk.first,
     )
     return chunk, tally
 
@@ -56,17 +61,32 @@ def chunks(shares: dict[str, int], seed: int, size: int, cli_every: int) -> list
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__.split("\n")[0])
-    parser.add_argument("categories", nargs="*", choices=[[], *CATEGORIES], metavar="CATEGORY",
-                        help=f"categories to run (default: all of {', '.join(CATEGORIES)})")
+    parser.add_argument(
+        "categories",
+        nargs="*",
+        choices=[[], *CATEGORIES],
+        metavar="CATEGORY",
+        help=f"categories to run (default: all of {', '.join(CATEGORIES)})",
+    )
     parser.add_argument("--cases", type=int, default=10_000, help="cases in all (default: 10000)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default: 0)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
-    parser.add_argument("--chunk", type=int, default=100, help="cases per chunk of work (default: 100)")
-    parser.add_argument("--cli-every", type=int, default=200, metavar="N",
-                        help="run every N-th IR case through the console scripts as well (default: 200; 0: never)")
+    parser.add_argument(
+        "--chunk", type=int, default=100, help="cases per chunk of work (default: 100)"
+    )
+    parser.add_argument(
+        "--cli-every",
+        type=int,
+        default=200,
+        metavar="N",
+        help="run every N-th IR case through the console scripts as well (default: 200; 0: never)",
+    )
     args = parser.parse_args(argv)
     names = args.categories or list(CATEGORIES)
-    shares = {name: args.cases // len(names) + (i < args.cases % len(names)) for i, name in enumerate(names)}
+    shares = {
+        name: args.cases // len(names) + (i < args.cases % len(names))
+        for i, name in enumerate(names)
+    }
     work = chunks(shares, args.seed, max(1, args.chunk), args.cli_every)
     # Failures of an earlier run would read as failures of this one.
     shutil.rmtree(FAILURES_DIR, ignore_errors=True)
@@ -77,16 +97,21 @@ def main(argv: list[str] | None = None) -> int:
         for done, future in enumerate(as_completed(futures), 1):
             chunk, tally = future.result()
             tallies[chunk.category].add(tally)
-            print(f"[{done}/{len(work)}, {time.perf_counter() - start:.0f} s] {chunk.category} "
-                  f"cases {chunk.first}-{chunk.first + chunk.count - 1}: {tally.seconds:.0f} s, "
-                  f"{len(tally.failures)} failures", flush=True)
+            print(
+                f"[{done}/{len(work)}, {time.perf_counter() - start:.0f} s] {chunk.category} "
+                f"cases {chunk.first}-{chunk.first + chunk.count - 1}: {tally.seconds:.0f} s, "
+                f"{len(tally.failures)} failures",
+                flush=True,
+            )
     failures = [failure for tally in tallies.values() for failure in tally.failures]
     for failure in failures:
         print(failure.describe())
     print()
     print(summary_table(tallies))
-    print(f"\n{sum(t.cases for t in tallies.values())} cases in {time.perf_counter() - start:.0f} s "
-          f"on {args.jobs} processes (seconds above: time spent per category, summed over processes)")
+    print(
+        f"\n{sum(t.cases for t in tallies.values())} cases in {time.perf_counter() - start:.0f} s "
+        f"on {args.jobs} processes (seconds above: time spent per category, summed over processes)"
+    )
     if failures:
         print(f"\n{len(failures)} failing runs; inputs saved in {FAILURES_DIR}")
     return 1 if failures else 0

@@ -85,7 +85,12 @@ class Tally:
 
 
 def run_category(
-    name: str, count: int, seed_value: int = 0, save_failures: bool = False, cli_every: int = 0, first: int = 0
+    name: str,
+    count: int,
+    seed_value: int = 0,
+    save_failures: bool = False,
+    cli_every: int = 0,
+    first: int = 0,
 ) -> Tally:
     """Run `count` cases of a category, numbered from `first` (a chunk of a longer run); every
     `cli_every`-th one (if not 0) through the console scripts too."""
@@ -145,12 +150,22 @@ def summary_table(tallies: dict[str, Tally]) -> str:
     rows = []
     for name, tally in tallies.items():
         runs = sum(tally.outcomes.values())
-        rows.append([name, tally.cases, runs, *(tally.outcomes[k] for k in ("success", "diagnostic", *FAILURE_KINDS)),
-                     f"{tally.seconds:.0f}"])
+        rows.append(
+            [
+                name,
+                tally.cases,
+                runs,
+                *(tally.outcomes[k] for k in ("success", "diagnostic", *FAILURE_KINDS)),
+                f"{tally.seconds:.0f}",
+            ]
+        )
     total = [sum(int(row[i]) for row in rows) for i in range(1, len(columns) - 1)]
     rows.append(["total", *total, f"{sum(t.seconds for t in tallies.values()):.0f}"])
     widths = [max(len(str(row[i])) for row in [columns, *rows]) for i in range(len(columns))]
-    lines = ["  ".join(str(cell).rjust(width) for cell, width in zip(row, widths)) for row in [columns, *rows]]
+    lines = [
+        "  ".join(str(cell).rjust(width) for cell, width in zip(row, widths))
+        for row in [columns, *rows]
+    ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     lines.insert(len(lines) - 1, lines[1])
     return "\n".join(lines)

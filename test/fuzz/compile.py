@@ -59,7 +59,10 @@ def compile_cases(draw) -> CompileCase:
     elif corruption == "byte":
         at = draw(st.integers(0, len(model) - 1))
         value = draw(st.integers(0, 255))
-        model, corruption = model[:at] + bytes([value]) + model[at + 1 :], f"byte {at} set to {value}"
+        model, corruption = (
+            model[:at] + bytes([value]) + model[at + 1 :],
+            f"byte {at} set to {value}",
+        )
     return CompileCase(case, corruption, model)
 
 
@@ -87,5 +90,8 @@ def check_compile_case(case: CompileCase, workdir: Path) -> dict[str, Outcome]:
     # Diagnostics name the ONNX node or the file, not an IR position.
     outcome = run_in_process(_compile, [str(path), "--opt", "--check"], location=None)
     if outcome.kind == "diagnostic" and CHECK_FAILED in outcome.stderr:
-        outcome.kind, outcome.detail = "mismatch", "ziggurat-compile --check found a difference with onnxruntime"
+        outcome.kind, outcome.detail = (
+            "mismatch",
+            "ziggurat-compile --check found a difference with onnxruntime",
+        )
     return {"ziggurat-compile": outcome}

@@ -22,9 +22,22 @@ from .seeds import SPLIT_MARKER, function_names, ir_seeds, mutated, text_mutatio
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 ELEMENT_TYPE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i32|i64|ui8|f8E4M3FN|f8E5M2|index)\b")
-ELEMENT_TYPES = ("f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64", "ui8", "f8E4M3FN", "index", "none")
+ELEMENT_TYPES = (
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "i1",
+    "i8",
+    "i32",
+    "i64",
+    "ui8",
+    "f8E4M3FN",
+    "index",
+    "none",
+)
 NUMBER_REPLACEMENTS = (0, 1, 2, 3, 5, 7, 13, 64, 4096, 2**31, 2**63, -1)
-SYNTAX_CHARACTERS = "{}<>()[]%@,:=-.x0123456789 \"\n^#"
+SYNTAX_CHARACTERS = '{}<>()[]%@,:=-.x0123456789 "\n^#'
 OPT_PIPELINES = (None, "graph-canonicalize", "graph-fold-constants", "cse,dce", "canonicalize")
 
 
@@ -44,19 +57,32 @@ class IrCase:
 def _mutate(draw, text: str) -> tuple[str, str]:
     kind = draw(
         st.sampled_from(
-            ("delete-line", "duplicate-line", "swap-lines", "flip-char", "number", "number", "type",
-             "truncate", "drop-closer")
+            (
+                "delete-line",
+                "duplicate-line",
+                "swap-lines",
+                "flip-char",
+                "number",
+                "number",
+                "type",
+                "truncate",
+                "drop-closer",
+            )
         )
     )
     if kind == "number" and (numbers := list(NUMBER.finditer(text))):
         match = numbers[draw(st.integers(0, len(numbers) - 1))]
         old = int(match[0])
         new = draw(st.sampled_from((*NUMBER_REPLACEMENTS, old + 1, max(old - 1, 0))))
-        return text[: match.start()] + str(new) + text[match.end() :], f"number {old} at {match.start()} to {new}"
+        return text[: match.start()] + str(new) + text[
+            match.end() :
+        ], f"number {old} at {match.start()} to {new}"
     if kind == "type" and (types := list(ELEMENT_TYPE.finditer(text))):
         match = types[draw(st.integers(0, len(types) - 1))]
         new = draw(st.sampled_from(ELEMENT_TYPES))
-        return text[: match.start()] + new + text[match.end() :], f"type {match[0]} at {match.start()} to {new}"
+        return text[: match.start()] + new + text[
+            match.end() :
+        ], f"type {match[0]} at {match.start()} to {new}"
     if kind == "drop-closer" and (closers := [m.start() for m in re.finditer(r"[}>)\]]", text)]):
         i = closers[draw(st.integers(0, len(closers) - 1))]
         return text[:i] + text[i + 1 :], f"drop {text[i]!r} at {i}"
@@ -86,7 +112,9 @@ RUN_TIMEOUT_S = "3"
 
 
 def run_argv(case: IrCase, path: Path) -> list[str]:
-    return [str(path), "--timeout", RUN_TIMEOUT_S] + (["--function", case.function] if case.function else [])
+    return [str(path), "--timeout", RUN_TIMEOUT_S] + (
+        ["--function", case.function] if case.function else []
+    )
 
 
 def check_ir_case(case: IrCase, workdir: Path) -> dict[str, Outcome]:
@@ -106,7 +134,10 @@ def check_ir_case_cli(case: IrCase, workdir: Path) -> dict[str, Outcome]:
     in_process = check_ir_case(case, workdir)
     path = workdir / "input.mlir"
     outcomes: dict[str, Outcome] = {}
-    for tool, argv in (("ziggurat-opt", opt_argv(case, path)), ("ziggurat-run", run_argv(case, path))):
+    for tool, argv in (
+        ("ziggurat-opt", opt_argv(case, path)),
+        ("ziggurat-run", run_argv(case, path)),
+    ):
         cli = run_subprocess([tool, *argv], IR_LOCATION)
         # --timeout measures wall-clock time: on a busy machine one run may pass it and the other not.
         timed_out = any(TIMED_OUT in o.stderr for o in (cli, in_process[tool]))

@@ -26,10 +26,34 @@ NPU_EXAMPLE_MACHINE = "davinci"
 ASSIGNMENT = re.compile(r"^(\s*)([\w.\"-]+)(\s*=\s*)(.*?)(\s*(#.*)?)$", re.MULTILINE)
 HEADER = re.compile(r"^\[([^\]]+)\]", re.MULTILINE)
 BAD_VALUES = (
-    "0", "-1", "1.5", "-0.5", "1e309", "99999999999999999999999", "true", "[]", "{}", '""',
-    '"abc"', '"12 parsecs"', '"-5 KiB"', '"0 GHz"', '"1e400 GHz"', '"1.5 B/cycle"', '"nan"',
-    "nan", "inf", "-inf", '"2 words/cycle"', '["gm", "gm"]', '[["gm", "nowhere"]]', '"f7"', "[1, 2]",
-    '"os"', '"global"', '"local"',
+    "0",
+    "-1",
+    "1.5",
+    "-0.5",
+    "1e309",
+    "99999999999999999999999",
+    "true",
+    "[]",
+    "{}",
+    '""',
+    '"abc"',
+    '"12 parsecs"',
+    '"-5 KiB"',
+    '"0 GHz"',
+    '"1e400 GHz"',
+    '"1.5 B/cycle"',
+    '"nan"',
+    "nan",
+    "inf",
+    "-inf",
+    '"2 words/cycle"',
+    '["gm", "gm"]',
+    '[["gm", "nowhere"]]',
+    '"f7"',
+    "[1, 2]",
+    '"os"',
+    '"global"',
+    '"local"',
 )
 MACHINE_FILE = re.compile(r"^[^\s:][^:\n]*(:\d+){0,2}: error: ", re.MULTILINE)
 """`file: error:` for a missing table or key, `file:line: error:` for one that is there."""
@@ -49,8 +73,19 @@ class MachineCase:
 def _mutate(draw, text: str) -> tuple[str, str]:
     kind = draw(
         st.sampled_from(
-            ("value", "value", "value", "key", "delete-line", "duplicate-line", "swap-lines", "header",
-             "extends", "truncate", "flip-char")
+            (
+                "value",
+                "value",
+                "value",
+                "key",
+                "delete-line",
+                "duplicate-line",
+                "swap-lines",
+                "header",
+                "extends",
+                "truncate",
+                "flip-char",
+            )
         )
     )
     assignments = list(ASSIGNMENT.finditer(text))
@@ -61,16 +96,30 @@ def _mutate(draw, text: str) -> tuple[str, str]:
     if kind == "key" and assignments:
         match = assignments[draw(st.integers(0, len(assignments) - 1))]
         key = match[2]
-        new = draw(st.sampled_from((key[:-1] or "x", key + "s", key.upper(), key.replace("_", "-"), "bogus")))
+        new = draw(
+            st.sampled_from(
+                (key[:-1] or "x", key + "s", key.upper(), key.replace("_", "-"), "bogus")
+            )
+        )
         return text[: match.start(2)] + new + text[match.end(2) :], f"key {key} to {new}"
     if kind == "header" and (headers := list(HEADER.finditer(text))):
         match = headers[draw(st.integers(0, len(headers) - 1))]
-        new = draw(st.sampled_from(("bogus", match[1] + ".x", match[1].split(".")[0], "memory", "dma.", "memory.gm")))
-        return text[: match.start(1)] + new + text[match.end(1) :], f"header [{match[1]}] to [{new}]"
+        new = draw(
+            st.sampled_from(
+                ("bogus", match[1] + ".x", match[1].split(".")[0], "memory", "dma.", "memory.gm")
+            )
+        )
+        return text[: match.start(1)] + new + text[
+            match.end(1) :
+        ], f"header [{match[1]}] to [{new}]"
     if kind == "extends":
-        base = draw(st.sampled_from(("davinci", "systolic", "nonexistent", "input.toml", "./input.toml", "/")))
+        base = draw(
+            st.sampled_from(
+                ("davinci", "systolic", "nonexistent", "input.toml", "./input.toml", "/")
+            )
+        )
         return f'extends = "{base}"\n' + text, f"extends {base}"
-    return text_mutation(draw, text, kind, "[]=\".#\n0-xK ,{}")
+    return text_mutation(draw, text, kind, '[]=".#\n0-xK ,{}')
 
 
 @st.composite
@@ -100,5 +149,3 @@ def check_machine_case(case: MachineCase, workdir: Path) -> dict[str, Outcome]:
         # The machine's problems are reported at the op whose verifier loaded it.
         outcomes["ziggurat-opt"] = run_in_process(ziggurat_opt.main, [str(source)], IR_LOCATION)
     return outcomes
-
-

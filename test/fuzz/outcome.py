@@ -120,19 +120,27 @@ def _without_gc_callbacks() -> Iterator[None]:
         gc.callbacks[:] = saved
 
 
-def classify(code: int | None, stdout: str, stderr: str, location: re.Pattern[str] | None) -> Outcome:
+def classify(
+    code: int | None, stdout: str, stderr: str, location: re.Pattern[str] | None
+) -> Outcome:
     """The kind of an invocation that ended with exit `code`.
 
     `location` is the pattern a diagnostic of this case must match (None: any `error:`).
     """
-    if "Traceback (most recent call last)" in stderr or "internal error" in stderr or code not in (0, 1):
+    if (
+        "Traceback (most recent call last)" in stderr
+        or "internal error" in stderr
+        or code not in (0, 1)
+    ):
         return Outcome("traceback", code, stdout, stderr)
     if code == 0:
         return Outcome("success", code, stdout, stderr)
     if not ANY_ERROR.search(stderr):
         return Outcome("bad-diagnostic", code, stdout, stderr, "exit code 1 without an error: line")
     if location is not None and not location.search(stderr):
-        return Outcome("bad-diagnostic", code, stdout, stderr, f"no diagnostic matches {location.pattern}")
+        return Outcome(
+            "bad-diagnostic", code, stdout, stderr, f"no diagnostic matches {location.pattern}"
+        )
     return Outcome("diagnostic", code, stdout, stderr)
 
 
@@ -148,7 +156,11 @@ def run_in_process(
     # Tools read ZIGGURAT_DEBUG and may set it (`--debug`): keep the caller's value.
     environment = os.environ.get("ZIGGURAT_DEBUG")
     try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), _without_gc_callbacks():
+        with (
+            contextlib.redirect_stdout(stdout),
+            contextlib.redirect_stderr(stderr),
+            _without_gc_callbacks(),
+        ):
             with memory_limit(MEMORY_LIMIT_BYTES), time_limit(timeout):
                 try:
                     main(list(argv))
@@ -159,7 +171,11 @@ def run_in_process(
         return Outcome("hang", None, stdout.getvalue(), stderr.getvalue(), f"ran past {timeout} s")
     except BaseException as escaped:  # noqa: BLE001 - anything else escaping main is the bug we look for
         return Outcome(
-            "traceback", None, stdout.getvalue(), stderr.getvalue(), f"{type(escaped).__name__}: {escaped}"
+            "traceback",
+            None,
+            stdout.getvalue(),
+            stderr.getvalue(),
+            f"{type(escaped).__name__}: {escaped}",
         )
     finally:
         if environment is None:
@@ -186,8 +202,19 @@ def run_subprocess(
     environment = {key: value for key, value in os.environ.items() if key != "ZIGGURAT_DEBUG"}
     try:
         completed = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, env=environment, stdin=subprocess.DEVNULL
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=environment,
+            stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as expired:
-        return Outcome("hang", None, str(expired.stdout or ""), str(expired.stderr or ""), f"ran past {timeout} s")
+        return Outcome(
+            "hang",
+            None,
+            str(expired.stdout or ""),
+            str(expired.stderr or ""),
+            f"ran past {timeout} s",
+        )
     return classify(completed.returncode, completed.stdout, completed.stderr, location)

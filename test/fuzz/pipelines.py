@@ -47,7 +47,13 @@ PIPELINE_SEED_PREFIXES = ("test/graph/", "test/run/", "examples/graph/", "test/t
 XDSL_PASSES = ("cse", "dce", "canonicalize")
 INT_VALUES = ("0", "1", "3", "4", "16", "1048576", "-1")
 STRING_VALUES = ("NHWC", "NCHW", "davinci", "systolic", "tensorcore", "bogus", "")
-NAMED_PIPELINE_OPTIONS = ("layout=NHWC", "layout=NCHW", "machine=davinci", "machine=systolic", "machine=bogus")
+NAMED_PIPELINE_OPTIONS = (
+    "layout=NHWC",
+    "layout=NCHW",
+    "machine=davinci",
+    "machine=systolic",
+    "machine=bogus",
+)
 INPUT_LEVELS = ("graph", "tensor", "loop")
 """The levels of the input chunks: npu seeds are kernels meant to run long (test/run/npu_limits.mlir)."""
 RUN_TIMEOUT_S = 30
@@ -186,12 +192,13 @@ def _results(
     its level (npu code on `machine`, else the module's npu.machine; and only if no pass of `unfinished`,
     the npu passes the text has yet to go through, keeps it from running); None if the text fails to
     parse or verify, empty if no function of `levels` may run. A run past `RUN_TIMEOUT_S` raises `CaseTimeout`."""
+    from xdsl.dialects import func
+
     from ziggurat.context import default_context
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
     from ziggurat.parsing import parse_source
-    from ziggurat.verifier import verify_module
     from ziggurat.testing.differential import level_inputs, level_of, why_not_runnable
-    from xdsl.dialects import func
+    from ziggurat.verifier import verify_module
 
     try:
         with collect_diagnostics(), time_limit(RUN_TIMEOUT_S):
@@ -199,7 +206,11 @@ def _results(
             verify_module(module)
     except DiagnosticError:
         return None
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks and not op.is_declaration]
+    functions = [
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and op.body.blocks and not op.is_declaration
+    ]
     results: Results = {}
     for function in functions:
         name, level = function.sym_name.data, level_of(module, function)
@@ -208,14 +219,20 @@ def _results(
         if level == "npu" and machine is None and MACHINE_ATTR not in module.attributes:
             continue  # no machine to run it on
         ops = interpreted_ops(function.body.block)
-        for kind, make_inputs in (("random", lambda: level_inputs(function, 1)),
-                                  ("special", lambda: special(level_inputs(function, 2)))):
-            outputs = OverBudget(ops) if ops > OPS_BUDGET else _run(module, make_inputs, name, machine)
+        for kind, make_inputs in (
+            ("random", lambda function=function: level_inputs(function, 1)),
+            ("special", lambda function=function: special(level_inputs(function, 2))),
+        ):
+            outputs = (
+                OverBudget(ops) if ops > OPS_BUDGET else _run(module, make_inputs, name, machine)
+            )
             results[(name, kind)] = (level, outputs)
     return results
 
 
-def _run(module, make_inputs: Callable[[], list[np.ndarray]], name: str, machine: str | None) -> list[np.ndarray] | str:
+def _run(
+    module, make_inputs: Callable[[], list[np.ndarray]], name: str, machine: str | None
+) -> list[np.ndarray] | str:
     """The outputs of @name on the interpreter of its level, or the diagnostic that stopped it."""
     from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
     from ziggurat.testing.differential import run_at_level
@@ -234,7 +251,11 @@ def special(inputs: list[np.ndarray]) -> list[np.ndarray]:
     the values where algebraic simplifications (x * 0 -> 0, x + 0 -> x) go wrong."""
     rng = np.random.default_rng(2)
     for array in inputs:
-        if array.dtype.kind == "f" or array.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        if array.dtype.kind == "f" or array.dtype.name in (
+            "bfloat16",
+            "float8_e4m3fn",
+            "float8_e5m2",
+        ):
             chosen = rng.random(array.shape) < 0.125
             array[chosen] = rng.choice(SPECIAL_VALUES, size=int(chosen.sum())).astype(array.dtype)
     return inputs
@@ -263,7 +284,10 @@ def pipeline_cases(draw) -> PipelineCase:
 
 
 def mismatch(
-    expected: np.ndarray, actual: np.ndarray, signed_zeros: bool = False, tolerances: tuple[float, float] | None = None
+    expected: np.ndarray,
+    actual: np.ndarray,
+    signed_zeros: bool = False,
+    tolerances: tuple[float, float] | None = None,
 ) -> str | None:
     """How `actual` differs from `expected`, or None if each element is within `tolerances` (default: the
     type's `ziggurat.numerics.element_tolerance`, two evaluation orders of one computation), NaN where
@@ -271,7 +295,9 @@ def mismatch(
     from ziggurat import numerics
 
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
-        return f"{actual.dtype}{list(actual.shape)} instead of {expected.dtype}{list(expected.shape)}"
+        return (
+            f"{actual.dtype}{list(actual.shape)} instead of {expected.dtype}{list(expected.shape)}"
+        )
     rtol, atol = tolerances or numerics.element_tolerance(expected.dtype)
     wide_expected, wide_actual = expected.astype(np.float64), actual.astype(np.float64)
     if not np.array_equal(np.isnan(wide_expected), np.isnan(wide_actual)):
@@ -281,7 +307,9 @@ def mismatch(
         worst = np.max(np.abs(wide_actual - wide_expected)[finite], initial=0.0)
         return f"values differ (by up to {worst:g} where both are finite)"
     zeros = (wide_expected == 0) & (wide_actual == 0)
-    if signed_zeros and not np.array_equal(np.signbit(wide_expected[zeros]), np.signbit(wide_actual[zeros])):
+    if signed_zeros and not np.array_equal(
+        np.signbit(wide_expected[zeros]), np.signbit(wide_actual[zeros])
+    ):
         return "a zero has the other sign"
     return None
 
@@ -296,16 +324,27 @@ def check_pipeline_case(case: PipelineCase, workdir: Path) -> dict[str, Outcome]
     if outcome.kind == "success":
         passes = pipeline_passes(case.pipeline)
         try:
-            after = _results(outcome.stdout, "after.mlir", machine=pipeline_machine(passes),
-                             unfinished=unfinished_npu_passes(passes))
-            problem = compare_results(_results(case.text, "before.mlir"), after, computed_in(passes))
+            after = _results(
+                outcome.stdout,
+                "after.mlir",
+                machine=pipeline_machine(passes),
+                unfinished=unfinished_npu_passes(passes),
+            )
+            problem = compare_results(
+                _results(case.text, "before.mlir"), after, computed_in(passes)
+            )
         except CaseTimeout:
-            outcome.kind, outcome.detail = "hang", f"the output ran past {RUN_TIMEOUT_S} s on the interpreter"
+            outcome.kind, outcome.detail = (
+                "hang",
+                f"the output ran past {RUN_TIMEOUT_S} s on the interpreter",
+            )
             return {"ziggurat-opt": outcome}
         if problem is not None:
             outcome.kind, outcome.detail = "mismatch", problem
         elif after is not None:
-            outcome.detail = "; ".join(f"@{key[0]}: {r}" for key, (_, r) in after.items() if isinstance(r, OverBudget))
+            outcome.detail = "; ".join(
+                f"@{key[0]}: {r}" for key, (_, r) in after.items() if isinstance(r, OverBudget)
+            )
     return {"ziggurat-opt": outcome}
 
 
@@ -331,7 +370,9 @@ def unfinished_npu_passes(passes: list[ArgSpec]) -> tuple[str, ...]:
     from ziggurat.testing.differential import NPU_FINISHING_PASSES
 
     names = [p.name for p in passes]
-    after = names[len(names) - names[::-1].index(NPU_LOWERING):] if NPU_LOWERING in names else names
+    after = (
+        names[len(names) - names[::-1].index(NPU_LOWERING) :] if NPU_LOWERING in names else names
+    )
     return tuple(name for name in NPU_FINISHING_PASSES if name not in after)
 
 
@@ -342,7 +383,11 @@ def computed_in(passes: list[ArgSpec]) -> np.dtype | None:
 
     from ziggurat.dtypes import to_numpy_dtype
 
-    targets = [str(p.parameters.get("target", (CONVERT_FLOAT_TARGET,))[0]) for p in passes if p.name == CONVERT_FLOAT]
+    targets = [
+        str(p.parameters.get("target", (CONVERT_FLOAT_TARGET,))[0])
+        for p in passes
+        if p.name == CONVERT_FLOAT
+    ]
     dtypes = [to_numpy_dtype(Parser(Context(), target).parse_type()) for target in targets]
     return min(dtypes, key=lambda dtype: dtype.itemsize, default=None)
 
@@ -371,8 +416,14 @@ def compare_results(
             continue  # lowered code may order NaN and signed zeros differently through max/min
         for index, (b, a) in enumerate(zip(before, after)):
             narrowed = computed_in is not None and _narrower(computed_in, b.dtype)
-            override = scaled_element_tolerance(b, computed_in if narrowed else None) if lowered or narrowed else None
-            if (difference := mismatch(b, a, signed_zeros=not lowered, tolerances=override)) is not None:
+            override = (
+                scaled_element_tolerance(b, computed_in if narrowed else None)
+                if lowered or narrowed
+                else None
+            )
+            if (
+                difference := mismatch(b, a, signed_zeros=not lowered, tolerances=override)
+            ) is not None:
                 return f"@{key[0]} on {key[1]} inputs ({level} -> {after_level}), result #{index}: {difference}"
     return None
 

@@ -10,7 +10,15 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
-IR_SEED_DIRS = ("test/graph", "test/tile", "test/loop", "test/run", "examples/graph", "test/npu", "examples/npu")
+IR_SEED_DIRS = (
+    "test/graph",
+    "test/tile",
+    "test/loop",
+    "test/run",
+    "examples/graph",
+    "test/npu",
+    "examples/npu",
+)
 PRESET_DIR = ROOT / "ziggurat" / "machine" / "presets"
 SPLIT_MARKER = "// -----"
 FUNCTION_NAME = re.compile(r"func\.func\s+(?:private\s+|public\s+)?@([\w$.]+)")

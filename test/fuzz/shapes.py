@@ -32,10 +32,27 @@ ZERO_DIMS = (0, *DIMS)
 ONNX_OPSET = 18
 
 UNARY = {
-    "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
-    "abs": "Abs", "neg": "Neg", "erf": "Erf", "reciprocal": "Reciprocal", "softplus": "Softplus",
+    "relu": "Relu",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "exp": "Exp",
+    "log": "Log",
+    "sqrt": "Sqrt",
+    "abs": "Abs",
+    "neg": "Neg",
+    "erf": "Erf",
+    "reciprocal": "Reciprocal",
+    "softplus": "Softplus",
 }
-BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min", "pow": "Pow"}
+BINARY = {
+    "add": "Add",
+    "sub": "Sub",
+    "mul": "Mul",
+    "div": "Div",
+    "max": "Max",
+    "min": "Min",
+    "pow": "Pow",
+}
 REDUCE = {"reduce_sum": "ReduceSum", "reduce_mean": "ReduceMean", "reduce_max": "ReduceMax"}
 
 
@@ -70,8 +87,21 @@ def _broadcastable(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 @st.composite
 def _case(draw) -> ShapeCase:
-    family = draw(st.sampled_from(("unary", "binary", "matmul", "softmax", "reduce", "transpose", "concat",
-                                   "conv2d", "pool")))
+    family = draw(
+        st.sampled_from(
+            (
+                "unary",
+                "binary",
+                "matmul",
+                "softmax",
+                "reduce",
+                "transpose",
+                "concat",
+                "conv2d",
+                "pool",
+            )
+        )
+    )
     if family == "unary":
         op = draw(st.sampled_from(sorted(UNARY)))
         dtype = draw(st.sampled_from(("float32", "float32", "float16")))
@@ -101,12 +131,20 @@ def _case(draw) -> ShapeCase:
         axes = sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
         axes = [a - len(shape) if draw(st.booleans()) else a for a in axes]
         keepdims = draw(st.booleans())
-        return ShapeCase(op, REDUCE[op], [shape], {"axes": axes, "keepdims": keepdims},
-                         {"keepdims": int(keepdims)}, onnx_axes=axes)
+        return ShapeCase(
+            op,
+            REDUCE[op],
+            [shape],
+            {"axes": axes, "keepdims": keepdims},
+            {"keepdims": int(keepdims)},
+            onnx_axes=axes,
+        )
     if family == "transpose":
         shape = draw(_shape(1, 5, ZERO_DIMS))
         perm = draw(st.permutations(range(len(shape))))
-        return ShapeCase("transpose", "Transpose", [shape], {"perm": list(perm)}, {"perm": list(perm)})
+        return ShapeCase(
+            "transpose", "Transpose", [shape], {"perm": list(perm)}, {"perm": list(perm)}
+        )
     if family == "concat":
         shape = draw(_shape(1, 4, ZERO_DIMS))
         axis = draw(st.integers(-len(shape), len(shape) - 1))
@@ -125,7 +163,10 @@ def _case(draw) -> ShapeCase:
     properties = {"strides": strides, "pads": pads}
     if family == "conv2d":
         groups = draw(st.sampled_from((1, 1, 2, 3)))
-        channels, features = groups * draw(st.sampled_from((1, 2))), groups * draw(st.sampled_from((1, 3)))
+        channels, features = (
+            groups * draw(st.sampled_from((1, 2))),
+            groups * draw(st.sampled_from((1, 3))),
+        )
         dilations = [draw(st.sampled_from((1, 1, 2))) for _ in range(2)]
         spatial = [s + (d - 1) * (k - 1) for s, d, k in zip(spatial, dilations, kernel)]
         shapes = [(batch, channels, *spatial), (features, channels // groups, *kernel)]
@@ -140,7 +181,9 @@ def _case(draw) -> ShapeCase:
         properties["count_include_pad"] = True
         attributes["count_include_pad"] = 1
     shape = (batch, draw(st.sampled_from(DIMS)), *spatial)
-    return ShapeCase(op, {"max_pool": "MaxPool", "avg_pool": "AveragePool"}[op], [shape], properties, attributes)
+    return ShapeCase(
+        op, {"max_pool": "MaxPool", "avg_pool": "AveragePool"}[op], [shape], properties, attributes
+    )
 
 
 @st.composite
@@ -214,7 +257,9 @@ def ir_text(case: ShapeCase, constants: list[np.ndarray] | None = None) -> str |
 
 def _defaults(op: str) -> dict:
     definition = _op_class(op).get_irdl_definition()
-    return {n: d.default_value for n, d in definition.properties.items() if d.default_value is not None}
+    return {
+        n: d.default_value for n, d in definition.properties.items() if d.default_value is not None
+    }
 
 
 def inputs_for(case: ShapeCase) -> list[np.ndarray]:
@@ -235,8 +280,12 @@ def reference_results(case: ShapeCase, inputs: list[np.ndarray]) -> list[np.ndar
     if case.op in REDUCE and inputs[0].size == 0:
         reduce = {"reduce_sum": np.sum, "reduce_mean": np.mean}[case.op]
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of nothing is NaN, as it should be
-            result = reduce(inputs[0], axis=tuple(case.onnx_axes), keepdims=case.properties["keepdims"])
+            warnings.simplefilter(
+                "ignore", RuntimeWarning
+            )  # the mean of nothing is NaN, as it should be
+            result = reduce(
+                inputs[0], axis=tuple(case.onnx_axes), keepdims=case.properties["keepdims"]
+            )
         return [np.asarray(result, dtype=inputs[0].dtype)]
     return onnx_results(case, inputs)
 
@@ -250,14 +299,25 @@ def onnx_model(case: ShapeCase, output_shape: tuple[int, ...] | None = None):
     initializers = []
     node_inputs = list(names)
     if case.onnx_axes is not None:
-        initializers.append(helper.make_tensor("axes", TensorProto.INT64, [len(case.onnx_axes)], case.onnx_axes))
+        initializers.append(
+            helper.make_tensor("axes", TensorProto.INT64, [len(case.onnx_axes)], case.onnx_axes)
+        )
         node_inputs.append("axes")
-    node = helper.make_node(case.onnx_op, node_inputs, ["y"], name=f"{case.op}_node", **case.onnx_attributes)
+    node = helper.make_node(
+        case.onnx_op, node_inputs, ["y"], name=f"{case.op}_node", **case.onnx_attributes
+    )
     graph = helper.make_graph(
         [node],
         "case",
-        [helper.make_tensor_value_info(n, element, list(s)) for n, s in zip(names, case.input_shapes)],
-        [helper.make_tensor_value_info("y", element, None if output_shape is None else list(output_shape))],
+        [
+            helper.make_tensor_value_info(n, element, list(s))
+            for n, s in zip(names, case.input_shapes)
+        ],
+        [
+            helper.make_tensor_value_info(
+                "y", element, None if output_shape is None else list(output_shape)
+            )
+        ],
         initializer=initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
@@ -293,25 +353,40 @@ def check_shape_case(case: ShapeCase, workdir: Path) -> dict[str, Outcome]:
     source, inputs_path = workdir / "input.mlir", workdir / "inputs.npz"
     source.write_text(case.text)
     np.savez(inputs_path, *inputs)
-    outcomes = {"ziggurat-run": _run_and_compare(ziggurat_run.main, source, ["--inputs", str(inputs_path)], expected)}
+    outcomes = {
+        "ziggurat-run": _run_and_compare(
+            ziggurat_run.main, source, ["--inputs", str(inputs_path)], expected
+        )
+    }
     if sum(array.size for array in inputs) <= FOLDED_MAX_ELEMENTS:
         constants, folded = workdir / "constants.mlir", workdir / "folded.mlir"
         constants.write_text(ir_text(case, inputs) or "")
         # The folded constant goes through printing and parsing: NaN, infinities and signed zeros must survive.
-        fold = run_in_process(ziggurat_opt.main, [str(constants), "-p", "graph-fold-constants", "-o", str(folded)])
+        fold = run_in_process(
+            ziggurat_opt.main, [str(constants), "-p", "graph-fold-constants", "-o", str(folded)]
+        )
         outcomes["ziggurat-opt -p graph-fold-constants"] = fold
         if fold.kind == "success":
-            outcomes["ziggurat-run (folded)"] = _run_and_compare(ziggurat_run.main, folded, [], expected)
+            outcomes["ziggurat-run (folded)"] = _run_and_compare(
+                ziggurat_run.main, folded, [], expected
+            )
     return outcomes
 
 
-def _run_and_compare(main, source: Path, arguments: list[str], expected: list[np.ndarray] | None) -> Outcome:
+def _run_and_compare(
+    main, source: Path, arguments: list[str], expected: list[np.ndarray] | None
+) -> Outcome:
     outputs = source.with_suffix(".npz")
-    outcome = run_in_process(main, [str(source), *arguments, "--outputs", str(outputs)], IR_LOCATION)
+    outcome = run_in_process(
+        main, [str(source), *arguments, "--outputs", str(outputs)], IR_LOCATION
+    )
     if outcome.kind == "success" and expected is not None:
         with np.load(outputs) as archive:
             actual = [archive[f"result{i}"] for i in range(len(archive.files))]
         for index, (want, got) in enumerate(zip(expected, actual)):
             if (difference := mismatch(want, got)) is not None:
-                outcome.kind, outcome.detail = "mismatch", f"result #{index} against the reference: {difference}"
+                outcome.kind, outcome.detail = (
+                    "mismatch",
+                    f"result #{index} against the reference: {difference}",
+                )
     return outcome

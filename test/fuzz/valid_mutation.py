@@ -39,15 +39,32 @@ from .ir_mutation import OPT_PIPELINES, RUN_TIMEOUT_S, TIMED_OUT
 from .outcome import IR_LOCATION, Outcome, run_in_process
 from .seeds import SPLIT_MARKER, function_names, ir_seeds
 
-SEGMENT = re.compile(r'(?P<comment>//[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*"?)|(?P<space>\s+)|(?P<code>[^\s"/]+|/)')
+SEGMENT = re.compile(
+    r'(?P<comment>//[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*"?)|(?P<space>\s+)|(?P<code>[^\s"/]+|/)'
+)
 VALUE_NAME = re.compile(r"[%^](?:[0-9]+|[a-zA-Z$._-][a-zA-Z0-9$._-]*)")
 """An SSA value (`%`) or block label (`^`) as MLIR's lexer reads it."""
 AFTER, BEFORE = "([{<,=:", ")]}>=:"
 """Whitespace may go after and before these characters (but never inside `->`)."""
 WHITESPACE = (" ", "  ", "\n", "\n\n", "\t", "\n    ", " \n\t ", "\n  \n")
-COMMENTS = ("note", "}", "%x = graph.relu %y : tensor<2xf32>", '"unterminated', "expected-error {{bad}}",
-            "ünïcödé ∀x", "", "// nested", "{ ( [ <")
-NAME_SPELLINGS = {"v": "v{}", "digits": "{}", "dotted": "a.b_{}", "dollar": "$x-{}", "long": "n" * 40 + "{}"}
+COMMENTS = (
+    "note",
+    "}",
+    "%x = graph.relu %y : tensor<2xf32>",
+    '"unterminated',
+    "expected-error {{bad}}",
+    "ünïcödé ∀x",
+    "",
+    "// nested",
+    "{ ( [ <",
+)
+NAME_SPELLINGS = {
+    "v": "v{}",
+    "digits": "{}",
+    "dotted": "a.b_{}",
+    "dollar": "$x-{}",
+    "long": "n" * 40 + "{}",
+}
 """Fresh names by style (`{}` is the value's number); the other style, `permute`, shuffles the names there are."""
 RESULT_LABEL = re.compile(r"^[^\s:]+: ", re.MULTILINE)
 OUTPUT_ARGUMENT = re.compile(r"%result\d+")
@@ -99,7 +116,12 @@ def segments(text: str) -> list[tuple[str, int, int]]:
 
 
 def _code_matches(text: str, pattern: re.Pattern[str]) -> list[re.Match[str]]:
-    return [m for kind, start, end in segments(text) if kind == "code" for m in pattern.finditer(text, start, end)]
+    return [
+        m
+        for kind, start, end in segments(text)
+        if kind == "code"
+        for m in pattern.finditer(text, start, end)
+    ]
 
 
 def rename(text: str, names: dict[str, str]) -> str:
@@ -114,7 +136,8 @@ def rename(text: str, names: dict[str, str]) -> str:
 @st.composite
 def _renaming(draw, text: str) -> tuple[str, str]:
     names = [
-        name for name in dict.fromkeys(m[0] for m in _code_matches(text, VALUE_NAME))
+        name
+        for name in dict.fromkeys(m[0] for m in _code_matches(text, VALUE_NAME))
         if not OUTPUT_ARGUMENT.fullmatch(name)
     ]
     style = draw(st.sampled_from((*NAME_SPELLINGS, "permute")))
@@ -159,7 +182,11 @@ def swappable_ops(text: str) -> list[tuple[int, int, int]]:
     pairs = []
     for op in module.walk():
         following = op.next_op
-        if following is None or following.next_op is None or not (movable(op) and movable(following)):
+        if (
+            following is None
+            or following.next_op is None
+            or not (movable(op) and movable(following))
+        ):
             continue
         if any(operand.owner is op for operand in following.operands):
             continue
@@ -187,14 +214,18 @@ def _reformatting(draw, text: str) -> tuple[str, str] | None:
     runs = [
         (start, end)
         for i, (kind, start, end) in enumerate(parts)
-        if kind == "space" and all(parts[j][0] != "comment" for j in (i - 1, i + 1) if 0 <= j < len(parts))
+        if kind == "space"
+        and all(parts[j][0] != "comment" for j in (i - 1, i + 1) if 0 <= j < len(parts))
     ]
     gaps = [
         position
         for kind, start, end in parts
         if kind == "code"
         for position in range(start, end + 1)
-        if ((position > start and text[position - 1] in AFTER) or (position < end and text[position] in BEFORE))
+        if (
+            (position > start and text[position - 1] in AFTER)
+            or (position < end and text[position] in BEFORE)
+        )
         and text[position - 1 : position + 1] != "->"
     ]
     spots = [*runs, *((p, p) for p in gaps)]
@@ -243,7 +274,9 @@ def valid_cases(draw) -> ValidCase:
     names = function_names(original)
     function = draw(st.sampled_from([None, *names])) if names else None
     pipeline = draw(st.sampled_from(OPT_PIPELINES))
-    return ValidCase(seed, offset, original, mutations or ["none"], text, reordered, pipeline, function)
+    return ValidCase(
+        seed, offset, original, mutations or ["none"], text, reordered, pipeline, function
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -304,7 +337,9 @@ def without_names(text: str) -> str:
 
 def unordered_lines(text: str) -> str:
     """The lines of `text` without value names, sorted: the same for two orders of the same ops."""
-    return "\n".join(sorted(VALUE_NAME.sub(lambda match: match[0][0], line) for line in text.splitlines()))
+    return "\n".join(
+        sorted(VALUE_NAME.sub(lambda match: match[0][0], line) for line in text.splitlines())
+    )
 
 
 def _first_difference(expected: str, actual: str) -> str:
@@ -325,7 +360,9 @@ def judge(outcome: Outcome, baseline: Outcome, same: Callable[[str], str]) -> Ou
         outcome.kind, outcome.detail = "refused", "the unmutated input succeeded"
     elif (expected := same(baseline.stdout)) != (actual := same(outcome.stdout)):
         outcome.kind = "mismatch"
-        outcome.detail = f"other output than the unmutated input's: {_first_difference(expected, actual)}"
+        outcome.detail = (
+            f"other output than the unmutated input's: {_first_difference(expected, actual)}"
+        )
     return outcome
 
 
@@ -341,5 +378,7 @@ def check_valid_case(case: ValidCase, workdir: Path) -> dict[str, Outcome]:
     run = run_in_process(ziggurat_run.main, _run_argv(path, case.function), IR_LOCATION)
     return {
         "ziggurat-opt": judge(opt, _baseline_opt(case.original, case.pipeline), opt_same),
-        "ziggurat-run": judge(run, _baseline_run(case.original, case.function), lambda t: RESULT_LABEL.sub("", t)),
+        "ziggurat-run": judge(
+            run, _baseline_run(case.original, case.function), lambda t: RESULT_LABEL.sub("", t)
+        ),
     }

@@ -27,7 +27,10 @@ def two_layers(folder: Path) -> Path:
     as examples/models does, so that bf16 meets --check's tolerance."""
     weights = (np.random.default_rng(0).standard_normal((32, 32)) / np.sqrt(32)).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"), helper.make_node("Relu", ["m"], ["y"], name="act")],
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"),
+            helper.make_node("Relu", ["m"], ["y"], name="act"),
+        ],
         "two_layers",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])],

@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 from benchmark_scripts import load_benchmark
 
-from ziggurat.machine import load_machine
 from ziggurat.interpreters.timing import systolic_cycles
-
-
+from ziggurat.machine import load_machine
 
 scalesim_validation = load_benchmark("scalesim_validation")
 roofline_validation = load_benchmark("roofline_validation")
@@ -31,7 +29,9 @@ def test_the_layer_kernel_costs_the_folds_of_the_whole_layer(dataflow, tmp_path)
     path = scalesim_validation.machine_file(layer, dataflow, tmp_path)
     machine = load_machine(path)
     assert machine.matrix.dataflow == dataflow
-    assert all(machine.memories[space].capacity == 64 * 1024 for space in ("ifmap", "filter", "ofmap"))
+    assert all(
+        machine.memories[space].capacity == 64 * 1024 for space in ("ifmap", "filter", "ofmap")
+    )
     tiles = scalesim_validation.tile_sizes(layer, machine)
     assert "scf.for" in scalesim_validation.gemm_kernel(layer, tiles)
     cycles, (wall, cpu) = scalesim_validation.our_cycles(layer, path)  # also checks C against numpy
@@ -40,19 +40,27 @@ def test_the_layer_kernel_costs_the_folds_of_the_whole_layer(dataflow, tmp_path)
 
 
 def test_a_layer_too_long_to_stream_gets_larger_scratchpads(tmp_path):
-    layer = scalesim_validation.Layer("g", 4096, 32, 32)  # 4096 x 32 i32 outputs: 512 KiB, 4096 x 32 inputs: 128 KiB
+    layer = scalesim_validation.Layer(
+        "g", 4096, 32, 32
+    )  # 4096 x 32 i32 outputs: 512 KiB, 4096 x 32 inputs: 128 KiB
     path = scalesim_validation.machine_file(layer, "ws", tmp_path)
     machine = load_machine(path)
-    capacities = {space: machine.memories[space].capacity // 1024 for space in ("ifmap", "filter", "ofmap")}
+    capacities = {
+        space: machine.memories[space].capacity // 1024 for space in ("ifmap", "filter", "ofmap")
+    }
     assert capacities == {"ifmap": 128, "filter": 64, "ofmap": 512}
-    assert scalesim_validation.our_cycles(layer, path)[0] == pytest.approx(systolic_cycles("ws", 32, 32, 4096, 32, 32))
+    assert scalesim_validation.our_cycles(layer, path)[0] == pytest.approx(
+        systolic_cycles("ws", 32, 32, 4096, 32, 32)
+    )
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SCALE-Sim's own int() of arrays
 def test_scalesim_agrees_on_a_small_gemm():
     pytest.importorskip("scalesim")
     machine = load_machine("systolic")
-    cycles = scalesim_validation.scalesim_cycles(scalesim_validation.Layer("g", 64, 64, 64), machine)
+    cycles = scalesim_validation.scalesim_cycles(
+        scalesim_validation.Layer("g", 64, 64, 64), machine
+    )
     assert cycles == math.ceil(64 / 32) ** 2 * (32 + 32 + 64 - 2) - 1
 
 
@@ -62,13 +70,17 @@ def test_scalesims_compute_cycles_do_not_depend_on_its_scratchpads(tmp_path):
     layer = scalesim_validation.Layer("g", 1024, 32, 32)  # ws: 128 KiB of ofmap
     larger = load_machine(scalesim_validation.machine_file(layer, "ws", tmp_path))
     assert larger.memories["ofmap"].capacity == 128 * 1024
-    preset = load_machine(scalesim_validation.machine_file(scalesim_validation.Layer("h", 32, 32, 32), "ws", tmp_path))
+    preset = load_machine(
+        scalesim_validation.machine_file(scalesim_validation.Layer("h", 32, 32, 32), "ws", tmp_path)
+    )
     cycles = [scalesim_validation.scalesim_cycles(layer, machine) for machine in (preset, larger)]
     assert cycles == [systolic_cycles("ws", 32, 32, 1024, 32, 32) - 1] * 2
 
 
 def scalesim_row(ours: int, ours_seconds: float):
-    return scalesim_validation.Row("g", 64, 64, 64, "os", "systolic", ours, 503, ours_seconds, 1.0, ours_seconds, 1.0)
+    return scalesim_validation.Row(
+        "g", 64, 64, 64, "os", "systolic", ours, 503, ours_seconds, 1.0, ours_seconds, 1.0
+    )
 
 
 def test_the_summary_fails_a_cycle_ratio_or_a_speedup_off_target():

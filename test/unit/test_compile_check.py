@@ -25,7 +25,9 @@ def qdq_conv_model() -> onnx.ModelProto:
     channels, outputs = 8, 16
     weights = rng.normal(0, 0.5, (outputs, channels, 3, 3)).astype(np.float32)
     weight_scale = (np.abs(weights).reshape(outputs, -1).max(axis=1) / 127).astype(np.float32)
-    quantized_weights = np.clip(np.round(weights / weight_scale[:, None, None, None]), -127, 127).astype(np.int8)
+    quantized_weights = np.clip(
+        np.round(weights / weight_scale[:, None, None, None]), -127, 127
+    ).astype(np.int8)
     initializers = [
         numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
         numpy_helper.from_array(np.array(128, np.uint8), "x_zero"),
@@ -60,7 +62,19 @@ def test_check_compares_with_the_onnx_definition_on_a_qdq_conv(tmp_path: Path, c
     onnx.save(qdq_conv_model(), path)
     inputs = {"x": np.random.default_rng(1).normal(0, 1.0, (1, 8, 12, 12)).astype(np.float32)}
     np.savez(tmp_path / "in.npz", **inputs)
-    assert compile_main([str(path), "--check", "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz")]) == 0
+    assert (
+        compile_main(
+            [
+                str(path),
+                "--check",
+                "--inputs",
+                str(tmp_path / "in.npz"),
+                "--outputs",
+                str(tmp_path / "out.npz"),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "against onnxruntime (graph optimizations off: the ONNX definition):" in printed
     assert "max abs error 0 " in printed
@@ -68,18 +82,26 @@ def test_check_compares_with_the_onnx_definition_on_a_qdq_conv(tmp_path: Path, c
     ours = np.load(tmp_path / "out.npz")["y"]
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = onnxruntime.InferenceSession(path.read_bytes(), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        path.read_bytes(), options, providers=["CPUExecutionProvider"]
+    )
     np.testing.assert_array_equal(ours, session.run(None, inputs)[0])
 
 
 def slice_model() -> onnx.ModelProto:
     """A Slice whose starts, ends and axes are graph inputs."""
     graph = helper.make_graph(
-        [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["s"]), helper.make_node("Relu", ["s"], ["y"])],
+        [
+            helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["s"]),
+            helper.make_node("Relu", ["s"], ["y"]),
+        ],
         "slice",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6]),
-            *(helper.make_tensor_value_info(n, TensorProto.INT64, [1]) for n in ("starts", "ends", "axes")),
+            *(
+                helper.make_tensor_value_info(n, TensorProto.INT64, [1])
+                for n in ("starts", "ends", "axes")
+            ),
         ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, "w"])],
     )
@@ -99,7 +121,15 @@ def test_bound_inputs_become_constants_and_are_checked(tmp_path: Path, capsys):
     path = tmp_path / "slice.onnx"
     onnx.save(slice_model(), path)
     np.save(tmp_path / "ends.npy", np.array([5]))
-    argv = [str(path), "--bind", "starts=1", "--bind", f"ends={tmp_path / 'ends.npy'}", "--bind", "axes=-1"]
+    argv = [
+        str(path),
+        "--bind",
+        "starts=1",
+        "--bind",
+        f"ends={tmp_path / 'ends.npy'}",
+        "--bind",
+        "axes=-1",
+    ]
     assert compile_main([*argv, "--check"]) == 0
     assert "output 'y': float32[4, 4]" in capsys.readouterr().out
     assert compile_main(argv) == 0
@@ -111,8 +141,14 @@ def test_bound_inputs_become_constants_and_are_checked(tmp_path: Path, capsys):
     "binding, message",
     [
         (["--bind", "start=1"], "--bind names 'start', which is not an input of the model"),
-        (["--bind", "starts=1,2"], "--bind starts: the value has shape [2], but the input's is [1]"),
-        (["--bind", "starts=0.5"], "--bind starts: the values do not fit the input's element type int64"),
+        (
+            ["--bind", "starts=1,2"],
+            "--bind starts: the value has shape [2], but the input's is [1]",
+        ),
+        (
+            ["--bind", "starts=0.5"],
+            "--bind starts: the values do not fit the input's element type int64",
+        ),
         (["--bind", "starts"], "invalid --bind 'starts': expected NAME=VALUES"),
         (["--bind", "starts=a,b"], "VALUES must be comma-separated numbers or a .npy file"),
     ],
@@ -137,7 +173,12 @@ def test_without_onnxruntime_check_says_so(tmp_path: Path, monkeypatch, capsys):
 def test_inputs_give_the_shapes_of_dynamic_dimensions(capsys):
     # The exporter leaves batch and sequence dynamic; the .npz's arrays fix them, as --input-shape would.
     data = Path(__file__).parent / "data" / "torch_export"
-    argv = [str(data / "gpt_block_dynamo.onnx"), "--inputs", str(data / "gpt_block_dynamo.inputs.npz"), "--check"]
+    argv = [
+        str(data / "gpt_block_dynamo.onnx"),
+        "--inputs",
+        str(data / "gpt_block_dynamo.inputs.npz"),
+        "--check",
+    ]
     assert compile_main(argv) == 0
     assert "output 'logits': float32[2, 12, 64]" in capsys.readouterr().out
 
@@ -145,7 +186,10 @@ def test_inputs_give_the_shapes_of_dynamic_dimensions(capsys):
 def test_a_shape_computed_from_inputs_names_them(tmp_path: Path):
     # Reshape's target is start + delta: both graph inputs must be bound.
     graph = helper.make_graph(
-        [helper.make_node("Add", ["start", "delta"], ["shape"]), helper.make_node("Reshape", ["x", "shape"], ["y"])],
+        [
+            helper.make_node("Add", ["start", "delta"], ["shape"]),
+            helper.make_node("Reshape", ["x", "shape"], ["y"]),
+        ],
         "reshape",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
@@ -154,8 +198,13 @@ def test_a_shape_computed_from_inputs_names_them(tmp_path: Path):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])],
     )
     path = tmp_path / "reshape.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path
+    )
     with pytest.raises(DiagnosticError) as error:
         compile_main([str(path)])
-    assert "computed from the graph input(s) 'start', 'delta': give their values with --bind" in str(error.value)
+    assert (
+        "computed from the graph input(s) 'start', 'delta': give their values with --bind"
+        in str(error.value)
+    )
     assert compile_main([str(path), "--bind", "start=1,1", "--bind", "delta=1,5", "--check"]) == 0

@@ -29,18 +29,26 @@ from xdsl.dialects.builtin import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer as XdslPrinter
 
-from ziggurat.interpreters.timing import Access, _AccessLog, _Record
 from ziggurat.context import default_context
-from ziggurat.parsing import parse_source
 from ziggurat.dtypes import is_splat
+from ziggurat.interpreters.timing import Access, _AccessLog, _Record
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
 from ziggurat.transforms.npu.insert_sync import _ANYWHERE, _Access, _envelopes_meet, _Step
-from ziggurat.ir.contraction import is_contraction
 from ziggurat.transforms.tile.tile_sizes import slice_elements
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, linear_form, tiling_of
 
 NAN = float("nan")
-ELEMENT_TYPES = [Float16Type(), Float32Type(), BFloat16Type(), IntegerType(32), IntegerType(8), IntegerType(1), IndexType()]
+ELEMENT_TYPES = [
+    Float16Type(),
+    Float32Type(),
+    BFloat16Type(),
+    IntegerType(32),
+    IntegerType(8),
+    IntegerType(1),
+    IndexType(),
+]
 VALUES = {
     "mixed": [1.0, 2.0, 1.0],
     "equal": [3.0, 3.0, 3.0],
@@ -115,7 +123,11 @@ def test_envelopes_never_hide_a_conflict():
         found = []
         for _ in range(count):
             start = rng.randrange(0, 64)
-            found.append(_Access(rng.choice(storages), start, start + rng.randrange(0, 16), rng.random() < 0.3))
+            found.append(
+                _Access(
+                    rng.choice(storages), start, start + rng.randrange(0, 16), rng.random() < 0.3
+                )
+            )
         return tuple(found)
 
     skipped = 0
@@ -134,9 +146,15 @@ def test_envelopes_never_hide_a_conflict():
 # the infinities (how MLIR and xDSL print them).
 FLOAT_SPLATS = ["0.02", "-0.0", "0.0", "-1.5e-3", "3"]
 SPLAT_LITERALS = [
-    *((Float16Type(), v) for v in [*FLOAT_SPLATS, "65504.0", "0x7E00", "0x7C00", "0xFC00", "0x8000"]),
+    *(
+        (Float16Type(), v)
+        for v in [*FLOAT_SPLATS, "65504.0", "0x7E00", "0x7C00", "0xFC00", "0x8000"]
+    ),
     *((BFloat16Type(), v) for v in [*FLOAT_SPLATS, "0x7FC0", "0x7F80", "0xFF80", "0xFFC1"]),
-    *((Float32Type(), v) for v in [*FLOAT_SPLATS, "0x7FC00000", "0x7F800000", "0xFF800000", "0x80000000"]),
+    *(
+        (Float32Type(), v)
+        for v in [*FLOAT_SPLATS, "0x7FC00000", "0x7F800000", "0xFF800000", "0x80000000"]
+    ),
     *((Float64Type(), v) for v in [*FLOAT_SPLATS, "0x7FF8000000000000", "0xFFF0000000000000"]),
     *((IntegerType(1), v) for v in ["true", "false", "1", "0"]),
     *((IntegerType(8), v) for v in ["-3", "127", "-128", "255", "0x7F"]),
@@ -146,7 +164,6 @@ SPLAT_LITERALS = [
     (ComplexType(Float32Type()), "(1.5, -0.0)"),
 ]
 SPLAT_SHAPES = [[2, 3], [], [0], [1]]
-
 
 
 def constant(typed_attribute: str) -> DenseIntOrFPElementsAttr:
@@ -168,8 +185,13 @@ def test_a_splat_parses_as_its_elements_written_out(element_type, literal, shape
     written out (the project's reading of hex floats included), and round-trips through the printer."""
     tensor = TensorType(element_type, shape)
     splat = constant(f"dense<{literal}> : {tensor}")
-    one_or_more = TensorType(element_type, shape or [1])  # a rank-0 literal is the splat's own syntax
-    assert splat.data.data == constant(f"dense<{written_out(literal, shape or [1])}> : {one_or_more}").data.data
+    one_or_more = TensorType(
+        element_type, shape or [1]
+    )  # a rank-0 literal is the splat's own syntax
+    assert (
+        splat.data.data
+        == constant(f"dense<{written_out(literal, shape or [1])}> : {one_or_more}").data.data
+    )
     assert splat.get_type() == tensor
     printed = io.StringIO()
     Printer(stream=printed).print_attribute(splat)
@@ -190,7 +212,9 @@ def test_a_splat_is_packed_from_one_value(monkeypatch):
     Python value per element: the parser packs one, whatever the element count."""
     packed: list[int] = []
     pack = BFloat16Type.pack
-    monkeypatch.setattr(BFloat16Type, "pack", lambda self, values: packed.append(len(values)) or pack(self, values))
+    monkeypatch.setattr(
+        BFloat16Type, "pack", lambda self, values: packed.append(len(values)) or pack(self, values)
+    )
     splat = constant("dense<0.02> : tensor<64x256x3x3xbf16>")
     assert packed == [1]
     assert splat.data.data == bytes.fromhex("A43C") * (64 * 256 * 3 * 3)
@@ -198,8 +222,14 @@ def test_a_splat_is_packed_from_one_value(monkeypatch):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 200), st.sampled_from([0, 1, 3, 16, 70, 900]), st.booleans()), max_size=40),
-    st.lists(st.tuples(st.integers(0, 200), st.integers(0, 100), st.booleans(), st.booleans()), max_size=10),
+    st.lists(
+        st.tuples(st.integers(0, 200), st.sampled_from([0, 1, 3, 16, 70, 900]), st.booleans()),
+        max_size=40,
+    ),
+    st.lists(
+        st.tuples(st.integers(0, 200), st.integers(0, 100), st.booleans(), st.booleans()),
+        max_size=10,
+    ),
 )
 def test_the_hazard_log_finds_the_records_of_each_kind(logged, queries):
     """The log keeps reads and writes apart (a read looks up only writes): a lookup of either
@@ -213,17 +243,25 @@ def test_the_hazard_log_finds_the_records_of_each_kind(logged, queries):
     for start, length, reads, writes in queries:
         access = Access("ub", start, start + length, length)
         expected = [
-            r for r in records
-            if r.access.start < access.end and r.access.end > access.start and (reads, writes)[r.write]
+            r
+            for r in records
+            if r.access.start < access.end
+            and r.access.end > access.start
+            and (reads, writes)[r.write]
         ]
         found = log.overlapping(access, reads=reads, writes=writes)
         assert sorted(map(id, found)) == sorted(map(id, expected))
         if expected:
-            assert log.first(found) is min(expected, key=lambda r: r.access.start)  # stable: by arrival
+            assert log.first(found) is min(
+                expected, key=lambda r: r.access.start
+            )  # stable: by arrival
         contained = [
-            r for r in records
-            if r.access.start < access.end and access.start < r.access.end <= access.end
-            and access.start <= r.access.start and (writes or not r.write)
+            r
+            for r in records
+            if r.access.start < access.end
+            and access.start < r.access.end <= access.end
+            and access.start <= r.access.start
+            and (writes or not r.write)
         ]
         assert sorted(map(id, log.inside(access, writes=writes))) == sorted(map(id, contained))
 

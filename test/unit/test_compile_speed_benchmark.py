@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from benchmark_scripts import load_benchmark, two_layers
 
-
 compile_speed = load_benchmark("compile_speed")
 
 
@@ -17,13 +16,17 @@ def test_both_stages_are_timed_and_the_run_simulated(tmp_path: Path, capsys):
     results = json.loads((tmp_path / "compile_speed.json").read_text())
     assert code == 0
     assert [s["name"] for s in results["stages"]] == ["compile to npu", "simulate"]
-    assert all(s["cpu_seconds"] > 0 and s["wall_seconds"] > 0 and s["met"] for s in results["stages"])
+    assert all(
+        s["cpu_seconds"] > 0 and s["wall_seconds"] > 0 and s["met"] for s in results["stages"]
+    )
     assert results["simulated_cycles"] > 0
     assert "| compile to npu |" in capsys.readouterr().out
 
 
 def test_a_stage_over_the_target_fails_the_script(tmp_path: Path, capsys):
-    code = compile_speed.main(["--model", str(two_layers(tmp_path)), "--results", str(tmp_path), "--target", "0"])
+    code = compile_speed.main(
+        ["--model", str(two_layers(tmp_path)), "--results", str(tmp_path), "--target", "0"]
+    )
     assert code == 1
     assert "FAIL: compile to npu" in capsys.readouterr().err
 

@@ -21,8 +21,6 @@ from onnx import TensorProto, helper, numpy_helper
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.frontends.onnx.reference_data import dummy_inputs
 
-
-
 conformance = load_benchmark("conformance")
 
 
@@ -62,7 +60,9 @@ def test_a_model_that_compiles_and_matches_passes_with_its_cycles(tmp_path: Path
     assert code == 0
     (row,) = results["models"]
     assert row["model"] == "light_tiny" and row["graph_passed"] and row["npu_passed"]
-    assert row["expected_from"] == "shipped" and row["computed_in"] == "bf16"  # davinci's matrix unit has no f32
+    assert (
+        row["expected_from"] == "shipped" and row["computed_in"] == "bf16"
+    )  # davinci's matrix unit has no f32
     assert row["cycles"] > 0 and row["compile_seconds"] > 0 and row["simulate_seconds"] > 0
     assert 0 < row["max_abs"] < 0.05 and row["failure"] is None  # bf16 keeps 8 bits of mantissa
     assert results["machine"] == "davinci" and results["host"]["cpus"] >= 1
@@ -77,7 +77,9 @@ def test_a_wrong_expected_output_fails_both_levels_and_says_why(tmp_path: Path, 
     (row,) = results["models"]
     assert row["graph_passed"] is False and row["npu_passed"] is False
     assert row["max_abs"] > 1  # the npu level still ran and measured its error
-    assert row["failure"].startswith("graph: output '#0': float32[4, 16]") and "FAIL" in row["failure"]
+    assert (
+        row["failure"].startswith("graph: output '#0': float32[4, 16]") and "FAIL" in row["failure"]
+    )
     assert "tiny: graph: output '#0'" in capsys.readouterr().out
 
 
@@ -104,21 +106,29 @@ def test_a_compile_error_is_the_first_line_of_its_diagnostic(tmp_path: Path):
     code, results = run(tmp_path, "--models", str(path))
     row = results["models"][0]
     assert code == 1 and row["graph_passed"] is False and row["npu_passed"] is False
-    assert row["failure"].startswith("import: ") and "NoSuchOp" in row["failure"] and "\n" not in row["failure"]
+    assert (
+        row["failure"].startswith("import: ")
+        and "NoSuchOp" in row["failure"]
+        and "\n" not in row["failure"]
+    )
 
 
 def test_an_unknown_model_name_is_an_error_naming_the_close_one(tmp_path: Path):
     write_light_model(tmp_path)
     with pytest.raises(DiagnosticError, match="no model 'tinny'.*tiny"):
         conformance.select_models("tinny", tmp_path)
-    assert conformance.select_models("tiny,light_tiny", tmp_path) == [tmp_path / "light_tiny.onnx"] * 2
+    assert (
+        conformance.select_models("tiny,light_tiny", tmp_path) == [tmp_path / "light_tiny.onnx"] * 2
+    )
 
 
 def test_a_worker_that_dies_is_a_crash_with_its_signal(tmp_path: Path, monkeypatch):
     write_light_model(tmp_path)
     monkeypatch.setattr(conformance, "evaluate", lambda *_: os.kill(os.getpid(), signal.SIGKILL))
     code, results = run(tmp_path)
-    assert code == 1 and results["models"][0]["failure"] == "crash: the worker ended by signal SIGKILL"
+    assert (
+        code == 1 and results["models"][0]["failure"] == "crash: the worker ended by signal SIGKILL"
+    )
 
 
 def test_a_long_reason_is_cut_in_the_table_and_whole_in_the_json(tmp_path: Path, capsys):
@@ -128,7 +138,9 @@ def test_a_long_reason_is_cut_in_the_table_and_whole_in_the_json(tmp_path: Path,
     onnx.save(model, path)
     _, results = run(tmp_path, "--models", str(path))
     assert len(results["models"][0]["failure"]) > 400
-    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("bad: import:")]
+    (line,) = [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith("bad: import:")
+    ]
     assert len(line) == len("bad: ") + conformance.REASON_CHARACTERS and line.endswith(" ...")
 
 
@@ -137,14 +149,23 @@ def test_precision_model_keeps_f32_which_davinci_cannot_multiply(tmp_path: Path)
     code, results = run(tmp_path, "--precision", "model")
     row = results["models"][0]
     assert code == 1 and results["precision"] == "model"
-    assert row["graph_passed"] and row["computed_in"] is None and row["failure"].startswith("compile: ")
+    assert (
+        row["graph_passed"]
+        and row["computed_in"] is None
+        and row["failure"].startswith("compile: ")
+    )
 
 
 def test_random_weights_compare_with_onnxruntime_not_the_shipped_outputs(tmp_path: Path, capsys):
     write_light_model(tmp_path, scale=2.0)  # shipped outputs that would fail
     code, results = run(tmp_path, "--random-weights")
     row = results["models"][0]
-    assert code == 0 and results["random_weights"] and row["expected_from"] == "onnxruntime" and row["npu_passed"]
+    assert (
+        code == 0
+        and results["random_weights"]
+        and row["expected_from"] == "onnxruntime"
+        and row["npu_passed"]
+    )
     assert "--random-weights, --jobs 1" in capsys.readouterr().out
 
 
@@ -161,17 +182,30 @@ def write_corpus_model(folder: Path, scale: float = 1.0) -> None:
 def test_corpus_runs_each_model_on_each_machine_against_its_stored_outputs(tmp_path: Path):
     write_corpus_model(tmp_path)
     table = tmp_path / "corpus.md"
-    code = conformance.main(["--corpus", str(tmp_path), "--machine", "davinci,tensorcore", "--table", str(table)])
+    code = conformance.main(
+        ["--corpus", str(tmp_path), "--machine", "davinci,tensorcore", "--table", str(table)]
+    )
     assert code == 0
     rows = json.loads(table.with_suffix(".json").read_text())["models"]
-    assert [(r["machine"], r["model"]) for r in rows] == [("davinci", "tiny"), ("tensorcore", "tiny")]
+    assert [(r["machine"], r["model"]) for r in rows] == [
+        ("davinci", "tiny"),
+        ("tensorcore", "tiny"),
+    ]
     for row in rows:
         assert row["npu_passed"] and row["expected_from"] == "onnxruntime" and row["cycles"] > 0
         # In bf16 at the graph level already; the npu code may round elsewhere, not much worse.
-        assert 0 < row["graph_precision_max_abs"] < 0.05 and row["max_abs"] < 0.05 and row["max_ref"] > 1
+        assert (
+            0 < row["graph_precision_max_abs"] < 0.05
+            and row["max_abs"] < 0.05
+            and row["max_ref"] > 1
+        )
     lines = table.read_text().splitlines()
     assert lines[0].startswith("| model | machine |") and len(lines) == 4
-    assert lines[2].startswith("| tiny | davinci | ") and "| bf16 |" in lines[2] and "| pass |" in lines[2]
+    assert (
+        lines[2].startswith("| tiny | davinci | ")
+        and "| bf16 |" in lines[2]
+        and "| pass |" in lines[2]
+    )
 
 
 def test_corpus_with_a_wrong_stored_output_fails(tmp_path: Path):
@@ -184,5 +218,7 @@ def test_corpus_with_a_wrong_stored_output_fails(tmp_path: Path):
 
 
 def test_an_empty_corpus_without_torch_says_how_to_generate_it(tmp_path: Path):
-    with pytest.raises(DiagnosticError, match=r"no models in .* cannot import torch .*pip install torch==2\.13\.0"):
+    with pytest.raises(
+        DiagnosticError, match=r"no models in .* cannot import torch .*pip install torch==2\.13\.0"
+    ):
         conformance.main(["--corpus", str(tmp_path), "--torch-python", "false"])

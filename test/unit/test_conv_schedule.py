@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from io import StringIO
 
-from ziggurat.interpreters.interpreter import find_function, run_function
-from ziggurat.machine import load_machine
-from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
+from ziggurat.interpreters.interpreter import find_function, run_function
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
-from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
 from ziggurat.printing import Printer
+from ziggurat.testing.differential import apply_pipeline, compare_outputs, level_inputs
 
 CONV = """
 func.func @main(%x: tensor<1x128x28x28xf16>, %w: tensor<128x128x3x3xf16>) -> tensor<1x128x28x28xf16> {
@@ -44,7 +44,9 @@ def test_window_points_alternate_between_two_operand_buffers_and_keep_the_numeri
     reads = re.findall(r"npu\.mma (%\d+)\[[^\]]*\], (%\d+)\[", text)
     for operand, space in ((0, "l0a"), (1, "l0b")):
         turns = sum(a[operand] != b[operand] for a, b in zip(reads, reads[1:]))
-        assert turns > len(reads) / 2, f"consecutive matrix instructions read one {space} buffer: {reads}"
+        assert turns > len(reads) / 2, (
+            f"consecutive matrix instructions read one {space} buffer: {reads}"
+        )
     result = run_npu(module, load_machine("davinci"), inputs)
     assert all(c.ok for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True))
     stats = result.stats

@@ -14,8 +14,8 @@ import numpy as np
 import onnx
 import pytest
 
-from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
+from ziggurat.interpreters.graph_interpreter import run_function
 
 DATA = Path(__file__).parent / "data" / "corpus"
 
@@ -54,7 +54,11 @@ dequantized, so they are equal or off by a whole quantization step)."""
 
 def load(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray], dict[str, np.ndarray]]:
     model = onnx.load(str(DATA / f"{name}.onnx"))
-    return model, dict(np.load(DATA / f"{name}.inputs.npz")), dict(np.load(DATA / f"{name}.outputs.npz"))
+    return (
+        model,
+        dict(np.load(DATA / f"{name}.inputs.npz")),
+        dict(np.load(DATA / f"{name}.outputs.npz")),
+    )
 
 
 def run(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -69,13 +73,17 @@ def run(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def test_corpus_is_complete():
     """Every fixture is in the tests, and every tested fixture is there."""
-    assert {path.stem for path in DATA.glob("*.onnx")} == set(ONNXRUNTIME_F32_ERROR) | set(QUANTIZED)
+    assert {path.stem for path in DATA.glob("*.onnx")} == set(ONNXRUNTIME_F32_ERROR) | set(
+        QUANTIZED
+    )
 
 
 @pytest.mark.parametrize("name", ONNXRUNTIME_F32_ERROR)
 def test_corpus_model_matches_onnxruntime(name: str):
     logits, expected = run(name)
-    np.testing.assert_allclose(logits, expected, rtol=0, atol=ERROR_FACTOR * ONNXRUNTIME_F32_ERROR[name])
+    np.testing.assert_allclose(
+        logits, expected, rtol=0, atol=ERROR_FACTOR * ONNXRUNTIME_F32_ERROR[name]
+    )
     # Not degenerate: the classes (or next tokens) get different scores.
     assert logits.std(axis=-1).min() > 0.1
 

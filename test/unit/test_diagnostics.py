@@ -11,8 +11,8 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.context import default_context
 from ziggurat.cli import run_main, write_atomically
+from ziggurat.context import default_context
 from ziggurat.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -22,10 +22,10 @@ from ziggurat.diagnostics import (
     error_at,
     note_at,
 )
+from ziggurat.dialects.graph import ReluOp
 from ziggurat.expected_diagnostics import check_expected_diagnostics, parse_expected_diagnostics
 from ziggurat.parsing import parse_source
 from ziggurat.verifier import verify_module
-from ziggurat.dialects.graph import ReluOp
 
 SOURCE = """\
 func.func @f(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
@@ -96,7 +96,9 @@ def test_unknown_op_suggests_a_registered_one(ctx):
         parse_source(ctx, SOURCE.replace("graph.relu", "graph.rleu"), "in.mlir")
     (d,) = info.value.diagnostics
     assert (d.line, d.col) == (2, 8)
-    assert d.message == "unknown operation 'graph.rleu' in dialect 'graph'; did you mean 'graph.relu'?"
+    assert (
+        d.message == "unknown operation 'graph.rleu' in dialect 'graph'; did you mean 'graph.relu'?"
+    )
 
 
 def test_unknown_dialect_is_named(ctx):
@@ -145,7 +147,10 @@ def test_multi_line_xdsl_messages_become_one_line(ctx):
     with pytest.raises(DiagnosticError) as info:
         verify_module(parse_source(ctx, text, "in.mlir"))
     (d,) = info.value.diagnostics
-    assert d.message == "'graph.relu' op operand 'input' at position 0 does not verify: i32 should be of base attribute tensor"
+    assert (
+        d.message
+        == "'graph.relu' op operand 'input' at position 0 does not verify: i32 should be of base attribute tensor"
+    )
 
 
 def test_format_is_mlir_style_with_caret(ctx):
@@ -158,7 +163,9 @@ def test_format_is_mlir_style_with_caret(ctx):
 
 
 def test_format_without_location_and_with_notes():
-    d = Diagnostic("error", "no machine", notes=[Diagnostic("note", "see here", "m.toml", 3, 1, "x = 1")])
+    d = Diagnostic(
+        "error", "no machine", notes=[Diagnostic("note", "see here", "m.toml", 3, 1, "x = 1")]
+    )
     assert d.format() == "error: no machine\nm.toml:3:1: note: see here\nx = 1\n^"
 
 
@@ -237,7 +244,9 @@ def test_run_main_reports_escaped_xdsl_errors_as_user_errors(ctx, capsys):
         raise VerifyException("bad\nthing")
 
     assert exit_code(parse_without_locations) == 1
-    assert capsys.readouterr().err == "raw.mlir:3:1: error: Operation func.retrun is not registered\n"
+    assert (
+        capsys.readouterr().err == "raw.mlir:3:1: error: Operation func.retrun is not registered\n"
+    )
     assert exit_code(verify_exception) == 1
     assert capsys.readouterr().err == "error: bad thing\n"
 
@@ -252,7 +261,10 @@ def test_run_main_internal_error_exits_2_without_traceback(capsys, monkeypatch):
 
     assert exit_code(main) == 2
     err = capsys.readouterr().err
-    assert "internal error, please report: ZeroDivisionError: division by zero (in pass my-pass)" in err
+    assert (
+        "internal error, please report: ZeroDivisionError: division by zero (in pass my-pass)"
+        in err
+    )
     assert "Traceback" not in err
 
 
@@ -335,14 +347,19 @@ def at(line, severity="error", message="boom"):
 
 
 def test_check_matches_by_severity_line_and_substring():
-    expected = parse_expected_diagnostics("x // expected-error {{oo}}\ny // expected-warning {{w}}\n", "t.mlir")
+    expected = parse_expected_diagnostics(
+        "x // expected-error {{oo}}\ny // expected-warning {{w}}\n", "t.mlir"
+    )
     assert check_expected_diagnostics(expected, [at(1), at(2, "warning", "a w b")]) == []
 
 
 def test_check_reports_missing_and_unexpected():
     expected = parse_expected_diagnostics("x // expected-error {{boom}}\n", "t.mlir")
     errors = check_expected_diagnostics(expected, [at(2)])
-    assert [e.message for e in errors] == ['expected error "boom" was not produced', "unexpected error: boom"]
+    assert [e.message for e in errors] == [
+        'expected error "boom" was not produced',
+        "unexpected error: boom",
+    ]
     assert [(e.line, e.col) for e in errors] == [(1, 6), (2, 1)]
 
 
@@ -367,10 +384,17 @@ def test_check_covers_located_notes_and_skips_unlocated_ones():
     error = at(1)
     error.notes = [at(2, "note", "declared here"), Diagnostic("note", "in pass x")]
     expected = parse_expected_diagnostics("x // expected-error {{boom}}\n", "t.mlir")
-    assert [e.message for e in check_expected_diagnostics(expected, [error])] == ["unexpected note: declared here"]
+    assert [e.message for e in check_expected_diagnostics(expected, [error])] == [
+        "unexpected note: declared here"
+    ]
     expected += parse_expected_diagnostics("\ny // expected-note {{declared}}\n", "t.mlir")
     assert check_expected_diagnostics(expected, [error]) == []
 
 
 def test_words_ending_in_expected_are_not_annotations():
-    assert parse_expected_diagnostics("// unexpected-error {{a}} and not-expected-note {{b}}\n", "t.mlir") == []
+    assert (
+        parse_expected_diagnostics(
+            "// unexpected-error {{a}} and not-expected-note {{b}}\n", "t.mlir"
+        )
+        == []
+    )

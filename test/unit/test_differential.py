@@ -10,13 +10,13 @@ import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+
+from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import graph
 from ziggurat.testing.differential import (
     check_pass_preserves_numerics,
     compare_outputs,
 )
-
-from ziggurat.diagnostics import DiagnosticError
 
 RELU = """
 func.func @main(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {

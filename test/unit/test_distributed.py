@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
+from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
-from ziggurat.testing.differential import apply_pipeline
 from ziggurat.printing import Printer
+from ziggurat.testing.differential import apply_pipeline
 from ziggurat.tools import ziggurat_sweep, ziggurat_tune
 from ziggurat.tuning import tuner
 from ziggurat.tuning.executors import LocalExecutor, check_cluster, make_executor
@@ -37,7 +37,9 @@ try:
     import ray
 except ImportError:
     ray = None
-needs_ray = pytest.mark.skipif(ray is None, reason="ray is not installed (pip install 'ziggurat[ray]')")
+needs_ray = pytest.mark.skipif(
+    ray is None, reason="ray is not installed (pip install 'ziggurat[ray]')"
+)
 
 
 # --------------------------------------------------------------------------- #
@@ -70,8 +72,13 @@ def calls(folder, what):
 
 def run(executor, tasks, deadline=None):
     results, failures = {}, {}
-    executor.run(behave, tasks, lambda t, r: results.__setitem__(t[0] + str(t[2]), r),
-                 lambda t, reason: failures.__setitem__(t[0], reason), deadline)
+    executor.run(
+        behave,
+        tasks,
+        lambda t, r: results.__setitem__(t[0] + str(t[2]), r),
+        lambda t, reason: failures.__setitem__(t[0], reason),
+        deadline,
+    )
     return results, failures
 
 
@@ -101,20 +108,26 @@ def test_tasks_a_result_returns_join_the_same_run(jobs, tmp_path):
 def test_a_task_that_raises_is_retried_once_then_fails_with_its_reason(jobs, tmp_path):
     executor = LocalExecutor(jobs)
     try:
-        results, failures = run(executor, [("ok", tmp_path, 1), ("raise", tmp_path, 2), ("raise-once", tmp_path, 3)])
+        results, failures = run(
+            executor, [("ok", tmp_path, 1), ("raise", tmp_path, 2), ("raise-once", tmp_path, 3)]
+        )
     finally:
         executor.close()
     assert results == {"ok1": 2, "raise-once3": 6}
     assert failures == {"raise": "ValueError: bad candidate (twice)"}
     assert len(calls(tmp_path, "raise")) == 2 and len(calls(tmp_path, "raise-once")) == 2
     if jobs > 1:  # the retry ran in another worker process
-        assert len(set(calls(tmp_path, "raise"))) == 2 and os.getpid() not in map(int, calls(tmp_path, "raise"))
+        assert len(set(calls(tmp_path, "raise"))) == 2 and os.getpid() not in map(
+            int, calls(tmp_path, "raise")
+        )
 
 
 def test_a_worker_that_dies_is_replaced_and_its_task_retried_elsewhere(tmp_path):
     executor = LocalExecutor(2)
     try:
-        results, failures = run(executor, [("die", tmp_path, 0), ("ok", tmp_path, 5), ("ok", tmp_path, 6)])
+        results, failures = run(
+            executor, [("die", tmp_path, 0), ("ok", tmp_path, 5), ("ok", tmp_path, 6)]
+        )
     finally:
         executor.close()
     assert results == {"ok5": 10, "ok6": 12}
@@ -143,7 +156,9 @@ def test_ctrl_c_stops_the_tasks_in_flight(tmp_path):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        executor.run(behave, [("sleep", tmp_path, 0.5), ("hang", tmp_path, 0)], interrupt, lambda t, r: None)
+        executor.run(
+            behave, [("sleep", tmp_path, 0.5), ("hang", tmp_path, 0)], interrupt, lambda t, r: None
+        )
     executor.close()
     (pid,) = map(int, calls(tmp_path, "hang"))
     with pytest.raises(ProcessLookupError):
@@ -155,7 +170,13 @@ def test_the_deadline_stops_launching_and_stops_what_runs(tmp_path):
     start = time.monotonic()
     try:
         results, failures = run(
-            executor, [("ok", tmp_path, 1), ("hang", tmp_path, 0), ("sleep", tmp_path, 30), ("ok", tmp_path, 2)],
+            executor,
+            [
+                ("ok", tmp_path, 1),
+                ("hang", tmp_path, 0),
+                ("sleep", tmp_path, 30),
+                ("ok", tmp_path, 2),
+            ],
             deadline=time.monotonic() + 1.0,
         )
     finally:
@@ -171,7 +192,9 @@ def test_cluster_names(monkeypatch):
         check_cluster("dask")
     assert isinstance(make_executor("local", 3), LocalExecutor) and make_executor(None, 3).jobs == 3
     monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
-    with pytest.raises(DiagnosticError, match=r"--cluster ray needs the ray package: pip install 'ziggurat\[ray\]'"):
+    with pytest.raises(
+        DiagnosticError, match=r"--cluster ray needs the ray package: pip install 'ziggurat\[ray\]'"
+    ):
         make_executor("ray")
 
 
@@ -207,7 +230,9 @@ def measure_losing_candidate_1(task):
     return REAL_MEASURE(task)
 
 
-def test_a_lost_measurement_is_a_failed_candidate_with_its_reason_and_not_cached(tmp_path, monkeypatch):
+def test_a_lost_measurement_is_a_failed_candidate_with_its_reason_and_not_cached(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(tuner, "measure", measure_losing_candidate_1)
     module = parse_source(default_context(), GEMM, "gemm.mlir")
     groups = tunable_groups(module, load_machine(MACHINE))
@@ -216,7 +241,11 @@ def test_a_lost_measurement_is_a_failed_candidate_with_its_reason_and_not_cached
     options = TuneOptions(jobs=2, top_k=2, bufferings=(), stage=False)
     (choice,) = tune(groups, MACHINE, options, cache, lambda g, m: seen.append(m))
     lost = [m for m in seen if m.fault]
-    assert len(lost) == 1 and lost[0].candidate == 1 and lost[0].error == "worker died (signal SIGKILL) (twice)"
+    assert (
+        len(lost) == 1
+        and lost[0].candidate == 1
+        and lost[0].error == "worker died (signal SIGKILL) (twice)"
+    )
     assert choice.default_cycles is not None and choice.failed == 1
     assert choice.faults == ("worker died (signal SIGKILL) (twice)",) and not choice.complete
     assert cache.entries == {}
@@ -231,7 +260,10 @@ def test_a_task_carries_its_machine_files_to_a_host_without_them(tmp_path):
     (tmp_path / "chip.toml").write_text('extends = "base.toml"\nname = "chip"\n')
     chip = str(tmp_path / "chip.toml")
     sources = machine_sources(chip)
-    assert [Path(path).name for path, _ in sources] == ["chip.toml", "base.toml"]  # the preset is not carried
+    assert [Path(path).name for path, _ in sources] == [
+        "chip.toml",
+        "base.toml",
+    ]  # the preset is not carried
     assert machine_here(chip, sources) == chip  # the same files here: used as they are
     module = parse_source(default_context(), GEMM, "gemm.mlir")
     (group,) = tunable_groups(module, load_machine(chip))
@@ -253,7 +285,9 @@ def small_cnn_f16():
 
 def tune_small_cnn(tmp_path, name, options, cluster=None):
     module = small_cnn_f16()
-    choices = ziggurat_tune.tune_module(module, MACHINE, options, tmp_path / f"{name}.json", cluster)
+    choices = ziggurat_tune.tune_module(
+        module, MACHINE, options, tmp_path / f"{name}.json", cluster
+    )
     text = io.StringIO()
     Printer(stream=text).print_op(module)
     return choices, text.getvalue(), (tmp_path / f"{name}.json").read_bytes()
@@ -265,30 +299,44 @@ def tune_small_cnn(tmp_path, name, options, cluster=None):
 
 
 def test_setting_values_and_the_toml_they_make():
-    path, values = ziggurat_sweep.parse_setting('matrix.shape=[16,16,16], [32, 32, 16]')
+    path, values = ziggurat_sweep.parse_setting("matrix.shape=[16,16,16], [32, 32, 16]")
     assert path == ("matrix", "shape") and values == [[16, 16, 16], [32, 32, 16]]
     assert ziggurat_sweep.parse_setting("memory.l1.capacity=512KiB,1 MiB")[1] == ["512KiB", "1 MiB"]
     rate = ziggurat_sweep.parse_setting('matrix.macs_per_cycle."f16->f32"=4096')
     assert rate == (("matrix", "macs_per_cycle", "f16->f32"), [4096])
-    overrides = ((("memory", "l1", "capacity"), "512KiB"), (("matrix", "shape"), [32, 32, 16]),
-                 (("matrix", "macs_per_cycle", "f16->f32"), 16384), (("vector", "transcendental_cost"), 2.5),
-                 (("dma", "mte1", "pad"), False))
+    overrides = (
+        (("memory", "l1", "capacity"), "512KiB"),
+        (("matrix", "shape"), [32, 32, 16]),
+        (("matrix", "macs_per_cycle", "f16->f32"), 16384),
+        (("vector", "transcendental_cost"), 2.5),
+        (("dma", "mte1", "pad"), False),
+    )
     data = tomllib.loads(ziggurat_sweep.machine_file("davinci", overrides, "p0"))
-    assert data == {"extends": "davinci", "name": "p0", "memory": {"l1": {"capacity": "512KiB"}},
-                    "matrix": {"shape": [32, 32, 16], "macs_per_cycle": {"f16->f32": 16384}},
-                    "vector": {"transcendental_cost": 2.5}, "dma": {"mte1": {"pad": False}}}
+    assert data == {
+        "extends": "davinci",
+        "name": "p0",
+        "memory": {"l1": {"capacity": "512KiB"}},
+        "matrix": {"shape": [32, 32, 16], "macs_per_cycle": {"f16->f32": 16384}},
+        "vector": {"transcendental_cost": 2.5},
+        "dma": {"mte1": {"pad": False}},
+    }
 
 
 def test_keys_that_change_together_are_an_inline_table_merged_into_the_base():
     setting = 'matrix={rows=16, macs_per_cycle={"f16->f32"=512, "i8->i32"=512}},{rows=32}'
     path, values = ziggurat_sweep.parse_setting(setting)
     assert path == ("matrix",) and values == [
-        {"rows": 16, "macs_per_cycle": {"f16->f32": 512, "i8->i32": 512}}, {"rows": 32}
+        {"rows": 16, "macs_per_cycle": {"f16->f32": 512, "i8->i32": 512}},
+        {"rows": 32},
     ]
     points = ziggurat_sweep.make_points([SMALL_CNN], "systolic", [(path, values)])
     assert [p.overrides for p in points] == [((path, values[0]),), ((path, values[1]),)]
-    with pytest.raises(DiagnosticError, match="more than the 16x32 array's 512 processing elements"):
-        ziggurat_sweep.make_points([SMALL_CNN], "systolic", [ziggurat_sweep.parse_setting("matrix.rows=16")])
+    with pytest.raises(
+        DiagnosticError, match="more than the 16x32 array's 512 processing elements"
+    ):
+        ziggurat_sweep.make_points(
+            [SMALL_CNN], "systolic", [ziggurat_sweep.parse_setting("matrix.rows=16")]
+        )
 
 
 def test_a_bad_point_is_a_diagnostic_before_anything_runs(tmp_path):
@@ -331,9 +379,14 @@ def test_a_2x2_sweep_on_two_models_gives_the_table_and_plot(two_models, tmp_path
     assert table.splitlines()[0].split() == header
     report = json.loads((tmp_path / "sweep.json").read_text())
     points = report["points"]
-    assert report["grid"] == {"memory.l1.capacity": ["512KiB", "1MiB"], "matrix.shape": [[16, 16, 16], [32, 32, 16]]}
+    assert report["grid"] == {
+        "memory.l1.capacity": ["512KiB", "1MiB"],
+        "matrix.shape": [[16, 16, 16], [32, 32, 16]],
+    }
     assert [(p["model"], p["memory.l1.capacity"], p["matrix.shape"]) for p in points] == [
-        (model, l1, shape) for model in ("small_cnn", "mlp") for l1 in ("512KiB", "1MiB")
+        (model, l1, shape)
+        for model in ("small_cnn", "mlp")
+        for l1 in ("512KiB", "1MiB")
         for shape in ([16, 16, 16], [32, 32, 16])
     ]
     assert all(p["numerics"] == "ok" and p["cycles"] > 0 and p["error"] is None for p in points)
@@ -341,7 +394,10 @@ def test_a_2x2_sweep_on_two_models_gives_the_table_and_plot(two_models, tmp_path
         cycles = [p["cycles"] for p in points if p["model"] == model]
         assert cycles[0] != cycles[1]
     csv = (tmp_path / "sweep.csv").read_text().splitlines()
-    assert csv[0] == "model,memory.l1.capacity,matrix.shape,cycles,microseconds,numerics,max_abs_error,error"
+    assert (
+        csv[0]
+        == "model,memory.l1.capacity,matrix.shape,cycles,microseconds,numerics,max_abs_error,error"
+    )
     assert len(csv) == 9 and csv[1].startswith('small_cnn,512KiB,"[16, 16, 16]",')
     assert (tmp_path / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -365,16 +421,19 @@ def test_ray_tunes_to_the_same_ir_cycles_and_cache_bytes_as_the_pool(local_ray, 
     options = TuneOptions(jobs=2, top_k=3)
     pool_choices, pool_ir, pool_cache = tune_small_cnn(tmp_path, "pool", options)
     ray_choices, ray_ir, ray_cache = tune_small_cnn(tmp_path, "ray", options, "ray")
-    assert [(c.sizes, c.buffering, c.interchange, c.stage, c.layout, c.cycles) for c in ray_choices] == [
-        (c.sizes, c.buffering, c.interchange, c.stage, c.layout, c.cycles) for c in pool_choices
-    ]
+    assert [
+        (c.sizes, c.buffering, c.interchange, c.stage, c.layout, c.cycles) for c in ray_choices
+    ] == [(c.sizes, c.buffering, c.interchange, c.stage, c.layout, c.cycles) for c in pool_choices]
     assert ray_ir == pool_ir and ray_cache == pool_cache
     assert any(c.sizes is not None for c in pool_choices)
     # A second run against the cache measures nothing, whichever backend ran the first.
     again = []
     with_cache = tune(
-        tunable_groups(small_cnn_f16(), load_machine(MACHINE)), MACHINE, options,
-        TuneCache.load(tmp_path / "ray.json"), lambda g, m: again.append(m),
+        tunable_groups(small_cnn_f16(), load_machine(MACHINE)),
+        MACHINE,
+        options,
+        TuneCache.load(tmp_path / "ray.json"),
+        lambda g, m: again.append(m),
     )
     assert again == [] and all(c.cached for c in with_cache)
 
@@ -385,11 +444,20 @@ def test_ray_retries_a_lost_or_hanging_task_once_then_fails_with_its_reason(loca
 
     from ziggurat.tuning.executors import RayExecutor
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import this test module
+    cloudpickle.register_pickle_by_value(
+        sys.modules[__name__]
+    )  # Ray's workers cannot import this test module
     try:
         executor = RayExecutor(jobs=2, task_timeout=3)
-        results, failures = run(executor, [("ok", tmp_path, 1), ("raise", tmp_path, 0), ("hang", tmp_path, 0),
-                                           ("die", tmp_path, 0)])
+        results, failures = run(
+            executor,
+            [
+                ("ok", tmp_path, 1),
+                ("raise", tmp_path, 0),
+                ("hang", tmp_path, 0),
+                ("die", tmp_path, 0),
+            ],
+        )
 
         def interrupt(task, result):
             raise KeyboardInterrupt
@@ -399,8 +467,15 @@ def test_ray_retries_a_lost_or_hanging_task_once_then_fails_with_its_reason(loca
         interrupted.mkdir()
         # A limit far past the sleep, so that a slow worker start on a loaded machine cannot time it out.
         executor = RayExecutor(jobs=2, task_timeout=120)
-        with pytest.raises(KeyboardInterrupt):  # Ctrl-C cancels the task in flight: its worker is killed
-            executor.run(behave, [("sleep", interrupted, 0.5), ("hang", interrupted, 0)], interrupt, lambda t, r: None)
+        with pytest.raises(
+            KeyboardInterrupt
+        ):  # Ctrl-C cancels the task in flight: its worker is killed
+            executor.run(
+                behave,
+                [("sleep", interrupted, 0.5), ("hang", interrupted, 0)],
+                interrupt,
+                lambda t, r: None,
+            )
         executor.close()
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
@@ -424,7 +499,9 @@ def test_ray_retries_a_lost_or_hanging_task_once_then_fails_with_its_reason(loca
 def test_ray_sweeps_to_the_same_numbers(local_ray, two_models, tmp_path):
     assert sweep_main(two_models, tmp_path / "pool", "--jobs", "2") == 0
     assert sweep_main(two_models, tmp_path / "ray", "--cluster", "ray") == 0
-    pool, on_ray = (json.loads((tmp_path / run / "sweep.json").read_text())["points"] for run in ("pool", "ray"))
+    pool, on_ray = (
+        json.loads((tmp_path / run / "sweep.json").read_text())["points"] for run in ("pool", "ray")
+    )
     for point in (*pool, *on_ray):
         del point["seconds"]  # wall time: all else must be equal
     assert pool == on_ray
@@ -436,7 +513,9 @@ def test_conformance_runs_its_models_on_ray_to_the_same_rows(local_ray, two_mode
     from ray import cloudpickle
 
     conformance = load_benchmark("conformance")
-    cloudpickle.register_pickle_by_value(conformance)  # as a script, it is __main__: pickled by value anyway
+    cloudpickle.register_pickle_by_value(
+        conformance
+    )  # as a script, it is __main__: pickled by value anyway
     try:
         rows = {}
         for cluster in ("local", "ray"):

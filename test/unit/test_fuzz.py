@@ -30,9 +30,9 @@ from fuzz.outcome import IR_LOCATION, classify, run_in_process  # noqa: E402
 
 from ziggurat.context import default_context  # noqa: E402
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics  # noqa: E402
+from ziggurat.dtypes import tensor_type_of  # noqa: E402
 from ziggurat.parsing import parse_source  # noqa: E402
 from ziggurat.verifier import verify_module  # noqa: E402
-from ziggurat.dtypes import tensor_type_of  # noqa: E402
 
 SAMPLE = {"ir": 45, "valid": 40, "shapes": 50, "machine": 45, "pipeline": 35, "compile": 25}
 """Cases per category in `make test`: 240 in all."""
@@ -89,7 +89,11 @@ def test_make_fuzz_chunks_cover_each_share_once_interleaved():
 
     work = chunks({"ir": 250, "shapes": 120}, seed=1, size=100, cli_every=0)
     assert [(c.category, c.first, c.count) for c in work] == [
-        ("ir", 0, 100), ("shapes", 0, 100), ("ir", 100, 100), ("shapes", 100, 20), ("ir", 200, 50)
+        ("ir", 0, 100),
+        ("shapes", 0, 100),
+        ("ir", 100, 100),
+        ("shapes", 100, 20),
+        ("ir", 200, 50),
     ]
     assert len({c.seed for c in work if c.category == "ir"}) == 3
 
@@ -114,7 +118,10 @@ def test_classify():
     assert classify(1, "", "error: bad\n", None).kind == "diagnostic"
     assert classify(1, "", "nothing said\n", None).kind == "bad-diagnostic"
     assert classify(2, "", "internal error, please report: KeyError\n", None).kind == "traceback"
-    assert classify(1, "", "Traceback (most recent call last):\nin.mlir:1:1: error: x\n", None).kind == "traceback"
+    assert (
+        classify(1, "", "Traceback (most recent call last):\nin.mlir:1:1: error: x\n", None).kind
+        == "traceback"
+    )
 
 
 def test_run_in_process_reports_hangs_and_escaping_exceptions():
@@ -155,7 +162,10 @@ def test_npu_output_runs_only_after_the_passes_that_finish_it():
     assert unfinished("loop-to-npu{machine=davinci}") == ("npu-plan-memory", "npu-insert-sync")
     assert unfinished("npu-plan-memory,loop-to-npu,npu-insert-sync") == ("npu-plan-memory",)
     assert unfinished("lower-to-npu{machine=davinci},cse") == ()
-    assert pipeline_machine(pipeline_passes("lower-to-npu{machine=systolic},canonicalize")) == "systolic"
+    assert (
+        pipeline_machine(pipeline_passes("lower-to-npu{machine=systolic},canonicalize"))
+        == "systolic"
+    )
     # Found by the fuzzer: a later pass naming another machine does not move the npu code there.
     passes = pipeline_passes("lower-to-gemmini,loop-promote-to-memory-space{machine=tensorcore}")
     assert pipeline_machine(passes) == "gemmini"
@@ -177,7 +187,10 @@ def test_output_that_cannot_run_yet_is_only_parsed_and_verified():
     expected = {("main", "random"): ("loop", [np.zeros(4, np.float16)])}
     assert _results(text, "after.mlir", unfinished=("npu-plan-memory",)) == {}
     assert compare_results(expected, {}) is None
-    assert compare_results(expected, _results("func.func @main(", "after.mlir")) == "the output does not parse or verify"
+    assert (
+        compare_results(expected, _results("func.func @main(", "after.mlir"))
+        == "the output does not parse or verify"
+    )
 
 
 def test_outputs_over_the_interpreter_budget_are_counted_not_run():
@@ -211,7 +224,9 @@ def test_saved_failures_comment_every_header_line(tmp_path, monkeypatch):
     monkeypatch.setattr(campaign, "FAILURES_DIR", tmp_path)
     outcome = Outcome("mismatch", 0, "", "", "a diagnostic:\n    %zero = arith.constant\n    ^")
     case = PipelineCase("seed.mlir", 0, "func.func @f() {\n  func.return\n}\n", "cse")
-    saved = campaign.save_failure(campaign.Failure("pipeline", "ziggurat-opt", outcome, case), ".mlir", 7)
+    saved = campaign.save_failure(
+        campaign.Failure("pipeline", "ziggurat-opt", outcome, case), ".mlir", 7
+    )
     lines = saved.read_text().splitlines()
     assert all(line.startswith("// ") for line in lines[:4]) and lines[4] == "func.func @f() {"
 
@@ -230,7 +245,7 @@ def test_valid_mutations_rename_consistently_and_leave_comments_alone():
     from fuzz.valid_mutation import rename
 
     renamed = rename(VALID_IR, {"%a": "%b", "%b": "%a", "%x": "%0"})
-    assert "%b = graph.relu %0 : tensor<2xf32>  // \"a comment\" (with brackets" in renamed
+    assert '%b = graph.relu %0 : tensor<2xf32>  // "a comment" (with brackets' in renamed
     assert "graph.add %b, %a :" in renamed
 
 
@@ -247,9 +262,8 @@ def test_valid_mutations_keep_the_input_valid():
     @settings(max_examples=30, deadline=None, database=None)
     @given(valid_cases())
     def parses(case):
-        if not any(m.startswith("rename (digits") for m in case.mutations):  # xDSL refuses ^0: xfail below
-            with collect_diagnostics():
-                verify_module(parse_source(default_context(), case.text, "valid.mlir"))
+        with collect_diagnostics():
+            verify_module(parse_source(default_context(), case.text, "valid.mlir"))
 
     parses()
 
@@ -259,17 +273,29 @@ def test_a_valid_input_refused_is_a_failure():
     from fuzz.valid_mutation import judge, without_names
 
     succeeded = Outcome("success", 0, "builtin.module {\n}\n", "")
-    refused = judge(Outcome("diagnostic", 1, "", "in.mlir:1:1: error: x\n"), succeeded, without_names)
+    refused = judge(
+        Outcome("diagnostic", 1, "", "in.mlir:1:1: error: x\n"), succeeded, without_names
+    )
     assert refused.kind == "refused"
     # A diagnostic where the unmutated input had one too is fine.
     diagnostic = Outcome("diagnostic", 1, "", "in.mlir:1:1: error: x\n")
-    assert judge(Outcome("diagnostic", 1, "", "in.mlir:1:1: error: y\n"), diagnostic, without_names).kind == "diagnostic"
+    assert (
+        judge(
+            Outcome("diagnostic", 1, "", "in.mlir:1:1: error: y\n"), diagnostic, without_names
+        ).kind
+        == "diagnostic"
+    )
     # Output equal up to value names passes; other output is a mismatch.
     printed = "func.func @f(%{0}: f32) -> f32 {{\n  func.return %{0} : f32\n}}\n"
     same = Outcome("success", 0, printed.format("y"), "")
-    assert judge(same, Outcome("success", 0, printed.format("x"), ""), without_names).kind == "success"
+    assert (
+        judge(same, Outcome("success", 0, printed.format("x"), ""), without_names).kind == "success"
+    )
     other = Outcome("success", 0, printed.format("y").replace("f32", "f16"), "")
-    assert judge(other, Outcome("success", 0, printed.format("x"), ""), without_names).kind == "mismatch"
+    assert (
+        judge(other, Outcome("success", 0, printed.format("x"), ""), without_names).kind
+        == "mismatch"
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -280,7 +306,9 @@ FLOAT_DTYPES = [np.float16, np.float32, np.float64, ml_dtypes.bfloat16]
 
 
 def _print_and_parse(array: np.ndarray) -> np.ndarray:
-    module = ModuleOp([arith.ConstantOp(DenseIntOrFPElementsAttr(tensor_type_of(array), _bytes(array)))])
+    module = ModuleOp(
+        [arith.ConstantOp(DenseIntOrFPElementsAttr(tensor_type_of(array), _bytes(array)))]
+    )
     reparsed = parse_source(default_context(), str(module), "roundtrip.mlir")
     (constant,) = reparsed.ops
     data = np.frombuffer(constant.value.data.data, dtype=array.dtype)
@@ -299,7 +327,9 @@ def _bytes(array: np.ndarray):
 def test_nan_and_infinities_survive_print_and_parse(dtype, data):
     """xDSL prints NaN/inf as hex bit patterns, which its own parser reads back as integers."""
     values = st.sampled_from([math.nan, math.inf, -math.inf, 1.5, -2.0, 0.0, 65504.0])
-    array = data.draw(hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=4), elements=values))
+    array = data.draw(
+        hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=4), elements=values)
+    )
     array = array.astype(dtype)
     # -0.0 next to 0.0 is the printer's splat bug, tested below.
     back = _print_and_parse(array)
@@ -308,8 +338,13 @@ def test_nan_and_infinities_survive_print_and_parse(dtype, data):
 
 
 def test_hex_literal_wider_than_the_element_type_is_a_diagnostic():
-    with pytest.raises(DiagnosticError, match=r"x.mlir:1:28: error: hexadecimal float literal 0x7FC00000 does not fit"):
-        parse_source(default_context(), "%c = arith.constant dense<[0x7FC00000]> : tensor<1xf16>", "x.mlir")
+    with pytest.raises(
+        DiagnosticError,
+        match=r"x.mlir:1:28: error: hexadecimal float literal 0x7FC00000 does not fit",
+    ):
+        parse_source(
+            default_context(), "%c = arith.constant dense<[0x7FC00000]> : tensor<1xf16>", "x.mlir"
+        )
 
 
 @pytest.mark.xfail(
@@ -345,7 +380,10 @@ def test_empty_module_has_the_file_location():
 
 def test_huge_splat_is_refused_before_it_is_expanded():
     text = "%c = arith.constant dense<0.0> : tensor<65536x65536xf32>"
-    with pytest.raises(DiagnosticError, match=r"h.mlir:1:34: error: splat dense literal of tensor<65536x65536xf32> has"):
+    with pytest.raises(
+        DiagnosticError,
+        match=r"h.mlir:1:34: error: splat dense literal of tensor<65536x65536xf32> has",
+    ):
         parse_source(default_context(), text, "h.mlir")
 
 
@@ -362,15 +400,10 @@ def test_out_of_memory_is_a_diagnostic_not_an_internal_error(capsys):
 
 
 # --------------------------------------------------------------------------- #
-# Bugs the fuzzer found in files other engineers own: strict xfails that flip when fixed
+# Inputs the fuzzer found refused or crashing, kept as regressions
 # --------------------------------------------------------------------------- #
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="xDSL 0.74's parser gives a block the name hint of its label unchecked (Parser._parse_block); "
-    "`^0` is a valid MLIR label but not a valid hint, so parsing fails with 'Invalid Block name format'",
-)
 def test_numeric_block_label_parses():
     text = "func.func @f(%x: f32) -> f32 {\n  cf.br ^0(%x : f32)\n^0(%y: f32):\n  func.return %y : f32\n}\n"
     with collect_diagnostics():

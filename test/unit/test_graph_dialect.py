@@ -23,9 +23,8 @@ from xdsl.dialects.builtin import BFloat16Type, IntegerType, StringAttr, TensorT
 from xdsl.irdl import OptionalDef, OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
-from ziggurat.interpreters.graph_interpreter import find_function, random_inputs, run_function
+
 from ziggurat.context import default_context
-from ziggurat.parsing import parse_source
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import (
     OpPatternKind,
@@ -35,8 +34,9 @@ from ziggurat.dialects.graph import (
     int_array,
     pattern_kind_of,
 )
-
 from ziggurat.dtypes import tensor_type_of, to_numpy_dtype
+from ziggurat.interpreters.graph_interpreter import find_function, random_inputs, run_function
+from ziggurat.parsing import parse_source
 
 RNG = np.random.default_rng(20261123)
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -361,17 +361,24 @@ def test_unary_math_takes_floats_only():
 
 
 @pytest.mark.parametrize("fmod", [False, True])
-@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32])
+@pytest.mark.parametrize(
+    "dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32]
+)
 def test_mod_matches_onnxruntime(fmod, dtype):
     if dtype == np.float32:
         a, b = normal(5, 7) * np.float32(9), normal(7) * np.float32(3)
     elif np.dtype(dtype).kind == "u":
         info = np.iinfo(dtype)
         a = RNG.integers(0, info.max, (5, 7), dtype=dtype, endpoint=True)
-        b = RNG.integers(1, info.max, 7, dtype=dtype, endpoint=True) >> RNG.integers(0, info.bits, 7).astype(dtype)
+        b = RNG.integers(1, info.max, 7, dtype=dtype, endpoint=True) >> RNG.integers(
+            0, info.bits, 7
+        ).astype(dtype)
         b[b == 0] = 1
     else:
-        a, b = integers(5, 7, dtype=dtype, low=-128, high=128), integers(7, dtype=dtype, low=-9, high=10)
+        a, b = (
+            integers(5, 7, dtype=dtype, low=-128, high=128),
+            integers(7, dtype=dtype, low=-9, high=10),
+        )
         b[b == 0] = 3  # ONNX leaves an integer remainder by zero undefined
     y = evaluate(graph.ModOp, [a, b], {"fmod": bool_attr(fmod)})
     if (dtype == np.float32 and not fmod) or (dtype == np.uint64 and fmod):
@@ -379,7 +386,9 @@ def test_mod_matches_onnxruntime(fmod, dtype):
         # doubles (inexact past 2**53); ONNX's reference is numpy's mod and fmod.
         np.testing.assert_array_equal(y, np.fmod(a, b) if fmod else np.mod(a, b))
         return
-    np.testing.assert_array_equal(y, onnx_run(node("Mod", ["a", "b"], fmod=int(fmod)), {"a": a, "b": b}))
+    np.testing.assert_array_equal(
+        y, onnx_run(node("Mod", ["a", "b"], fmod=int(fmod)), {"a": a, "b": b})
+    )
 
 
 BITWISE = [
@@ -844,7 +853,11 @@ def test_cumprod_matches_numpy(dtype, exclusive, reverse):
     if exclusive:
         expected = np.concatenate([np.ones((3, 1), dtype), expected[:, :-1]], axis=1)
     expected = np.flip(expected, 1) if reverse else expected
-    properties = {"axis": i64_attr(-1), "exclusive": bool_attr(exclusive), "reverse": bool_attr(reverse)}
+    properties = {
+        "axis": i64_attr(-1),
+        "exclusive": bool_attr(exclusive),
+        "reverse": bool_attr(reverse),
+    }
     assert_close(evaluate(graph.CumProdOp, [x], properties), expected, dtype)
 
 
@@ -862,10 +875,17 @@ def test_top_k_matches_onnxruntime(dtype, axis, largest):
     k = 4
     model = helper.make_model(
         helper.make_graph(
-            [helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=axis, largest=int(largest))],
+            [
+                helper.make_node(
+                    "TopK", ["x", "k"], ["values", "indices"], axis=axis, largest=int(largest)
+                )
+            ],
             "reference",
             [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
-            [helper.make_empty_tensor_value_info("values"), helper.make_empty_tensor_value_info("indices")],
+            [
+                helper.make_empty_tensor_value_info("values"),
+                helper.make_empty_tensor_value_info("indices"),
+            ],
             initializer=[numpy_helper.from_array(np.asarray([k], np.int64), "k")],
         ),
         opset_imports=[helper.make_opsetid("", 21)],

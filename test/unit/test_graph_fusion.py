@@ -10,10 +10,10 @@ import pytest
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
-from ziggurat.parsing import parse_source
-from ziggurat.verifier import verify_module
 from ziggurat.dialects.graph import BatchNormOp, FusedOp
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
+from ziggurat.verifier import verify_module
 
 FUSE_TESTS = Path(__file__).parent.parent / "graph" / "fuse.mlir"
 
@@ -24,7 +24,9 @@ def functions_of(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("function", functions_of(FUSE_TESTS.read_text()))
-@pytest.mark.parametrize("pipeline", ["graph-fuse", "graph-fuse,graph-unfuse", "graph-fuse,cse,dce"])
+@pytest.mark.parametrize(
+    "pipeline", ["graph-fuse", "graph-fuse,graph-unfuse", "graph-fuse,cse,dce"]
+)
 def test_fusion_preserves_numerics(function: str, pipeline: str):
     report = check_pass_preserves_numerics(FUSE_TESTS.read_text(), pipeline, function=function)
     assert report.ok, str(report)
@@ -110,7 +112,9 @@ LAYOUT_TESTS = Path(__file__).parent.parent / "graph" / "layout.mlir"
 
 
 @pytest.mark.parametrize("function", functions_of(LAYOUT_TESTS.read_text()))
-@pytest.mark.parametrize("pipeline", ["graph-layout{layout=NHWC}", "graph-layout{layout=NHWC},graph-layout{layout=NCHW}"])
+@pytest.mark.parametrize(
+    "pipeline", ["graph-layout{layout=NHWC}", "graph-layout{layout=NHWC},graph-layout{layout=NCHW}"]
+)
 def test_layout_preserves_numerics(function: str, pipeline: str):
     report = check_pass_preserves_numerics(LAYOUT_TESTS.read_text(), pipeline, function=function)
     assert report.ok, str(report)

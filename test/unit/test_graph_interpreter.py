@@ -13,6 +13,9 @@ from xdsl.dialects import arith
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.traits import IsTerminator
 
+from ziggurat.context import default_context
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.dialects.graph import Graph, ReluOp
 from ziggurat.interpreters import interpreter as runner
 from ziggurat.interpreters.graph_interpreter import (
     GraphFunctions,
@@ -21,10 +24,7 @@ from ziggurat.interpreters.graph_interpreter import (
     register_interpreter_functions,
     run_function,
 )
-from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError
 from ziggurat.parsing import parse_source
-from ziggurat.dialects.graph import Graph, ReluOp
 
 RNG = np.random.default_rng(1234)
 
@@ -95,9 +95,7 @@ def test_matmul_add_relu_matches_onnxruntime():
 
 def test_batched_matmul_transpose_exp_with_constant_weights_and_call():
     weights = normal(3, 6)
-    weight_text = ", ".join(
-        "[" + ", ".join(f"{v:.8e}" for v in row) + "]" for row in weights
-    )
+    weight_text = ", ".join("[" + ", ".join(f"{v:.8e}" for v in row) + "]" for row in weights)
     module = parse(
         f"""
         func.func @main(%x: {tensor([2, 4, 3])}) -> {tensor([2, 6, 4])} {{
@@ -130,13 +128,13 @@ def test_batched_matmul_transpose_exp_with_constant_weights_and_call():
 def test_arith_constant_tensors_and_several_results():
     module = parse(
         f"""
-        func.func @two(%x: {tensor([2, 2], 'i32')}) -> ({tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}) {{
-          %c = arith.constant dense<[[1, 2], [3, 4]]> : {tensor([2, 2], 'i32')}
-          %s = arith.constant dense<-5> : {tensor([2, 2], 'i32')}
-          %a = graph.add %x, %c : ({tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}) -> {tensor([2, 2], 'i32')}
-          %b = graph.add %a, %s : ({tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}) -> {tensor([2, 2], 'i32')}
-          %r = graph.relu %b : {tensor([2, 2], 'i32')}
-          func.return %a, %r : {tensor([2, 2], 'i32')}, {tensor([2, 2], 'i32')}
+        func.func @two(%x: {tensor([2, 2], "i32")}) -> ({tensor([2, 2], "i32")}, {tensor([2, 2], "i32")}) {{
+          %c = arith.constant dense<[[1, 2], [3, 4]]> : {tensor([2, 2], "i32")}
+          %s = arith.constant dense<-5> : {tensor([2, 2], "i32")}
+          %a = graph.add %x, %c : ({tensor([2, 2], "i32")}, {tensor([2, 2], "i32")}) -> {tensor([2, 2], "i32")}
+          %b = graph.add %a, %s : ({tensor([2, 2], "i32")}, {tensor([2, 2], "i32")}) -> {tensor([2, 2], "i32")}
+          %r = graph.relu %b : {tensor([2, 2], "i32")}
+          func.return %a, %r : {tensor([2, 2], "i32")}, {tensor([2, 2], "i32")}
         }}"""
     )
     x = np.array([[0, 1], [2, 3]], dtype=np.int32)
@@ -173,7 +171,12 @@ def test_conv_relu_max_pool_matches_onnxruntime():
 
 
 def test_batch_norm_pool_gemm_softmax_head_matches_onnxruntime():
-    stats = {"scale": normal(4), "bias": normal(4), "mean": normal(4), "var": RNG.uniform(0.5, 2, 4).astype(np.float32)}
+    stats = {
+        "scale": normal(4),
+        "bias": normal(4),
+        "mean": normal(4),
+        "var": RNG.uniform(0.5, 2, 4).astype(np.float32),
+    }
     x_t, s_t, flat_t, out_t = tensor([2, 4, 5, 5]), tensor([4]), tensor([2, 4]), tensor([2, 3])
     module = parse(
         f"""
@@ -190,7 +193,9 @@ def test_batch_norm_pool_gemm_softmax_head_matches_onnxruntime():
     (ours,) = run_function(module, [x, *stats.values(), wt, c])
     (expected,) = onnx_run(
         [
-            helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["bn"], epsilon=1e-3),
+            helper.make_node(
+                "BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["bn"], epsilon=1e-3
+            ),
             helper.make_node("GlobalAveragePool", ["bn"], ["gap"]),
             helper.make_node("Flatten", ["gap"], ["f"]),
             helper.make_node("Gemm", ["f", "wt", "c"], ["g"], alpha=0.5, transB=1),
@@ -277,12 +282,12 @@ def test_quantize_dequantize_where_matches_onnxruntime():
     f_t, q_t = tensor([3, 4]), tensor([3, 4], "ui8")
     module = parse(
         f"""
-        func.func @main(%x: {f_t}, %keep: {tensor([3, 1], 'i1')}) -> ({q_t}, {f_t}) {{
+        func.func @main(%x: {f_t}, %keep: {tensor([3, 1], "i1")}) -> ({q_t}, {f_t}) {{
           %scale = graph.constant dense<[0.02, 0.05, 0.1, 0.2]> : {tensor([4])}
-          %zp = graph.constant dense<[128, 100, 0, 7]> : {tensor([4], 'ui8')}
-          %q = graph.quantize %x, %scale, %zp {{axis = -1 : i64}} : ({f_t}, {tensor([4])}, {tensor([4], 'ui8')}) -> {q_t}
-          %d = graph.dequantize %q, %scale, %zp {{axis = -1 : i64}} : ({q_t}, {tensor([4])}, {tensor([4], 'ui8')}) -> {f_t}
-          %w = graph.where %keep, %d, %x : ({tensor([3, 1], 'i1')}, {f_t}, {f_t}) -> {f_t}
+          %zp = graph.constant dense<[128, 100, 0, 7]> : {tensor([4], "ui8")}
+          %q = graph.quantize %x, %scale, %zp {{axis = -1 : i64}} : ({f_t}, {tensor([4])}, {tensor([4], "ui8")}) -> {q_t}
+          %d = graph.dequantize %q, %scale, %zp {{axis = -1 : i64}} : ({q_t}, {tensor([4])}, {tensor([4], "ui8")}) -> {f_t}
+          %w = graph.where %keep, %d, %x : ({tensor([3, 1], "i1")}, {f_t}, {f_t}) -> {f_t}
           func.return %q, %w : {q_t}, {f_t}
         }}"""
     )
@@ -310,12 +315,32 @@ F34 = tensor([3, 4])
 # graph op, its attributes, its operand (%x: any float, %p: positive), ONNX nodes from "in" to "out"
 ACTIVATIONS = [
     ("graph.relu6", "", "x", [helper.make_node("Clip", ["in", "zero", "six"], ["out"])]),
-    ("graph.leaky_relu", "{alpha = 1.000000e-01 : f32}", "x", [helper.make_node("LeakyRelu", ["in"], ["out"], alpha=0.1)]),
-    ("graph.elu", "{alpha = 5.000000e-01 : f32}", "x", [helper.make_node("Elu", ["in"], ["out"], alpha=0.5)]),
-    ("graph.gelu", "{approximate = \"tanh\"}", "x", [helper.make_node("Gelu", ["in"], ["out"], approximate="tanh")]),
+    (
+        "graph.leaky_relu",
+        "{alpha = 1.000000e-01 : f32}",
+        "x",
+        [helper.make_node("LeakyRelu", ["in"], ["out"], alpha=0.1)],
+    ),
+    (
+        "graph.elu",
+        "{alpha = 5.000000e-01 : f32}",
+        "x",
+        [helper.make_node("Elu", ["in"], ["out"], alpha=0.5)],
+    ),
+    (
+        "graph.gelu",
+        '{approximate = "tanh"}',
+        "x",
+        [helper.make_node("Gelu", ["in"], ["out"], approximate="tanh")],
+    ),
     ("graph.sigmoid", "", "x", [helper.make_node("Sigmoid", ["in"], ["out"])]),
     ("graph.tanh", "", "x", [helper.make_node("Tanh", ["in"], ["out"])]),
-    ("graph.silu", "", "x", [helper.make_node("Sigmoid", ["in"], ["s"]), helper.make_node("Mul", ["in", "s"], ["out"])]),
+    (
+        "graph.silu",
+        "",
+        "x",
+        [helper.make_node("Sigmoid", ["in"], ["s"]), helper.make_node("Mul", ["in", "s"], ["out"])],
+    ),
     (
         "graph.hard_sigmoid",
         "{alpha = 3.000000e-01 : f32, beta = 4.000000e-01 : f32}",
@@ -335,7 +360,12 @@ ACTIVATIONS = [
     ("graph.erf", "", "x", [helper.make_node("Erf", ["in"], ["out"])]),
     ("graph.log", "", "p", [helper.make_node("Log", ["in"], ["out"])]),
     ("graph.sqrt", "", "p", [helper.make_node("Sqrt", ["in"], ["out"])]),
-    ("graph.rsqrt", "", "p", [helper.make_node("Sqrt", ["in"], ["r"]), helper.make_node("Reciprocal", ["r"], ["out"])]),
+    (
+        "graph.rsqrt",
+        "",
+        "p",
+        [helper.make_node("Sqrt", ["in"], ["r"]), helper.make_node("Reciprocal", ["r"], ["out"])],
+    ),
     ("graph.reciprocal", "", "p", [helper.make_node("Reciprocal", ["in"], ["out"])]),
 ]
 
@@ -348,9 +378,9 @@ def test_activations_in_one_function_match_onnxruntime():
     results = [f"%r{index}" for index in range(len(ACTIVATIONS))]
     module = parse(
         f"""
-        func.func @main(%x: {F34}, %p: {F34}) -> ({', '.join([F34] * len(results))}) {{
+        func.func @main(%x: {F34}, %p: {F34}) -> ({", ".join([F34] * len(results))}) {{
           {chr(10).join(lines)}
-          func.return {', '.join(results)} : {', '.join([F34] * len(results))}
+          func.return {", ".join(results)} : {", ".join([F34] * len(results))}
         }}"""
     )
     x, p = normal(3, 4) * 3, RNG.uniform(0.1, 4, (3, 4)).astype(np.float32)
@@ -359,7 +389,14 @@ def test_activations_in_one_function_match_onnxruntime():
         for node in onnx_nodes:
             renamed = helper.make_node(
                 node.op_type,
-                [operand if name == "in" else name if name in ("zero", "six", "low", "high") else f"{name}{index}" for name in node.input],
+                [
+                    operand
+                    if name == "in"
+                    else name
+                    if name in ("zero", "six", "low", "high")
+                    else f"{name}{index}"
+                    for name in node.input
+                ],
                 [f"{name}{index}" for name in node.output],
             )
             renamed.attribute.extend(node.attribute)
@@ -381,8 +418,8 @@ def test_pools_prelu_pow_and_shape_ops_match_onnxruntime():
     x_t = tensor([1, 2, 5, 5])
     module = parse(
         f"""
-        func.func @main(%x: {x_t}, %slope: {tensor([2, 1, 1])}, %e: {tensor([5])}, %v: {tensor([3, 1])}, %idx: {tensor([2, 2], 'i64')})
-            -> ({tensor([1, 2, 5, 5])}, {tensor([1, 2, 1, 1])}, {tensor([1, 2, 5, 5])}, {tensor([3, 4])}, {tensor([2, 1, 5])}, {tensor([1, 2, 2, 2, 5], 'i32')}) {{
+        func.func @main(%x: {x_t}, %slope: {tensor([2, 1, 1])}, %e: {tensor([5])}, %v: {tensor([3, 1])}, %idx: {tensor([2, 2], "i64")})
+            -> ({tensor([1, 2, 5, 5])}, {tensor([1, 2, 1, 1])}, {tensor([1, 2, 5, 5])}, {tensor([3, 4])}, {tensor([2, 1, 5])}, {tensor([1, 2, 2, 2, 5], "i32")}) {{
           %avg = graph.avg_pool %x {{kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true}} : {x_t} -> {x_t}
           %gmp = graph.global_max_pool %x : {x_t} -> {tensor([1, 2, 1, 1])}
           %pr = graph.prelu %x, %slope : ({x_t}, {tensor([2, 1, 1])}) -> {x_t}
@@ -394,10 +431,10 @@ def test_pools_prelu_pow_and_shape_ops_match_onnxruntime():
           %row = graph.slice %x {{starts = array<i64: 2>, ends = array<i64: 3>, axes = array<i64: 2>}} : {x_t} -> {tensor([1, 2, 1, 5])}
           %flat = graph.reshape %row : {tensor([1, 2, 1, 5])} -> {tensor([2, 1, 5])}
           %sum = graph.add %flat, %un : ({tensor([2, 1, 5])}, {tensor([2, 1, 1])}) -> {tensor([2, 1, 5])}
-          %g = graph.gather %x, %idx {{axis = 2 : i64}} : ({x_t}, {tensor([2, 2], 'i64')}) -> {tensor([1, 2, 2, 2, 5])}
+          %g = graph.gather %x, %idx {{axis = 2 : i64}} : ({x_t}, {tensor([2, 2], "i64")}) -> {tensor([1, 2, 2, 2, 5])}
           %scaled = graph.mul %g, %e : ({tensor([1, 2, 2, 2, 5])}, {tensor([5])}) -> {tensor([1, 2, 2, 2, 5])}
-          %ci = graph.cast %scaled : {tensor([1, 2, 2, 2, 5])} -> {tensor([1, 2, 2, 2, 5], 'i32')}
-          func.return %avg, %gmp, %pw, %bc, %sum, %ci : {x_t}, {tensor([1, 2, 1, 1])}, {x_t}, {tensor([3, 4])}, {tensor([2, 1, 5])}, {tensor([1, 2, 2, 2, 5], 'i32')}
+          %ci = graph.cast %scaled : {tensor([1, 2, 2, 2, 5])} -> {tensor([1, 2, 2, 2, 5], "i32")}
+          func.return %avg, %gmp, %pw, %bc, %sum, %ci : {x_t}, {tensor([1, 2, 1, 1])}, {x_t}, {tensor([3, 4])}, {tensor([2, 1, 5])}, {tensor([1, 2, 2, 2, 5], "i32")}
         }}"""
     )
     inputs = {
@@ -410,7 +447,14 @@ def test_pools_prelu_pow_and_shape_ops_match_onnxruntime():
     ours = run_function(module, list(inputs.values()))
     expected = onnx_run(
         [
-            helper.make_node("AveragePool", ["x"], ["avg"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+            helper.make_node(
+                "AveragePool",
+                ["x"],
+                ["avg"],
+                kernel_shape=[3, 3],
+                pads=[1, 1, 1, 1],
+                count_include_pad=1,
+            ),
             helper.make_node("GlobalMaxPool", ["x"], ["gmp"]),
             helper.make_node("PRelu", ["x", "slope"], ["pr"]),
             helper.make_node("Abs", ["pr"], ["abs"]),
@@ -423,7 +467,9 @@ def test_pools_prelu_pow_and_shape_ops_match_onnxruntime():
             helper.make_node("Add", ["flat", "un"], ["sum"]),
             helper.make_node("Gather", ["x", "idx"], ["g"], axis=2),
             helper.make_node("Mul", ["g", "e"], ["scaled"]),
-            helper.make_node("Cast", ["scaled"], ["ci"], to=helper.np_dtype_to_tensor_dtype(np.dtype(np.int32))),
+            helper.make_node(
+                "Cast", ["scaled"], ["ci"], to=helper.np_dtype_to_tensor_dtype(np.dtype(np.int32))
+            ),
         ],
         inputs,
         ["avg", "gmp", "pw", "bc", "sum", "ci"],
@@ -477,7 +523,9 @@ def test_binary_broadcasting_matches_onnxruntime(op, shapes):
     )
     a, b = normal(*lhs_shape), normal(*rhs_shape)
     (ours,) = run_function(module, [a, b])
-    (expected,) = onnx_run([helper.make_node(BINARY_ONNX[op], ["a", "b"], ["s"])], {"a": a, "b": b}, ["s"])
+    (expected,) = onnx_run(
+        [helper.make_node(BINARY_ONNX[op], ["a", "b"], ["s"])], {"a": a, "b": b}, ["s"]
+    )
     assert ours.shape == tuple(out_shape)
     np.testing.assert_allclose(ours, expected, rtol=1e-6)
 
@@ -494,11 +542,17 @@ REDUCE_ONNX = {"reduce_sum": "ReduceSum", "reduce_mean": "ReduceMean", "reduce_m
 )
 def test_reductions_over_axes_match_onnxruntime(op, shape, keepdims, data):
     rank = len(shape)
-    axes = data.draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank))
+    axes = data.draw(
+        st.lists(
+            st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank
+        )
+    )
     out = [1 if i in {a % rank for a in axes} else d for i, d in enumerate(shape)]
     if not keepdims:
         out = [d for i, d in enumerate(shape) if i not in {a % rank for a in axes}]
-    attrs = f"axes = array<i64: {', '.join(map(str, axes))}>" + ("" if keepdims else ", keepdims = false")
+    attrs = f"axes = array<i64: {', '.join(map(str, axes))}>" + (
+        "" if keepdims else ", keepdims = false"
+    )
     module = parse(
         f"""
         func.func @main(%x: {tensor(shape)}) -> {tensor(out)} {{
@@ -549,13 +603,15 @@ def test_transpose_permutations_match_onnxruntime(data, shape):
     module = parse(
         f"""
         func.func @main(%a: {tensor(shape)}) -> {tensor(out)} {{
-          %t = graph.transpose %a {{perm = array<i64: {', '.join(map(str, perm))}>}} : {tensor(shape)} -> {tensor(out)}
+          %t = graph.transpose %a {{perm = array<i64: {", ".join(map(str, perm))}>}} : {tensor(shape)} -> {tensor(out)}
           func.return %t : {tensor(out)}
         }}"""
     )
     a = normal(*shape)
     (ours,) = run_function(module, [a])
-    (expected,) = onnx_run([helper.make_node("Transpose", ["a"], ["t"], perm=perm)], {"a": a}, ["t"])
+    (expected,) = onnx_run(
+        [helper.make_node("Transpose", ["a"], ["t"], perm=perm)], {"a": a}, ["t"]
+    )
     np.testing.assert_array_equal(ours, expected)
 
 
@@ -595,8 +651,14 @@ def test_private_helpers_do_not_make_the_entry_ambiguous():
     ("inputs", "message"),
     [
         ([], r"@first takes 1 arguments \(x\), but 0 inputs were given"),
-        ([np.zeros((3, 2), np.float32)], r"'x' of @first has shape \[3, 2\], but the argument is tensor<2x3xf32>"),
-        ([np.zeros((2, 3), np.float64)], r"'x' of @first has dtype float64, but the argument is tensor<2x3xf32>"),
+        (
+            [np.zeros((3, 2), np.float32)],
+            r"'x' of @first has shape \[3, 2\], but the argument is tensor<2x3xf32>",
+        ),
+        (
+            [np.zeros((2, 3), np.float64)],
+            r"'x' of @first has dtype float64, but the argument is tensor<2x3xf32>",
+        ),
     ],
 )
 def test_inputs_are_checked_against_the_signature(inputs, message):
@@ -634,7 +696,9 @@ def test_failure_inside_a_call_is_reported_at_the_innermost_op():
           func.return %y : {tensor([4])}
         }}"""
     )
-    with pytest.raises(DiagnosticError, match="external function implementation named kernel") as raised:
+    with pytest.raises(
+        DiagnosticError, match="external function implementation named kernel"
+    ) as raised:
         run_function(module, [normal(4)])
     assert raised.value.diagnostics[0].line == 3
     with pytest.raises(DiagnosticError, match="@kernel is a declaration; it has no body to run"):
@@ -643,12 +707,15 @@ def test_failure_inside_a_call_is_reported_at_the_innermost_op():
 
 def test_data_an_op_cannot_take_is_reported_at_the_op():
     module = parse(
-        f"""func.func @main(%x: {tensor([4])}, %i: {tensor([2], 'i64')}) -> {tensor([2])} {{
-          %g = graph.gather %x, %i : ({tensor([4])}, {tensor([2], 'i64')}) -> {tensor([2])}
+        f"""func.func @main(%x: {tensor([4])}, %i: {tensor([2], "i64")}) -> {tensor([2])} {{
+          %g = graph.gather %x, %i : ({tensor([4])}, {tensor([2], "i64")}) -> {tensor([2])}
           func.return %g : {tensor([2])}
         }}"""
     )
-    with pytest.raises(DiagnosticError, match=r"evaluating 'graph.gather' failed: ValueError: gather indices must be in \[-4, 4\)") as raised:
+    with pytest.raises(
+        DiagnosticError,
+        match=r"evaluating 'graph.gather' failed: ValueError: gather indices must be in \[-4, 4\)",
+    ) as raised:
         run_function(module, [normal(4), np.array([1, 4])])
     assert raised.value.diagnostics[0].line == 2
 
@@ -656,19 +723,25 @@ def test_data_an_op_cannot_take_is_reported_at_the_op():
 def test_wrong_reference_semantics_are_caught_at_the_op(monkeypatch):
     monkeypatch.setattr(ReluOp, "evaluate", lambda self, x: (np.maximum(x, 0).astype(np.float64),))
     module = parse(TWO_FUNCTIONS)
-    with pytest.raises(DiagnosticError, match=r"'graph.relu' evaluated result #0 to .* dtype float64") as raised:
+    with pytest.raises(
+        DiagnosticError, match=r"'graph.relu' evaluated result #0 to .* dtype float64"
+    ) as raised:
         run_function(module, [normal(2, 3)], "first")
     assert raised.value.diagnostics[0].line == 3
 
 
 def test_random_inputs_follow_the_signature_and_the_seed():
     module = parse(
-        f"""func.func @main(%x: {tensor([2, 3])}, %i: {tensor([5], 'i8')}, %m: {tensor([3], 'i1')}, %s: f16) -> {tensor([2, 3])} {{
+        f"""func.func @main(%x: {tensor([2, 3])}, %i: {tensor([5], "i8")}, %m: {tensor([3], "i1")}, %s: f16) -> {tensor([2, 3])} {{
           func.return %x : {tensor([2, 3])}
         }}"""
     )
     function = find_function(module)
-    first, again, other = random_inputs(function, 0), random_inputs(function, 0), random_inputs(function, 1)
+    first, again, other = (
+        random_inputs(function, 0),
+        random_inputs(function, 0),
+        random_inputs(function, 1),
+    )
     assert [(a.shape, a.dtype) for a in first] == [
         ((2, 3), np.float32),
         ((5,), np.int8),
@@ -738,7 +811,9 @@ def test_plugins_join_through_the_entry_point_group(monkeypatch):
     from importlib.metadata import EntryPoint
 
     plugin = EntryPoint("math", "xdsl.interpreters.math:MathFunctions", runner.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(runner, "entry_points", lambda group: [plugin] if group == runner.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(
+        runner, "entry_points", lambda group: [plugin] if group == runner.ENTRY_POINT_GROUP else []
+    )
     runner._plugin_registrations.cache_clear()
     try:
         module = parse(
@@ -754,9 +829,13 @@ def test_plugins_join_through_the_entry_point_group(monkeypatch):
 
 
 def test_random_inputs_past_the_size_limit_fail_at_once():
-    from ziggurat.interpreters.interpreter import MAX_RANDOM_INPUT_BYTES, find_function, random_inputs
     from ziggurat.context import default_context
     from ziggurat.diagnostics import DiagnosticError
+    from ziggurat.interpreters.interpreter import (
+        MAX_RANDOM_INPUT_BYTES,
+        find_function,
+        random_inputs,
+    )
     from ziggurat.parsing import parse_source
 
     side = int((MAX_RANDOM_INPUT_BYTES // 4) ** 0.5) + 1
@@ -768,8 +847,11 @@ def test_random_inputs_past_the_size_limit_fail_at_once():
     with pytest.raises(DiagnosticError) as caught:
         random_inputs(find_function(module, None))
     message = str(caught.value)
-    assert "big.mlir:1:1" in message and "over the limit of" in message and "ZIGGURAT_MAX_INPUT_BYTES" in message
-
+    assert (
+        "big.mlir:1:1" in message
+        and "over the limit of" in message
+        and "ZIGGURAT_MAX_INPUT_BYTES" in message
+    )
 
 
 def test_equal_channels_of_a_conv_are_equal_sums():

@@ -16,15 +16,15 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
-from ziggurat.parsing import parse_source
 from ziggurat.dialects.graph import ConstantOp, ExpOp, TransposeOp
-from ziggurat.tools.ziggurat_opt import split_input
 from ziggurat.dialects.graph_canonicalization import compose_permutations, widens_exactly
-from ziggurat.transforms.graph.canonicalize import GraphCanonicalizePass
+from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
 from ziggurat.ir.tensor_constants import splat_value
+from ziggurat.parsing import parse_source
+from ziggurat.tools.ziggurat_opt import split_input
+from ziggurat.transforms.graph.canonicalize import GraphCanonicalizePass
 from ziggurat.transforms.graph.fold_constants import GraphFoldConstantsPass
 
 LIT_DIR = Path(__file__).parent.parent / "graph"
@@ -56,7 +56,11 @@ def lit_cases():
                 assert isinstance(function, func.FuncOp)
                 for pass_ in passes:
                     yield pytest.param(
-                        chunk, str(path), offset, function.sym_name.data, pass_,
+                        chunk,
+                        str(path),
+                        offset,
+                        function.sym_name.data,
+                        pass_,
                         id=f"{file_name}:@{function.sym_name.data}:{pass_.pipeline_pass_spec()}",
                     )
 
@@ -105,8 +109,8 @@ def test_transpose_of_transpose_composes(case):
     module = parse(
         f"""
         func.func @main(%x: {tensor(shape)}) -> {tensor(final)} {{
-          %0 = graph.transpose %x {{perm = array<i64: {', '.join(map(str, inner))}>}} : {tensor(shape)} -> {tensor(middle)}
-          %1 = graph.transpose %0 {{perm = array<i64: {', '.join(map(str, outer))}>}} : {tensor(middle)} -> {tensor(final)}
+          %0 = graph.transpose %x {{perm = array<i64: {", ".join(map(str, inner))}>}} : {tensor(shape)} -> {tensor(middle)}
+          %1 = graph.transpose %0 {{perm = array<i64: {", ".join(map(str, outer))}>}} : {tensor(middle)} -> {tensor(final)}
           func.return %1 : {tensor(final)}
         }}
         """
@@ -149,7 +153,10 @@ def test_fold_leaves_an_op_whose_evaluate_fails_with_a_warning(monkeypatch):
     assert any(isinstance(op, ExpOp) for op in after.walk())
     [warning] = produced
     assert (warning.severity, warning.file, warning.line) == ("warning", "exp.mlir", 4)
-    assert "'graph.exp' not folded: evaluating it failed: FloatingPointError: overflow" in warning.message
+    assert (
+        "'graph.exp' not folded: evaluating it failed: FloatingPointError: overflow"
+        in warning.message
+    )
 
 
 def test_fold_reports_an_evaluate_of_the_wrong_dtype(monkeypatch):
@@ -249,7 +256,13 @@ class ChainBuilder:
         self.input_shape, self.shape = list(shape), list(shape)
         self.lines: list[str] = []
         self.value, self.count = "%x", 0
-        self.may_remain = {"graph.neg", "graph.relu", "graph.relu6", "graph.transpose", "graph.reshape"}
+        self.may_remain = {
+            "graph.neg",
+            "graph.relu",
+            "graph.relu6",
+            "graph.transpose",
+            "graph.reshape",
+        }
         """Ops canonicalization may leave; every other op of a chain is an identity."""
 
     def fresh(self) -> str:
@@ -303,7 +316,20 @@ class ChainBuilder:
 @st.composite
 def chains(draw):
     chain = ChainBuilder(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
-    steps = ["add", "sub", "mul", "div", "pow", "mul0", "neg", "relu", "relu6", "transpose", "reshape", "cast"]
+    steps = [
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "pow",
+        "mul0",
+        "neg",
+        "relu",
+        "relu6",
+        "transpose",
+        "reshape",
+        "cast",
+    ]
     for _ in range(draw(st.integers(1, 8))):
         match draw(st.sampled_from(steps)):
             case "add" | "sub" as op:

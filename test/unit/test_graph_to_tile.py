@@ -25,11 +25,11 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Block, Region
+
+from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import graph
 from ziggurat.dialects.graph import ResultTypedOp, bool_attr, f32_attr, i64_attr, int_array
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
-
-from ziggurat.diagnostics import DiagnosticError
 
 f16 = Float16Type()
 i8 = IntegerType(8)
@@ -71,12 +71,18 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
     graph.NegOp: [([X], {}, None), ([t(5, element_type=i8)], {}, None)],
     graph.AbsOp: [([X], {}, None), ([t(5, element_type=i32)], {}, None)],
     graph.ErfOp: [([X], {}, None)],
-    **{op: [([X], {}, None)] for op in (graph.SinOp, graph.CosOp, graph.TanOp, graph.AtanOp, graph.SinhOp)},
+    **{
+        op: [([X], {}, None)]
+        for op in (graph.SinOp, graph.CosOp, graph.TanOp, graph.AtanOp, graph.SinhOp)
+    },
     **{op: [([X], {}, None)] for op in (graph.CoshOp, graph.AsinhOp, graph.FloorOp, graph.CeilOp)},
     # NaN outside their domains in both, as the standard normal inputs often are.
     **{op: [([X], {}, None)] for op in (graph.AsinOp, graph.AcosOp, graph.AcoshOp, graph.AtanhOp)},
     graph.RoundOp: [([X], {}, None), ([t(7, element_type=f16)], {}, None)],
-    graph.BitwiseNotOp: [([t(3, 4, element_type=i8)], {}, None), ([t(5, element_type=i64)], {}, None)],
+    graph.BitwiseNotOp: [
+        ([t(3, 4, element_type=i8)], {}, None),
+        ([t(5, element_type=i64)], {}, None),
+    ],
     graph.AddOp: [
         ([X, t(3, 1)], {}, None),
         ([t(4, element_type=i8), t(4, element_type=i8)], {}, None),
@@ -100,7 +106,11 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
     graph.BitwiseXorOp: [([t(2, 3, element_type=i64), t(1, 3, element_type=i64)], {}, None)],
     graph.BitShiftOp: [
         ([t(3, 4, element_type=i8), t(4, element_type=i8)], {}, None),
-        ([t(3, 4, element_type=i32), t(3, 4, element_type=i32)], {"direction": StringAttr("right")}, None),
+        (
+            [t(3, 4, element_type=i32), t(3, 4, element_type=i32)],
+            {"direction": StringAttr("right")},
+            None,
+        ),
     ],
     graph.PReluOp: [([X, t(3, 1)], {}, None)],
     graph.WhereOp: [([t(3, 4, element_type=i1), t(3, 4), t(4)], {}, None)],
@@ -147,7 +157,15 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
             {"layout": StringAttr("NHWC"), "groups": i64_attr(3), "pads": int_array([1, 1, 1, 1])},
             None,
         ),
-        ([t(1, 5, 5, 3, element_type=f16), t(4, 3, 3, 3, element_type=f16), t(4, element_type=f16)], {"layout": StringAttr("NHWC")}, None),
+        (
+            [
+                t(1, 5, 5, 3, element_type=f16),
+                t(4, 3, 3, 3, element_type=f16),
+                t(4, element_type=f16),
+            ],
+            {"layout": StringAttr("NHWC")},
+            None,
+        ),
     ],
     graph.BatchNormOp: [([t(2, 3, 4, 4), t(3), t(3), t(3), t(3)], {}, None)],
     graph.LayerNormOp: [
@@ -212,7 +230,12 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
         ),
         (  # the padding does not count: each output position has its own divisor
             [t(1, 7, 6, 3)],
-            {"kernel": int_array([3, 3]), "strides": int_array([2, 2]), "pads": int_array([1, 1, 1, 1]), "layout": StringAttr("NHWC")},
+            {
+                "kernel": int_array([3, 3]),
+                "strides": int_array([2, 2]),
+                "pads": int_array([1, 1, 1, 1]),
+                "layout": StringAttr("NHWC"),
+            },
             None,
         ),
     ],

@@ -46,7 +46,10 @@ def test_crashing_plugin_pass_exits_2_naming_pass_and_op(tmp_path, debug):
     source.write_text(CRASHING_INPUT)
     environment = {key: value for key, value in os.environ.items() if key != "ZIGGURAT_DEBUG"}
     done = subprocess.run(
-        ["ziggurat-opt", str(source), "-p", "toy-crash", *debug], capture_output=True, text=True, env=environment
+        ["ziggurat-opt", str(source), "-p", "toy-crash", *debug],
+        capture_output=True,
+        text=True,
+        env=environment,
     )
     assert done.returncode == 2
     assert (

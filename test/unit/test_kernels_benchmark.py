@@ -14,16 +14,38 @@ kernels = load_benchmark("kernels")
 
 
 def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
-    assert kernels.main(["--small", "--machines", "davinci", "--jobs", "1", "--results", str(tmp_path)]) == 0
+    assert (
+        kernels.main(
+            ["--small", "--machines", "davinci", "--jobs", "1", "--results", str(tmp_path)]
+        )
+        == 0
+    )
     results = json.loads((tmp_path / "kernels.json").read_text())
     rows = results["rows"]
-    assert {r["kernel"] for r in rows} == {"gemm", "conv 3x3", "depthwise 3x3", "attention", "layer_norm", "softmax"}
-    default, tuned = (next(r for r in rows if r["kernel"] == "gemm" and r["schedule"] == s) for s in ("default", "tuned"))
-    assert tuned["cycles"] <= default["cycles"]  # the tuner measures the heuristic too and keeps the faster
+    assert {r["kernel"] for r in rows} == {
+        "gemm",
+        "conv 3x3",
+        "depthwise 3x3",
+        "attention",
+        "layer_norm",
+        "softmax",
+    }
+    default, tuned = (
+        next(r for r in rows if r["kernel"] == "gemm" and r["schedule"] == s)
+        for s in ("default", "tuned")
+    )
+    assert (
+        tuned["cycles"] <= default["cycles"]
+    )  # the tuner measures the heuristic too and keeps the faster
     assert len(rows) == 7 and (tmp_path / "tune-cache.json").exists()
     for row in rows:
         assert row["error"] is None, row
-        assert row["machine"] == "davinci" and row["cycles"] > 0 and row["wall_seconds"] > 0 and row["cpu_seconds"] > 0
+        assert (
+            row["machine"] == "davinci"
+            and row["cycles"] > 0
+            and row["wall_seconds"] > 0
+            and row["cpu_seconds"] > 0
+        )
         assert 0 < row["of_bound"] <= 1, row
         assert row["of_bound"] == pytest.approx(row["bound_cycles"] / row["cycles"])
         assert row["global_bytes_read"] > 0 and row["intensity"] > 0
@@ -39,23 +61,41 @@ def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
 
 
 def test_runs_in_processes_come_back_in_kernel_then_machine_order(tmp_path: Path):
-    argv = ["--small", "--kernels", "gemm,softmax", "--machines", "davinci,tensorcore", "--jobs", "2"]
+    argv = [
+        "--small",
+        "--kernels",
+        "gemm,softmax",
+        "--machines",
+        "davinci,tensorcore",
+        "--jobs",
+        "2",
+    ]
     assert kernels.main([*argv, "--results", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "kernels.json").read_text())["rows"]
     assert [(r["kernel"], r["machine"], r["schedule"]) for r in rows] == [
-        ("gemm", "davinci", "default"), ("gemm", "davinci", "tuned"), ("gemm", "tensorcore", "default"),
-        ("softmax", "davinci", "default"), ("softmax", "tensorcore", "default"),
+        ("gemm", "davinci", "default"),
+        ("gemm", "davinci", "tuned"),
+        ("gemm", "tensorcore", "default"),
+        ("softmax", "davinci", "default"),
+        ("softmax", "tensorcore", "default"),
     ]
     assert all(r["error"] is None for r in rows)
 
 
 def test_a_simulation_past_its_timeout_is_stopped_and_recorded():
     row = kernels.measure(kernels.softmax(128, 256), "davinci", timeout=0)  # over WATCH_EVERY ops
-    assert row.cycles is None and row.error.startswith("simulation stopped after 0 s of CPU at cycle")
+    assert row.cycles is None and row.error.startswith(
+        "simulation stopped after 0 s of CPU at cycle"
+    )
 
 
 def test_a_kernel_that_does_not_lower_is_a_row_with_the_diagnostic():
-    bad = kernels.Kernel("bad", "1", "func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n  %y = graph.relu %x : tensor<5xf16>\n}", 0)
+    bad = kernels.Kernel(
+        "bad",
+        "1",
+        "func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n  %y = graph.relu %x : tensor<5xf16>\n}",
+        0,
+    )
     row = kernels.measure(bad, "davinci")
     assert row.cycles is None and row.error.startswith("bad.mlir:")
     assert "\n" not in row.error
@@ -63,24 +103,53 @@ def test_a_kernel_that_does_not_lower_is_a_row_with_the_diagnostic():
 
 def test_wrong_outputs_are_a_failure(monkeypatch):
     reference = kernels.run_function
-    monkeypatch.setattr(kernels, "run_function", lambda module, inputs: [x + 1 for x in reference(module, inputs)])
+    monkeypatch.setattr(
+        kernels, "run_function", lambda module, inputs: [x + 1 for x in reference(module, inputs)]
+    )
     row = kernels.measure(kernels.gemm(16, 16, 16), "davinci")
     assert row.error.startswith("outputs differ from the graph interpreter") and row.cycles > 0
 
 
 def test_the_targets_are_read_from_the_gemm_1024_row_and_the_resnet50_convs_on_davinci():
     gemm = kernels.Row("gemm", "1024x1024x1024", "davinci", "f16", cycles=291_663.0, of_peak=0.899)
-    tuned = kernels.Row("gemm", "1024x1024x1024", "davinci", "f16", schedule="tuned", cycles=284_559.0, of_peak=0.921)
+    tuned = kernels.Row(
+        "gemm",
+        "1024x1024x1024",
+        "davinci",
+        "f16",
+        schedule="tuned",
+        cycles=284_559.0,
+        of_peak=0.921,
+    )
     convs = [
         kernels.Row("resnet50 s1 3x3", "a", "davinci", "f16", cycles=1.0, of_bound=0.6),
-        kernels.Row("resnet50 s1 1x1 reduce", "b", "davinci", "f16", error="does not lower"),  # counts as 0%
-        kernels.Row("resnet50 s1 3x3", "a", "davinci", "f16", schedule="tuned", cycles=1.0, of_bound=0.8),
-        kernels.Row("resnet50 s1 1x1 reduce", "b", "davinci", "f16", schedule="tuned", cycles=1.0, of_bound=0.9),
-        kernels.Row("resnet50 s1 3x3", "a", "systolic", "f16", cycles=1.0, of_bound=0.1),  # another machine
+        kernels.Row(
+            "resnet50 s1 1x1 reduce", "b", "davinci", "f16", error="does not lower"
+        ),  # counts as 0%
+        kernels.Row(
+            "resnet50 s1 3x3", "a", "davinci", "f16", schedule="tuned", cycles=1.0, of_bound=0.8
+        ),
+        kernels.Row(
+            "resnet50 s1 1x1 reduce",
+            "b",
+            "davinci",
+            "f16",
+            schedule="tuned",
+            cycles=1.0,
+            of_bound=0.9,
+        ),
+        kernels.Row(
+            "resnet50 s1 3x3", "a", "systolic", "f16", cycles=1.0, of_bound=0.1
+        ),  # another machine
     ]
-    gemm_target, conv_target = kernels.targets([gemm, *(r for r in convs if r.schedule == "default")])
+    gemm_target, conv_target = kernels.targets(
+        [gemm, *(r for r in convs if r.schedule == "default")]
+    )
     assert gemm_target == {
-        "target": "gemm 1024x1024x1024 f16 on davinci, % of the matrix unit's peak", "goal": 0.9, "default": 0.899, "met": False,
+        "target": "gemm 1024x1024x1024 f16 on davinci, % of the matrix unit's peak",
+        "goal": 0.9,
+        "default": 0.899,
+        "met": False,
     }
     assert conv_target["default"] == pytest.approx(0.3) and not conv_target["met"]
     gemm_target, conv_target = kernels.targets([gemm, tuned, *convs])
@@ -91,7 +160,9 @@ def test_the_targets_are_read_from_the_gemm_1024_row_and_the_resnet50_convs_on_d
 
 
 def test_a_run_faster_than_its_bound_is_flagged():
-    row = kernels.Row("gemm", "1", "davinci", "f16", cycles=90.0, bound_cycles=100.0, of_bound=100 / 90)
+    row = kernels.Row(
+        "gemm", "1", "davinci", "f16", cycles=90.0, bound_cycles=100.0, of_bound=100 / 90
+    )
     assert row.over_bound
     console = Console(file=io.StringIO(), width=250)
     console.print(kernels.results_table([row]))
@@ -108,14 +179,31 @@ def test_intensity_counts_the_busier_direction_at_the_read_bandwidth():
 
 def test_kernels_are_selected_by_name_prefix():
     names = {k.name for k in kernels.select(kernels.full_kernels(), "resnet50 s1,softmax")}
-    assert names == {"resnet50 s1 3x3", "resnet50 s1 1x1 reduce", "resnet50 s1 1x1 expand", "softmax"}
+    assert names == {
+        "resnet50 s1 3x3",
+        "resnet50 s1 1x1 reduce",
+        "resnet50 s1 1x1 expand",
+        "softmax",
+    }
 
 
 def test_the_script_fails_on_a_missed_target_a_run_over_its_bound_or_wrong_outputs(capsys):
     fine = kernels.Row("gemm", "1", "davinci", "f16", cycles=100.0, of_bound=0.5)
-    assert not kernels.bugs_or_missed([fine, kernels.Row("gemm", "2", "davinci", "f16", error="does not lower")], [])
+    assert not kernels.bugs_or_missed(
+        [fine, kernels.Row("gemm", "2", "davinci", "f16", error="does not lower")], []
+    )
     over = kernels.Row("gemm", "3", "davinci", "f16", cycles=90.0, of_bound=1.1)
-    wrong = kernels.Row("gemm", "4", "davinci", "f16", cycles=90.0, of_bound=0.5, error="outputs differ")
-    missed = {"target": "gemm 1024x1024x1024 f16 on davinci", "goal": 0.9, "default": 0.899, "met": False}
+    wrong = kernels.Row(
+        "gemm", "4", "davinci", "f16", cycles=90.0, of_bound=0.5, error="outputs differ"
+    )
+    missed = {
+        "target": "gemm 1024x1024x1024 f16 on davinci",
+        "goal": 0.9,
+        "default": 0.899,
+        "met": False,
+    }
     assert len(kernels.bugs_or_missed([fine, over, wrong], [missed])) == 3
-    assert "FAIL: missed: gemm 1024x1024x1024 f16 on davinci: default 89.9% (goal >= 90%): MISSED" in capsys.readouterr().err
+    assert (
+        "FAIL: missed: gemm 1024x1024x1024 f16 on davinci: default 89.9% (goal >= 90%): MISSED"
+        in capsys.readouterr().err
+    )

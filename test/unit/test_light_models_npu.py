@@ -32,7 +32,15 @@ END_TO_END = sorted(path.stem for path in LIGHT.glob("light_*.onnx"))
 @pytest.mark.skipif(not RUN_SLOW, reason="minutes per model; set ZIGGURAT_RUN_SLOW=1 to run them")
 @pytest.mark.parametrize("model", END_TO_END)
 def test_light_model_passes_the_check_on_davinci_with_per_layer_cycles(model: str, capsys):
-    argv = [str(LIGHT / f"{model}.onnx"), "--machine", "davinci", "--run", "--check", "--report", "text"]
+    argv = [
+        str(LIGHT / f"{model}.onnx"),
+        "--machine",
+        "davinci",
+        "--run",
+        "--check",
+        "--report",
+        "text",
+    ]
     assert ziggurat_compile.compile_model(ziggurat_compile.parse_arguments(argv)) == 0
     out = capsys.readouterr().out
     assert "match onnxruntime and the expected outputs shipped with the model" in out

@@ -32,7 +32,10 @@ def test_builders_print_and_parse_back():
     assert copy.token.type == TokenType()
     assert copy.padding() == [(1, 1), (2, 2)]
     text = str(function)
-    assert 'loop.copy_async %0 -> %1 {pad = array<i64: 1, 1, 2, 2>, pad_value = -1.000000e+00 : f64}' in text
+    assert (
+        "loop.copy_async %0 -> %1 {pad = array<i64: 1, 1, 2, 2>, pad_value = -1.000000e+00 : f64}"
+        in text
+    )
     assert "loop.wait %2 : !loop.token" in text
     parsed = Parser(default_context(), text).parse_op()
     parsed.verify()
@@ -48,7 +51,13 @@ def test_copy_without_pad_has_zero_padding():
     ("source", "destination", "pad", "pad_value", "message"),
     [
         ([4, 4], [16], None, None, "source and destination must have the same rank"),
-        ([4, 4], [4, 5], None, None, "destination shape [4, 5] must be the source shape [4, 4] plus the padding"),
+        (
+            [4, 4],
+            [4, 5],
+            None,
+            None,
+            "destination shape [4, 5] must be the source shape [4, 4] plus the padding",
+        ),
         ([4, 4], [5, 5], [1, 0, 0, 0], None, "[5, 4] (dimension 1 differs)"),
         ([4], [6], [1, 1, 0, 0], None, "pad takes a non-negative (low, high) pair per dimension"),
         ([4], [4], [2, -2], None, "pad takes a non-negative (low, high) pair per dimension"),

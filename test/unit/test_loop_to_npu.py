@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
-from ziggurat.parsing import parse_source
 from ziggurat.dialects import npu
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 
 # Where a GEMM's operands travel on each preset: (A's hops, B's hops, C's space, vector space, store path).
@@ -41,7 +41,9 @@ def _copy(src: str, src_type: str, dst: str, dst_type: str, pad: str = "") -> st
     return f"      loop.copy {src} -> {dst}{attrs} : {src_type} -> {dst_type}\n"
 
 
-def _stage(name: str, source: str, source_type: str, shape: str, hops: list[str], allocs: list[str]) -> tuple[str, str]:
+def _stage(
+    name: str, source: str, source_type: str, shape: str, hops: list[str], allocs: list[str]
+) -> tuple[str, str]:
     """Copies of `source` along `hops`; the code and the last buffer."""
     code, current, current_type = "", source, source_type
     for hop in hops:
@@ -69,13 +71,28 @@ def matmul_relu(machine: str, m: int = 64, n: int = 64, k: int = 128, tk: int = 
     a_hops, b_hops, c_space, v_space = ROUTES[machine]
     g = GLOBAL[machine]
     allocs: list[str] = []
-    a_code, a = _stage("a", "%as", f'memref<{m}x{tk}xf16, strided<[{k}, 1], offset: ?>, "{g}">', f"{m}x{tk}", a_hops, allocs)
-    b_code, b = _stage("b", "%bs", f'memref<{tk}x{n}xf16, strided<[{n}, 1], offset: ?>, "{g}">', f"{tk}x{n}", b_hops, allocs)
+    a_code, a = _stage(
+        "a",
+        "%as",
+        f'memref<{m}x{tk}xf16, strided<[{k}, 1], offset: ?>, "{g}">',
+        f"{m}x{tk}",
+        a_hops,
+        allocs,
+    )
+    b_code, b = _stage(
+        "b",
+        "%bs",
+        f'memref<{tk}x{n}xf16, strided<[{n}, 1], offset: ?>, "{g}">',
+        f"{tk}x{n}",
+        b_hops,
+        allocs,
+    )
     c_type, v_type = f'memref<{m}x{n}xf32, "{c_space}">', f'memref<{m}x{n}xf32, "{v_space}">'
     allocs += [f"  %c = memref.alloc() : {c_type}\n", f"  %y = memref.alloc() : {v_type}\n"]
     store = "" if c_space == v_space else _copy("%c", c_type, "%y", v_type)
     y = "%c" if c_space == v_space else "%y"
-    return f"""func.func @main(%A: memref<{m}x{k}xf16, "{g}">, %B: memref<{k}x{n}xf16, "{g}">, %result0: memref<{m}x{n}xf32, "{g}">) {{
+    return (
+        f"""func.func @main(%A: memref<{m}x{k}xf16, "{g}">, %B: memref<{k}x{n}xf16, "{g}">, %result0: memref<{m}x{n}xf32, "{g}">) {{
   %c0 = arith.constant 0 : index
   %tk = arith.constant {tk} : index
   %ck = arith.constant {k} : index
@@ -84,11 +101,13 @@ def matmul_relu(machine: str, m: int = 64, n: int = 64, k: int = 128, tk: int = 
   scf.for %k = %c0 to %ck step %tk {{
       %as = memref.subview %A[0, %k] [{m}, {tk}] [1, 1] : memref<{m}x{k}xf16, "{g}"> to memref<{m}x{tk}xf16, strided<[{k}, 1], offset: ?>, "{g}">
       %bs = memref.subview %B[%k, 0] [{tk}, {n}] [1, 1] : memref<{k}x{n}xf16, "{g}"> to memref<{tk}x{n}xf16, strided<[{n}, 1], offset: ?>, "{g}">
-{a_code}{b_code}""" + CONTRACTION.format(
-        maps=MATMUL_MAPS,
-        ins=f'{a}, {b} : memref<{m}x{tk}xf16, "{a_hops[-1]}">, memref<{tk}x{n}xf16, "{b_hops[-1]}">',
-        out=f"%c : {c_type}",
-    ) + f"""  }}
+{a_code}{b_code}"""
+        + CONTRACTION.format(
+            maps=MATMUL_MAPS,
+            ins=f'{a}, {b} : memref<{m}x{tk}xf16, "{a_hops[-1]}">, memref<{tk}x{n}xf16, "{b_hops[-1]}">',
+            out=f"%c : {c_type}",
+        )
+        + f"""  }}
 {store.strip() and "  " + store.strip()}
   linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}} ins({y} : {v_type}) outs({y} : {v_type}) {{
   ^bb0(%in: f32, %out: f32):
@@ -99,11 +118,14 @@ def matmul_relu(machine: str, m: int = 64, n: int = 64, k: int = 128, tk: int = 
   func.return
 }}
 """
+    )
 
 
 def _gemm_inputs(m: int, n: int, k: int):
     rng = np.random.default_rng(0)
-    return rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+    return rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(
+        np.float16
+    )
 
 
 @pytest.mark.parametrize("machine", sorted(ROUTES))
@@ -123,7 +145,9 @@ def test_zero_fill_becomes_a_first_non_accumulating_mma():
 
 
 def test_without_the_fill_every_mma_accumulates():
-    text = matmul_relu("davinci").replace("  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32, \"l0c\">)\n", "")
+    text = matmul_relu("davinci").replace(
+        '  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32, "l0c">)\n', ""
+    )
     lowered = str(lower(text, "davinci"))
     assert lowered.count("npu.mma") == 1 and "accumulate" in lowered
 
@@ -135,7 +159,9 @@ ID = "affine_map<(d0, d1) -> (d0, d1)>"
 ROW = "affine_map<(d0, d1) -> (d0)>"
 
 
-def _generic(ins: list[tuple[str, str]], out: tuple[str, str], body: str, reduce: bool = False) -> str:
+def _generic(
+    ins: list[tuple[str, str]], out: tuple[str, str], body: str, reduce: bool = False
+) -> str:
     """A single-op generic on `rows x width` tiles: each input is (value, map), `body` uses %a, %b and %o."""
     maps = ", ".join([m for _, m in ins] + [out[1]])
     iterators = '"parallel", "reduction"' if reduce else '"parallel", "parallel"'
@@ -163,13 +189,18 @@ def row_kernel(machine: str, rows: int, width: int, steps: str) -> str:
         text += f"  %{name} = memref.alloc() : {row}\n"
     source, source_type = "%X", f'memref<{rows}x{width}xf32, "{g}">'
     for hop in hops:
-        buffer, buffer_type = ("%x", tile) if hop == v else (f"%x_{hop}", f'memref<{rows}x{width}xf32, "{hop}">')
+        buffer, buffer_type = (
+            ("%x", tile) if hop == v else (f"%x_{hop}", f'memref<{rows}x{width}xf32, "{hop}">')
+        )
         if hop != v:
             text += f"  {buffer} = memref.alloc() : {buffer_type}\n"
         text += _copy(source, source_type, buffer, buffer_type).replace("      ", "  ")
         source, source_type = buffer, buffer_type
     text += steps.replace("{T}", tile).replace("{R}", row)
-    return text + f'  loop.copy %x -> %result0 : {tile} -> memref<{rows}x{width}xf32, "{g}">\n  func.return\n}}\n'
+    return (
+        text
+        + f'  loop.copy %x -> %result0 : {tile} -> memref<{rows}x{width}xf32, "{g}">\n  func.return\n}}\n'
+    )
 
 
 SOFTMAX = (
@@ -181,7 +212,6 @@ SOFTMAX = (
     + _generic([("%e", ID)], ("%s", ROW), "arith.addf %a, %o : f32", reduce=True)
     + _generic([("%e", ID), ("%s", ROW)], ("%x", ID), "arith.divf %a, %b : f32")
 )
-
 
 
 def _row_generic(value: str, body: str) -> str:
@@ -219,7 +249,11 @@ def _layernorm(x):
 
 
 @pytest.mark.parametrize("machine", sorted(ROUTES))
-@pytest.mark.parametrize(("steps", "reference"), [(SOFTMAX, _softmax), (LAYERNORM, _layernorm)], ids=["softmax", "layernorm"])
+@pytest.mark.parametrize(
+    ("steps", "reference"),
+    [(SOFTMAX, _softmax), (LAYERNORM, _layernorm)],
+    ids=["softmax", "layernorm"],
+)
 @pytest.mark.parametrize(("rows", "width"), [(16, 256), (8, 48), (6, 100)])
 def test_row_kernels_match_numpy(machine, steps, reference, rows, width):
     module = lower(row_kernel(machine, rows, width, steps), machine)
@@ -257,18 +291,26 @@ def ragged_matmul() -> str:
   loop.copy %bs{step} -> %b1_{step} {{pad = array<i64: 0, {kp - kt}, 0, 3>}} : {b_src} -> {b1}
   loop.copy %b1_{step} -> %b0_{step} : {b1} -> {b0}
 """
-        text += _contraction(f"%a0_{step}, %b0_{step} : {a0}, {b0}", '%c : memref<112x80xf32, "l0c">')
-    return text + f"""  %cv = memref.subview %c[0, 0] [100, 77] [1, 1] : memref<112x80xf32, "l0c"> to memref<100x77xf32, strided<[80, 1]>, "l0c">
+        text += _contraction(
+            f"%a0_{step}, %b0_{step} : {a0}, {b0}", '%c : memref<112x80xf32, "l0c">'
+        )
+    return (
+        text
+        + f"""  %cv = memref.subview %c[0, 0] [100, 77] [1, 1] : memref<112x80xf32, "l0c"> to memref<100x77xf32, strided<[80, 1]>, "l0c">
   loop.copy %cv -> %result0 : memref<100x77xf32, strided<[80, 1]>, "l0c"> -> memref<100x77xf32, "{g}">
   func.return
 }}
 """
+    )
 
 
 def test_ragged_matmul_matches_numpy():
     module = lower(ragged_matmul(), "davinci")
     mmas = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
-    assert [(op.mnk, op.accumulate is not None) for op in mmas] == [((112, 80, 160), False), ((112, 80, 144), True)]
+    assert [(op.mnk, op.accumulate is not None) for op in mmas] == [
+        ((112, 80, 160), False),
+        ((112, 80, 144), True),
+    ]
     a, b = _gemm_inputs(100, 77, 300)
     (c,) = run_npu(module, "davinci", [a, b]).outputs
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
@@ -292,11 +334,18 @@ def conv_tile() -> str:
   loop.copy %w1 -> %w0 : memref<32x64xf16, "l1"> -> memref<32x64xf16, "l0a">
   linalg.fill ins(%zero : f32) outs(%o : memref<32x48xf32, "l0c">)
 """
-    text += _contraction('%x0, %w0 : memref<64x48xf16, "l0b">, memref<32x64xf16, "l0a">', '%o : memref<32x48xf32, "l0c">', CONV_MAPS)
-    return text + """  loop.copy %o -> %result0 : memref<32x48xf32, "l0c"> -> memref<32x48xf32, "gm">
+    text += _contraction(
+        '%x0, %w0 : memref<64x48xf16, "l0b">, memref<32x64xf16, "l0a">',
+        '%o : memref<32x48xf32, "l0c">',
+        CONV_MAPS,
+    )
+    return (
+        text
+        + """  loop.copy %o -> %result0 : memref<32x48xf32, "l0c"> -> memref<32x48xf32, "gm">
   func.return
 }
 """
+    )
 
 
 def test_conv_tile_takes_the_weights_as_a():
@@ -304,9 +353,14 @@ def test_conv_tile_takes_the_weights_as_a():
     (mma,) = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
     assert (npu.space_of(mma.a), npu.space_of(mma.b), mma.mnk) == ("l0a", "l0b", (32, 48, 64))
     rng = np.random.default_rng(2)
-    x, w = rng.standard_normal((64, 48)).astype(np.float16), rng.standard_normal((32, 64)).astype(np.float16)
+    x, w = (
+        rng.standard_normal((64, 48)).astype(np.float16),
+        rng.standard_normal((32, 64)).astype(np.float16),
+    )
     (out,) = run_npu(module, "davinci", [x, w]).outputs
-    np.testing.assert_allclose(out, w.astype(np.float32) @ x.astype(np.float32), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(
+        out, w.astype(np.float32) @ x.astype(np.float32), rtol=1e-3, atol=1e-3
+    )
 
 
 def test_an_error_names_the_op_the_machine_and_what_is_missing():
@@ -361,17 +415,22 @@ def conv_1x1_nd() -> str:
 def test_nd_operand_buffers_are_relaid_as_matrices():
     module = lower(conv_1x1_nd(), "davinci")
     (mma,) = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
-    assert (mma.b.type.get_shape(), mma.c.type.get_shape(), mma.mnk) == ((32, 224), (16, 224), (16, 224, 32))
+    assert (mma.b.type.get_shape(), mma.c.type.get_shape(), mma.mnk) == (
+        (32, 224),
+        (16, 224),
+        (16, 224, 32),
+    )
     rng = np.random.default_rng(3)
-    x, w = rng.standard_normal((32, 14, 14)).astype(np.float16), rng.standard_normal((16, 32)).astype(np.float16)
+    x, w = (
+        rng.standard_normal((32, 14, 14)).astype(np.float16),
+        rng.standard_normal((16, 32)).astype(np.float16),
+    )
     (out,) = run_npu(module, "davinci", [x, w]).outputs
     expected = np.einsum("fc,chw->fhw", w.astype(np.float32), x.astype(np.float32))
     np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
 
 
-LINEAR_MAPS = (
-    "affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>"
-)
+LINEAR_MAPS = "affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>"
 
 
 @pytest.mark.parametrize("machine", ["davinci", "tensorcore"])
@@ -383,16 +442,25 @@ def test_a_transposed_weight_is_written_transposed(machine):
     b_code, b = _stage("b", "%W", 'memref<48x64xf16, "gm">', "48x64", b_hops, allocs)
     c = f'memref<32x48xf32, "{c_space}">'
     text = 'func.func @main(%X: memref<32x64xf16, "gm">, %W: memref<48x64xf16, "gm">, %result0: memref<32x48xf32, "gm">) {\n'
-    text += "".join(allocs) + f"  %c = memref.alloc() : {c}\n" + (a_code + b_code).replace("      ", "  ")
+    text += (
+        "".join(allocs)
+        + f"  %c = memref.alloc() : {c}\n"
+        + (a_code + b_code).replace("      ", "  ")
+    )
     ins = f'{a}, {b} : memref<32x64xf16, "{a_hops[-1]}">, memref<48x64xf16, "{b_hops[-1]}">'
     text += _contraction(ins, f"%c : {c}", LINEAR_MAPS)
     text += f'  loop.copy %c -> %result0 : {c} -> memref<32x48xf32, "gm">\n  func.return\n}}\n'
     module = lower(text, machine)
     (mma,) = [op for op in module.walk() if isinstance(op, npu.MmaOp)]
     assert mma.b.type.get_shape() == (64, 48)
-    x, w = _gemm_inputs(32, 48, 64)[0], np.random.default_rng(4).standard_normal((48, 64)).astype(np.float16)
+    x, w = (
+        _gemm_inputs(32, 48, 64)[0],
+        np.random.default_rng(4).standard_normal((48, 64)).astype(np.float16),
+    )
     (y,) = run_npu(module, machine, [x, w]).outputs
-    np.testing.assert_allclose(y, x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(
+        y, x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-3, atol=1e-3
+    )
 
 
 def _differential_cases():
@@ -420,7 +488,9 @@ TRANSPOSE_IN_UB = """func.func @main(%k: memref<64x32xf16, "gm">, %result0: memr
 DIFFERENTIAL = list(_differential_cases())
 
 
-@pytest.mark.parametrize(("text", "machine"), [c[1:] for c in DIFFERENTIAL], ids=[c[0] for c in DIFFERENTIAL])
+@pytest.mark.parametrize(
+    ("text", "machine"), [c[1:] for c in DIFFERENTIAL], ids=[c[0] for c in DIFFERENTIAL]
+)
 def test_loop_interpreter_and_run_npu_agree(text, machine):
     """The loop level on the loop interpreter against loop-to-npu, npu-plan-memory and npu-insert-sync on run_npu."""
     spec = f"{{machine={machine}}}"

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from xdsl.dialects import memref, scf
 
-from ziggurat.interpreters.loop_interpreter import run_loop_function
-from ziggurat.machine import load_machine
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
-from ziggurat.parsing import parse_source
 from ziggurat.dialects.loop import CopyAsyncOp
+from ziggurat.interpreters.loop_interpreter import run_loop_function
+from ziggurat.machine import load_machine
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline, check_pass_preserves_numerics
 from ziggurat.transforms.loop.buffers import space_of
 from ziggurat.transforms.loop.memory_routes import hops, route
@@ -153,7 +153,11 @@ def loop_level(kernel: str, machine: str):
         )
         return module
     if kernel in LIT_KERNELS:
-        text = (Path(__file__).parents[1] / "loop" / LIT_KERNELS[kernel]).read_text().replace('"gm"', '"GM"')
+        text = (
+            (Path(__file__).parents[1] / "loop" / LIT_KERNELS[kernel])
+            .read_text()
+            .replace('"gm"', '"GM"')
+        )
     else:
         text = {"matmul_relu": MATMUL_RELU, "matmul_ij": MATMUL_IJ, "ragged": RAGGED}[kernel]
     return parse(text.replace('"GM"', f'"{load_machine(machine).global_memory().name}"'))
@@ -174,15 +178,21 @@ def promote(machine: str) -> str:
 PIPELINES = {
     "promote": promote,
     "promote+hoist": lambda m: f"{promote(m)},loop-hoist-copies",
-    "promote+hoist+loop-double-buffer": lambda m: f"{promote(m)},loop-hoist-copies,loop-double-buffer{{machine={m}}}",
+    "promote+hoist+loop-double-buffer": lambda m: (
+        f"{promote(m)},loop-hoist-copies,loop-double-buffer{{machine={m}}}"
+    ),
 }
 
 
 @pytest.mark.parametrize("pipeline", list(PIPELINES))
-@pytest.mark.parametrize("kernel", ["matmul_relu", "matmul_ij", "ragged", *LIT_KERNELS, "conv_relu", "softmax"])
+@pytest.mark.parametrize(
+    "kernel", ["matmul_relu", "matmul_ij", "ragged", *LIT_KERNELS, "conv_relu", "softmax"]
+)
 @pytest.mark.parametrize("machine", PRESETS)
 def test_passes_preserve_numerics(machine: str, kernel: str, pipeline: str):
-    report = check_pass_preserves_numerics(loop_level(kernel, machine), PIPELINES[pipeline](machine))
+    report = check_pass_preserves_numerics(
+        loop_level(kernel, machine), PIPELINES[pipeline](machine)
+    )
     assert report.ok, str(report)
 
 
@@ -194,11 +204,17 @@ def test_matmul_relu_matches_numpy():
     b = rng.standard_normal((96, 32)).astype(np.float16)
     got = run_loop_function(module, [a, b])["result0"]
     expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0).astype(np.float16)
-    np.testing.assert_allclose(got.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(
+        got.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=1e-2
+    )
 
 
 def spaces_used(module, op_type) -> list[tuple[str | None, str | None]]:
-    return [(space_of(op.source), space_of(op.destination)) for op in module.walk() if isinstance(op, op_type)]
+    return [
+        (space_of(op.source), space_of(op.destination))
+        for op in module.walk()
+        if isinstance(op, op_type)
+    ]
 
 
 @pytest.mark.parametrize("machine", PRESETS)

@@ -18,9 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ziggurat.interpreters.interpreter import find_function
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
+from ziggurat.interpreters.interpreter import find_function
+from ziggurat.lowering.pipelines import LOWER_TO_NPU_PASSES, expand_pipeline
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
     build_passes,
@@ -31,7 +32,6 @@ from ziggurat.testing.differential import (
     level_of,
     run_at_level,
 )
-from ziggurat.lowering.pipelines import LOWER_TO_NPU_PASSES, expand_pipeline
 
 MACHINES = ("davinci", "systolic", "tensorcore")
 
@@ -41,12 +41,17 @@ def test_lower_to_npu_expands_to_the_passes_of_the_contract(machine: str):
     passes = expand_pipeline(f"lower-to-npu{{machine={machine}}}").split(",")
     assert [p.split("{")[0] for p in passes] == [p.split("{")[0] for p in LOWER_TO_NPU_PASSES]
     assert passes[2] == f'tile-and-fuse{{machine="{machine}"}}'
-    assert passes[-2:] == [f'npu-plan-memory{{machine="{machine}"}}', f'npu-insert-sync{{machine="{machine}"}}']
+    assert passes[-2:] == [
+        f'npu-plan-memory{{machine="{machine}"}}',
+        f'npu-insert-sync{{machine="{machine}"}}',
+    ]
 
 
 def test_compile_is_graph_opt_then_lower_to_npu():
     assert expand_pipeline("compile{machine=davinci}") == (
-        expand_pipeline("graph-opt{machine=davinci}") + "," + expand_pipeline("lower-to-npu{machine=davinci}")
+        expand_pipeline("graph-opt{machine=davinci}")
+        + ","
+        + expand_pipeline("lower-to-npu{machine=davinci}")
     )
 
 
@@ -92,7 +97,9 @@ def test_npu_code_runs_with_its_result_arguments_as_outputs():
     assert (a.shape, b.shape, a.dtype) == ((64, 128), (128, 64), np.float16)
     (y,) = run_at_level(module, [a, b], machine="davinci")
     expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0).astype(np.float16)
-    np.testing.assert_allclose(y.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=0.1)
+    np.testing.assert_allclose(
+        y.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=0.1
+    )
 
 
 @dataclass(frozen=True)
@@ -126,12 +133,20 @@ func.func @main(%a: tensor<8x12xf16>, %b: tensor<12x4xf16>) -> tensor<8x4xf16> {
 def test_every_stage_is_compared_and_the_first_divergence_named():
     passes = [*build_passes("graph-to-tile"), ReluToAbs(), *build_passes("canonicalize"), Crash()]
     report = check_pipeline_stages(MATMUL_RELU, passes, "davinci", seed=2)
-    assert [s.pass_name for s in report.stages] == ["graph-to-tile", "test-relu-to-abs", "canonicalize", "test-crash"]
+    assert [s.pass_name for s in report.stages] == [
+        "graph-to-tile",
+        "test-relu-to-abs",
+        "canonicalize",
+        "test-crash",
+    ]
     assert [s.level for s in report.stages[:3]] == ["tensor"] * 3
     assert report.stages[0].ok and not report.ok
     assert report.first_failure is report.stages[1]
     assert report.stages[1].outputs[0].mismatches > 0
-    assert "KeyError" in report.stages[3].error and "test_lowering_pipeline.py" in report.stages[3].error
+    assert (
+        "KeyError" in report.stages[3].error
+        and "test_lowering_pipeline.py" in report.stages[3].error
+    )
     assert "first fails at 'test-relu-to-abs'" in str(report)
 
 
@@ -330,7 +345,10 @@ RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
 
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("channel_shuffle_depthwise_7x7", "tensorcore"): "npu-insert-sync: 7x7 f16 channel slices start at "
+    (
+        "channel_shuffle_depthwise_7x7",
+        "tensorcore",
+    ): "npu-insert-sync: 7x7 f16 channel slices start at "
     "2-byte offsets of 'rf', whose instructions start at multiples of 4",
 }
 """(kernel, machine) -> the first pass of lower-to-npu that fails or diverges there, when this
@@ -342,7 +360,10 @@ def _kernel_cases():
         for machine in MACHINES:
             marks = []
             if name in SLOW_KERNELS:
-                marks += [pytest.mark.slow, pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1")]
+                marks += [
+                    pytest.mark.slow,
+                    pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1"),
+                ]
             if (name, machine) in KNOWN_FAILURES:
                 marks.append(pytest.mark.xfail(reason=KNOWN_FAILURES[name, machine], strict=False))
             yield pytest.param(name, machine, marks=marks, id=f"{name}-{machine}")
@@ -388,7 +409,9 @@ def test_the_lowering_quality_gemm_is_measured_on_the_lowered_code():
     row = quality.measure_gemm(64, 64, 64)
     macs_at_peak = 64**3 / quality.load_machine("davinci").peak_macs_per_cycle("f16", "f32")
     assert row.utilization == pytest.approx(macs_at_peak / row.cycles)
-    assert row.roofline_bound_by == "compute" and row.roofline_bound_cycles == pytest.approx(macs_at_peak)
+    assert row.roofline_bound_by == "compute" and row.roofline_bound_cycles == pytest.approx(
+        macs_at_peak
+    )
 
 
 def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
@@ -400,17 +423,26 @@ def test_the_lowering_quality_benchmark_runs_on_tiny_sizes(tmp_path: Path):
     assert results["gemm"]["shape"] == "64x64x64" and 0 < results["gemm"]["utilization"] <= 1
     block = results["conv_bn_relu"]
     assert block["minimum_bytes"] == (16 * 8 * 8 * 2) * 2 + 16 * 16 * 9 * 2 + 4 * 16 * 2
-    assert block["fused_bytes"] >= block["minimum_bytes"] and block["unfused_bytes"] >= block["fused_bytes"]
+    assert (
+        block["fused_bytes"] >= block["minimum_bytes"]
+        and block["unfused_bytes"] >= block["fused_bytes"]
+    )
     text = doc.read_text()
     assert "old" not in text and "| lower-to-npu |" in text and text.endswith("after\n")
 
 
 def test_the_resnet_block_runs_lowered_on_davinci_as_on_the_graph_interpreter():
     text = (EXAMPLES / "resnet_block.mlir").read_text()
-    report = check_pass_preserves_numerics(text, "lower-to-npu{machine=davinci}", machine="davinci", seed=4)
+    report = check_pass_preserves_numerics(
+        text, "lower-to-npu{machine=davinci}", machine="davinci", seed=4
+    )
     assert level_of(report.transformed, find_function(report.transformed)) == "npu"
     (output,) = report.outputs
-    assert (output.dtype, output.tolerance.rtol, output.tolerance.elementwise[0]) == (np.float16, 1e-2, 1e-2)
+    assert (output.dtype, output.tolerance.rtol, output.tolerance.elementwise[0]) == (
+        np.float16,
+        1e-2,
+        1e-2,
+    )
     assert report.ok, str(report)
 
 
@@ -424,20 +456,33 @@ def _with_entry_points(monkeypatch, *entries: tuple[str, str]) -> None:
     found = [EntryPoint(name, value, group) for name, value in entries]
     monkeypatch.setattr(pipelines, "PIPELINES", dict(pipelines.PIPELINES))
     monkeypatch.setattr(pipelines, "_entry_points_loaded", False)
-    monkeypatch.setattr(plugins, "entry_points", lambda group: found if group == pipelines.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(
+        plugins, "entry_points", lambda group: found if group == pipelines.ENTRY_POINT_GROUP else []
+    )
 
 
 def test_plugins_add_pipelines_through_entry_points(monkeypatch):
     _with_entry_points(monkeypatch, ("my-opt", "ziggurat.lowering.pipelines:graph_opt"))
-    assert expand_pipeline("cse,my-opt{layout=NHWC}") == "cse," + expand_pipeline("graph-opt{layout=NHWC}")
+    assert expand_pipeline("cse,my-opt{layout=NHWC}") == "cse," + expand_pipeline(
+        "graph-opt{layout=NHWC}"
+    )
 
 
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        (("graph-opt", "ziggurat.lowering.pipelines:graph_opt"), "'graph-opt = .*': pipeline 'graph-opt' is already registered"),
-        (("bad", "no_such_module:f"), "cannot load entry point 'bad = no_such_module:f'.*ModuleNotFoundError"),
-        (("odd", "ziggurat.lowering.pipelines:ENTRY_POINT_GROUP"), "must load to a pipeline expander function, got str"),
+        (
+            ("graph-opt", "ziggurat.lowering.pipelines:graph_opt"),
+            "'graph-opt = .*': pipeline 'graph-opt' is already registered",
+        ),
+        (
+            ("bad", "no_such_module:f"),
+            "cannot load entry point 'bad = no_such_module:f'.*ModuleNotFoundError",
+        ),
+        (
+            ("odd", "ziggurat.lowering.pipelines:ENTRY_POINT_GROUP"),
+            "must load to a pipeline expander function, got str",
+        ),
     ],
 )
 def test_broken_pipeline_entry_points_are_reported(monkeypatch, entry, message):

@@ -77,7 +77,10 @@ def problems(path: Path | str) -> list[str]:
     """`file:line: message` of each diagnostic, file reduced to its name."""
     with pytest.raises(MachineError) as info:
         load_machine(path)
-    return [f"{Path(d.file).name if d.file else ''}:{d.line}: {d.message}" for d in info.value.diagnostics]
+    return [
+        f"{Path(d.file).name if d.file else ''}:{d.line}: {d.message}"
+        for d in info.value.diagnostics
+    ]
 
 
 def line_of(text: str, fragment: str) -> int:
@@ -120,7 +123,9 @@ def test_davinci():
     }
     assert m.memories["gm"].shared_by_cores and not m.memories["ub"].shared_by_cores
     assert (m.matrix.a_space, m.matrix.b_space, m.matrix.c_space) == ("l0a", "l0b", "l0c")
-    engines = {(src, dst): m.dma_for(src, dst).name for dma in m.dmas.values() for src, dst in dma.paths}
+    engines = {
+        (src, dst): m.dma_for(src, dst).name for dma in m.dmas.values() for src, dst in dma.paths
+    }
     assert engines == {
         ("gm", "l1"): "mte2",
         ("gm", "ub"): "mte2",
@@ -131,7 +136,11 @@ def test_davinci():
         ("l0c", "gm"): "fixpipe",
     }
     assert m.dma_for("gm", "l0a") is None
-    assert m.dmas["mte1"].transpose and m.dmas["fixpipe"].cast and m.dmas["mte2"].shared_bandwidth == "gm"
+    assert (
+        m.dmas["mte1"].transpose
+        and m.dmas["fixpipe"].cast
+        and m.dmas["mte2"].shared_bandwidth == "gm"
+    )
     assert m.vector.lanes(2) == 128 and m.vector.spaces == ("ub",)
     assert m.pipes == ("scalar", "mte2", "mte1", "mte3", "fixpipe", "cube", "vector")
     assert m.flag_ids == 8 and m.scalar_pipe == "scalar"
@@ -141,7 +150,9 @@ def test_systolic_matches_scalesim_default():
     m = load_machine("systolic")
     assert (m.matrix.rows, m.matrix.cols, m.matrix.dataflow) == (32, 32, "os")
     assert m.peak_macs_per_cycle("i8", "i32") == 32 * 32
-    assert [m.memories[s].capacity for s in (m.matrix.a_space, m.matrix.b_space, m.matrix.c_space)] == [64 * 1024] * 3
+    assert [
+        m.memories[s].capacity for s in (m.matrix.a_space, m.matrix.b_space, m.matrix.c_space)
+    ] == [64 * 1024] * 3
     assert m.word_bytes == 1 and m.global_bandwidth() == 10
     assert m.cores == 1
 
@@ -203,7 +214,10 @@ def test_unknown_table_and_hint(tmp_path):
     text = edit(TINY, "[memory.gm]", "[memroy.gm]")
     text = edit(text, 'capacity = "512 KiB"', "bytes_per_cycle = 3\ncapacity = 1")
     found = problems(write(tmp_path, text))
-    assert f"machine.toml:{line_of(text, 'memroy')}: unknown key 'memroy'; did you mean 'memory'?" in found
+    assert (
+        f"machine.toml:{line_of(text, 'memroy')}: unknown key 'memroy'; did you mean 'memory'?"
+        in found
+    )
     assert any("'bytes_per_cycle' in [memory.l1]; write 'bandwidth = N'" in p for p in found)
 
 
@@ -216,7 +230,9 @@ def test_missing_required_key_points_at_the_table(tmp_path):
 
 def test_missing_top_level_table(tmp_path):
     text = TINY[: TINY.index("[vector]")]
-    assert problems(write(tmp_path, text)) == ["machine.toml:None: the machine has no [vector] table"]
+    assert problems(write(tmp_path, text)) == [
+        "machine.toml:None: the machine has no [vector] table"
+    ]
 
 
 # (text to replace in TINY, its replacement, a fragment of the line the diagnostic is on, the message)
@@ -235,7 +251,12 @@ MISTAKES = [
         "512 KB/s",
         "'capacity' in [memory.l1] has unknown unit 'KB/s' in \"512 KB/s\"; did you mean 'KB'? (accepted units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
     ),
-    ('capacity = "512 KiB"', "capacity = 0", "capacity = 0", "'capacity' in [memory.l1] must be positive, got 0"),
+    (
+        'capacity = "512 KiB"',
+        "capacity = 0",
+        "capacity = 0",
+        "'capacity' in [memory.l1] must be positive, got 0",
+    ),
     (
         'capacity = "512 KiB"',
         'capacity = "0 KiB"',
@@ -374,7 +395,12 @@ MISTAKES = [
         "spaces",
         "'spaces' in [vector] names memory space 'ub', which is not defined (defined: gm, l1)",
     ),
-    ('ops = ["add", "exp"]', 'ops = ["add", "add"]', "ops", "'ops' in [vector] lists \"add\" more than once"),
+    (
+        'ops = ["add", "exp"]',
+        'ops = ["add", "add"]',
+        "ops",
+        "'ops' in [vector] lists \"add\" more than once",
+    ),
     (
         'ops = ["add", "exp"]',
         'ops = ["add", "exq"]',
@@ -405,12 +431,18 @@ def test_each_mistake_is_reported_at_its_line(tmp_path, old, new, at, message):
 
 
 def test_sync_pipes(tmp_path):
-    listed = TINY + '\n[sync]\npipes = ["scalar", "load", "store", "matrix", "vector"]\nflag_ids = 4\n'
+    listed = (
+        TINY + '\n[sync]\npipes = ["scalar", "load", "store", "matrix", "vector"]\nflag_ids = 4\n'
+    )
     machine = load_machine(write(tmp_path, listed))
-    assert machine.pipes == ("scalar", "load", "store", "matrix", "vector") and machine.flag_ids == 4
+    assert (
+        machine.pipes == ("scalar", "load", "store", "matrix", "vector") and machine.flag_ids == 4
+    )
     text = TINY + '\n[sync]\npipes = ["scalar", "load", "load", "matrix", "vektor"]\n'
     line = line_of(text, "pipes =")
-    assert problems(write(tmp_path, text)) == [f"machine.toml:{line}: 'pipes' in [sync] lists \"load\" more than once"]
+    assert problems(write(tmp_path, text)) == [
+        f"machine.toml:{line}: 'pipes' in [sync] lists \"load\" more than once"
+    ]
     text = TINY + '\n[sync]\npipes = ["scalar", "load", "matrix", "vektor"]\n'
     assert problems(write(tmp_path, text)) == [
         f"machine.toml:{line}: [sync] pipes does not list 'store', the pipe of DMA engine 'store'",
@@ -437,7 +469,9 @@ def test_every_problem_at_once_in_line_order(tmp_path):
 
 def test_toml_syntax_error_has_its_line(tmp_path):
     text = edit(TINY, "cores = 2", "cores = = 2")
-    assert problems(write(tmp_path, text)) == [f"machine.toml:{line_of(text, 'cores')}: invalid TOML: Invalid value"]
+    assert problems(write(tmp_path, text)) == [
+        f"machine.toml:{line_of(text, 'cores')}: invalid TOML: Invalid value"
+    ]
     text = edit(TINY, "cores = 2", "cores = 2\ncores = 4")
     assert problems(write(tmp_path, text)) == [
         f"machine.toml:{line_of(text, 'cores = 4')}: invalid TOML: Cannot overwrite a value"
@@ -446,7 +480,11 @@ def test_toml_syntax_error_has_its_line(tmp_path):
 
 def test_lines_inside_inline_tables(tmp_path):
     text = edit(TINY, '[memory.l1]\nlevel = "local"\ncapacity = "512 KiB"\nbandwidth = 64\n', "")
-    text = edit(text, "[dma.load]", '[memory]\nl1 = { level = "local", capacty = 5, bandwidth = 1 }\n\n[dma.load]')
+    text = edit(
+        text,
+        "[dma.load]",
+        '[memory]\nl1 = { level = "local", capacty = 5, bandwidth = 1 }\n\n[dma.load]',
+    )
     line = line_of(text, "capacty")
     assert problems(write(tmp_path, text)) == [
         f"machine.toml:{line}: unknown key 'capacty' in [memory.l1]; did you mean 'capacity'?"
@@ -478,7 +516,9 @@ def test_extends_overrides_a_preset(tmp_path):
 
 def test_extends_reports_in_the_file_that_has_the_mistake(tmp_path):
     base = write(tmp_path, TINY, "base.toml")
-    child = 'extends = "base.toml"\n\n[memory.l1]\ncapacity = -4\n\n[dma.load]\npaths = ["gm -> l3"]\n'
+    child = (
+        'extends = "base.toml"\n\n[memory.l1]\ncapacity = -4\n\n[dma.load]\npaths = ["gm -> l3"]\n'
+    )
     path = write(tmp_path, child, "child.toml")
     assert problems(path) == [
         "child.toml:4: 'capacity' in [memory.l1] must be positive, got -4",
@@ -505,8 +545,14 @@ def test_register_preset(tmp_path, monkeypatch):
     register_preset("tinychip", write(tmp_path, TINY, "somewhere.toml"))
     assert "tinychip" in list_presets()
     assert load_machine("tinychip").name == "tiny"
-    derived = load_machine(write(tmp_path, 'extends = "tinychip"\nname = "tiny2"\ncores = 4\n', "d.toml"))
-    assert (derived.name, derived.cores, derived.memories["l1"].capacity) == ("tiny2", 4, 512 * 1024)
+    derived = load_machine(
+        write(tmp_path, 'extends = "tinychip"\nname = "tiny2"\ncores = 4\n', "d.toml")
+    )
+    assert (derived.name, derived.cores, derived.memories["l1"].capacity) == (
+        "tiny2",
+        4,
+        512 * 1024,
+    )
 
 
 def test_presets_from_entry_points(tmp_path, monkeypatch):
@@ -518,9 +564,13 @@ def test_presets_from_entry_points(tmp_path, monkeypatch):
     monkeypatch.setattr(machine_loader, "_PRESETS", dict(machine_loader._PRESETS))
 
     def plugins(*values: str):
-        points = [EntryPoint(f"chip{i}", value, "ziggurat.machines") for i, value in enumerate(values)]
+        points = [
+            EntryPoint(f"chip{i}", value, "ziggurat.machines") for i, value in enumerate(values)
+        ]
         monkeypatch.setattr(
-            ziggurat_plugins, "entry_points", lambda group: points if group == "ziggurat.machines" else []
+            ziggurat_plugins,
+            "entry_points",
+            lambda group: points if group == "ziggurat.machines" else [],
         )
         monkeypatch.setattr(machine_loader, "_entry_points_loaded", False)
 
@@ -534,7 +584,8 @@ def test_presets_from_entry_points(tmp_path, monkeypatch):
         list_presets()
     plugins("no_such_plugin:MACHINE")
     with pytest.raises(
-        MachineError, match="cannot load entry point 'chip0 = no_such_plugin:MACHINE'.*ModuleNotFoundError"
+        MachineError,
+        match="cannot load entry point 'chip0 = no_such_plugin:MACHINE'.*ModuleNotFoundError",
     ):
         load_machine("davinci")
 
@@ -614,7 +665,10 @@ def test_check_cli(tmp_path):
     result = subprocess.run([*run, "davinci", str(bad)], capture_output=True, text=True)
     assert result.returncode == 1
     assert "davinci: Ascend 910-style" in result.stdout
-    assert f"{bad}:{line_of(TINY, 'bandwidth = 64')}: error: unknown key 'bandwith' in [memory.l1]" in result.stderr
+    assert (
+        f"{bad}:{line_of(TINY, 'bandwidth = 64')}: error: unknown key 'bandwith' in [memory.l1]"
+        in result.stderr
+    )
     assert "Traceback" not in result.stderr
     result = subprocess.run([*run, "tensorcore"], capture_output=True, text=True)
     assert result.returncode == 0 and "mma f16->f32: 16x8x16, 1024 MACs/cycle/core" in result.stdout
@@ -663,7 +717,9 @@ def mangled_machine(draw) -> str:
         kind = draw(st.sampled_from(["typo", "delete", "value", "swap", "insert"]))
         if kind == "typo" and line.strip():
             at = draw(st.integers(0, len(line) - 1))
-            lines[index] = line[:at] + draw(st.sampled_from(["", "x", "_", line[at] * 2])) + line[at + 1 :]
+            lines[index] = (
+                line[:at] + draw(st.sampled_from(["", "x", "_", line[at] * 2])) + line[at + 1 :]
+            )
         elif kind == "delete":
             del lines[index]
         elif kind == "value" and "=" in line:
@@ -711,16 +767,28 @@ def test_mangled_files_give_a_machine_or_diagnostics(text):
             assert isinstance(machine, Machine)
             assert machine.global_bandwidth() > 0
             for dma in machine.dmas.values():
-                assert all(src in machine.memories and dst in machine.memories for src, dst in dma.paths)
+                assert all(
+                    src in machine.memories and dst in machine.memories for src, dst in dma.paths
+                )
 
 
 def test_the_examples_in_the_docs_load(tmp_path):
     doc = (Path(__file__).parents[2] / "docs" / "machine-file.md").read_text()
-    examples = [block for block in doc.split("```toml\n")[1:] if block.startswith(("extends", "# davinci"))]
+    examples = [
+        block for block in doc.split("```toml\n")[1:] if block.startswith(("extends", "# davinci"))
+    ]
     big_l1, tpu_like = (
         load_machine(write(tmp_path, example.split("```")[0], f"example{index}.toml"))
         for index, example in enumerate(examples)
     )
-    assert (big_l1.cores, big_l1.memories["l1"].capacity, big_l1.global_bandwidth()) == (64, 2 << 20, 2400)
+    assert (big_l1.cores, big_l1.memories["l1"].capacity, big_l1.global_bandwidth()) == (
+        64,
+        2 << 20,
+        2400,
+    )
     fields = scalesim_fields(to_scalesim_config(tpu_like))
-    assert (fields["run_name"], fields["arrayheight"], fields["dataflow"]) == ("tpu_like", "128", "ws")
+    assert (fields["run_name"], fields["arrayheight"], fields["dataflow"]) == (
+        "tpu_like",
+        "128",
+        "ws",
+    )

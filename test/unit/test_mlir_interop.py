@@ -19,7 +19,16 @@ from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.universe import PASSES
 
-UPSTREAM = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, linalg.Linalg, tensor.Tensor, memref.MemRef)
+UPSTREAM = (
+    builtin.Builtin,
+    func.Func,
+    arith.Arith,
+    math.Math,
+    scf.Scf,
+    linalg.Linalg,
+    tensor.Tensor,
+    memref.MemRef,
+)
 
 KERNELS = {
     "matmul_relu": """
@@ -74,7 +83,8 @@ OURS = {("conv_bias_relu", "loops over buffers")}
 
 
 @pytest.mark.parametrize(
-    "kernel, level", [(kernel, level) for kernel in KERNELS for level in PIPELINES if (kernel, level) not in OURS]
+    "kernel, level",
+    [(kernel, level) for kernel in KERNELS for level in PIPELINES if (kernel, level) not in OURS],
 )
 def test_level_parses_with_upstream_dialects_alone(kernel, level):
     pipeline = PIPELINES[level]

@@ -10,7 +10,9 @@ import pytest
 from benchmark_scripts import BENCHMARKS, load_benchmark, two_layers
 
 pytest.importorskip("matplotlib", reason="the per-layer chart needs matplotlib (the bench extra)")
-sys.path.insert(0, str(BENCHMARKS))  # networks.py imports compile_speed's and conformance's helpers, as when run
+sys.path.insert(
+    0, str(BENCHMARKS)
+)  # networks.py imports compile_speed's and conformance's helpers, as when run
 networks = load_benchmark("networks")
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -28,9 +30,16 @@ def test_a_network_is_compiled_simulated_checked_and_charted(tmp_path: Path, cap
     assert network["cycles"] > 0 and 0 < network["roofline_achieved"] <= 1
     clock = networks.load_machine("davinci").clock_hz
     assert network["simulated_seconds"] == pytest.approx(network["cycles"] / clock)
-    assert all(network[stage]["wall_seconds"] > 0 and network[stage]["cpu_seconds"] > 0 for stage in ("compile", "simulate"))
-    assert [c["against"] for c in network["checks"]] == ["onnxruntime"] and network["checks"][0]["passed"]
-    assert {("fc", "MatMul"), ("act", "Relu")} <= {(layer["layer"], layer["op_type"]) for layer in network["layers"]}
+    assert all(
+        network[stage]["wall_seconds"] > 0 and network[stage]["cpu_seconds"] > 0
+        for stage in ("compile", "simulate")
+    )
+    assert [c["against"] for c in network["checks"]] == ["onnxruntime"] and network["checks"][0][
+        "passed"
+    ]
+    assert {("fc", "MatMul"), ("act", "Relu")} <= {
+        (layer["layer"], layer["op_type"]) for layer in network["layers"]
+    }
     assert Path(network["chart"]) == tmp_path / "layers_two_layers.png"
     assert Path(network["chart"]).read_bytes().startswith(PNG_SIGNATURE)
     assert "two_layers" in capsys.readouterr().out
@@ -66,7 +75,10 @@ def test_an_unknown_network_is_a_diagnostic(tmp_path: Path):
 
 
 def test_a_chart_label_adds_the_op_type_where_the_name_does_not_say_it():
-    assert networks.layer_label({"layer": "n1", "op_type": "BatchNormalization"}) == "n1 BatchNormalization"
+    assert (
+        networks.layer_label({"layer": "n1", "op_type": "BatchNormalization"})
+        == "n1 BatchNormalization"
+    )
     assert networks.layer_label({"layer": "Relu r2", "op_type": "Relu"}) == "Relu r2"
     assert networks.layer_label({"layer": "model.mlir:12", "op_type": None}) == "model.mlir:12"
 
@@ -74,14 +86,26 @@ def test_a_chart_label_adds_the_op_type_where_the_name_does_not_say_it():
 def test_a_tuned_network_reports_its_speedup_and_misses_the_target_below_it(tmp_path: Path, capsys):
     model = two_layers(tmp_path)
     code, results = run(
-        tmp_path, "--models", str(model), "--no-peers", "--tune", "two_layers", "--tune-budget", "60",
-        "--tune-top-k", "2", "--tune-jobs", "1",
+        tmp_path,
+        "--models",
+        str(model),
+        "--no-peers",
+        "--tune",
+        "two_layers",
+        "--tune-budget",
+        "60",
+        "--tune-top-k",
+        "2",
+        "--tune-jobs",
+        "1",
     )
     [network] = results["networks"]
     tuning = network["tuning"]
     assert network["passed"] and tuning["cycles"] > 0 and tuning["complete"]
     assert tuning["speedup"] == pytest.approx(network["cycles"] / tuning["cycles"])
-    assert [c["against"] for c in tuning["checks"]] == ["onnxruntime", "default"] and all(c["passed"] for c in tuning["checks"])
+    assert [c["against"] for c in tuning["checks"]] == ["onnxruntime", "default"] and all(
+        c["passed"] for c in tuning["checks"]
+    )
     assert tuning["search"]["wall_seconds"] > 0 and tuning["top_k"] == 2
     # a 16x32x32 matmul: tuning cannot make it 1.3x faster, so the run says so and exits 1
     assert tuning["speedup"] < networks.TUNE_TARGET and code == 1

@@ -49,8 +49,12 @@ def test_cores_share_global_bandwidth():
     alone = run(RELU_ROWS, [x], cores=4, active_cores=1).core_stats[0]
     load = 16 * 64 * 4
     # TINY: gm 64 B/cycle shared by 4 cores = 16 B/cycle each, below mte2's 32
-    assert [e.end - e.start for e in four.events if e.name == "npu.dma" and e.pipe == "mte2"] == [100 + load / 16]
-    assert [e.end - e.start for e in alone.events if e.name == "npu.dma" and e.pipe == "mte2"] == [100 + load / 32]
+    assert [e.end - e.start for e in four.events if e.name == "npu.dma" and e.pipe == "mte2"] == [
+        100 + load / 16
+    ]
+    assert [e.end - e.start for e in alone.events if e.name == "npu.dma" and e.pipe == "mte2"] == [
+        100 + load / 32
+    ]
 
 
 def test_a_core_touching_what_another_writes_is_a_race():
@@ -72,5 +76,7 @@ def test_core_count_and_combined_report_and_trace():
     report = build_report(result.stats, TINY)
     # 16 KiB read and 16 KiB written, each direction at the full 64 B/cycle of the 4 cores together
     assert report["roofline"]["global_memory_cycles"] == 64 * 64 * 4 / 64
-    processes = {e["pid"] for e in trace_events(result.stats)["traceEvents"] if e["name"] == "npu.vec.relu"}
+    processes = {
+        e["pid"] for e in trace_events(result.stats)["traceEvents"] if e["name"] == "npu.vec.relu"
+    }
     assert processes == {0, 1, 2, 3}

@@ -16,9 +16,9 @@ from xdsl.ir import Dialect
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def
 from xdsl.parser import Parser
 
-from ziggurat.interpreters.npu_interpreter import register_instruction, run_npu
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import npu
+from ziggurat.interpreters.npu_interpreter import register_instruction, run_npu
 
 
 @irdl_op_definition
@@ -38,7 +38,14 @@ def run_scale(ctx, op: ScaleOp) -> None:
     shape = (op.rows.value.data, op.cols.value.data)
     view, access = ctx.window(op, op.buffer, list(op.index.get_values()), shape, what="buffer")
     view[...] = (view.astype(np.float32) * op.factor.value.data).astype(view.dtype)
-    ctx.issue(op, ctx.machine.vector.pipe, cycles=shape[0] * 4, reads=[access], writes=[access], flops=view.size)
+    ctx.issue(
+        op,
+        ctx.machine.vector.pipe,
+        cycles=shape[0] * 4,
+        reads=[access],
+        writes=[access],
+        flops=view.size,
+    )
 
 
 Ext = Dialect("ext", [ScaleOp])

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
+from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.parsing import parse_source
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
@@ -23,13 +23,18 @@ def load(name: str, text: str | None = None):
 
 def inputs():
     rng = np.random.default_rng(0)
-    return rng.standard_normal((256, 512)).astype(np.float16), rng.standard_normal((512, 256)).astype(np.float16)
+    return rng.standard_normal((256, 512)).astype(np.float16), rng.standard_normal(
+        (512, 256)
+    ).astype(np.float16)
 
 
 @pytest.fixture(scope="module")
 def runs():
     a, b = inputs()
-    return {kind: run_npu(load(f"gemm_{kind}_buffered.mlir"), None, [a, b]) for kind in ("single", "double")}
+    return {
+        kind: run_npu(load(f"gemm_{kind}_buffered.mlir"), None, [a, b])
+        for kind in ("single", "double")
+    }
 
 
 @pytest.mark.parametrize("kind", ["single", "double"])
@@ -83,6 +88,8 @@ def test_gemm_with_a_relu_epilogue_through_the_vector_unit():
     result = run_npu(load("gemm_relu.mlir"), None, [a, b])
     # f32 accumulation, one rounding to f16 in FIXPIPE, relu in f16
     expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0).astype(np.float16)
-    np.testing.assert_allclose(result.outputs[0].astype(np.float32), expected.astype(np.float32), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(
+        result.outputs[0].astype(np.float32), expected.astype(np.float32), rtol=1e-3, atol=1e-3
+    )
     busy = result.stats.busy_cycles
     assert all(busy[pipe] > 0 for pipe in ("mte2", "mte1", "cube", "fixpipe", "vector", "mte3"))

@@ -33,7 +33,9 @@ def programs(draw):
         if kind in ("load", "store"):
             steps.append((kind, (draw(st.integers(0, REGIONS - 1)),)))
         elif kind == "vector":
-            steps.append((kind, (draw(st.integers(0, REGIONS - 1)), draw(st.integers(0, REGIONS - 1)))))
+            steps.append(
+                (kind, (draw(st.integers(0, REGIONS - 1)), draw(st.integers(0, REGIONS - 1))))
+            )
         elif kind == "set":
             src = draw(st.sampled_from(PIPES))
             dst = draw(st.sampled_from([p for p in PIPES if p != src]))

@@ -12,16 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ziggurat.machine import DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
-from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
+from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
+from ziggurat.machine import VECTOR_OPS, DmaEngine, Machine, MatrixUnit, MemorySpace, VectorUnit
 from ziggurat.parsing import parse_source
-from ziggurat.dialects.npu import VECTOR_OPS
 
 
 def tiny_machine() -> Machine:
-    def space(name: str, capacity: int, level: str = "local", bandwidth: float = 256) -> MemorySpace:
+    def space(
+        name: str, capacity: int, level: str = "local", bandwidth: float = 256
+    ) -> MemorySpace:
         return MemorySpace(name, capacity, level, bandwidth, bandwidth, 1, alignment=32)
 
     memories = {
@@ -33,10 +34,25 @@ def tiny_machine() -> Machine:
         "ub": space("ub", 32 << 10),
     }
     dmas = {
-        "mte2": DmaEngine("mte2", "mte2", (("gm", "l1"), ("gm", "ub")), 32, 100, 4, True, True, True, "gm"),
-        "mte1": DmaEngine("mte1", "mte1", (("l1", "l0a"), ("l1", "l0b")), 128, 10, 3, True, True, False),
+        "mte2": DmaEngine(
+            "mte2", "mte2", (("gm", "l1"), ("gm", "ub")), 32, 100, 4, True, True, True, "gm"
+        ),
+        "mte1": DmaEngine(
+            "mte1", "mte1", (("l1", "l0a"), ("l1", "l0b")), 128, 10, 3, True, True, False
+        ),
         "mte3": DmaEngine("mte3", "mte3", (("ub", "gm"),), 32, 100, 4, False, False, True, "gm"),
-        "fixpipe": DmaEngine("fixpipe", "fixpipe", (("l0c", "gm"), ("l0c", "ub")), 64, 20, 3, False, False, True, "gm"),
+        "fixpipe": DmaEngine(
+            "fixpipe",
+            "fixpipe",
+            (("l0c", "gm"), ("l0c", "ub")),
+            64,
+            20,
+            3,
+            False,
+            False,
+            True,
+            "gm",
+        ),
     }
     matrix = MatrixUnit(
         "cube", "cube", 16, 16, 16,
@@ -90,7 +106,11 @@ def mma_program(dtype: str, acc: str) -> str:
 
     L0A holds A as two 16x16 blocks, one per k step (a 3-d strided transfer), so each block starts aligned.
     """
-    a, b, c = memref((16, 32), dtype, "gm"), memref((32, 16), dtype, "gm"), memref((16, 16), acc, "gm")
+    a, b, c = (
+        memref((16, 32), dtype, "gm"),
+        memref((32, 16), dtype, "gm"),
+        memref((16, 16), acc, "gm"),
+    )
     return f"""
 func.func @main(%a: {a}, %b: {b}, %c: {c}) {{
   %a1 = npu.buffer offset 0 : {memref((16, 32), dtype, "l1")}
@@ -157,7 +177,11 @@ def staged(body: str, args: str, ub_buffers: str) -> str:
 
 def test_dma_strides_pad_transpose_and_cast_in_one_transfer():
     # rows 0, 2, 4, 6 of x; one zero row above, two zero columns after; transposed; f32 -> f16
-    x_t, t_t, y_t = memref((8, 16), "f32", "gm"), memref((18, 5), "f16", "ub"), memref((18, 5), "f16", "gm")
+    x_t, t_t, y_t = (
+        memref((8, 16), "f32", "gm"),
+        memref((18, 5), "f16", "ub"),
+        memref((18, 5), "f16", "gm"),
+    )
     text = staged(
         f"""
   npu.dma "mte2" %x[0, 0] -> %t[0, 0] {{shape = array<i64: 4, 16>, src_strides = array<i64: 32, 1>, pad = array<i64: 1, 0, 0, 2>, transpose}} : {x_t} -> {t_t}
@@ -174,7 +198,11 @@ def test_dma_strides_pad_transpose_and_cast_in_one_transfer():
 
 
 def test_dma_pads_with_a_given_value():
-    x_t, t_t, y_t = memref((4, 8), "f16", "gm"), memref((6, 16), "f16", "ub"), memref((6, 16), "f16", "gm")
+    x_t, t_t, y_t = (
+        memref((4, 8), "f16", "gm"),
+        memref((6, 16), "f16", "ub"),
+        memref((6, 16), "f16", "gm"),
+    )
     text = staged(
         f"""
   npu.dma "mte2" %x[0, 0] -> %t[0, 0] {{shape = array<i64: 4, 8>, pad = array<i64: 1, 1, 0, 8>, pad_value = 0xFFF0000000000000 : f64}} : {x_t} -> {t_t}
@@ -191,7 +219,11 @@ def test_dma_pads_with_a_given_value():
 
 def test_dma_tile_at_dynamic_offsets_and_strided_destination():
     # gather the 4x4 tile at rows [i, i+4) of each loop step into columns of a 4x16 buffer
-    x_t, t_t, y_t = memref((16, 4), "i32", "gm"), memref((4, 32), "i32", "ub"), memref((4, 32), "i32", "gm")
+    x_t, t_t, y_t = (
+        memref((16, 4), "i32", "gm"),
+        memref((4, 32), "i32", "ub"),
+        memref((4, 32), "i32", "gm"),
+    )
     text = staged(
         f"""
   %c0 = arith.constant 0 : index
@@ -239,7 +271,9 @@ def test_dma_cast_to_integers_rounds_and_saturates():
 # --------------------------------------------------------------------------- #
 
 
-def vector_program(instruction: str, sources: list[tuple[str, tuple, str]], dst: tuple[str, tuple, str]) -> str:
+def vector_program(
+    instruction: str, sources: list[tuple[str, tuple, str]], dst: tuple[str, tuple, str]
+) -> str:
     """Load each source and the destination's initial contents into UB, run `instruction`, store the destination."""
     lines, args, buffers, offset = [], [], [], 0
     for name, shape, dtype in [*sources, dst]:
@@ -265,7 +299,13 @@ def vector_program(instruction: str, sources: list[tuple[str, tuple, str]], dst:
     return staged("\n".join(lines), ", ".join(args), "\n".join(buffers))
 
 
-_NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "i32": np.int32}
+_NP = {
+    "f32": np.float32,
+    "f16": np.float16,
+    "bf16": ml_dtypes.bfloat16,
+    "i8": np.int8,
+    "i32": np.int32,
+}
 
 
 def run_vector(instruction, sources, dst, arrays):
@@ -287,14 +327,22 @@ def run_vector(instruction, sources, dst, arrays):
 def test_binary_vector_ops_with_repeat_mask_and_stride(kind, reference):
     # 4 repeats of 48 active f32 lanes (of 64), the sources' blocks 64 elements apart, the destination's 80
     rng = np.random.default_rng(4)
-    x, y = rng.standard_normal((4, 64)).astype(np.float32), rng.standard_normal((4, 64)).astype(np.float32)
+    x, y = (
+        rng.standard_normal((4, 64)).astype(np.float32),
+        rng.standard_normal((4, 64)).astype(np.float32),
+    )
     z = np.full((4, 80), 7.0, np.float32)
     t = 'memref<4x64xf32, "ub">'
     instruction = (
         f"npu.vec.{kind} %x[0, 0], %y[0, 0] -> %z[0, 0] {{repeat = 4 : i64, mask = 48 : i64, stride = array<i64: 64, 64, 80>}}"
         f' : {t}, {t} -> memref<4x80xf32, "ub">'
     )
-    out = run_vector(instruction, [("x", (4, 64), "f32"), ("y", (4, 64), "f32")], ("z", (4, 80), "f32"), [x, y, z])
+    out = run_vector(
+        instruction,
+        [("x", (4, 64), "f32"), ("y", (4, 64), "f32")],
+        ("z", (4, 80), "f32"),
+        [x, y, z],
+    )
     expected = z.copy()
     expected[:, :48] = reference(x[:, :48], y[:, :48])
     np.testing.assert_array_equal(out, expected)
@@ -306,10 +354,16 @@ def test_binary_vector_ops_with_repeat_mask_and_stride(kind, reference):
 )
 def test_unary_vector_ops_in_f16_round_once_from_f32(kind, reference):
     # default mask and stride: 128 f16 lanes per repeat, blocks back to back
-    x = np.random.default_rng(5).uniform(-4 if kind == "relu" else 0.1, 4, (2, 128)).astype(np.float16)
+    x = (
+        np.random.default_rng(5)
+        .uniform(-4 if kind == "relu" else 0.1, 4, (2, 128))
+        .astype(np.float16)
+    )
     t = 'memref<2x128xf16, "ub">'
     instruction = f"npu.vec.{kind} %x[0, 0] -> %y[0, 0] {{repeat = 2 : i64}} : {t} -> {t}"
-    out = run_vector(instruction, [("x", (2, 128), "f16")], ("y", (2, 128), "f16"), [x, np.zeros_like(x)])
+    out = run_vector(
+        instruction, [("x", (2, 128), "f16")], ("y", (2, 128), "f16"), [x, np.zeros_like(x)]
+    )
     np.testing.assert_array_equal(out, reference(x.astype(np.float32)).astype(np.float16))
 
 
@@ -318,9 +372,13 @@ def test_scalar_operand_ops_and_dup():
     t = 'memref<2x128xf16, "ub">'
     for kind, scalar, reference in (("adds", 0.1, np.add), ("muls", -3.0, np.multiply)):
         instruction = f"npu.vec.{kind} %x[0, 0] -> %y[0, 0] {{repeat = 2 : i64, scalar = {scalar} : f64}} : {t} -> {t}"
-        out = run_vector(instruction, [("x", (2, 128), "f16")], ("y", (2, 128), "f16"), [x, np.zeros_like(x)])
+        out = run_vector(
+            instruction, [("x", (2, 128), "f16")], ("y", (2, 128), "f16"), [x, np.zeros_like(x)]
+        )
         # the scalar is first rounded to the element type, the result once from f32
-        expected = reference(x.astype(np.float32), np.float32(np.float16(scalar))).astype(np.float16)
+        expected = reference(x.astype(np.float32), np.float32(np.float16(scalar))).astype(
+            np.float16
+        )
         np.testing.assert_array_equal(out, expected)
     # dup fills 40 of the 64 f32 lanes of each of 3 blocks spaced 70 apart
     instruction = (
@@ -337,11 +395,18 @@ def test_scalar_operand_ops_and_dup():
 def test_vector_cast_f32_to_bf16_and_f16_to_i8():
     x = np.random.default_rng(6).standard_normal(64).astype(np.float32) * 100
     instruction = 'npu.vec.cast %x[0] -> %y[0] : memref<64xf32, "ub"> -> memref<64xbf16, "ub">'
-    out = run_vector(instruction, [("x", (64,), "f32")], ("y", (64,), "bf16"), [x, np.zeros(64, ml_dtypes.bfloat16)])
+    out = run_vector(
+        instruction,
+        [("x", (64,), "f32")],
+        ("y", (64,), "bf16"),
+        [x, np.zeros(64, ml_dtypes.bfloat16)],
+    )
     np.testing.assert_array_equal(out, x.astype(ml_dtypes.bfloat16))
     h = np.array([1.5, -1.5, 200, -200, 0.4] + [0] * 123, np.float16)
     instruction = 'npu.vec.cast %x[0] -> %y[0] : memref<128xf16, "ub"> -> memref<128xi8, "ub">'
-    out = run_vector(instruction, [("x", (128,), "f16")], ("y", (128,), "i8"), [h, np.zeros(128, np.int8)])
+    out = run_vector(
+        instruction, [("x", (128,), "f16")], ("y", (128,), "i8"), [h, np.zeros(128, np.int8)]
+    )
     assert list(out[:5]) == [2, -2, 127, -128, 0]
 
 
@@ -352,7 +417,9 @@ def test_reduce_innermost_dimension(combiner, reference):
         f'npu.vec.reduce "{combiner}" %x[0, 0] -> %r[0] {{repeat = 8 : i64, mask = 32 : i64, stride = array<i64: 32, 1>}}'
         ' : memref<8x32xf16, "ub"> -> memref<16xf16, "ub">'
     )
-    out = run_vector(instruction, [("x", (8, 32), "f16")], ("r", (16,), "f16"), [x, np.zeros(16, np.float16)])
+    out = run_vector(
+        instruction, [("x", (8, 32), "f16")], ("r", (16,), "f16"), [x, np.zeros(16, np.float16)]
+    )
     expected = reference(x.astype(np.float32), axis=1).astype(np.float16)
     np.testing.assert_array_equal(out[:8], expected)
     assert not out[8:].any()
@@ -364,14 +431,18 @@ def test_broadcast_and_select():
         "npu.vec.broadcast %r[0] -> %y[0, 0] {repeat = 4 : i64, mask = 16 : i64, stride = array<i64: 1, 16>}"
         ' : memref<4xf32, "ub"> -> memref<4x16xf32, "ub">'
     )
-    out = run_vector(instruction, [("r", (4,), "f32")], ("y", (4, 16), "f32"), [r, np.zeros((4, 16), np.float32)])
+    out = run_vector(
+        instruction, [("r", (4,), "f32")], ("y", (4, 16), "f32"), [r, np.zeros((4, 16), np.float32)]
+    )
     np.testing.assert_array_equal(out, np.repeat(r[:, None], 16, axis=1))
 
     rng = np.random.default_rng(8)
     cond = rng.integers(0, 2, 64).astype(np.int8)
     a, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
     t = 'memref<64xf32, "ub">'
-    instruction = f'npu.vec.select %m[0], %a[0], %b[0] -> %y[0] : memref<64xi8, "ub">, {t}, {t} -> {t}'
+    instruction = (
+        f'npu.vec.select %m[0], %a[0], %b[0] -> %y[0] : memref<64xi8, "ub">, {t}, {t} -> {t}'
+    )
     out = run_vector(
         instruction,
         [("m", (64,), "i8"), ("a", (64,), "f32"), ("b", (64,), "f32")],
@@ -399,7 +470,9 @@ func.func @main(%x: memref<64xf32, "gm">, %y: memref<64xf32, "gm">) {
 
 def test_npu_programs_are_recognized():
     assert is_npu_program(parse_source(default_context(), COPY, "test.mlir"))
-    assert not is_npu_program(parse_source(default_context(), "func.func @main() {\n  func.return\n}\n", "t.mlir"))
+    assert not is_npu_program(
+        parse_source(default_context(), "func.func @main() {\n  func.return\n}\n", "t.mlir")
+    )
 
 
 def test_inputs_by_name_and_outputs_are_the_arguments_not_given():
@@ -413,7 +486,9 @@ def test_inputs_by_name_and_outputs_are_the_arguments_not_given():
 def test_missing_wait_is_a_hazard_at_the_reader_with_a_note_at_the_writer():
     text = COPY.replace('  npu.wait_flag "mte2" -> "mte3", 0\n', "")
     message = diagnose(text, [np.zeros(64, np.float32)])
-    assert message.startswith("test.mlir:6:3: error: npu.dma on pipe 'mte3' reads 'ub' bytes [0, 256)")
+    assert message.startswith(
+        "test.mlir:6:3: error: npu.dma on pipe 'mte3' reads 'ub' bytes [0, 256)"
+    )
     assert "while npu.dma on pipe 'mte2' may still be writing" in message
     assert "test.mlir:4:3: note: the earlier access on pipe 'mte2'" in message
 
@@ -430,7 +505,10 @@ def test_overwriting_a_buffer_another_pipe_still_reads_is_a_hazard():
 
 
 def test_a_barrier_orders_every_pipe():
-    text = COPY.replace('  npu.set_flag "mte2" -> "mte3", 0\n  npu.wait_flag "mte2" -> "mte3", 0\n', "  npu.barrier\n")
+    text = COPY.replace(
+        '  npu.set_flag "mte2" -> "mte3", 0\n  npu.wait_flag "mte2" -> "mte3", 0\n',
+        "  npu.barrier\n",
+    )
     x = np.arange(64, dtype=np.float32)
     np.testing.assert_array_equal(run(text, [x]).outputs[0], x)
 
@@ -438,7 +516,9 @@ def test_a_barrier_orders_every_pipe():
 def test_a_wait_without_a_pending_set_is_a_deadlock():
     text = COPY.replace('  npu.set_flag "mte2" -> "mte3", 0\n', "")
     message = diagnose(text, [np.zeros(64, np.float32)])
-    assert 'test.mlir:5:3: error: npu.wait_flag "mte2" -> "mte3", 0 can never be satisfied' in message
+    assert (
+        'test.mlir:5:3: error: npu.wait_flag "mte2" -> "mte3", 0 can never be satisfied' in message
+    )
     assert "(deadlock)" in message
 
 
@@ -452,12 +532,20 @@ def test_index_past_the_buffer_at_run_time():
 
 
 def test_window_past_the_buffer_at_run_time():
-    text = COPY.replace('  npu.dma "mte2" %x[0]', '  %c = arith.constant 8 : index\n  npu.dma "mte2" %x[%c]')
+    text = COPY.replace(
+        '  npu.dma "mte2" %x[0]', '  %c = arith.constant 8 : index\n  npu.dma "mte2" %x[%c]'
+    )
     message = diagnose(text, [np.zeros(64, np.float32)])
-    assert "error: the source tile of shape [64] is out of bounds: it does not fit dimension 0: 8 + 64 > 64" in message
-    strided = text.replace("{shape = array<i64: 64>}", "{shape = array<i64: 32>, src_strides = array<i64: 2>}", 1)
+    assert (
+        "error: the source tile of shape [64] is out of bounds: it does not fit dimension 0: 8 + 64 > 64"
+        in message
+    )
+    strided = text.replace(
+        "{shape = array<i64: 64>}", "{shape = array<i64: 32>, src_strides = array<i64: 2>}", 1
+    )
     strided = strided.replace(
-        "-> %t[0] {shape = array<i64: 32>", "-> %t[0] {shape = array<i64: 32>, dst_strides = array<i64: 1>"
+        "-> %t[0] {shape = array<i64: 32>",
+        "-> %t[0] {shape = array<i64: 32>, dst_strides = array<i64: 1>",
     )
     message = diagnose(strided, [np.zeros(64, np.float32)])
     assert (
@@ -480,27 +568,40 @@ def test_dma_windows_start_anywhere_but_compute_operands_are_aligned():
         '  npu.set_flag "vector" -> "mte3", 0\n  npu.wait_flag "vector" -> "mte3", 0\n',
     )
     message = diagnose(relu, [x])
-    assert "the operand #0 starts at byte 4 of 'ub', which is misaligned: addresses must be multiples of 32" in message
+    assert (
+        "the operand #0 starts at byte 4 of 'ub', which is misaligned: addresses must be multiples of 32"
+        in message
+    )
 
 
 def test_machine_rules_are_checked_before_running():
     text = COPY.replace('npu.dma "mte3"', 'npu.dma "mte1"')
     message = diagnose(text, [np.zeros(64, np.float32)])
     assert (
-        "test.mlir:7:3: error: engine 'mte1' cannot move data from 'ub' to 'gm' (it serves l1->l0a, l1->l0b)" in message
+        "test.mlir:7:3: error: engine 'mte1' cannot move data from 'ub' to 'gm' (it serves l1->l0a, l1->l0b)"
+        in message
     )
 
 
 def test_ops_the_scalar_unit_cannot_run():
     text = COPY.replace("  func.return", "  %f = arith.constant 1.0 : f32\n  func.return")
-    assert "the scalar unit computes on integers and indices" in diagnose(text, [np.zeros(64, np.float32)])
+    assert "the scalar unit computes on integers and indices" in diagnose(
+        text, [np.zeros(64, np.float32)]
+    )
 
 
 # --------------------------------------------------------------------------- #
 # dma against an element-by-element reference, on random transfers
 # --------------------------------------------------------------------------- #
 
-_CAST_PAIRS = [("f32", "f32"), ("f32", "f16"), ("f16", "f32"), ("f32", "bf16"), ("i32", "i8"), ("f32", "i32")]
+_CAST_PAIRS = [
+    ("f32", "f32"),
+    ("f32", "f16"),
+    ("f16", "f32"),
+    ("f32", "bf16"),
+    ("i32", "i8"),
+    ("f32", "i32"),
+]
 
 
 @st.composite
@@ -509,7 +610,11 @@ def transfers(draw):
     shape = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
     # source strides in elements, possibly overlapping or gapped; the source is a flat buffer big enough
     strides = draw(st.lists(st.integers(0, 9), min_size=rank, max_size=rank))
-    pad = draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank)) if draw(st.booleans()) else None
+    pad = (
+        draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank))
+        if draw(st.booleans())
+        else None
+    )
     transpose = rank >= 2 and draw(st.booleans())
     src_type, dst_type = draw(st.sampled_from(_CAST_PAIRS))
     return shape, strides, pad, transpose, src_type, dst_type
@@ -563,7 +668,9 @@ def test_random_dma_matches_an_elementwise_reference(transfer):
 
 
 def test_arguments_must_be_buffers_in_global_memory():
-    text = 'func.func @main(%x: memref<64xf32, "gm">, %y: memref<64xf32, "ub">) {\n  func.return\n}\n'
+    text = (
+        'func.func @main(%x: memref<64xf32, "gm">, %y: memref<64xf32, "ub">) {\n  func.return\n}\n'
+    )
     assert "error: argument %y must be in a global memory space, got 'ub'" in diagnose(text)
     text = 'func.func @main(%x: memref<64xf32, "gm">, %n: index) {\n  func.return\n}\n'
     assert "error: argument %n must be a memref buffer, got index" in diagnose(text)
@@ -615,7 +722,9 @@ def test_random_vector_instruction_matches_an_elementwise_reference(instruction)
     out = run(text, arrays).arguments["z_gm"]
 
     expected = arrays[-1].copy()
-    for r in range(repeat):  # repetitions in order: a later block overwrites an overlapping earlier one
+    for r in range(
+        repeat
+    ):  # repetitions in order: a later block overwrites an overlapping earlier one
         blocks = [a[r * s : r * s + n] for a, s, n in zip(arrays[:-1], strides, lengths)]
         start = r * strides[-1]
         if kind == "reduce":
@@ -630,7 +739,11 @@ def test_random_vector_instruction_matches_an_elementwise_reference(instruction)
 
 def test_scalar_unit_control_flow_ping_pong_buffers():
     # tile t of x goes to half (t mod 2) of a 2-slot UB buffer, then to row t of y; an iter_arg counts rows
-    x_t, t_t, y_t = memref((4, 8), "i32", "gm"), memref((2, 8), "i32", "ub"), memref((4, 8), "i32", "gm")
+    x_t, t_t, y_t = (
+        memref((4, 8), "i32", "gm"),
+        memref((2, 8), "i32", "ub"),
+        memref((4, 8), "i32", "gm"),
+    )
     text = staged(
         f"""
   %c0 = arith.constant 0 : index
@@ -656,4 +769,6 @@ def test_scalar_unit_control_flow_ping_pong_buffers():
     x = np.arange(32, dtype=np.int32).reshape(4, 8)
     (y,) = run(text, [x]).outputs
     np.testing.assert_array_equal(y, x)
-    assert "divides by zero" in diagnose(text.replace("arith.remui %t, %c2", "arith.remui %t, %c0"), [x])
+    assert "divides by zero" in diagnose(
+        text.replace("arith.remui %t, %c2", "arith.remui %t, %c0"), [x]
+    )

@@ -37,7 +37,10 @@ def test_i32_operands_and_float_accumulators_keep_their_products():
     a = rng.integers(-(2**31), 2**31, (5, 7)).astype(np.int32)
     b = rng.integers(-(2**31), 2**31, (7, 4)).astype(np.int32)
     np.testing.assert_array_equal(_matmul(a, b, np.dtype(np.int32)), i32_matmul(a, b))
-    x, y = rng.standard_normal((5, 7)).astype(np.float16), rng.standard_normal((7, 4)).astype(np.float16)
+    x, y = (
+        rng.standard_normal((5, 7)).astype(np.float16),
+        rng.standard_normal((7, 4)).astype(np.float16),
+    )
     product = _matmul(x, y, np.dtype(np.float32))
     assert product.dtype == np.float32
     np.testing.assert_array_equal(product, np.matmul(x.astype(np.float32), y.astype(np.float32)))

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ziggurat.machine import load_machine
+from ziggurat.context import default_context
+from ziggurat.diagnostics import DiagnosticError
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report
 from ziggurat.interpreters.timing import systolic_cycles
-from ziggurat.context import default_context
-from ziggurat.diagnostics import DiagnosticError
+from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "npu"
@@ -44,7 +44,9 @@ def gemm_inputs(preset: str):
     (m, k, n), dtype = GEMMS[preset]
     rng = np.random.default_rng(0)
     if dtype == np.int8:
-        return rng.integers(-128, 128, (m, k)).astype(dtype), rng.integers(-128, 128, (k, n)).astype(dtype)
+        return rng.integers(-128, 128, (m, k)).astype(dtype), rng.integers(
+            -128, 128, (k, n)
+        ).astype(dtype)
     return rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
 
 
@@ -77,13 +79,17 @@ def test_double_buffering_raises_matrix_unit_utilization(gemm_reports, preset):
     assert double["utilization"][pipe] > single["utilization"][pipe] + 0.1
     assert double["roofline"]["achieved"] > single["roofline"]["achieved"]
     # both read A and B from global memory once and write C once
-    gm = next(name for name, space in load_machine(preset).memories.items() if space.level == "global")
+    gm = next(
+        name for name, space in load_machine(preset).memories.items() if space.level == "global"
+    )
     in_bytes = np.dtype(GEMMS[preset][1]).itemsize
     assert single["bytes_read"][gm] == double["bytes_read"][gm] == (m * k + k * n) * in_bytes
     assert single["bytes_written"][gm] == double["bytes_written"][gm] == m * n * 4
 
 
-@pytest.mark.parametrize("preset, wait", [("systolic", '"load" -> "array", 1'), ("tensorcore", '"ldmatrix" -> "mma", 1')])
+@pytest.mark.parametrize(
+    "preset, wait", [("systolic", '"load" -> "array", 1'), ("tensorcore", '"ldmatrix" -> "mma", 1')]
+)
 def test_without_the_pong_wait_the_double_buffered_gemm_reports_a_hazard(preset, wait):
     path = example(preset, "gemm_double_buffered.mlir")
     lines = path.read_text().split("\n")
@@ -94,13 +100,17 @@ def test_without_the_pong_wait_the_double_buffered_gemm_reports_a_hazard(preset,
         run_npu(module, None, list(gemm_inputs(preset)))
     message = info.value.format()
     # reported at the pong mma (which moved up into the wait's line), reading what a DMA may still be writing
-    assert message.startswith(f"{path}:{line + 1}:7: error: npu.mma on pipe '{load_machine(preset).matrix.pipe}' reads")
+    assert message.startswith(
+        f"{path}:{line + 1}:7: error: npu.mma on pipe '{load_machine(preset).matrix.pipe}' reads"
+    )
     assert "may still be writing" in message and "note: the earlier access on pipe" in message
 
 
 def test_the_systolic_gemm_costs_the_folds_of_its_array(gemm_reports):
     # each 128x128x128 npu.mma on the 32x32 output-stationary array: 4 x 4 folds of 32 + 32 + 128 - 2 cycles
-    assert gemm_reports["systolic", "single"]["busy_cycles"]["array"] == pytest.approx(4 * 16 * (32 + 32 + 128 - 2))
+    assert gemm_reports["systolic", "single"]["busy_cycles"]["array"] == pytest.approx(
+        4 * 16 * (32 + 32 + 128 - 2)
+    )
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -169,7 +179,6 @@ module attributes {npu.machine = "tensorcore"} {
   }
 }
 """
-
 
 
 @pytest.mark.parametrize(

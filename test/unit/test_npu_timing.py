@@ -96,7 +96,9 @@ def test_a_barrier_holds_the_next_issue_until_the_pipes_drain():
 
 
 def test_mma_and_vector_costs():
-    stats = run(mma_program("f16", "f32"), [np.zeros((16, 32), np.float16), np.zeros((32, 16), np.float16)]).stats
+    stats = run(
+        mma_program("f16", "f32"), [np.zeros((16, 32), np.float16), np.zeros((32, 16), np.float16)]
+    ).stats
     cube = events_on(stats, "cube")
     assert [e.end - e.start for e in cube] == [8 + 16 * 16 * 16 / 4096] * 2
     assert stats.flops == 2 * 2 * 16 * 16 * 16
@@ -153,7 +155,9 @@ def test_report_roofline_and_text():
     assert load["roofline"]["bound_by"] == "global memory"
     assert load["roofline"]["achieved"] == pytest.approx(64 / (2 + 100 + 128))
 
-    stats = run(mma_program("i8", "i32"), [np.zeros((16, 32), np.int8), np.zeros((32, 16), np.int8)]).stats
+    stats = run(
+        mma_program("i8", "i32"), [np.zeros((16, 32), np.int8), np.zeros((32, 16), np.int8)]
+    ).stats
     assert stats.macs == {("i8", "i32"): 2 * 16 * 16 * 16}
     assert build_report(stats, TINY)["roofline"]["compute_cycles"] == 2 * 16 * 16 * 16 / 8192
 
@@ -164,12 +168,15 @@ def test_report_roofline_and_text():
     text = format_report(load)
     assert "machine tiny: 1 core(s) run, 1 of 4 sharing global memory, 1 GHz" in text
     assert "roofline" in text and "bound by global memory, 27.8% achieved" in text
-    assert [line.split()[:2] for line in text.splitlines() if line.startswith("mte2")] == [["mte2", "228"]]
+    assert [line.split()[:2] for line in text.splitlines() if line.startswith("mte2")] == [
+        ["mte2", "228"]
+    ]
 
 
 def test_trace_has_a_track_per_pipe_and_a_slice_per_instruction(tmp_path):
     stats = run(
-        INDEPENDENT.replace('  npu.dma "mte3"', '  npu.barrier\n  npu.dma "mte3"'), [np.zeros(1024, np.float32)]
+        INDEPENDENT.replace('  npu.dma "mte3"', '  npu.barrier\n  npu.dma "mte3"'),
+        [np.zeros(1024, np.float32)],
     ).stats
     path = tmp_path / "trace.json"
     write_trace(stats, path)
@@ -204,7 +211,9 @@ def test_a_run_past_max_cycles_stops_at_the_op_it_reached():
     assert "on core 0" in message
     # the check runs every WATCH_EVERY walked ops and at the end, so a limit just short of the total still stops it
     total = run(LOOP, [np.zeros(1024, np.float32)]).stats.total_cycles
-    assert "the run passed its limit" in diagnose(LOOP, [np.zeros(1024, np.float32)], max_cycles=total - 1)
+    assert "the run passed its limit" in diagnose(
+        LOOP, [np.zeros(1024, np.float32)], max_cycles=total - 1
+    )
     run(LOOP, [np.zeros(1024, np.float32)], max_cycles=total)
 
 

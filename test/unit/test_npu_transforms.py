@@ -17,12 +17,12 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError, collect_diagnostics
-from ziggurat.parsing import parse_source
 from ziggurat.dialects import npu
 from ziggurat.dtypes import to_numpy_dtype
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.parsing import parse_source
 from ziggurat.transforms.npu.insert_sync import NpuInsertSyncPass
 from ziggurat.transforms.npu.plan_memory import NpuPlanMemoryPass
 
@@ -40,7 +40,11 @@ def as_allocs(text: str) -> str:
 
 
 def without_sync(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not re.search(r"npu\.(set_flag|wait_flag|barrier)\b", line))
+    return "\n".join(
+        line
+        for line in text.splitlines()
+        if not re.search(r"npu\.(set_flag|wait_flag|barrier)\b", line)
+    )
 
 
 def kernel_inputs(module: ModuleOp) -> list[np.ndarray]:
@@ -76,7 +80,11 @@ def apply(module: ModuleOp, *passes) -> ModuleOp:
 def buffers(module: ModuleOp) -> dict[str, tuple[str, int, int]]:
     """name -> (space, offset, bytes) of each npu.buffer."""
     return {
-        op.result.name_hint: (npu.space_of(op.result), op.byte_offset, npu.type_bytes(op.result.type))
+        op.result.name_hint: (
+            npu.space_of(op.result),
+            op.byte_offset,
+            npu.type_bytes(op.result.type),
+        )
         for op in module.walk()
         if isinstance(op, npu.BufferOp)
     }
@@ -105,7 +113,10 @@ def test_plan_memory_keeps_hand_synchronized_kernels_exact(kernel):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_plan_memory_never_overlaps_buffers_live_at_once(kernel):
     """Without reuse every pair of buffers of a space is disjoint; each offset is aligned."""
-    module = apply(parse(without_sync(as_allocs((EXAMPLES / kernel).read_text())), kernel), NpuPlanMemoryPass(reuse=False))
+    module = apply(
+        parse(without_sync(as_allocs((EXAMPLES / kernel).read_text())), kernel),
+        NpuPlanMemoryPass(reuse=False),
+    )
     machine = npu.machine_of(next(op for op in module.walk() if isinstance(op, npu.BufferOp)))
     placed = sorted(buffers(module).values())
     for (space, offset, size), (other_space, other_offset, _) in zip(placed, placed[1:]):
@@ -132,7 +143,10 @@ def test_plan_memory_does_not_reuse_under_existing_flags():
 
 def test_plan_memory_error_names_the_buffer_and_what_is_live():
     text = without_sync(sequential(1024))
-    with pytest.raises(DiagnosticError, match=r"buffer %. of 131072 bytes does not fit in 'ub' \(capacity 262144 bytes"):
+    with pytest.raises(
+        DiagnosticError,
+        match=r"buffer %. of 131072 bytes does not fit in 'ub' \(capacity 262144 bytes",
+    ):
         apply(parse(text), NpuPlanMemoryPass(reuse=False))
     apply(parse(text), NpuPlanMemoryPass())  # fits when %z takes the bytes of %x
 
@@ -144,7 +158,9 @@ def test_plan_memory_error_names_the_buffer_and_what_is_live():
 
 def compiled(text: str, name: str = "<kernel>") -> ModuleOp:
     """The kernel unplaced and unsynchronized, then planned and synchronized."""
-    return apply(parse(without_sync(as_allocs(text)), name), NpuPlanMemoryPass(), NpuInsertSyncPass())
+    return apply(
+        parse(without_sync(as_allocs(text)), name), NpuPlanMemoryPass(), NpuInsertSyncPass()
+    )
 
 
 @functools.cache
@@ -205,7 +221,9 @@ def test_insert_sync_falls_back_to_barriers_without_enough_event_ids(tmp_path):
     inputs = kernel_inputs(original)
     text = hand_written.replace('"davinci"', f'"{machine}"')
     with collect_diagnostics() as remarks:
-        module = apply(parse(without_sync(as_allocs(text))), NpuPlanMemoryPass(), NpuInsertSyncPass())
+        module = apply(
+            parse(without_sync(as_allocs(text))), NpuPlanMemoryPass(), NpuInsertSyncPass()
+        )
     assert remarks and all("no event id left" in remark.message for remark in remarks)
     assert any(isinstance(op, npu.BarrierOp) for op in module.walk())
     assert all(op.event == 0 for op in module.walk() if isinstance(op, npu.FlagOperation))
@@ -227,7 +245,10 @@ class _RandomProgram:
         self.loops = 0
 
     def text(self) -> str:
-        buffers = [f'    %u{k} = npu.buffer offset {o} : memref<128xf32, "ub">' for k, o in enumerate(self.OFFSETS)]
+        buffers = [
+            f'    %u{k} = npu.buffer offset {o} : memref<128xf32, "ub">'
+            for k, o in enumerate(self.OFFSETS)
+        ]
         self.block(indent=4, depth=0, iv=None)
         return "\n".join([
             'module attributes {npu.machine = "davinci"} {',
@@ -250,7 +271,11 @@ class _RandomProgram:
         for _ in range(int(self.rng.integers(2, 7))):
             kind = self.rng.choice(["vector", "load", "store", "nest"], p=[0.4, 0.25, 0.25, 0.1])
             u = [f"%u{k}" for k in self.rng.integers(0, 4, 3)]
-            row = iv if iv is not None and self.rng.random() < 0.5 else f"{int(self.rng.integers(0, 4))}"
+            row = (
+                iv
+                if iv is not None and self.rng.random() < 0.5
+                else f"{int(self.rng.integers(0, 4))}"
+            )
             start, size = self.window()
             if kind == "vector":
                 op = self.rng.choice(["add", "max", "sub"])

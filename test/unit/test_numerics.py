@@ -134,14 +134,18 @@ def test_nan_and_infinities_match_only_themselves():
     assert numerics.compare(reference.copy(), reference).ok
     assert not numerics.compare(np.array([1.0, 0.0, np.inf, -np.inf], np.float32), reference).ok
     assert not numerics.compare(np.array([1.0, np.nan, np.inf, np.inf], np.float32), reference).ok
-    assert not numerics.compare(np.array([np.nan, np.nan, np.inf, -np.inf], np.float32), reference).ok
+    assert not numerics.compare(
+        np.array([np.nan, np.nan, np.inf, -np.inf], np.float32), reference
+    ).ok
 
 
 def test_a_shape_or_dtype_that_differs_fails():
     check = numerics.compare(np.zeros((1, 3), np.float32), np.zeros(3, np.float32), name="y")
     assert not check.ok and str(check) == "y: float32[3]  FAIL: ours is float32 of shape [1, 3]"
     assert numerics.compare(np.zeros(3, np.float16), np.zeros(3, np.float32)).ok
-    assert not numerics.compare(np.zeros(3, np.float16), np.zeros(3, np.float32), same_dtype=True).ok
+    assert not numerics.compare(
+        np.zeros(3, np.float16), np.zeros(3, np.float32), same_dtype=True
+    ).ok
 
 
 def test_the_report_says_the_error_the_bound_and_the_worst_element():
@@ -165,7 +169,10 @@ def test_a_per_pass_tolerance_is_never_looser_than_the_rule():
         reference = rng.normal(0, 1, 256).astype(dtype)
         rule = numerics.tolerance_for(reference.dtype)
         per_pass = numerics.pass_tolerance(reference)
-        assert (per_pass.rtol, per_pass.atol) == (rule.rtol, rule.atol) and per_pass.elementwise is not None
+        assert (per_pass.rtol, per_pass.atol) == (
+            rule.rtol,
+            rule.atol,
+        ) and per_pass.elementwise is not None
         # An error the rule allows at the largest element, but which a per-element bound does not at a small one.
         ours = reference.astype(np.float64)
         small = int(np.argmin(np.abs(ours)))
@@ -203,7 +210,9 @@ def check_with(monkeypatch, model: Path, corrupt, *options: str) -> int:
         if corrupt is not None:
             first = result.outputs[0]
             # The wrong answer must be wrong by more than the bound for the case to mean anything.
-            assert np.abs(corrupt(first).astype(np.float64) - first).max() > 0.04 * np.abs(first).max()
+            assert (
+                np.abs(corrupt(first).astype(np.float64) - first).max() > 0.04 * np.abs(first).max()
+            )
             result.outputs = [corrupt(first), *result.outputs[1:]]
         return result
 
@@ -212,7 +221,9 @@ def check_with(monkeypatch, model: Path, corrupt, *options: str) -> int:
     return ziggurat_compile.compile_model(args)
 
 
-@pytest.mark.parametrize("options", [(), ("--machine", "davinci")], ids=["graph-f32", "davinci-bf16"])
+@pytest.mark.parametrize(
+    "options", [(), ("--machine", "davinci")], ids=["graph-f32", "davinci-bf16"]
+)
 def test_check_passes_the_true_output(monkeypatch, capsys, model_path: Path, options):
     assert check_with(monkeypatch, model_path, None, *options) == 0
     printed = capsys.readouterr().out
@@ -220,7 +231,9 @@ def test_check_passes_the_true_output(monkeypatch, capsys, model_path: Path, opt
     assert ("0.03 x max|ref|" if options else "0.000122 x max|ref|") in printed
 
 
-@pytest.mark.parametrize("options", [(), ("--machine", "davinci")], ids=["graph-f32", "davinci-bf16"])
+@pytest.mark.parametrize(
+    "options", [(), ("--machine", "davinci")], ids=["graph-f32", "davinci-bf16"]
+)
 @pytest.mark.parametrize("corrupt", WRONG)
 def test_check_fails_a_wrong_output(monkeypatch, capsys, model_path: Path, options, corrupt):
     assert check_with(monkeypatch, model_path, corrupt, *options) == 1
@@ -256,7 +269,15 @@ def lowered(tmp_path_factory) -> tuple[Path, Path, Path]:
 
 def test_expect_passes_the_lowered_programs_true_output(capsys, lowered):
     npu_ir, reference, inputs = lowered
-    argv = [str(npu_ir), "--machine", "davinci", "--inputs", str(inputs), "--expect", str(reference)]
+    argv = [
+        str(npu_ir),
+        "--machine",
+        "davinci",
+        "--inputs",
+        str(inputs),
+        "--expect",
+        str(reference),
+    ]
     assert ziggurat_run.run(ziggurat_run.parse_arguments(argv)) == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith("result0: float16[1, 10]  max abs error") and line.endswith("  ok")
@@ -269,7 +290,9 @@ def test_expect_fails_a_wrong_output(capsys, lowered, corrupt):
 
     expected = np.load(reference)["result0"]
     outputs = {"result0": (TensorType(Float16Type(), [1, 10]), corrupt(expected))}
-    with pytest.raises(DiagnosticError, match="output result0 differs from the expected array beyond the tolerance"):
+    with pytest.raises(
+        DiagnosticError, match="output result0 differs from the expected array beyond the tolerance"
+    ):
         ziggurat_run.check_expected(reference, outputs, None, None)
     assert "FAIL" in capsys.readouterr().out
 
@@ -287,13 +310,21 @@ def test_load_inputs_finds_each_array_by_name_or_position(tmp_path: Path):
     np.savez(path, x=np.ones(2, np.float32), arr_1=bf16)
     types = [TensorType(Float32Type(), [2]), TensorType(BFloat16Type(), [2])]
     arrays = numerics.load_inputs(path, ["x", "y"], types)
-    assert list(arrays) == ["x", "y"] and arrays["y"].dtype == bf16.dtype  # bf16 comes back from raw bytes
-    with pytest.raises(DiagnosticError, match=r"no array for input 'z' \(looked for 'z', arg2, arr_2; the archive"):
+    assert (
+        list(arrays) == ["x", "y"] and arrays["y"].dtype == bf16.dtype
+    )  # bf16 comes back from raw bytes
+    with pytest.raises(
+        DiagnosticError, match=r"no array for input 'z' \(looked for 'z', arg2, arr_2; the archive"
+    ):
         numerics.load_inputs(path, ["x", "y", "z"], [*types, types[0]])
     with pytest.raises(DiagnosticError, match="no array for argument #2 of @f"):
         numerics.load_inputs(path, ["x", "y", "z"], [*types, types[0]], function="f")
-    assert list(numerics.load_inputs(path, ["x", "y", "z"], [*types, types[0]], every_argument=False)) == ["x", "y"]
+    assert list(
+        numerics.load_inputs(path, ["x", "y", "z"], [*types, types[0]], every_argument=False)
+    ) == ["x", "y"]
     with pytest.raises(DiagnosticError, match=r"the model has no input called arr_1 \(inputs: x\)"):
         numerics.load_inputs(path, ["x"], types[:1])
-    with pytest.raises(DiagnosticError, match=r"no argument of @f is called arr_1 \(arguments: x\)"):
+    with pytest.raises(
+        DiagnosticError, match=r"no argument of @f is called arr_1 \(arguments: x\)"
+    ):
         numerics.load_inputs(path, ["x"], types[:1], function="f")

@@ -36,9 +36,9 @@ import onnxruntime
 import pytest
 from onnx import numpy_helper
 
-from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.frontends.onnx import import_model
 from ziggurat.frontends.onnx.reference_data import with_random_weights
+from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.numerics import compare
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -67,7 +67,9 @@ def light_cases(slow: set[str]):
         if path.stem in slow:
             marks += [
                 pytest.mark.slow,
-                pytest.mark.skipif(not RUN_SLOW, reason="slow model; set ZIGGURAT_RUN_SLOW=1 to run it"),
+                pytest.mark.skipif(
+                    not RUN_SLOW, reason="slow model; set ZIGGURAT_RUN_SLOW=1 to run it"
+                ),
             ]
         yield pytest.param(path, id=f"light/{path.stem}", marks=marks)
 
@@ -99,7 +101,9 @@ def light_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
         if value.name in initializers:
             continue
         assert value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim)
+        shape = tuple(
+            d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim
+        )
         count = int(np.prod(shape))
         inputs[value.name] = (np.arange(count).reshape(shape) / count).astype(np.float32)
     return inputs
@@ -109,7 +113,9 @@ def light_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
 def test_light_model(path: Path):
     model = onnx.load(str(path))
     inputs = light_inputs(model)
-    expected = tensors(path.parent / f"{path.stem}_output_{i}.pb" for i in range(len(model.graph.output)))
+    expected = tensors(
+        path.parent / f"{path.stem}_output_{i}.pb" for i in range(len(model.graph.output))
+    )
     assert_outputs_match(run_function(import_model(model), list(inputs.values())), expected)
 
 
@@ -117,9 +123,16 @@ def test_light_model(path: Path):
 def test_light_model_random_weights(path: Path):
     model = with_random_weights(onnx.load(str(path)))
     rng = np.random.default_rng(1)
-    inputs = {name: rng.standard_normal(x.shape).astype(np.float32) for name, x in light_inputs(model).items()}
+    inputs = {
+        name: rng.standard_normal(x.shape).astype(np.float32)
+        for name, x in light_inputs(model).items()
+    }
     options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3  # old IR versions list initializers as inputs, which onnxruntime warns about
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    options.log_severity_level = (
+        3  # old IR versions list initializers as inputs, which onnxruntime warns about
+    )
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     expected = session.run(None, inputs)
     assert_outputs_match(run_function(import_model(model), list(inputs.values())), expected)

@@ -32,7 +32,9 @@ def _params():
         if not sampled(case.name):
             marks += [
                 pytest.mark.slow,
-                pytest.mark.skipif(not RUN_SLOW, reason="outside the sample; set ZIGGURAT_RUN_SLOW=1"),
+                pytest.mark.skipif(
+                    not RUN_SLOW, reason="outside the sample; set ZIGGURAT_RUN_SLOW=1"
+                ),
             ]
         yield pytest.param(case, id=case.name, marks=marks)
 
@@ -40,11 +42,15 @@ def _params():
 @pytest.mark.parametrize("case", list(_params()))
 def test_case_passes_or_names_what_is_unsupported(case):
     result = run_case(case)
-    assert result.outcome in ("pass", "diagnostic", "deviation"), f"{result.outcome}: {result.message}"
+    assert result.outcome in ("pass", "diagnostic", "deviation"), (
+        f"{result.outcome}: {result.message}"
+    )
     if result.outcome == "diagnostic":
         op_types = {node.op_type for node in case.model.graph.node}
         assert "error:" in result.message
-        assert any(op in result.message for op in op_types) or "opset" in result.message, result.message
+        assert any(op in result.message for op in op_types) or "opset" in result.message, (
+            result.message
+        )
 
 
 def test_the_suite_is_collected():

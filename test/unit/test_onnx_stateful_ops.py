@@ -14,19 +14,23 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.frontends.onnx import import_model
+from ziggurat.interpreters.graph_interpreter import run_function
 
 RNG = np.random.default_rng(3)
 
 
 def output(name: str, rank: int) -> onnx.ValueInfoProto:
     """An output of known rank and unknown sizes (the importer infers them)."""
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, [f"{name}_{i}" for i in range(rank)])
+    return helper.make_tensor_value_info(
+        name, TensorProto.FLOAT, [f"{name}_{i}" for i in range(rank)]
+    )
 
 
-def node_model(op_type: str, inputs: dict[str, np.ndarray], outputs: dict[str, int], opset: int, **attributes):
+def node_model(
+    op_type: str, inputs: dict[str, np.ndarray], outputs: dict[str, int], opset: int, **attributes
+):
     node = helper.make_node(op_type, list(inputs), list(outputs), **attributes)
     graph = helper.make_graph(
         [node],
@@ -62,7 +66,12 @@ def test_causal_conv_with_state(activation, with_state):
     inputs = {"x": normal(2, 6, 9), "w": normal(6, 1, 4), "bias": normal(6)}
     if with_state:
         inputs["past"] = normal(2, 6, 3)
-    check(node_model("CausalConvWithState", inputs, {"y": 3, "present": 3}, 27, activation=activation), inputs)
+    check(
+        node_model(
+            "CausalConvWithState", inputs, {"y": 3, "present": 3}, 27, activation=activation
+        ),
+        inputs,
+    )
 
 
 @pytest.mark.parametrize("rule", ["linear", "gated", "delta", "gated_delta"])
@@ -83,7 +92,12 @@ def test_linear_attention(rule):
     given = {k: v for k, v in inputs.items() if v is not None}
     names = [k if v is not None else "" for k, v in inputs.items()]
     node = helper.make_node(
-        "LinearAttention", names, ["y", "present"], q_num_heads=q_heads, kv_num_heads=kv_heads, update_rule=rule
+        "LinearAttention",
+        names,
+        ["y", "present"],
+        q_num_heads=q_heads,
+        kv_num_heads=kv_heads,
+        update_rule=rule,
     )
     graph = helper.make_graph(
         [node],
@@ -96,6 +110,14 @@ def test_linear_attention(rule):
 
 def test_linear_attention_without_its_decay_is_a_diagnostic():
     inputs = {"q": normal(1, 2, 4), "k": normal(1, 2, 4), "v": normal(1, 2, 4)}
-    model = node_model("LinearAttention", inputs, {"y": 3, "present": 4}, 27, q_num_heads=2, kv_num_heads=2, update_rule="gated")
+    model = node_model(
+        "LinearAttention",
+        inputs,
+        {"y": 3, "present": 4},
+        27,
+        q_num_heads=2,
+        kv_num_heads=2,
+        update_rule="gated",
+    )
     with pytest.raises(DiagnosticError, match="update_rule 'gated' requires (the )?decay input"):
         import_model(model)

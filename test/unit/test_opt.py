@@ -10,10 +10,16 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from ziggurat.context import multiverse
 from ziggurat.cli import run_main
+from ziggurat.context import multiverse
 from ziggurat.dialects.graph import TransposeOp, int_array
-from ziggurat.tools.ziggurat_opt import ZigguratOptMain, main, pass_description, pass_options, split_input
+from ziggurat.tools.ziggurat_opt import (
+    ZigguratOptMain,
+    main,
+    pass_description,
+    pass_options,
+    split_input,
+)
 
 VALID = """\
 func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -99,7 +105,12 @@ def bad_perm(tmp_path):
 
 def test_split_on_exact_marker_lines_only():
     text = "a\n// -----\nb\n// ------------- banner\n  // -----\n// -----  \n// -----\n"
-    assert split_input(text) == [("a\n", 0), ("b\n// ------------- banner\n  // -----\n", 2), ("", 6), ("", 7)]
+    assert split_input(text) == [
+        ("a\n", 0),
+        ("b\n// ------------- banner\n  // -----\n", 2),
+        ("", 6),
+        ("", 7),
+    ]
 
 
 def test_split_without_marker_is_one_chunk():
@@ -127,7 +138,9 @@ def test_main_entry_point(valid, capsys):
 def test_verifier_failure_exits_1_at_the_op(bad_perm, capsys):
     code, out, err = opt([bad_perm], capsys)
     assert code == 1 and out == ""
-    assert err.startswith(f"{bad_perm}:2:3: error: 'graph.transpose' op perm [0, 0] is not a permutation")
+    assert err.startswith(
+        f"{bad_perm}:2:3: error: 'graph.transpose' op perm [0, 0] is not a permutation"
+    )
     assert "Traceback" not in err
 
 
@@ -153,7 +166,10 @@ def test_crash_in_a_pass_is_an_internal_error(valid, capsys, monkeypatch):
     monkeypatch.delenv("ZIGGURAT_DEBUG", raising=False)
     code, _, err = opt([valid, "-p", "cse,test-crash"], capsys)
     assert code == 2
-    assert "internal error, please report: ZeroDivisionError: division by zero (while running pass 'test-crash')" in err
+    assert (
+        "internal error, please report: ZeroDivisionError: division by zero (while running pass 'test-crash')"
+        in err
+    )
     assert "Traceback" not in err
 
 
@@ -180,7 +196,9 @@ def test_verify_each_catches_the_pass_that_broke_the_ir(valid, capsys):
     code, out, err = opt([valid, "-p", "test-break,cse"], capsys)
     assert code == 1 and out == ""
     # The op the pass created has no location of its own: it is reported at the enclosing func.
-    assert err.startswith(f"{valid}:1:1: error: 'graph.transpose' op perm [0, 0] is not a permutation")
+    assert err.startswith(
+        f"{valid}:1:1: error: 'graph.transpose' op perm [0, 0] is not a permutation"
+    )
     assert "note: the IR does not verify after pass 'test-break'" in err
 
 
@@ -244,7 +262,12 @@ def test_parsing_diagnostics_covers_parse_errors_only(tmp_path, bad_perm, capsys
 
 def test_verify_diagnostics_prints_nothing_when_all_match(tmp_path, capsys):
     path = tmp_path / "expect.mlir"
-    path.write_text(BAD_PERM.replace("tensor<3x2xf32>\n  func", "tensor<3x2xf32> // expected-error {{not a permutation}}\n  func"))
+    path.write_text(
+        BAD_PERM.replace(
+            "tensor<3x2xf32>\n  func",
+            "tensor<3x2xf32> // expected-error {{not a permutation}}\n  func",
+        )
+    )
     code, _, err = opt([path, "--verify-diagnostics"], capsys)
     assert (code, err) == (0, "")
 
@@ -257,7 +280,10 @@ def test_verify_diagnostics_prints_nothing_when_all_match(tmp_path, capsys):
 def test_pass_options_and_description():
     from ziggurat_example_plugin.double_to_add import ToyDoubleToAdd
 
-    assert pass_description(ToyDoubleToAdd) == "Rewrite toy.double on tensors to graph.add of the operand with itself."
+    assert (
+        pass_description(ToyDoubleToAdd)
+        == "Rewrite toy.double on tensors to graph.add of the operand with itself."
+    )
     assert [(o.name, o.type, o.default) for o in pass_options(ToyDoubleToAdd)] == [
         ("strict", "bool", "false"),
         ("report", "bool", "false"),
@@ -267,7 +293,10 @@ def test_pass_options_and_description():
 
 def test_conflicting_plugins_are_a_user_error(valid, capsys, monkeypatch):
     real = importlib.metadata.entry_points(group="xdsl.universe")
-    twice = [*real, *(importlib.metadata.EntryPoint(f"{e.name}-copy", e.value, e.group) for e in real)]
+    twice = [
+        *real,
+        *(importlib.metadata.EntryPoint(f"{e.name}-copy", e.value, e.group) for e in real),
+    ]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: twice)
     multiverse.cache_clear()
     try:
@@ -276,4 +305,6 @@ def test_conflicting_plugins_are_a_user_error(valid, capsys, monkeypatch):
     finally:
         multiverse.cache_clear()
     assert info.value.code == 1
-    assert capsys.readouterr().err.startswith("error: conflicting xdsl.universe plugins: Duplicate definition of")
+    assert capsys.readouterr().err.startswith(
+        "error: conflicting xdsl.universe plugins: Duplicate definition of"
+    )

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE_FOLDERS = ["dialects", "transforms", "lowering", "interpreters", "tuning", "frontends", "tools"]
+SOURCE_FOLDERS = [
+    "dialects",
+    "transforms",
+    "lowering",
+    "interpreters",
+    "tuning",
+    "frontends",
+    "tools",
+]
 
 
 def test_editable_install_imports_subpackages():
@@ -33,8 +41,18 @@ def test_no_bare_top_level_packages(tmp_path):
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
     )
     (built,) = out.glob("ziggurat-*.whl")
@@ -55,7 +73,9 @@ def test_wheel_ships_the_machine_package_and_its_presets(wheel: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
     machine = ROOT / "ziggurat" / "machine"
     shipped = [*machine.glob("*.py"), *(machine / "presets").glob("*.toml")]
-    assert {"davinci.toml", "systolic.toml", "tensorcore.toml", "__main__.py"} <= {path.name for path in shipped}
+    assert {"davinci.toml", "systolic.toml", "tensorcore.toml", "__main__.py"} <= {
+        path.name for path in shipped
+    }
     for path in shipped:
         assert path.relative_to(ROOT).as_posix() in names
 

@@ -8,10 +8,10 @@ import pytest
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
-from ziggurat.parsing import parse_source
 from ziggurat.lowering import pipelines
-from ziggurat.testing.differential import check_pass_preserves_numerics
 from ziggurat.lowering.pipelines import expand_pipeline, register_pipeline
+from ziggurat.parsing import parse_source
+from ziggurat.testing.differential import check_pass_preserves_numerics
 
 GRAPH_TESTS = Path(__file__).parent.parent / "graph"
 

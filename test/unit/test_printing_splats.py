@@ -39,7 +39,9 @@ CASES = {
 def printed_global(element_type, dtype, value) -> tuple[str, bytes]:
     data = np.full(ELEMENTS, value, dtype=dtype).tobytes()
     attr = DenseIntOrFPElementsAttr(TensorType(element_type, [ELEMENTS]), BytesAttr(data))
-    weights = memref.GlobalOp.get(StringAttr("w"), MemRefType(element_type, [ELEMENTS]), attr, constant=UnitAttr())
+    weights = memref.GlobalOp.get(
+        StringAttr("w"), MemRefType(element_type, [ELEMENTS]), attr, constant=UnitAttr()
+    )
     text = io.StringIO()
     Printer(stream=text).print_op(ModuleOp([weights]))
     return text.getvalue(), data

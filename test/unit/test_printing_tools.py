@@ -19,7 +19,9 @@ from ziggurat.tools.ziggurat_opt import ZigguratOptMain
 def compiled_text(tmp_path: Path) -> str:
     """ziggurat-compile's graph IR of a MatMul whose 32x32 weights print as hex."""
     output = tmp_path / "compiled.mlir"
-    args = ziggurat_compile.build_argument_parser().parse_args([str(two_layers(tmp_path)), "-o", str(output)])
+    args = ziggurat_compile.build_argument_parser().parse_args(
+        [str(two_layers(tmp_path)), "-o", str(output)]
+    )
     assert ziggurat_compile.compile_model(args) == 0
     text = output.read_text()
     assert 'dense<"0x' in text
@@ -50,7 +52,11 @@ def test_opt_prints_a_model_as_ziggurat_compile_does(tmp_path, capsys, no_elemen
     assert opt_output([str(path), "-t", "mlir"], capsys).rstrip("\n") == compiled.rstrip("\n")
 
 
-def test_print_between_passes_prints_as_ziggurat_compile_does(tmp_path, capsys, no_element_decoding):
+def test_print_between_passes_prints_as_ziggurat_compile_does(
+    tmp_path, capsys, no_element_decoding
+):
     compiled = compiled_text(tmp_path)
-    printed = opt_output([str(tmp_path / "compiled.mlir"), "-p", "cse,dce", "--print-between-passes"], capsys)
+    printed = opt_output(
+        [str(tmp_path / "compiled.mlir"), "-p", "cse,dce", "--print-between-passes"], capsys
+    )
     assert printed.startswith("IR after cse:\n" + compiled.rstrip("\n") + "\n\n\n\n")

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ziggurat.context import default_context
+from ziggurat.dialects.graph import Conv2dOp
 from ziggurat.interpreters.graph_interpreter import random_inputs, run_function
 from ziggurat.machine import load_machine
-from ziggurat.context import default_context
 from ziggurat.parsing import parse_source
-from ziggurat.dialects.graph import Conv2dOp
 from ziggurat.transforms.graph.space_to_depth import GraphSpaceToDepthPass, rearranges_by_dma
 
 
@@ -22,9 +22,15 @@ def conv_module(channels, size, kernel, strides, pads, bias, element="f32"):
     (h, w), (kh, kw), (sh, sw) = size, kernel, strides
     top, left, bottom, right = pads
     oh, ow = (h + top + bottom - kh) // sh + 1, (w + left + right - kw) // sw + 1
-    x, wt, y = f"tensor<1x{channels}x{h}x{w}x{element}>", f"tensor<4x{channels}x{kh}x{kw}x{element}>", f"tensor<1x4x{oh}x{ow}x{element}>"
+    x, wt, y = (
+        f"tensor<1x{channels}x{h}x{w}x{element}>",
+        f"tensor<4x{channels}x{kh}x{kw}x{element}>",
+        f"tensor<1x4x{oh}x{ow}x{element}>",
+    )
     b = f", %b: tensor<4x{element}>" if bias else ""
-    operands, types = ("%x, %w, %b", f"{x}, {wt}, tensor<4x{element}>") if bias else ("%x, %w", f"{x}, {wt}")
+    operands, types = (
+        ("%x, %w, %b", f"{x}, {wt}, tensor<4x{element}>") if bias else ("%x, %w", f"{x}, {wt}")
+    )
     return f"""func.func @main(%x: {x}, %w: {wt}{b}) -> {y} {{
   %y = graph.conv2d {operands} {{strides = array<i64: {sh}, {sw}>, pads = array<i64: {top}, {left}, {bottom}, {right}>}} : ({types}) -> {y}
   func.return %y : {y}
@@ -57,7 +63,9 @@ def strided_convs(draw):
 @given(strided_convs())
 def test_strided_convs_compute_the_same(case):
     channels, size, kernel, strides, pads, bias = case
-    before, after = rewritten(conv_module(channels, size, kernel, strides, pads, bias), GraphSpaceToDepthPass())
+    before, after = rewritten(
+        conv_module(channels, size, kernel, strides, pads, bias), GraphSpaceToDepthPass()
+    )
     inputs = random_inputs(next(iter(before.ops)), seed=3)
     (want,), (got,) = run_function(before, inputs, "main"), run_function(after, inputs, "main")
     assert got.shape == want.shape
@@ -76,7 +84,12 @@ def test_resnet_stem_is_rewritten_and_deep_strided_convs_are_not():
     stem = conv_module(3, (32, 32), (7, 7), (2, 2), (3, 3, 3, 3), True)
     _, after = rewritten(stem, GraphSpaceToDepthPass())
     (conv,) = [op for op in after.walk() if isinstance(op, Conv2dOp)]
-    assert conv.input.type.get_shape() == (1, 12, 16, 16) and conv.weight.type.get_shape() == (4, 12, 4, 4)
+    assert conv.input.type.get_shape() == (1, 12, 16, 16) and conv.weight.type.get_shape() == (
+        4,
+        12,
+        4,
+        4,
+    )
     assert list(conv.pads.get_values()) == [2, 2, 1, 1]
     deep = conv_module(64, (8, 8), (3, 3), (2, 2), (1, 1, 1, 1), False)
     _, after = rewritten(deep, GraphSpaceToDepthPass())
@@ -84,7 +97,9 @@ def test_resnet_stem_is_rewritten_and_deep_strided_convs_are_not():
     assert conv.input.type.get_shape() == (1, 64, 8, 8)
 
 
-@pytest.mark.parametrize(("machine", "rewrites"), [("davinci", True), ("tensorcore", False), ("systolic", False)])
+@pytest.mark.parametrize(
+    ("machine", "rewrites"), [("davinci", True), ("tensorcore", False), ("systolic", False)]
+)
 def test_machine_decides(machine, rewrites):
     """davinci pads channels to 16 and rearranges by DMA; tensorcore's gm reaches rf only through
     smem; systolic's array pads no channel (its K is 1), so the rewrite would add work."""

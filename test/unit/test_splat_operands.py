@@ -8,6 +8,7 @@ import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.dialects.linalg import ops as linalg
+
 from ziggurat.testing.differential import check_pass_preserves_numerics, check_pipeline_stages
 
 MACHINES = ("davinci", "systolic", "tensorcore")

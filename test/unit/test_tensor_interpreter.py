@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ziggurat.interpreters.interpreter import run_function
 
 from ziggurat.context import default_context
 from ziggurat.diagnostics import DiagnosticError
+from ziggurat.interpreters.interpreter import run_function
 from ziggurat.parsing import parse_source
 
 

@@ -58,22 +58,42 @@ class _Model:
         self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attributes))
         return out
 
-    def conv(self, x: str, cin: int, cout: int, k: int, stride: int = 1, pad: int | None = None,
-             bias: bool = False, groups: int = 1) -> str:
+    def conv(
+        self,
+        x: str,
+        cin: int,
+        cout: int,
+        k: int,
+        stride: int = 1,
+        pad: int | None = None,
+        bias: bool = False,
+        groups: int = 1,
+    ) -> str:
         """He-initialized weights, so activations stay O(1) layer after layer."""
         pad = k // 2 if pad is None else pad
         fan_in = cin // groups * k * k
-        inputs = [x, self.constant(self.rng.standard_normal((cout, cin // groups, k, k)) * np.sqrt(2 / fan_in), "w")]
+        inputs = [
+            x,
+            self.constant(
+                self.rng.standard_normal((cout, cin // groups, k, k)) * np.sqrt(2 / fan_in), "w"
+            ),
+        ]
         if bias:
             inputs.append(self.constant(0.1 * self.rng.standard_normal(cout), "b"))
-        return self.node("Conv", inputs, kernel_shape=[k, k], strides=[stride] * 2, pads=[pad] * 4, group=groups)
+        return self.node(
+            "Conv", inputs, kernel_shape=[k, k], strides=[stride] * 2, pads=[pad] * 4, group=groups
+        )
 
     def batch_norm(self, x: str, c: int) -> str:
         """Scales around 1, shifts and means around 0, variances in [0.5, 1.5): folding them into the
         conv before makes its weights and bias no splats."""
         r = self.rng
-        parameters = (1 + 0.2 * r.standard_normal(c), 0.1 * r.standard_normal(c), 0.2 * r.standard_normal(c),
-                      0.5 + r.random(c))
+        parameters = (
+            1 + 0.2 * r.standard_normal(c),
+            0.1 * r.standard_normal(c),
+            0.2 * r.standard_normal(c),
+            0.5 + r.random(c),
+        )
         names = [self.constant(p, n) for p, n in zip(parameters, ("scale", "shift", "mean", "var"))]
         return self.node("BatchNormalization", [x, *names], epsilon=1e-5)
 
@@ -82,8 +102,11 @@ class _Model:
 
     def save(self, path: Path, x_shape: list[int], y: str, y_shape: list[int]) -> Path:
         graph = helper.make_graph(
-            self.nodes, path.stem, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-            [helper.make_tensor_value_info(y, TensorProto.FLOAT, y_shape)], self.initializers,
+            self.nodes,
+            path.stem,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+            [helper.make_tensor_value_info(y, TensorProto.FLOAT, y_shape)],
+            self.initializers,
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
         model.ir_version = 8  # what onnxruntime reads
@@ -160,8 +183,14 @@ SLOW = {"stem-tensorcore"}
 
 def _cases(names):
     for name in names:
-        marks = [pytest.mark.slow, pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1")] \
-            if name in SLOW else []
+        marks = (
+            [
+                pytest.mark.slow,
+                pytest.mark.skipif(not RUN_SLOW, reason="slow; set ZIGGURAT_RUN_SLOW=1"),
+            ]
+            if name in SLOW
+            else []
+        )
         yield pytest.param(name, marks=marks, id=name)
 
 
@@ -174,7 +203,9 @@ def test_the_heuristic_tiles_overflow_without_the_retry(case: str, tmp_path: Pat
     assert ziggurat_compile.compile_model(ziggurat_compile.parse_arguments(argv)) == 0
     module = parse_source(default_context(), out.read_text(), str(out))
     with pytest.raises(DoesNotFit) as raised:  # xDSL's pipeline: each pass once, no retry
-        PassPipeline(build_passes(f"lower-to-npu{{machine={machine}}}")).apply(default_context(), module)
+        PassPipeline(build_passes(f"lower-to-npu{{machine={machine}}}")).apply(
+            default_context(), module
+        )
     assert f"does not fit in '{OVERFLOWED[case]}'" in raised.value.format()
 
 
@@ -235,7 +266,11 @@ def _with_pass_after_tiling(extra: ModulePass) -> list[ModulePass]:
 def test_a_smaller_tile_the_lowering_refuses_is_skipped(caplog):
     module = parse_source(default_context(), CONV1X1_1024, "<conv>")
     with caplog.at_level(logging.INFO, logger="ziggurat.transforms.tile.fit"):
-        apply_passes(default_context(), module, _with_pass_after_tiling(_RefuseTile((1, 64, 6, 14, 256, 1, 1))))
+        apply_passes(
+            default_context(),
+            module,
+            _with_pass_after_tiling(_RefuseTile((1, 64, 6, 14, 256, 1, 1))),
+        )
     tried = [record.getMessage().rsplit(": tile.sizes ", 1)[1] for record in caplog.records]
     assert tried == [  # 6 output rows, then, refused, the same rows with half the reduction
         "[1, 64, 7, 14, 256, 1, 1] -> [1, 64, 6, 14, 256, 1, 1]",
@@ -245,20 +280,26 @@ def test_a_smaller_tile_the_lowering_refuses_is_skipped(caplog):
 
 
 def test_when_every_smaller_tile_is_refused_the_lowering_error_says_why(monkeypatch):
-    monkeypatch.setattr(fit, "_smaller", lambda group, root, current, machine, space: [[1, 64, 4, 14, 64, 1, 1]])
+    monkeypatch.setattr(
+        fit, "_smaller", lambda group, root, current, machine, space: [[1, 64, 4, 14, 64, 1, 1]]
+    )
     module = parse_source(default_context(), CONV1X1_1024, "<conv>")
     with pytest.raises(DiagnosticError) as raised:
         apply_passes(default_context(), module, _with_pass_after_tiling(_RefuseAllSmaller()))
     text = raised.value.format()
     assert "<conv>:3:3: error: refused" in text
-    assert "note: this group was lowered with tile.sizes = [1, 64, 4, 14, 64, 1, 1], the smallest that was left " \
-           "to try, as its tile.sizes = [1, 64, 7, 14, 256, 1, 1] did not fit: buffer" in text
+    assert (
+        "note: this group was lowered with tile.sizes = [1, 64, 4, 14, 64, 1, 1], the smallest that was left "
+        "to try, as its tile.sizes = [1, 64, 7, 14, 256, 1, 1] did not fit: buffer" in text
+    )
 
 
 def test_retries_are_bounded(monkeypatch):
     monkeypatch.setattr(fit, "MAX_RETRIES", 2)
     module = parse_source(default_context(), CONV1X1_1024, "<conv>")
-    with pytest.raises(DoesNotFit, match="tiles were made smaller 2 times without everything fitting"):
+    with pytest.raises(
+        DoesNotFit, match="tiles were made smaller 2 times without everything fitting"
+    ):
         apply_passes(default_context(), module, _with_pass_after_tiling(_RefuseAllSmaller()))
 
 
@@ -299,8 +340,10 @@ def groups(draw) -> str:
         oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
         x, wt, y = _t([1, c, h, w]), _t([o, c, k, k]), _t([1, o, oh, ow])
         args = f"%x: {x}, %w: {wt}" + (f", %r: {y}" if kind == "conv_add" else "")
-        body = (f"  %c = graph.conv2d %x, %w {{strides = array<i64: {stride}, {stride}>, "
-                f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>}} : ({x}, {wt}) -> {y}\n")
+        body = (
+            f"  %c = graph.conv2d %x, %w {{strides = array<i64: {stride}, {stride}>, "
+            f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>}} : ({x}, {wt}) -> {y}\n"
+        )
         if kind == "conv_add":
             body += f"  %s = graph.add %c, %r : ({y}, {y}) -> {y}\n  %y = graph.relu %s : {y}\n"
         else:
@@ -309,23 +352,34 @@ def groups(draw) -> str:
     if kind == "matmul":
         m, k, n = draw(st.integers(1, 300)), draw(st.integers(1, 600)), draw(st.integers(1, 300))
         a, b, y = _t([m, k]), _t([k, n]), _t([m, n])
-        return (f"func.func @main(%a: {a}, %b: {b}) -> {y} {{\n  %y = graph.matmul %a, %b : ({a}, {b}) -> {y}\n"
-                f"  func.return %y : {y}\n}}")
+        return (
+            f"func.func @main(%a: {a}, %b: {b}) -> {y} {{\n  %y = graph.matmul %a, %b : ({a}, {b}) -> {y}\n"
+            f"  func.return %y : {y}\n}}"
+        )
     shape = [1, draw(st.integers(1, 256)), draw(st.integers(1, 64)), draw(st.integers(1, 64))]
     x = _t(shape)
     if kind == "elementwise":
-        return (f"func.func @main(%x: {x}, %z: {x}) -> {x} {{\n  %s = graph.sigmoid %x : {x}\n"
-                f"  %m = graph.mul %s, %z : ({x}, {x}) -> {x}\n  %y = graph.add %m, %x : ({x}, {x}) -> {x}\n"
-                f"  func.return %y : {x}\n}}")
+        return (
+            f"func.func @main(%x: {x}, %z: {x}) -> {x} {{\n  %s = graph.sigmoid %x : {x}\n"
+            f"  %m = graph.mul %s, %z : ({x}, {x}) -> {x}\n  %y = graph.add %m, %x : ({x}, {x}) -> {x}\n"
+            f"  func.return %y : {x}\n}}"
+        )
     shape[2], shape[3] = max(shape[2], 3), max(shape[3], 3)
     x = _t(shape)
     y = _t([1, shape[1], (shape[2] + 2 - 3) // 2 + 1, (shape[3] + 2 - 3) // 2 + 1])
-    return (f"func.func @main(%x: {x}) -> {y} {{\n  %y = graph.max_pool %x {{kernel = array<i64: 3, 3>, "
-            f"strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}} : {x} -> {y}\n  func.return %y : {y}\n}}")
+    return (
+        f"func.func @main(%x: {x}) -> {y} {{\n  %y = graph.max_pool %x {{kernel = array<i64: 3, 3>, "
+        f"strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}} : {x} -> {y}\n  func.return %y : {y}\n}}"
+    )
 
 
-@settings(max_examples=8, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(text=groups())
 def test_every_group_lowers_or_its_smallest_tile_does_not_fit(text: str):
     for machine in MACHINES:
@@ -333,6 +387,10 @@ def test_every_group_lowers_or_its_smallest_tile_does_not_fit(text: str):
         try:
             apply_pipeline(module, f"lower-to-npu{{machine={machine}}}")
         except DoesNotFit as error:
-            assert "this is the smallest legal tile of group" in error.format(), f"{machine}:\n{text}\n{error.format()}"
+            assert "this is the smallest legal tile of group" in error.format(), (
+                f"{machine}:\n{text}\n{error.format()}"
+            )
         except DiagnosticError as error:
-            raise AssertionError(f"{machine}: neither lowered nor the smallest tile:\n{text}\n{error.format()}")
+            raise AssertionError(
+                f"{machine}: neither lowered nor the smallest tile:\n{text}\n{error.format()}"
+            ) from error

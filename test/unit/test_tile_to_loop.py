@@ -14,10 +14,10 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, NoneAttr, TensorType
 from xdsl.parser import Parser
 
-from ziggurat.interpreters.loop_interpreter import run_loop_function
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects import loop
+from ziggurat.interpreters.loop_interpreter import run_loop_function
 from ziggurat.testing.differential import check_pass_preserves_numerics
 
 TO_LOOP = "tile-to-loop{machine=davinci}"
@@ -75,12 +75,16 @@ def test_graph_to_loop_preserves_numerics(case):
 @pytest.mark.parametrize("case", ["conv_pad_pool"])
 def test_decomposed_convolutions_bufferize(case):
     """tile-decompose-conv slices rank-reduced weights: they become rank-reduced subviews."""
-    report = check_pass_preserves_numerics(PROGRAMS[case], f"graph-to-tile,tile-decompose-conv,{TO_LOOP}", seed=2)
+    report = check_pass_preserves_numerics(
+        PROGRAMS[case], f"graph-to-tile,tile-decompose-conv,{TO_LOOP}", seed=2
+    )
     assert report.ok, report
     assert any(isinstance(op, memref.SubviewOp) for op in report.transformed.walk())
 
 
-@pytest.mark.skipif("tile-and-fuse" not in multiverse().all_passes, reason="tile-and-fuse has not landed")
+@pytest.mark.skipif(
+    "tile-and-fuse" not in multiverse().all_passes, reason="tile-and-fuse has not landed"
+)
 @pytest.mark.parametrize("case", sorted(PROGRAMS))
 def test_tiled_programs_preserve_numerics(case):
     pipeline = f"graph-to-tile,tile-and-fuse{{machine=davinci}},{TO_LOOP}"
@@ -89,7 +93,11 @@ def test_tiled_programs_preserve_numerics(case):
     assert _no_tensors(report.transformed)
 
 
-TILED = open(__file__.replace("unit/test_tile_to_loop.py", "loop/tile-to-loop.mlir")).read().split("// -----")[0]
+TILED = (
+    open(__file__.replace("unit/test_tile_to_loop.py", "loop/tile-to-loop.mlir"))
+    .read()
+    .split("// -----")[0]
+)
 
 
 def test_tiled_matmul_is_computed_in_place():
@@ -98,7 +106,9 @@ def test_tiled_matmul_is_computed_in_place():
     assert report.ok, report
     assert not any(isinstance(op, loop.CopyOp | memref.CopyOp) for op in report.transformed.walk())
     allocs = [op for op in report.transformed.walk() if isinstance(op, memref.AllocOp)]
-    assert [op.memref.type.memory_space for op in allocs] == [op.memref.type.memory_space for op in allocs[:1]] * 2
+    assert [op.memref.type.memory_space for op in allocs] == [
+        op.memref.type.memory_space for op in allocs[:1]
+    ] * 2
 
 
 WRITES_INPUT = """
@@ -137,7 +147,9 @@ def _parse(text: str):
 def test_dynamic_shapes_are_refused():
     from ziggurat.testing.differential import apply_pipeline
 
-    module = _parse("func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n  func.return %x : tensor<?xf32>\n}")
+    module = _parse(
+        "func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n  func.return %x : tensor<?xf32>\n}"
+    )
     with pytest.raises(DiagnosticError, match="tile-to-loop needs static shapes"):
         apply_pipeline(module, TO_LOOP)
 
@@ -178,7 +190,9 @@ def test_views_write_through_and_copies_pad_and_saturate():
 
 def test_unwritten_outputs_show_and_inputs_are_read_only():
     unwritten = 'func.func @main(%x: memref<2xf32, "gm">, %result0: memref<2xf32, "gm">) {\n  func.return\n}'
-    assert np.isnan(run_loop_function(_parse(unwritten), [np.zeros(2, np.float32)])["result0"]).all()
+    assert np.isnan(
+        run_loop_function(_parse(unwritten), [np.zeros(2, np.float32)])["result0"]
+    ).all()
     writes_input = """
 func.func @main(%x: memref<2xf32, "gm">, %result0: memref<2xf32, "gm">) {
   %z = arith.constant 1.0 : f32
@@ -209,7 +223,9 @@ func.func @main(%x: memref<4x4xf32, "gm">, %result0: memref<2x2xf32, "gm">) {
   %v = memref.subview %x[0, 0] [2, 3] [1, 1] : memref<4x4xf32, "gm"> to memref<2x2xf32, strided<[4, 1]>, "gm">
   func.return
 }"""
-    with pytest.raises(DiagnosticError, match=r"subview sizes \[2, 3\] do not match its result shape \[2, 2\]"):
+    with pytest.raises(
+        DiagnosticError, match=r"subview sizes \[2, 3\] do not match its result shape \[2, 2\]"
+    ):
         run_loop_function(_parse(text), [np.zeros((4, 4), np.float32)])
 
 
@@ -220,10 +236,15 @@ def test_ziggurat_run_shows_the_result_arguments(tmp_path):
     path = tmp_path / "loop.mlir"
     path.write_text(VIEWS)
     run = subprocess.run(
-        [sys.executable, "-m", "ziggurat.tools.ziggurat_run", str(path), "--print"], capture_output=True, text=True
+        [sys.executable, "-m", "ziggurat.tools.ziggurat_run", str(path), "--print"],
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr
-    assert 'result0: memref<4x6xf32, "gm">' in run.stdout and 'result1: memref<2x3xi8, "gm">' in run.stdout
+    assert (
+        'result0: memref<4x6xf32, "gm">' in run.stdout
+        and 'result1: memref<2x3xi8, "gm">' in run.stdout
+    )
     assert "\nx:" not in run.stdout
 
 
@@ -231,7 +252,9 @@ def test_elementwise_chains_overwrite_their_input():
     """matmul (f32 accumulator) -> truncf -> add bias -> relu into %result0: the add overwrites
     the truncf's buffer, so two allocs in all; the accumulator stays within the matmul's group
     (unplaced), the f16 result crosses groups (global)."""
-    report = check_pass_preserves_numerics(PROGRAMS["matmul_bias_relu_f16"], f"graph-to-tile,{TO_LOOP}", seed=6)
+    report = check_pass_preserves_numerics(
+        PROGRAMS["matmul_bias_relu_f16"], f"graph-to-tile,{TO_LOOP}", seed=6
+    )
     assert report.ok, report
     allocs = [op.memref.type for op in report.transformed.walk() if isinstance(op, memref.AllocOp)]
     assert sorted(str(t) for t in allocs) == ['memref<64x48xf16, "gm">', "memref<64x48xf32>"]

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.linalg import ops as linalg
-from ziggurat.interpreters.tile_interpreter import pack, unpack
+
 from ziggurat.dialects import tile
-from ziggurat.testing.differential import check_pass_preserves_numerics
+from ziggurat.interpreters.tile_interpreter import pack, unpack
 from ziggurat.ir.contraction import is_contraction
+from ziggurat.testing.differential import check_pass_preserves_numerics
 from ziggurat.transforms.tile.vectorize import is_vectorized
 
 
@@ -35,7 +36,12 @@ PAD1 = "array<i64: 1, 1, 1, 1>"
 CONVS = {
     "3x3_pad1": ((1, 4, 8, 8), (6, 4, 3, 3), (1, 6, 8, 8), {"pads": PAD1}),
     "1x1": ((2, 8, 5, 5), (4, 8, 1, 1), (2, 4, 5, 5), {}),
-    "strided2": ((1, 3, 9, 9), (5, 3, 3, 3), (1, 5, 5, 5), {"pads": PAD1, "strides": "array<i64: 2, 2>"}),
+    "strided2": (
+        (1, 3, 9, 9),
+        (5, 3, 3, 3),
+        (1, 5, 5, 5),
+        {"pads": PAD1, "strides": "array<i64: 2, 2>"},
+    ),
     "depthwise": ((1, 6, 7, 7), (6, 1, 3, 3), (1, 6, 7, 7), {"pads": PAD1, "groups": "6 : i64"}),
     "grouped": ((1, 8, 6, 6), (4, 4, 3, 3), (1, 4, 4, 4), {"groups": "2 : i64"}),
     "dilated": ((1, 2, 9, 9), (3, 2, 3, 3), (1, 3, 5, 5), {"dilations": "array<i64: 2, 2>"}),
@@ -50,7 +56,12 @@ def _matmul_like(op: linalg.GenericOp) -> bool:
         return False
     used = [{e.position for e in m.results} for m in maps]
     kinds = {(d in used[0], d in used[1], d in used[2]) for d in range(maps[0].num_dims)}
-    return kinds <= {(True, True, True), (True, False, True), (False, True, True), (True, True, False)}
+    return kinds <= {
+        (True, True, True),
+        (True, False, True),
+        (False, True, True),
+        (True, True, False),
+    }
 
 
 @pytest.mark.parametrize("element_type", ["f32", "f16"])
@@ -61,7 +72,11 @@ def test_decompose_conv_preserves_numerics(case, element_type):
     report = check_pass_preserves_numerics(text, "graph-to-tile,tile-decompose-conv", seed=2)
     assert report.ok, report
     # one multiply-accumulate per window point: a contraction, or (depthwise) an elementwise step
-    steps = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp) and len(op.inputs) == 2]
+    steps = [
+        op
+        for op in report.transformed.walk()
+        if isinstance(op, linalg.GenericOp) and len(op.inputs) == 2
+    ]
     assert len(steps) == w[2] * w[3] or case == "kernel_is_stride"
     assert all(_matmul_like(op) for op in steps)
     assert all(is_contraction(op) for op in steps) == (case != "depthwise")
@@ -91,7 +106,12 @@ func.func @main(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %x: tensor<1x2x7x7xf32
     ops = list(report.transformed.walk())
     (matmul,) = [op for op in ops if is_contraction(op)]
     assert [operand.name_hint for operand in matmul.inputs] == ["a", "b"]
-    steps = [op for op in ops if isinstance(op, linalg.GenericOp) and any(isinstance(o, arith.MaximumfOp) for o in op.body.walk())]
+    steps = [
+        op
+        for op in ops
+        if isinstance(op, linalg.GenericOp)
+        and any(isinstance(o, arith.MaximumfOp) for o in op.body.walk())
+    ]
     assert len(steps) == 9
     assert all(m.data.is_projected_permutation() for op in steps for m in op.indexing_maps.data)
 
@@ -139,7 +159,9 @@ def _element_types_of(op: linalg.GenericOp) -> set[str]:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_vectorize_preserves_numerics_one_op_per_generic(case, element_type):
     text = _vectorize_case(CASES[case], element_type)
-    report = check_pass_preserves_numerics(text, "graph-to-tile,tile-vectorize{machine=davinci}", seed=4)
+    report = check_pass_preserves_numerics(
+        text, "graph-to-tile,tile-vectorize{machine=davinci}", seed=4
+    )
     assert report.ok, report
     generics = [op for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
     assert generics
@@ -162,9 +184,15 @@ def test_vectorize_keeps_f32_where_the_vector_unit_has_no_f16_lanes(tmp_path):
     machine = tmp_path / "narrow.toml"
     machine.write_text('extends = "davinci"\n[vector]\nbandwidth = 1\n')
     text = _vectorize_case(CASES["relu"], "f16")
-    report = check_pass_preserves_numerics(text, f"graph-to-tile,tile-vectorize{{machine=\"{machine}\"}}")
+    report = check_pass_preserves_numerics(
+        text, f'graph-to-tile,tile-vectorize{{machine="{machine}"}}'
+    )
     assert report.ok, report
-    kinds = [type(next(iter(op.body.block.ops))) for op in report.transformed.walk() if isinstance(op, linalg.GenericOp)]
+    kinds = [
+        type(next(iter(op.body.block.ops)))
+        for op in report.transformed.walk()
+        if isinstance(op, linalg.GenericOp)
+    ]
     assert kinds == [arith.ExtFOp, arith.MaximumfOp, arith.TruncFOp]
 
 
@@ -185,7 +213,9 @@ def test_vectorize_reduces_in_the_accumulator_type_and_keeps_row_statistics_per_
     reductions = [
         op
         for op in report.transformed.walk()
-        if isinstance(op, linalg.GenericOp) and len(op.iterator_types.data) == 2 and "reduction" in str(op.iterator_types)
+        if isinstance(op, linalg.GenericOp)
+        and len(op.iterator_types.data) == 2
+        and "reduction" in str(op.iterator_types)
     ]
     assert reductions and all(_element_types_of(op) == {"f32"} for op in reductions)
     # x / sqrt(var + eps) is x * rsqrt(var + eps), the rsqrt once per row
@@ -264,7 +294,9 @@ def _count(module, op_type) -> int:
 def test_pack_preserves_numerics(m, machine, vectorize):
     pipeline = "graph-to-tile," + (f"tile-vectorize{{machine={machine}}}," if vectorize else "")
     text = MLP.format(m=m, act="relu")
-    report = check_pass_preserves_numerics(text, pipeline + f"tile-pack{{machine={machine}}}", seed=6)
+    report = check_pass_preserves_numerics(
+        text, pipeline + f"tile-pack{{machine={machine}}}", seed=6
+    )
     assert report.ok, report
     packs = _count(report.transformed, tile.PackOp)
     assert packs == 0 if machine == "systolic" else packs >= 3
@@ -275,7 +307,9 @@ def test_pack_blocks_contractions_in_the_matrix_units_fractal_shape():
         MLP.format(m=32, act="relu"), "graph-to-tile,tile-pack{machine=tensorcore}"
     )
     blocks = {
-        tuple(op.inner_tiles.get_values()) for op in report.transformed.walk() if isinstance(op, tile.PackOp)
+        tuple(op.inner_tiles.get_values())
+        for op in report.transformed.walk()
+        if isinstance(op, tile.PackOp)
     }
     assert blocks == {(16, 16), (16, 8)}  # MxK and KxN of tensorcore's 16x8x16
     for op in report.transformed.walk():
@@ -304,7 +338,9 @@ def test_pack_does_not_cancel_across_padding():
         text, "graph-to-tile,tile-vectorize{machine=davinci},tile-pack{machine=davinci}"
     )
     assert report.ok, report
-    lhs_of_second = [op for op in report.transformed.walk() if is_contraction(op)][-1].inputs[0].owner
+    lhs_of_second = (
+        [op for op in report.transformed.walk() if is_contraction(op)][-1].inputs[0].owner
+    )
     assert isinstance(lhs_of_second, tile.PackOp)
 
 
@@ -315,9 +351,18 @@ def test_pack_does_not_cancel_across_padding():
 def test_passes_leave_no_detached_users(pipeline):
     """Ops built and dropped must not keep uses of the function's values (a later pass
     erasing those values would fail)."""
-    text = CHAIN.format(act="softmax").replace("%h : tensor<32x64xf16>\n", "%h {axis = 1 : i64} : tensor<32x64xf16>\n").replace(
-        "%y = graph.matmul %r", "%c = graph.conv2d %x4, %w4 : (tensor<1x2x6x6xf16>, tensor<3x2x3x3xf16>) -> tensor<1x3x4x4xf16>\n  %y = graph.matmul %r"
-    ).replace("%w2: tensor<64x32xf16>)", "%w2: tensor<64x32xf16>, %x4: tensor<1x2x6x6xf16>, %w4: tensor<3x2x3x3xf16>)")
+    text = (
+        CHAIN.format(act="softmax")
+        .replace("%h : tensor<32x64xf16>\n", "%h {axis = 1 : i64} : tensor<32x64xf16>\n")
+        .replace(
+            "%y = graph.matmul %r",
+            "%c = graph.conv2d %x4, %w4 : (tensor<1x2x6x6xf16>, tensor<3x2x3x3xf16>) -> tensor<1x3x4x4xf16>\n  %y = graph.matmul %r",
+        )
+        .replace(
+            "%w2: tensor<64x32xf16>)",
+            "%w2: tensor<64x32xf16>, %x4: tensor<1x2x6x6xf16>, %w4: tensor<3x2x3x3xf16>)",
+        )
+    )
     report = check_pass_preserves_numerics(text, f"graph-to-tile,{pipeline}")
     assert report.ok, report
     for op in report.transformed.walk():

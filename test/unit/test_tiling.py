@@ -7,10 +7,10 @@ import pytest
 from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.linalg import ops as linalg
 
-from ziggurat.machine import load_machine
-from ziggurat.diagnostics import DiagnosticError
-from ziggurat.parsing import parse_source
 from ziggurat.context import default_context
+from ziggurat.diagnostics import DiagnosticError
+from ziggurat.machine import load_machine
+from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import check_pass_preserves_numerics
 
 MACHINES = ["davinci", "systolic", "tensorcore"]
@@ -183,7 +183,9 @@ def test_forced_tiles_keep_the_numerics(name):
 
 
 def lowered(text: str, options: str):
-    report = check_pass_preserves_numerics(text, f"graph-fuse,graph-to-tile,tile-and-fuse{{{options}}}")
+    report = check_pass_preserves_numerics(
+        text, f"graph-fuse,graph-to-tile,tile-and-fuse{{{options}}}"
+    )
     assert report.ok, report
     return report.transformed
 
@@ -200,11 +202,15 @@ def test_remainder_tiles_are_straight_line_code():
         (0, 256, 64),
     ]
     inserts = [op for op in module.walk() if isinstance(op, tensor.InsertSliceOp)]
-    assert [(list(op.static_offsets.get_values()), list(op.static_sizes.get_values())) for op in inserts][-1] == (
+    assert [
+        (list(op.static_offsets.get_values()), list(op.static_sizes.get_values())) for op in inserts
+    ][-1] == (
         [96, 0],
         [4, 77],
     )
-    matmuls = [op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.MatmulOp)]
+    matmuls = [
+        op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.MatmulOp)
+    ]
     assert set(matmuls) == {(32, 77), (4, 77)}
 
 
@@ -227,7 +233,9 @@ def test_one_iteration_loops_are_not_emitted():
 def test_softmax_tiles_rows_and_keeps_the_reduced_dim_whole():
     module = lowered(SIZED["softmax_rows"][0], "sizes=3,8")
     assert [static_bounds(loop) for loop in loops_of(module)] == [(0, 9, 3)]
-    shapes = {op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.GenericOp)}
+    shapes = {
+        op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.GenericOp)
+    }
     assert shapes == {(3, 33), (3,), (1, 33), (1,)}
 
 
@@ -255,7 +263,11 @@ def test_interchange_nests_the_tile_loops_in_its_order(interchange):
       func.return %r : tensor<1x48x20x20xf32>
     }}"""
     module = lowered(text, "sizes=1")
-    outermost = [static_bounds(loop) for loop in loops_of(module) if isinstance(loop.parent_op(), func.FuncOp)]
+    outermost = [
+        static_bounds(loop)
+        for loop in loops_of(module)
+        if isinstance(loop.parent_op(), func.FuncOp)
+    ]
     channels, rows = (0, 48, 16), (4, 16, 4)
     assert outermost == ([channels] * 3 if interchange is None else [channels, rows, channels])
 
@@ -290,7 +302,11 @@ GEMM_F16 = """
 @pytest.mark.parametrize(
     "extents, multiple, padded",
     [
-        ({0: 7, 1: 7}, 16, {0: 8, 1: 8}),  # a conv tile's 7x7 output points: 64, not the 112 of 7x16
+        (
+            {0: 7, 1: 7},
+            16,
+            {0: 8, 1: 8},
+        ),  # a conv tile's 7x7 output points: 64, not the 112 of 7x16
         ({0: 7, 1: 8}, 16, {0: 8, 1: 8}),
         ({0: 3, 1: 7}, 16, {0: 4, 1: 8}),
         ({0: 6, 1: 6}, 16, {0: 6, 1: 8}),  # a tie: the inner dim grows
@@ -332,8 +348,8 @@ def test_round_product_is_the_smallest_padded_box():
 def test_gemm_tiles_on_davinci_fill_l0_twice():
     from xdsl.parser import Parser
 
-    from ziggurat.lowering.graph_to_tile import GraphToTilePass
     from ziggurat.ir.contraction import is_contraction
+    from ziggurat.lowering.graph_to_tile import GraphToTilePass
     from ziggurat.transforms.tile.tile_sizes import contraction_sizes
 
     module = Parser(default_context(), GEMM_F16).parse_module()
@@ -346,8 +362,8 @@ def test_gemm_tiles_on_davinci_fill_l0_twice():
 def test_matmul_tiles_fit_the_spaces(machine):
     from xdsl.parser import Parser
 
-    from ziggurat.lowering.graph_to_tile import GraphToTilePass
     from ziggurat.ir.contraction import is_contraction
+    from ziggurat.lowering.graph_to_tile import GraphToTilePass
     from ziggurat.transforms.tile.tile_sizes import contraction_sizes
 
     module = Parser(default_context(), GEMM_F16).parse_module()
@@ -472,5 +488,7 @@ def test_a_fill_outside_the_group_is_filled_per_tile():
     report = check_pass_preserves_numerics(text, "tile-and-fuse{sizes=32,64,64}")
     assert report.ok, report
     module = report.transformed
-    fills = [op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.FillOp)]
+    fills = [
+        op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.FillOp)
+    ]
     assert set(fills) == {(64, 64), (32, 64)}

@@ -19,12 +19,18 @@ def record(space: str, start: int, length: int) -> _Record:
 def brute_force(records: list[_Record], access: Access) -> list[_Record]:
     """What one list sorted by start byte (ties in arrival order) holds that overlaps `access`."""
     hits = [
-        r for r in records if r.access.space == access.space and r.access.start < access.end and r.access.end > access.start
+        r
+        for r in records
+        if r.access.space == access.space
+        and r.access.start < access.end
+        and r.access.end > access.start
     ]
     return sorted(hits, key=lambda r: r.access.start)  # stable: arrival order among equal starts
 
 
-accesses = st.tuples(st.sampled_from(SPACES), st.integers(0, 300), st.sampled_from([0, 1, 2, 7, 16, 33, 100, 5000]))
+accesses = st.tuples(
+    st.sampled_from(SPACES), st.integers(0, 300), st.sampled_from([0, 1, 2, 7, 16, 33, 100, 5000])
+)
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("add"), accesses),
@@ -47,7 +53,7 @@ def test_lookups_match_a_sorted_list(program):
         elif kind == "remove" and live:
             log.remove(live.pop(argument % len(live)))
         elif kind == "keep":
-            log.keep(lambda r: r.access.start % argument != 0)
+            log.keep(lambda r, argument=argument: r.access.start % argument != 0)
             live = [r for r in live if r.access.start % argument != 0]
         elif kind == "query":
             space, start, length = argument

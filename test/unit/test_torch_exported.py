@@ -18,10 +18,10 @@ from onnxruntime.capi.onnxruntime_pybind11_state import Fail
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import SSAValue
 
-from ziggurat.interpreters.graph_interpreter import run_function
 from ziggurat.diagnostics import DiagnosticError
 from ziggurat.dialects.graph import ConstantOp
 from ziggurat.frontends.onnx import import_model
+from ziggurat.interpreters.graph_interpreter import run_function
 
 DATA = Path(__file__).parent / "data" / "torch_export"
 
@@ -51,7 +51,9 @@ def load(stem: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray], dict[str, n
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     return session.run(None, inputs)
 
 
@@ -102,7 +104,9 @@ def test_other_input_shapes_match_onnxruntime(stem: str):
     if stem in TRACED_SIZES:
         with pytest.raises(Fail, match=TRACED_SIZES[stem]):
             onnxruntime_outputs(model, inputs)
-        with pytest.raises(DiagnosticError, match=f"node '{TRACED_SIZES[stem]}' \\(Reshape\\): cannot reshape"):
+        with pytest.raises(
+            DiagnosticError, match=f"node '{TRACED_SIZES[stem]}' \\(Reshape\\): cannot reshape"
+        ):
             import_model(model, shapes)
         return
     module = import_model(model, shapes)
@@ -126,7 +130,8 @@ def test_shape_arithmetic_folds_at_import(stem: str):
         if any(operand in from_inputs for operand in op.operands):
             from_inputs.update(op.results)
         elif not isinstance(op, ConstantOp) and any(
-            isinstance(result.type, TensorType) and isinstance(result.type.get_element_type(), IntegerType)
+            isinstance(result.type, TensorType)
+            and isinstance(result.type.get_element_type(), IntegerType)
             for result in op.results
         ):
             left.append(op.name)

@@ -56,8 +56,8 @@ def test_the_example_transformer_passes_the_check_on_davinci(sizes, tmp_path: Pa
 
 
 def test_ziggurat_tune_searches_a_matmul_of_a_unit_batch_of_rows():
-    from ziggurat.machine import load_machine
     from ziggurat.context import default_context
+    from ziggurat.machine import load_machine
     from ziggurat.parsing import parse_source
     from ziggurat.tuning.space import tunable_groups
 

@@ -5,13 +5,12 @@ and options are diagnostics."""
 import time
 
 import pytest
-
 from xdsl.dialects.builtin import TensorType, f16
 
-from ziggurat.interpreters.interpreter import find_function
-from ziggurat.machine import load_machine
-from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.context import default_context
+from ziggurat.interpreters.interpreter import find_function
+from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
     apply_pipeline,
@@ -76,15 +75,25 @@ def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
     assert len(seen) == 3 and all(m.cycles is not None for m in seen)
     assert choice.complete and choice.sizes is not None
     assert choice.cycles == min(m.cycles for m in seen) <= choice.default_cycles
-    assert 0.7 < choice.group.estimates[0] / choice.default_cycles < 1.3  # the estimate ranks in the right range
+    assert (
+        0.7 < choice.group.estimates[0] / choice.default_cycles < 1.3
+    )  # the estimate ranks in the right range
     tuned = module.clone()
     set_sizes(list(tuned.walk())[choice.group.target], choice.sizes)
-    report = check_pass_preserves_numerics(tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    report = check_pass_preserves_numerics(
+        tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE
+    )
     assert report.ok, str(report)
 
     cache.save()
     again = []
-    (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=3), TuneCache.load(cache.path), lambda g, m: again.append(m))
+    (cached,) = tune(
+        groups,
+        MACHINE,
+        TuneOptions(jobs=1, top_k=3),
+        TuneCache.load(cache.path),
+        lambda g, m: again.append(m),
+    )
     assert again == [] and cached.cached and cached.sizes == choice.sizes
 
 
@@ -157,8 +166,16 @@ def test_budget_stops_launching_and_keeps_the_heuristic(tmp_path):
 def test_budget_in_process_keeps_what_was_measured(gemm256):
     _, groups = gemm256
     measured = []
-    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=4, budget=0.01), TuneCache(None), lambda g, m: measured.append(m))
-    assert [m.candidate for m in measured] == [0]  # launched in time; nothing launched after the budget
+    (choice,) = tune(
+        groups,
+        MACHINE,
+        TuneOptions(jobs=1, top_k=4, budget=0.01),
+        TuneCache(None),
+        lambda g, m: measured.append(m),
+    )
+    assert [m.candidate for m in measured] == [
+        0
+    ]  # launched in time; nothing launched after the budget
     assert choice.sizes == groups[0].candidates[0] and not choice.complete
 
 
@@ -201,27 +218,51 @@ def test_a_broken_cache_is_a_diagnostic(tmp_path, capsys):
     assert "cannot read tuning cache" in capsys.readouterr().err
 
 
-def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_wins(gemm256, tmp_path):
+def test_the_winning_tile_is_measured_at_each_buffering_depth_and_a_faster_one_wins(
+    gemm256, tmp_path
+):
     module, groups = gemm256
     seen = []
     cache = TuneCache(tmp_path / "cache.json")
-    (choice,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3), stage=False), cache, lambda g, m: seen.append(m))
+    (choice,) = tune(
+        groups,
+        MACHINE,
+        TuneOptions(jobs=1, top_k=2, bufferings=(1, 3), stage=False),
+        cache,
+        lambda g, m: seen.append(m),
+    )
     sizes_phase, depth_phase = seen[:2], [m for m in seen[2:] if m.interchange is None]
-    assert [m.buffering for m in sizes_phase] == [None, None] and [m.buffering for m in depth_phase] == [1, 3]
-    winner = min((m for m in sizes_phase if m.cycles is not None), key=lambda m: (m.cycles, m.candidate))
+    assert [m.buffering for m in sizes_phase] == [None, None] and [
+        m.buffering for m in depth_phase
+    ] == [1, 3]
+    winner = min(
+        (m for m in sizes_phase if m.cycles is not None), key=lambda m: (m.cycles, m.candidate)
+    )
     assert all(m.candidate == winner.candidate for m in depth_phase)  # the winner's sizes, again
-    assert choice.complete and choice.measured == len(seen) == 4 + len(loop_orders(groups[0], choice.sizes))
+    assert choice.complete and choice.measured == len(seen) == 4 + len(
+        loop_orders(groups[0], choice.sizes)
+    )
     assert choice.cycles == min(m.cycles for m in seen if m.cycles is not None)
     fastest_variant = min(seen[2:], key=lambda m: (m.cycles, m.buffering or 0, m.interchange or ()))
-    assert choice.buffering == (fastest_variant.buffering if fastest_variant.cycles < winner.cycles else None)
+    assert choice.buffering == (
+        fastest_variant.buffering if fastest_variant.cycles < winner.cycles else None
+    )
     assert cache.entries[groups[0].key]["buffering"] == choice.buffering
     cache.save()
-    (cached,) = tune(groups, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=(1, 3), stage=False), TuneCache.load(cache.path))
+    (cached,) = tune(
+        groups,
+        MACHINE,
+        TuneOptions(jobs=1, top_k=2, bufferings=(1, 3), stage=False),
+        TuneCache.load(cache.path),
+    )
     assert cached.cached and cached.buffering == choice.buffering
     # what tune_module writes lowers with that depth: the group alone at depth 1 keeps single buffers
     single = parse(groups[0].module_text)
     schedule_group(single, groups[0].target, None, 1)
-    apply_pipeline(single, "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-double-buffer{machine=davinci}")
+    apply_pipeline(
+        single,
+        "graph-to-tile,tile-and-fuse{machine=davinci},tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-double-buffer{machine=davinci}",
+    )
     assert "memref<2x" not in str(single)
 
 
@@ -233,16 +274,28 @@ def test_the_winning_tile_is_measured_in_each_other_loop_order(tmp_path):
     assert group.candidates[0] == (128, 256, 64) and loop_orders(group, None) == [(1, 0)]
     seen = []
     cache = TuneCache(tmp_path / "cache.json")
-    (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=1, bufferings=()), cache, lambda g, m: seen.append(m))
+    (choice,) = tune(
+        [group],
+        MACHINE,
+        TuneOptions(jobs=1, top_k=1, bufferings=()),
+        cache,
+        lambda g, m: seen.append(m),
+    )
     default, swapped = seen
     assert default.interchange is None and swapped.interchange == (1, 0) and swapped.candidate == 0
-    assert default.cycles is not None and swapped.cycles is not None  # both lowered, ran and matched
+    assert (
+        default.cycles is not None and swapped.cycles is not None
+    )  # both lowered, ran and matched
     assert default.cycles != swapped.cycles  # the order moves different operand tiles
     assert choice.interchange == ((1, 0) if swapped.cycles < default.cycles else None)
     assert choice.cycles == min(default.cycles, swapped.cycles)
-    assert cache.entries[group.key]["interchange"] == (None if choice.interchange is None else list(choice.interchange))
+    assert cache.entries[group.key]["interchange"] == (
+        None if choice.interchange is None else list(choice.interchange)
+    )
     cache.save()
-    (cached,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=1, bufferings=()), TuneCache.load(cache.path))
+    (cached,) = tune(
+        [group], MACHINE, TuneOptions(jobs=1, top_k=1, bufferings=()), TuneCache.load(cache.path)
+    )
     assert cached.cached and cached.interchange == choice.interchange
     # what tune_module writes is what tile-and-fuse reads: the N loop outside, the M loop inside
     swapped_module = parse(group.module_text)
@@ -313,25 +366,40 @@ def test_candidates_that_tile_the_reduction_are_also_measured_staged(tmp_path):
     assert group.candidates[0][2] < 2048 and stages_reduction(group, 0)
     seen = []
     cache = TuneCache(tmp_path / "cache.json")
-    (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), cache, lambda g, m: seen.append(m))
+    (choice,) = tune(
+        [group],
+        MACHINE,
+        TuneOptions(jobs=1, top_k=2, bufferings=()),
+        cache,
+        lambda g, m: seen.append(m),
+    )
     plain = [m for m in seen if not m.stage and m.interchange is None]
     staged = [m for m in seen if m.stage and m.interchange is None]
-    assert [m.candidate for m in staged] == [m.candidate for m in plain if stages_reduction(group, m.candidate)]
+    assert [m.candidate for m in staged] == [
+        m.candidate for m in plain if stages_reduction(group, m.candidate)
+    ]
     assert staged and all(m.cycles is not None for m in staged)  # lowered, ran and matched
     best = min((m for m in seen if m.cycles is not None), key=lambda m: m.cycles)
     assert choice.cycles == best.cycles and choice.stage == best.stage
     assert cache.entries[group.key]["stage_reduction"] == choice.stage
     cache.save()
-    (cached,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), TuneCache.load(cache.path))
+    (cached,) = tune(
+        [group], MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), TuneCache.load(cache.path)
+    )
     assert cached.cached and cached.stage == choice.stage
     staged_module = module.clone()
     set_sizes(list(staged_module.walk())[group.target], group.candidates[0])
     set_stage_reduction(list(staged_module.walk())[group.target])
-    report = check_pass_preserves_numerics(staged_module, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    report = check_pass_preserves_numerics(
+        staged_module, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE
+    )
     assert report.ok, str(report)
     lowered = staged_module.clone()
-    apply_pipeline(lowered, "graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-vectorize{machine=davinci},"
-                   "canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-stage-reduction")
+    apply_pipeline(
+        lowered,
+        "graph-fuse,graph-to-tile,tile-and-fuse{machine=davinci},tile-vectorize{machine=davinci},"
+        "canonicalize,tile-to-loop{machine=davinci},loop-promote-to-memory-space{machine=davinci},loop-stage-reduction",
+    )
     assert 'memref<64x2048xf16, "l1">' in str(lowered)  # the lhs's K slices, all at once
 
 
@@ -347,21 +415,39 @@ func.func @main(%x: tensor<1x64x56x56xf16>) -> tensor<1x64x28x28xf16> {
     assert set(group.loops) == {"parallel"} and group.extents == (1, 64, 28, 28)
     default = group.candidates[0]
     tiled = next(d for d, size in enumerate(default) if size < group.extents[d])
-    assert all(sizes[:tiled] == default[:tiled] and sizes[tiled + 1:] == default[tiled + 1:] for sizes in group.candidates)
+    assert all(
+        sizes[:tiled] == default[:tiled] and sizes[tiled + 1 :] == default[tiled + 1 :]
+        for sizes in group.candidates
+    )
     assert [sizes[tiled] for sizes in group.candidates[1:]] == sorted(
         {min(group.extents[tiled], default[tiled] * k) for k in (2, 4, 8, 16)} - {default[tiled]}
     ) + ([default[tiled] // 2] if default[tiled] > 1 else [])
     seen = []
-    (choice,) = tune([group], MACHINE, TuneOptions(jobs=1, top_k=3, bufferings=()), TuneCache(None), lambda g, m: seen.append(m))
+    (choice,) = tune(
+        [group],
+        MACHINE,
+        TuneOptions(jobs=1, top_k=3, bufferings=()),
+        TuneCache(None),
+        lambda g, m: seen.append(m),
+    )
     searched = [m for m in seen if not m.nhwc]
     assert len(searched) == 3 and searched[0].cycles is not None
-    assert choice.cycles == min(m.cycles for m in searched if m.cycles is not None) <= choice.default_cycles
+    assert (
+        choice.cycles
+        == min(m.cycles for m in searched if m.cycles is not None)
+        <= choice.default_cycles
+    )
     # then its NHWC twin: with its heuristic, and with the winner's tile for its loops
-    assert [m.sizes for m in seen if m.nhwc] == [None, nhwc_sizes(choice.group, choice.sizes)] or choice.sizes is None
+    assert [m.sizes for m in seen if m.nhwc] == [
+        None,
+        nhwc_sizes(choice.group, choice.sizes),
+    ] or choice.sizes is None
     tuned = module.clone()
     if choice.sizes is not None:
         set_sizes(list(tuned.walk())[group.target], choice.sizes)
-    report = check_pass_preserves_numerics(tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    report = check_pass_preserves_numerics(
+        tuned, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE
+    )
     assert report.ok, str(report)
 
 
@@ -383,7 +469,10 @@ def test_a_conv_group_has_an_nhwc_twin_with_its_operands_in_nhwc():
     group = with_nhwc_twin(group, load_machine(MACHINE))
     twin = group.nhwc
     assert twin is not None and twin.target == group.target and twin.key != group.key
-    assert "tensor<1x10x10x16xf16>, tensor<32x3x3x16xf16>, tensor<32xf16>, tensor<1x10x10x32xf16>) -> tensor<1x10x10x32xf16>" in twin.module_text
+    assert (
+        "tensor<1x10x10x16xf16>, tensor<32x3x3x16xf16>, tensor<32xf16>, tensor<1x10x10x32xf16>) -> tensor<1x10x10x32xf16>"
+        in twin.module_text
+    )
     assert "graph.transpose" not in twin.module_text and 'layout = "NHWC"' in twin.module_text
     assert group.loops == ("m", "n", "m", "m", "k", "window", "window")
     assert twin.loops == ("m", "m", "m", "n", "k", "window", "window")
@@ -391,7 +480,9 @@ def test_a_conv_group_has_an_nhwc_twin_with_its_operands_in_nhwc():
     assert nhwc_sizes(group, (1, 16, 2, 10, 8, 3, 3)) == (1, 2, 10, 16, 8, 3, 3)
     assert nhwc_sizes(group, None) is None
     # measured alone, the twin computes what the NCHW group does (on permuted inputs)
-    report = check_pass_preserves_numerics(twin.module_text, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE)
+    report = check_pass_preserves_numerics(
+        twin.module_text, f"lower-to-npu{{machine={MACHINE}}}", machine=MACHINE
+    )
     assert report.ok, str(report)
 
 
@@ -405,7 +496,9 @@ func.func @main(%x: tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> {
   func.return %r : tensor<1x16x8x8xf16>
 }""")
     machine = load_machine(MACHINE)
-    assert all(with_nhwc_twin(group, machine).nhwc is None for group in tunable_groups(module, machine))
+    assert all(
+        with_nhwc_twin(group, machine).nhwc is None for group in tunable_groups(module, machine)
+    )
 
 
 def _transpose(shape, perm):
@@ -422,9 +515,15 @@ def test_the_layout_cut_weighs_each_group_against_the_transposes_it_needs():
     cycles = {into: 10.0, back: 10.0}
     # each saves 15: alone not worth 20 of transposes, together (30 against 20) they are
     assert choose_layouts(LayoutGraph({1: (100.0, 85.0)}, {}, alone), cycles) == set()
-    assert choose_layouts(LayoutGraph({1: (100.0, 85.0), 2: (100.0, 85.0)}, {}, chain), cycles) == {1, 2}
+    assert choose_layouts(LayoutGraph({1: (100.0, 85.0), 2: (100.0, 85.0)}, {}, chain), cycles) == {
+        1,
+        2,
+    }
     # one that is slower in NHWC stays NCHW, and its neighbour alone is not worth its transposes
-    assert choose_layouts(LayoutGraph({1: (100.0, 85.0), 2: (100.0, 120.0)}, {}, chain), cycles) == set()
+    assert (
+        choose_layouts(LayoutGraph({1: (100.0, 85.0), 2: (100.0, 120.0)}, {}, chain), cycles)
+        == set()
+    )
     # a transpose that was not measured is never worth crossing
     assert choose_layouts(LayoutGraph({1: (100.0, 50.0)}, {}, alone), {}) == set()
     # a saving larger than the transposes wins alone
@@ -450,7 +549,12 @@ func.func @main(%x: tensor<1x8x8x16xf16>) -> tensor<1x16x8x8xf16> {
     into, back = _transpose([1, 16, 8, 8], (0, 2, 3, 1)), _transpose([1, 8, 8, 16], (0, 3, 1, 2))
     # the function's transpose -> p -> q -> return: (u, v) is paid when u is NCHW and v NHWC
     assert layouts.edges == {
-        (t, p): [into], (p, t): [back], (p, q): [into], (q, p): [back], (q, SOURCE): [into], (SOURCE, q): [back],
+        (t, p): [into],
+        (p, t): [back],
+        (p, q): [into],
+        (q, p): [back],
+        (q, SOURCE): [into],
+        (SOURCE, q): [back],
     }
     # the function's transpose is the one the result needs back (same type and perm): 9 either way
     assert layouts.transposes_in[t] == back
@@ -478,7 +582,9 @@ func.func @main(%x: tensor<1x56x56x64xbf16>) -> tensor<1x28x28x64xbf16> {
 }""")
     module = ziggurat_tune.read_module(str(source))
     original = module.clone()
-    choices = ziggurat_tune.tune_module(module, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), tmp_path / "cache.json")
+    choices = ziggurat_tune.tune_module(
+        module, MACHINE, TuneOptions(jobs=1, top_k=2, bufferings=()), tmp_path / "cache.json"
+    )
     (pool,) = [c for c in choices if c.group.nhwc is not None]
     assert pool.layout == "NHWC" and pool.nhwc_cycles < pool.cycles
     names = [op.name for op in module.walk() if op.name.startswith("graph.")]
@@ -486,10 +592,14 @@ func.func @main(%x: tensor<1x56x56x64xbf16>) -> tensor<1x28x28x64xbf16> {
     inputs = level_inputs(find_function(original, "main"), 0)
     expected = run_at_level(original, inputs, "main")
     apply_pipeline(module, f"lower-to-npu{{machine={MACHINE}}}")
-    result = run_npu(module, MACHINE, dict(zip(input_names(find_function(module, "main")), inputs)), "main")
+    result = run_npu(
+        module, MACHINE, dict(zip(input_names(find_function(module, "main")), inputs)), "main"
+    )
     assert all(c.ok for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True))
     # the cache keeps the twin's time and the transposes', so a second run decides the same from it
     again = ziggurat_tune.read_module(str(source))
-    cached = ziggurat_tune.tune_module(again, MACHINE, TuneOptions(jobs=1, top_k=2, budget=0.0), tmp_path / "cache.json")
+    cached = ziggurat_tune.tune_module(
+        again, MACHINE, TuneOptions(jobs=1, top_k=2, budget=0.0), tmp_path / "cache.json"
+    )
     assert all(c.cached for c in cached)
     assert [op.name for op in again.walk() if op.name.startswith("graph.")] == ["graph.max_pool"]

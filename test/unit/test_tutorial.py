@@ -34,28 +34,55 @@ def install(files: dict[str, str], where: Path) -> dict[str, str]:
         target.write_text(body)
     site = where / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(site), str(package)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(package),
+        ],
         check=True,
         capture_output=True,
     )
     bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "PYTHONPATH": str(site), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
 
 
 def run_lit(where: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     lit = Path(sys.executable).parent / "lit"
-    return subprocess.run([str(lit), "-v", str(where / "my-first-pass" / "test")], env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [str(lit), "-v", str(where / "my-first-pass" / "test")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_the_tutorial_has_the_files_it_lists():
     files = tutorial_files()
-    for path in ("pyproject.toml", "my_first_pass/universe.py", "test/lit.cfg.py", "test/fold-double-relu.mlir"):
+    for path in (
+        "pyproject.toml",
+        "my_first_pass/universe.py",
+        "test/lit.cfg.py",
+        "test/fold-double-relu.mlir",
+    ):
         assert path in files
 
 
 def test_the_tutorial_package_passes_its_own_tests(tmp_path):
     env = install(tutorial_files(), tmp_path)
-    listed = subprocess.run(["ziggurat-opt", "--list-passes"], env=env, capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        ["ziggurat-opt", "--list-passes"], env=env, capture_output=True, text=True, check=True
+    )
     assert "fold-double-relu" in listed.stdout and "mine-square-to-graph" in listed.stdout
     result = run_lit(tmp_path, env)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -51,7 +51,10 @@ def program(tmp_path: Path) -> Path:
 
 def test_named_inputs_round_trip_through_npz(program: Path, tmp_path: Path):
     rng = np.random.default_rng(7)
-    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    x, w = (
+        rng.standard_normal((2, 3)).astype(np.float32),
+        rng.standard_normal((3, 4)).astype(np.float32),
+    )
     np.savez(tmp_path / "in.npz", w=w, x=x)
     out = tmp_path / "out.npz"
 
@@ -107,7 +110,12 @@ def test_bf16_outputs_can_be_fed_back_as_inputs(tmp_path: Path):
         "}\n"
     )
     np.savez(tmp_path / "in.npz", x=np.array([0.5, -1.5, 3], ml_dtypes.bfloat16))
-    assert ziggurat_run(program, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "once.npz").returncode == 0
+    assert (
+        ziggurat_run(
+            program, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "once.npz"
+        ).returncode
+        == 0
+    )
     with np.load(tmp_path / "once.npz") as once:
         np.savez(tmp_path / "again.npz", x=once["result0"])
     done = ziggurat_run(program, "--inputs", tmp_path / "again.npz", "--print")
@@ -153,7 +161,10 @@ def test_inputs_with_the_wrong_shape(program: Path, tmp_path: Path):
 @pytest.mark.parametrize(
     ("arrays", "message"),
     [
-        ({"x": np.ones((2, 3), np.float32)}, "no array for argument #1 of @main (looked for w, arg1, arr_1; the archive has x)"),
+        (
+            {"x": np.ones((2, 3), np.float32)},
+            "no array for argument #1 of @main (looked for w, arg1, arr_1; the archive has x)",
+        ),
         (
             {"x": np.ones((2, 3), np.float32), "w": np.ones((3, 4), np.float32), "bias": BIAS},
             "no argument of @main is called bias (arguments: x, w)",
@@ -256,7 +267,9 @@ def test_relu_kernel_outputs_the_argument_not_given(relu_kernel: Path, tmp_path:
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     np.savez(tmp_path / "in.npz", x=x)
     out = tmp_path / "out.npz"
-    done = ziggurat_run(relu_kernel, "--machine", "davinci", "--inputs", tmp_path / "in.npz", "--outputs", out)
+    done = ziggurat_run(
+        relu_kernel, "--machine", "davinci", "--inputs", tmp_path / "in.npz", "--outputs", out
+    )
     assert done.returncode == 0, done.stderr
     with np.load(out) as results:
         assert results.files == ["y"]
@@ -299,8 +312,14 @@ def test_machine_that_contradicts_the_module():
 @pytest.mark.parametrize(
     ("arrays", "message"),
     [
-        ({"x": np.ones(32, np.float32)}, "error: input 'x' has shape (32,), the argument is memref<64xf32, \"gm\">"),
-        ({"z": np.ones(64, np.float32)}, "in.npz: error: no argument of @main is called z (arguments: x, y)"),
+        (
+            {"x": np.ones(32, np.float32)},
+            "error: input 'x' has shape (32,), the argument is memref<64xf32, \"gm\">",
+        ),
+        (
+            {"z": np.ones(64, np.float32)},
+            "in.npz: error: no argument of @main is called z (arguments: x, y)",
+        ),
         (
             {"x": np.ones(64, np.float32), "arg0": np.ones(64, np.float32)},
             "in.npz: error: argument #0 of @main matches several arrays: x, arg0",
@@ -309,7 +328,9 @@ def test_machine_that_contradicts_the_module():
 )
 def test_inputs_that_do_not_match_the_kernel(relu_kernel: Path, tmp_path: Path, arrays, message):
     np.savez(tmp_path / "in.npz", **arrays)
-    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinci", "--inputs", tmp_path / "in.npz"))
+    stderr = failure(
+        ziggurat_run(relu_kernel, "--machine", "davinci", "--inputs", tmp_path / "in.npz")
+    )
     assert message in stderr
 
 
@@ -325,7 +346,9 @@ def test_machine_options_on_graph_level_ir(program: Path):
 
 
 def test_print_and_report_both_want_stdout(relu_kernel: Path):
-    stderr = failure(ziggurat_run(relu_kernel, "--machine", "davinci", "--report", "text", "--print"))
+    stderr = failure(
+        ziggurat_run(relu_kernel, "--machine", "davinci", "--report", "text", "--print")
+    )
     assert "error: --print and --report both write to stdout" in stderr
 
 
@@ -402,9 +425,14 @@ def test_graph_level_timeout_stops_at_the_op_it_reached(tmp_path: Path):
         for i in range(64)
     )
     program = tmp_path / "slow.mlir"
-    program.write_text(f"func.func @main(%x: {square}) -> {square} {{\n{chain}  func.return %63 : {square}\n}}\n")
+    program.write_text(
+        f"func.func @main(%x: {square}) -> {square} {{\n{chain}  func.return %63 : {square}\n}}\n"
+    )
     stderr = failure(ziggurat_run(program, "--timeout", "2"))
-    assert re.match(rf"{re.escape(str(program))}:\d+:3: error: the run exceeded --timeout 2 s\n  %\d+ = graph.matmul", stderr), stderr
+    assert re.match(
+        rf"{re.escape(str(program))}:\d+:3: error: the run exceeded --timeout 2 s\n  %\d+ = graph.matmul",
+        stderr,
+    ), stderr
 
 
 def test_a_closed_stdout_ends_the_run_quietly(tmp_path: Path):

@@ -16,8 +16,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from ziggurat.locations import Located
 from ziggurat.dialects.graph_canonicalization import patterns_for
+from ziggurat.locations import Located
 from ziggurat.transforms.graph.fold_constants import (
     DEFAULT_MAX_ELEMENTS,
     FoldConstantOp,

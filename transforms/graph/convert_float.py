@@ -23,7 +23,9 @@ def _float_type(name: str) -> AnyFloat:
     parsed = Parser(Context(), name).parse_optional_type()
     if not isinstance(parsed, AnyFloat):
         # An option value given on the command line: a diagnostic, with no place in the IR to point at.
-        raise DiagnosticError(Diagnostic("error", f"graph-convert-float: '{name}' is not a float type"))
+        raise DiagnosticError(
+            Diagnostic("error", f"graph-convert-float: '{name}' is not a float type")
+        )
     return parsed
 
 
@@ -46,9 +48,13 @@ class _Conversion:
             if narrow != arg.type:
                 cast = graph.CastOp(arg, narrow)
                 # Reported with the layer that first reads the input.
-                cast.location = next((use.operation.location for use in arg.uses), function.location)
+                cast.location = next(
+                    (use.operation.location for use in arg.uses), function.location
+                )
                 Rewriter.insert_op(cast, InsertPoint.at_start(block))
-                arg.replace_uses_with_if(cast.output, lambda use: use.operation is not cast)
+                arg.replace_uses_with_if(
+                    cast.output, lambda use, cast=cast: use.operation is not cast
+                )
         for op in list(block.ops):
             if isinstance(op, func.ReturnOp):
                 self.returned(op, function)
@@ -62,13 +68,20 @@ class _Conversion:
             new = graph.ConstantOp.from_array(op.to_array().astype(to_numpy_dtype(self.target)))
         elif isinstance(op, graph.ResultTypedOp):
             new = type(op)(op.input, self.converted(op.output.type))
-        elif all(operand.type == self.converted(operand.type) for operand in op.operands) and op.regions == []:
+        elif (
+            all(operand.type == self.converted(operand.type) for operand in op.operands)
+            and op.regions == []
+        ):
             if any(result.type != self.converted(result.type) for result in op.results):
-                raise error_at(op, f"{op.name} makes {self.source} from narrower inputs; cannot convert it")
+                raise error_at(
+                    op, f"{op.name} makes {self.source} from narrower inputs; cannot convert it"
+                )
             return
         else:
             if op.regions:
-                raise error_at(op, f"graph-convert-float runs before graph-fuse; it cannot convert {op.name}")
+                raise error_at(
+                    op, f"graph-convert-float runs before graph-fuse; it cannot convert {op.name}"
+                )
             new = type(op).build_inferred(list(op.operands), dict(op.properties))
         new.location = op.location
         for old_result, new_result in zip(op.results, new.results):
@@ -76,10 +89,14 @@ class _Conversion:
         Rewriter.replace_op(op, new)
 
     def returned(self, op: func.ReturnOp, function: func.FuncOp) -> None:
-        for index, (value, declared) in enumerate(zip(op.operands, function.function_type.outputs.data)):
+        for index, (value, declared) in enumerate(
+            zip(op.operands, function.function_type.outputs.data)
+        ):
             if value.type != declared:
                 cast = graph.CastOp(value, declared)
-                cast.location = value.owner.location if isinstance(value.owner, Operation) else op.location
+                cast.location = (
+                    value.owner.location if isinstance(value.owner, Operation) else op.location
+                )
                 Rewriter.insert_op(cast, InsertPoint.before(op))
                 op.operands[index] = cast.output
 

@@ -17,11 +17,10 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from ziggurat.locations import Located
 from ziggurat.dialects.graph import (
-    ConstantOp,
     AddOp,
     BatchNormOp,
+    ConstantOp,
     Conv2dOp,
     GemmOp,
     MatMulOp,
@@ -31,6 +30,7 @@ from ziggurat.dialects.graph import (
 )
 from ziggurat.dtypes import tensor_type_of, to_numpy_dtype
 from ziggurat.ir.tensor_constants import constant_array, dense_elements
+from ziggurat.locations import Located
 
 
 def affine_of(bn: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
@@ -58,7 +58,10 @@ class FoldBatchNorm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, bn: BatchNormOp, rewriter: PatternRewriter, /):
         producer = bn.input.owner
-        if not isinstance(producer, Conv2dOp | GemmOp | MatMulOp | AddOp) or not bn.input.has_one_use():
+        if (
+            not isinstance(producer, Conv2dOp | GemmOp | MatMulOp | AddOp)
+            or not bn.input.has_one_use()
+        ):
             return
         affine = affine_of(bn)
         if affine is None:

@@ -17,17 +17,17 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.traits import Pure
 
-from ziggurat.locations import Located
-from ziggurat.interpreters.graph_interpreter import check_evaluated
 from ziggurat.diagnostics import emit_warning
 from ziggurat.dialects.graph import ConstantOp, GraphOp
+from ziggurat.interpreters.graph_interpreter import check_evaluated
 from ziggurat.ir.tensor_constants import (
     constant_array,
-    dense_elements,
     dense_attr_of,
+    dense_elements,
     element_count,
     is_array_type,
 )
+from ziggurat.locations import Located
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
 
@@ -55,7 +55,12 @@ class FoldConstantOp(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         # Zero operands: constants themselves, or ops whose value is not fixed by operands.
-        if not isinstance(op, GraphOp) or not op.has_trait(Pure) or not op.operands or op in self._failed:
+        if (
+            not isinstance(op, GraphOp)
+            or not op.has_trait(Pure)
+            or not op.operands
+            or op in self._failed
+        ):
             return
         if any(dense_attr_of(operand) is None for operand in op.operands):
             return
@@ -120,4 +125,3 @@ class GraphFoldConstantsPass(ModulePass):
         # The greedy applier also erases ops as they become dead.
         patterns = GreedyRewritePatternApplier([FoldConstantOp(self.max_elements)])
         PatternRewriteWalker(Located(patterns)).rewrite_module(op)
-

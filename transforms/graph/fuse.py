@@ -45,8 +45,10 @@ def edge_pattern(user: Operation, operand: SSAValue) -> OpPatternKind:
     if (
         kind == OpPatternKind.BROADCAST
         and isinstance(operand.type, TensorType)
-        and all(isinstance(r.type, TensorType) and r.type.get_shape() == operand.type.get_shape()
-                for r in user.results)
+        and all(
+            isinstance(r.type, TensorType) and r.type.get_shape() == operand.type.get_shape()
+            for r in user.results
+        )
     ):
         return OpPatternKind.ELEMWISE
     return kind
@@ -129,7 +131,9 @@ class Fuser:
     def root_pattern(self, node: Node) -> OpPatternKind:
         return self.groups[node.index].find_root().pattern
 
-    def check_path(self, src: Node, sink: Node, condition: Callable[[OpPatternKind, bool], bool]) -> bool:
+    def check_path(
+        self, src: Node, sink: Node, condition: Callable[[OpPatternKind, bool], bool]
+    ) -> bool:
         """Whether every node on every path from src (excluded) to sink satisfies `condition`."""
         visited: set[int] = set()
 
@@ -168,7 +172,9 @@ class Fuser:
     def commit(self, src: Node, sink: Node) -> bool:
         target = self.groups[sink.index].find_root()
         members = self.nodes_on_paths(src, sink)
-        new = {id(self.groups[n.index].find_root()): self.groups[n.index].find_root() for n in members}
+        new = {
+            id(self.groups[n.index].find_root()): self.groups[n.index].find_root() for n in members
+        }
         new.pop(id(target), None)
         if target.size + sum(group.size for group in new.values()) > self.max_ops:
             return False
@@ -187,18 +193,27 @@ class Fuser:
             if group.find_root() is self.groups[sink.index].find_root():
                 continue
             if group.pattern == OpPatternKind.OUT_ELEMWISE_FUSABLE:
-                if phase == 0 and node.path_pattern == OpPatternKind.ELEMWISE and self.check_path(
-                    node, sink, lambda kind, is_sink: kind <= OpPatternKind.BROADCAST
+                if (
+                    phase == 0
+                    and node.path_pattern == OpPatternKind.ELEMWISE
+                    and self.check_path(
+                        node, sink, lambda kind, is_sink: kind <= OpPatternKind.BROADCAST
+                    )
                 ):
                     self.commit(node, sink)
             elif group.pattern <= OpPatternKind.BROADCAST:
-                if node.path_pattern <= OpPatternKind.INJECTIVE or node.path_pattern == OpPatternKind.REDUCE:
+                if (
+                    node.path_pattern <= OpPatternKind.INJECTIVE
+                    or node.path_pattern == OpPatternKind.REDUCE
+                ):
                     if self.check_path(
                         node,
                         sink,
-                        lambda kind, is_sink: kind != OpPatternKind.OPAQUE
-                        if is_sink
-                        else kind <= OpPatternKind.INJECTIVE,
+                        lambda kind, is_sink: (
+                            kind != OpPatternKind.OPAQUE
+                            if is_sink
+                            else kind <= OpPatternKind.INJECTIVE
+                        ),
                     ):
                         self.commit(node, sink)
             elif group.pattern == OpPatternKind.INJECTIVE:
@@ -263,8 +278,7 @@ def sort_topologically(block: Block) -> None:
     ops = list(block.ops)
     position = {op: index for index, op in enumerate(ops)}
     waiting = {
-        op: {operand.owner for operand in op.operands if operand.owner in position}
-        for op in ops
+        op: {operand.owner for operand in op.operands if operand.owner in position} for op in ops
     }
     users: dict[Operation, list[Operation]] = {op: [] for op in ops}
     for op, producers in waiting.items():

@@ -20,11 +20,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from ziggurat.diagnostics import error_at
-from ziggurat.locations import Located
-from ziggurat.dialects.tile import LAYOUT_ATTR
 from ziggurat.dialects.graph import (
-    ConstantOp,
     BinaryBroadcastOp,
+    ConstantOp,
     Conv2dOp,
     GlobalPoolOp,
     Pool2dOp,
@@ -33,12 +31,15 @@ from ziggurat.dialects.graph import (
     int_array,
     layout_of,
 )
-from ziggurat.transforms.graph.canonicalize import GraphCanonicalizationPatterns
+from ziggurat.dialects.tile import LAYOUT_ATTR
 from ziggurat.ir.tensor_constants import constant_array, dense_elements, splat_value
+from ziggurat.locations import Located
+from ziggurat.transforms.graph.canonicalize import GraphCanonicalizationPatterns
 from ziggurat.transforms.graph.fold_constants import FoldConstantOp
 
 TO_TARGET = {"NHWC": (0, 2, 3, 1), "NCHW": (0, 3, 1, 2)}
 """The permutation taking a tensor from the other layout to the key layout."""
+
 
 def transposed_type(tensor_type: TensorType, perm) -> TensorType:
     """`tensor_type` with its dims permuted by `perm`, as `graph.transpose` gives it."""
@@ -85,9 +86,13 @@ class ConvertSpatialOp(RewritePattern):
             operands += [op.bias] if op.bias is not None else []
         properties = dict(op.properties) | {"layout": StringAttr(layout)}
         converted = type(op).build_inferred(operands, properties)
-        converted.attributes.update({name: value for name, value in op.attributes.items() if name != LAYOUT_ATTR})
+        converted.attributes.update(
+            {name: value for name, value in op.attributes.items() if name != LAYOUT_ATTR}
+        )
         rewriter.insert(converted)
-        back = TransposeOp.build_inferred([converted.results[0]], {"perm": int_array(list(TO_TARGET[current]))})
+        back = TransposeOp.build_inferred(
+            [converted.results[0]], {"perm": int_array(list(TO_TARGET[current]))}
+        )
         rewriter.replace(op, back)
 
 
@@ -116,7 +121,9 @@ class SinkTransposeThroughBroadcast(RewritePattern):
         if not isinstance(op, BinaryBroadcastOp):
             return
         transposes = [v.owner for v in op.operands if isinstance(v.owner, TransposeOp)]
-        if not transposes or any(use.operation is not op for t in transposes for use in t.output.uses):
+        if not transposes or any(
+            use.operation is not op for t in transposes for use in t.output.uses
+        ):
             return
         perm = list(transposes[0].perm.get_values())
         rank = len(perm)
@@ -135,7 +142,9 @@ class SinkTransposeThroughBroadcast(RewritePattern):
                 return
         moved = type(op).build_inferred(operands, dict(op.properties))
         rewriter.insert(moved)
-        rewriter.replace(op, TransposeOp.build_inferred([moved.results[0]], {"perm": int_array(perm)}))
+        rewriter.replace(
+            op, TransposeOp.build_inferred([moved.results[0]], {"perm": int_array(perm)})
+        )
 
 
 @dataclass(frozen=True)

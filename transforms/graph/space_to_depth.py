@@ -12,11 +12,16 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.dialects.graph import Conv2dOp, PadOp, ReshapeOp, TransposeOp, int_array, layout_of
 from ziggurat.locations import Located
+from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.loop.memory_routes import route
 
 _BLOCKS_AFTER_CHANNELS = (0, 1, 3, 5, 2, 4)
@@ -33,7 +38,9 @@ def _to_depth(value: SSAValue, sh: int, sw: int, rewriter: PatternRewriter) -> S
     a, c, h, w = value.type.get_shape()
     element = value.type.get_element_type()
     blocks = ReshapeOp(value, TensorType(element, [a, c, h // sh, sh, w // sw, sw]))
-    moved = TransposeOp.build_inferred([blocks.output], {"perm": int_array(list(_BLOCKS_AFTER_CHANNELS))})
+    moved = TransposeOp.build_inferred(
+        [blocks.output], {"perm": int_array(list(_BLOCKS_AFTER_CHANNELS))}
+    )
     merged = ReshapeOp(moved.output, TensorType(element, [a, c * sh * sw, h // sh, w // sw]))
     rewriter.insert_op([blocks, moved, merged])
     return merged.output
@@ -80,8 +87,14 @@ class SpaceToDepthConv(RewritePattern):
         if height % sh or width % sw:
             return
         top, left, _, _ = conv.pads.get_values()
-        shift_h, shift_w = -top % sh, -left % sw  # zero taps in front: the top (left) padding in whole blocks
-        blocks_h, blocks_w = math.ceil((shift_h + kernel_h) / sh), math.ceil((shift_w + kernel_w) / sw)
+        shift_h, shift_w = (
+            -top % sh,
+            -left % sw,
+        )  # zero taps in front: the top (left) padding in whole blocks
+        blocks_h, blocks_w = (
+            math.ceil((shift_h + kernel_h) / sh),
+            math.ceil((shift_w + kernel_w) / sw),
+        )
         new_top, new_left = (top + shift_h) // sh, (left + shift_w) // sw
         # the rows after the input that give the same number of output rows
         new_bottom = out_h - 1 + blocks_h - height // sh - new_top
@@ -91,13 +104,27 @@ class SpaceToDepthConv(RewritePattern):
         old = _padded_work(channels, kernel_h, kernel_w, k_multiple)
         if _padded_work(channels * sh * sw, blocks_h, blocks_w, k_multiple) >= old:
             return
-        weight_pads = [0, 0, shift_h, shift_w, 0, 0, blocks_h * sh - kernel_h - shift_h, blocks_w * sw - kernel_w - shift_w]
+        weight_pads = [
+            0,
+            0,
+            shift_h,
+            shift_w,
+            0,
+            0,
+            blocks_h * sh - kernel_h - shift_h,
+            blocks_w * sw - kernel_w - shift_w,
+        ]
         taps = PadOp.build_inferred([conv.weight], {"pads": int_array(weight_pads)})
         rewriter.insert_op(taps)
         weight = _to_depth(taps.output, sh, sw, rewriter)
         bias = [] if conv.bias is None else [conv.bias]
         properties = {"pads": int_array([new_top, new_left, new_bottom, new_right])}
-        rewriter.replace_op(conv, Conv2dOp.build_inferred([_to_depth(conv.input, sh, sw, rewriter), weight, *bias], properties))
+        rewriter.replace_op(
+            conv,
+            Conv2dOp.build_inferred(
+                [_to_depth(conv.input, sh, sw, rewriter), weight, *bias], properties
+            ),
+        )
 
 
 @dataclass(frozen=True)

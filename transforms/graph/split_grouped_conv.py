@@ -10,15 +10,34 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
+from ziggurat.dialects.graph import (
+    ConcatOp,
+    Conv2dOp,
+    SliceOp,
+    i64_attr,
+    int_array,
+    layout_of,
+    to_nchw,
+)
 from ziggurat.locations import Located
-from ziggurat.dialects.graph import ConcatOp, Conv2dOp, SliceOp, i64_attr, int_array, layout_of, to_nchw
 
 
-def _channel_slice(value: SSAValue, axis: int, start: int, size: int, rewriter: PatternRewriter) -> SSAValue:
+def _channel_slice(
+    value: SSAValue, axis: int, start: int, size: int, rewriter: PatternRewriter
+) -> SSAValue:
     """`value[start : start + size]` along `axis`, a `graph.slice` inserted before the rewritten op."""
-    properties = {"starts": int_array([start]), "ends": int_array([start + size]), "axes": int_array([axis])}
+    properties = {
+        "starts": int_array([start]),
+        "ends": int_array([start + size]),
+        "axes": int_array([axis]),
+    }
     op = SliceOp.build_inferred([value], properties)
     rewriter.insert(op)
     return op.output
@@ -42,7 +61,11 @@ class SplitGroupedConv(RewritePattern):
         for g in range(groups):
             x = _channel_slice(conv.input, channel_axis, g * in_per_group, in_per_group, rewriter)
             w = _channel_slice(conv.weight, 0, g * out_per_group, out_per_group, rewriter)
-            bias = None if conv.bias is None else _channel_slice(conv.bias, 0, g * out_per_group, out_per_group, rewriter)
+            bias = (
+                None
+                if conv.bias is None
+                else _channel_slice(conv.bias, 0, g * out_per_group, out_per_group, rewriter)
+            )
             part = Conv2dOp.build_inferred([x, w, bias], properties)
             rewriter.insert(part)
             parts.append(part.output)

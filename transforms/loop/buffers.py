@@ -11,7 +11,6 @@ import math
 from collections.abc import Iterator, Sequence
 
 from xdsl.dialects import memref
-from xdsl.dialects.func import FuncOp
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     MemRefType,
@@ -19,6 +18,7 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
     StringAttr,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -45,12 +45,16 @@ def space_of(value: SSAValue) -> str | None:
 
 def in_space(memref_type: MemRefType, space: str) -> MemRefType:
     """`memref_type` with its memory space replaced by `space`."""
-    return MemRefType(memref_type.element_type, memref_type.get_shape(), memref_type.layout, StringAttr(space))
+    return MemRefType(
+        memref_type.element_type, memref_type.get_shape(), memref_type.layout, StringAttr(space)
+    )
 
 
 def contiguous(element_type: Attribute, shape: Sequence[int], space: str | None) -> MemRefType:
     """A row-major memref type, the type of a local buffer."""
-    return MemRefType(element_type, shape, NoneAttr(), StringAttr(space) if space is not None else NoneAttr())
+    return MemRefType(
+        element_type, shape, NoneAttr(), StringAttr(space) if space is not None else NoneAttr()
+    )
 
 
 def byte_size(memref_type: MemRefType) -> int:
@@ -88,7 +92,9 @@ def move_to_space(value: SSAValue, space: str) -> None:
         Rewriter.replace_value_with_new_type(view, in_space(view.type, space))
 
 
-def valid_region(buffer: SSAValue, shape: Sequence[int], offsets: Sequence[int] | None = None) -> memref.SubviewOp:
+def valid_region(
+    buffer: SSAValue, shape: Sequence[int], offsets: Sequence[int] | None = None
+) -> memref.SubviewOp:
     """A subview of `shape` at `offsets` (default the origin) of a (padded) buffer, not inserted."""
     assert isinstance(buffer.type, MemRefType)
     return memref.SubviewOp.from_static_parameters(
@@ -122,7 +128,9 @@ def read_buffers(op: Operation) -> list[SSAValue]:
     return []
 
 
-def alloc_at_top(func: FuncOp, memref_type: MemRefType, location: Attribute | None = None) -> SSAValue:
+def alloc_at_top(
+    func: FuncOp, memref_type: MemRefType, location: Attribute | None = None
+) -> SSAValue:
     """A new `memref.alloc` of `memref_type` after the allocs already at the top of `func`
     (located at its first user, `location`)."""
     alloc = memref.AllocOp([], [], memref_type)
@@ -179,7 +187,9 @@ def slot_view_type(memref_type: MemRefType, slot: int) -> MemRefType:
     )
 
 
-def subview_lists(view: memref.SubviewOp) -> tuple[list[SSAValue | int], list[SSAValue | int], list[SSAValue | int]]:
+def subview_lists(
+    view: memref.SubviewOp,
+) -> tuple[list[SSAValue | int], list[SSAValue | int], list[SSAValue | int]]:
     """A subview's offsets, sizes and strides, each a static int or its dynamic value (MLIR's mixed form)."""
     dynamic = (iter(view.offsets), iter(view.sizes), iter(view.strides))
     statics = (view.static_offsets, view.static_sizes, view.static_strides)

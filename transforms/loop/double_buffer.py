@@ -9,18 +9,18 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
 from xdsl.dialects.func import FuncOp
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp
 from ziggurat.dialects.tile import BUFFERING_ATTR
 from ziggurat.locations import locate
+from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.loop.buffers import (
     byte_size,
     kept_dims,
@@ -170,7 +170,9 @@ class _DoubleBuffer:
                     self.live.replaced(position, list(_ops_between(first, after)))
                 self.account(buffers, cloned_allocs, position)
 
-    def account(self, buffers: Sequence[SSAValue], cloned_allocs: bool, position: int | None) -> None:
+    def account(
+        self, buffers: Sequence[SSAValue], cloned_allocs: bool, position: int | None
+    ) -> None:
         """Bring `live` up to date after a loop's `buffers` got their slots: each alloc now has
         `depth` times its bytes at the loop's `position`; allocs in the unrolled body were
         cloned, so then walk again."""
@@ -238,7 +240,9 @@ class _DoubleBuffer:
         old = buffer.owner
         assert isinstance(old, memref.AllocOp) and isinstance(buffer.type, MemRefType)
         shape = list(buffer.type.get_shape())
-        slotted = MemRefType(buffer.type.element_type, [self.depth, *shape], memory_space=buffer.type.memory_space)
+        slotted = MemRefType(
+            buffer.type.element_type, [self.depth, *shape], memory_space=buffer.type.memory_space
+        )
         alloc = memref.AllocOp([], [], slotted)
         locate(alloc, old.location)
         Rewriter.insert_op(alloc, InsertPoint.before(old))
@@ -246,7 +250,11 @@ class _DoubleBuffer:
         point = InsertPoint.after(old)
         for slot in range(self.depth):
             view = memref.SubviewOp.get(
-                alloc.memref, [slot] + [0] * len(shape), [1, *shape], [1] * (len(shape) + 1), slot_view_type(slotted, slot)
+                alloc.memref,
+                [slot] + [0] * len(shape),
+                [1, *shape],
+                [1] * (len(shape) + 1),
+                slot_view_type(slotted, slot),
             )
             locate(view, old.location)
             Rewriter.insert_op(view, point)
@@ -265,24 +273,34 @@ class _DoubleBuffer:
         peeled = range(trips)
         if main > self.depth:
             new_loop = self.unrolled_loop(loop, lb + main * step, step, slots)
-            results, point, peeled = new_loop.results, InsertPoint.after(new_loop), range(main, trips)
+            results, point, peeled = (
+                new_loop.results,
+                InsertPoint.after(new_loop),
+                range(main, trips),
+            )
         for iteration in peeled:
             iv = _index(lb + iteration * step)
             locate(iv, loop.location)
             Rewriter.insert_op(iv, point)
             stage = (iteration - peeled.start) % self.depth
-            results, point = self.clone_body(loop, iv.result, results, stage, slots, InsertPoint.after(iv))
+            results, point = self.clone_body(
+                loop, iv.result, results, stage, slots, InsertPoint.after(iv)
+            )
         for old, new in zip(loop.results, results):
             old.replace_all_uses_with(new)
         Rewriter.erase_op(loop)
         for buffer in slots:
             Rewriter.erase_op(buffer.owner)
 
-    def unrolled_loop(self, loop: scf.ForOp, ub: int, step: int, slots: dict[SSAValue, list[SSAValue]]) -> scf.ForOp:
+    def unrolled_loop(
+        self, loop: scf.ForOp, ub: int, step: int, slots: dict[SSAValue, list[SSAValue]]
+    ) -> scf.ForOp:
         """The loop from `loop`'s lower bound to `ub` by `depth * step`, one cloned body per stage."""
         new_step, new_ub = _index(step * self.depth), _index(ub)
         body = loop.body.block
-        new_loop = scf.ForOp(loop.lb, new_ub, new_step, list(loop.iter_args), [Block(arg_types=body.arg_types)])
+        new_loop = scf.ForOp(
+            loop.lb, new_ub, new_step, list(loop.iter_args), [Block(arg_types=body.arg_types)]
+        )
         for created in (new_step, new_ub, new_loop):
             locate(created, loop.location)
         Rewriter.insert_op([new_step, new_ub, new_loop], InsertPoint.before(loop))
@@ -298,7 +316,9 @@ class _DoubleBuffer:
         return new_loop
 
     @staticmethod
-    def iteration_index(iv: SSAValue, offset: int, point: InsertPoint) -> tuple[SSAValue, InsertPoint]:
+    def iteration_index(
+        iv: SSAValue, offset: int, point: InsertPoint
+    ) -> tuple[SSAValue, InsertPoint]:
         if offset == 0:
             return iv, point
         constant = _index(offset)
@@ -331,7 +351,10 @@ class _DoubleBuffer:
             Rewriter.insert_op(clone, point)
             for original, nested in zip(op.walk(), clone.walk(), strict=True):
                 # a subview's type changes only with its source's (a buffer given slots)
-                if isinstance(nested, memref.SubviewOp) and nested.source.type != original.operands[0].type:
+                if (
+                    isinstance(nested, memref.SubviewOp)
+                    and nested.source.type != original.operands[0].type
+                ):
                     retype_subview(nested, mapping)
             point = InsertPoint.after(clone)
         return yielded, point

@@ -68,9 +68,13 @@ def hoistable(
     """The ops computing the copy's views (to move with it), or None if it must stay in the loop.
     `accesses` are the loop body's (`body_accesses`), of which the ops in `moved` have left it."""
     definitions: list[Operation] = []
-    if not all(invariant_definitions(v, loop, definitions) for v in (copy.source, copy.destination)):
+    if not all(
+        invariant_definitions(v, loop, definitions) for v in (copy.source, copy.destination)
+    ):
         return None
-    if isinstance(copy, CopyAsyncOp) and not all(isinstance(use.operation, WaitOp) for use in copy.token.uses):
+    if isinstance(copy, CopyAsyncOp) and not all(
+        isinstance(use.operation, WaitOp) for use in copy.token.uses
+    ):
         return None
     source, destination = root_of(copy.source), root_of(copy.destination)
     position = next(access.position for access in accesses if access.op is copy)
@@ -84,7 +88,9 @@ def hoistable(
     return definitions
 
 
-def hoist(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, definitions: list[Operation]) -> list[Operation]:
+def hoist(
+    copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, definitions: list[Operation]
+) -> list[Operation]:
     """Move the copy (with `definitions` and its waits) before the loop; the ops moved."""
     moved = [*definitions, copy]
     if isinstance(copy, CopyAsyncOp):

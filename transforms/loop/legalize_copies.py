@@ -64,7 +64,11 @@ def cast_generic(source: SSAValue, destination: SSAValue) -> linalg.GenericOp:
     rank = source.type.get_num_dims()
     identity = AffineMapAttr(AffineMap.identity(rank))
     return linalg.GenericOp(
-        [source], [destination], Region(block), [identity, identity], [IteratorTypeAttr.parallel()] * rank
+        [source],
+        [destination],
+        Region(block),
+        [identity, identity],
+        [IteratorTypeAttr.parallel()] * rank,
     )
 
 
@@ -97,7 +101,9 @@ def _pad_constant(copy: Copy, element_type: Attribute) -> arith.ConstantOp:
     """The copy's padding value as a constant of `element_type` (zero when it names none)."""
     value = copy.pad_value.value.data if copy.pad_value is not None else 0.0
     return arith.ConstantOp(
-        FloatAttr(value, element_type) if is_float(element_type) else IntegerAttr(int(value), element_type)
+        FloatAttr(value, element_type)
+        if is_float(element_type)
+        else IntegerAttr(int(value), element_type)
     )
 
 
@@ -113,7 +119,10 @@ def _chunks(shape: Sequence[int], elements: int) -> list[tuple[list[int], list[i
             continue
         outer = [range(n) for n in shape[:d]]
         return [
-            ([*index, start, *[0] * (len(shape) - d - 1)], [1] * d + [min(run, extent - start), *shape[d + 1 :]])
+            (
+                [*index, start, *[0] * (len(shape) - d - 1)],
+                [1] * d + [min(run, extent - start), *shape[d + 1 :]],
+            )
             for index in itertools.product(*outer)
             for start in range(0, extent, run)
         ]
@@ -159,7 +168,11 @@ def padding_chunks(
     for start in range(0, shape[d], run):
         stop = min(shape[d], start + run)
         offsets, sizes, pads = [0] * len(shape), list(shape), list(padding)
-        offsets[d], sizes[d], pads[d] = start, stop - start, (lo if start == 0 else 0, hi if stop == shape[d] else 0)
+        offsets[d], sizes[d], pads[d] = (
+            start,
+            stop - start,
+            (lo if start == 0 else 0, hi if stop == shape[d] else 0),
+        )
         chunks.append((offsets, sizes, pads))
     return chunks
 
@@ -189,9 +202,14 @@ class _Copies:
 
     def hops(self, copy: Copy) -> Hops:
         """The hops of the route from the copy's source space to its destination's (`copy_route`)."""
-        return hops(self.machine, copy_route(self.machine, copy, self.space(copy.source), self.space(copy.destination)))
+        return hops(
+            self.machine,
+            copy_route(self.machine, copy, self.space(copy.source), self.space(copy.destination)),
+        )
 
-    def buffer(self, copy: Copy, what: str, element_type: Attribute, shape: Sequence[int], space: str) -> SSAValue:
+    def buffer(
+        self, copy: Copy, what: str, element_type: Attribute, shape: Sequence[int], space: str
+    ) -> SSAValue:
         """A staging buffer for `copy`, shared with the other pieces of its program copy only
         (or with the copies of its fusion group): a buffer shared by two layers would live
         across the layers between, where npu-plan-memory cannot reuse its bytes."""
@@ -199,7 +217,10 @@ class _Copies:
         return self.buffers.take(copy, what, element_type, shape, space, owner)
 
     def replace(
-        self, copy: Copy, pieces: Sequence[tuple[Sequence[Operation], Copy]], rewriter: PatternRewriter
+        self,
+        copy: Copy,
+        pieces: Sequence[tuple[Sequence[Operation], Copy]],
+        rewriter: PatternRewriter,
     ) -> None:
         """Replace `copy` by `pieces` (each the ops it needs, then a copy), which are legalized
         in turn: inserted last to first, so that the walker's stack pops the first first."""
@@ -230,7 +251,9 @@ class _CopyPattern(RewritePattern):
         if self.copies.illegal(op):
             for value in (op.source, op.destination):
                 if any(d < 0 for d in value.type.get_shape()):
-                    raise error_at(op, f"loop-legalize-copies needs static shapes, got {value.type}")
+                    raise error_at(
+                        op, f"loop-legalize-copies needs static shapes, got {value.type}"
+                    )
             self.copies.buffers.start()
             self.rewrite(op, rewriter)
 
@@ -251,9 +274,16 @@ class CastWithinVectorSpace(_CopyPattern):
 
     def rewrite(self, copy: Copy, rewriter: PatternRewriter) -> None:
         space = self.copies.space(copy.source)
-        if space not in self.machine.vector.spaces or self.copies.space(copy.destination) != space or not _casts(copy):
+        if (
+            space not in self.machine.vector.spaces
+            or self.copies.space(copy.destination) != space
+            or not _casts(copy)
+        ):
             return
-        if not (aligned(self.machine, copy.source, space) and aligned(self.machine, copy.destination, space)):
+        if not (
+            aligned(self.machine, copy.source, space)
+            and aligned(self.machine, copy.destination, space)
+        ):
             return  # a slice of a concat at an odd channel: the DMA engines move it, unaligned
         if _pads(copy):
             return
@@ -273,7 +303,9 @@ class CastInVectorSpace(_CopyPattern):
         if chain is not None and any(engine.cast for _, _, engine in hops(self.machine, chain)):
             return
         element_type = copy.destination.type.element_type
-        converted = self.copies.buffer(copy, "a cast", element_type, static_shape(copy.source), space)
+        converted = self.copies.buffer(
+            copy, "a cast", element_type, static_shape(copy.source), space
+        )
         rewriter.insert(cast_generic(copy.source, converted), InsertPoint.before(copy))
         copy.operands[0] = converted
         rewriter.notify_op_modified(copy)
@@ -290,7 +322,10 @@ class SplitOversizedCopy(_CopyPattern):
         staged = [space for _, space, _ in steps[:-1]]
         if not staged or not isinstance(copy, CopyOp):
             return
-        widest = max(byte_size(v.type) // max(1, math.prod(static_shape(v))) for v in (copy.source, copy.destination))
+        widest = max(
+            byte_size(v.type) // max(1, math.prod(static_shape(v)))
+            for v in (copy.source, copy.destination)
+        )
         smallest = min(staged, key=lambda space: self.machine.memories[space].capacity)
         budget = self.machine.memories[smallest].capacity // 2
         padding = copy.padding()
@@ -325,7 +360,9 @@ def _route_plan(copies: _Copies, copy: Copy) -> tuple[Hops, int | None, int | No
     steps = copies.hops(copy)
     pad_hop = _first_hop(steps, lambda e, d: e.pad) if _pads(copy) else None
     fill_hop = (
-        _first_hop(steps, lambda e, d: d in machine.vector.spaces) if _pads(copy) and pad_hop is None else None
+        _first_hop(steps, lambda e, d: d in machine.vector.spaces)
+        if _pads(copy) and pad_hop is None
+        else None
     )
     cast_hop = _first_hop(steps, lambda e, d: e.cast) if _casts(copy) else None
     return steps, pad_hop, fill_hop, cast_hop
@@ -344,12 +381,21 @@ class PadInSourceSpace(_CopyPattern):
         if not isinstance(copy, CopyOp) or source not in self.machine.vector.spaces:
             return
         element_type = copy.source.type.element_type
-        padded = self.copies.buffer(copy, "a padded copy", element_type, static_shape(copy.destination), source)
+        padded = self.copies.buffer(
+            copy, "a padded copy", element_type, static_shape(copy.destination), source
+        )
         constant = _pad_constant(copy, element_type)
-        interior = valid_region(padded, static_shape(copy.source), [low for low, _ in copy.padding()])
+        interior = valid_region(
+            padded, static_shape(copy.source), [low for low, _ in copy.padding()]
+        )
         fill = linalg.FillOp([constant.result], [padded], res=[])
-        into_interior, out_whole = CopyOp(copy.source, interior.result), CopyOp(padded, copy.destination)
-        self.copies.replace(copy, [([constant, fill, interior], into_interior), ([], out_whole)], rewriter)
+        into_interior, out_whole = (
+            CopyOp(copy.source, interior.result),
+            CopyOp(padded, copy.destination),
+        )
+        self.copies.replace(
+            copy, [([constant, fill, interior], into_interior), ([], out_whole)], rewriter
+        )
 
 
 class SplitCopyAlongRoute(_CopyPattern):
@@ -377,13 +423,19 @@ class SplitCopyAlongRoute(_CopyPattern):
             if h == len(steps) - 1:
                 target = copy.destination
             else:
-                element_type = (copy.destination if casts and h >= cast_hop else copy.source).type.element_type
+                element_type = (
+                    copy.destination if casts and h >= cast_hop else copy.source
+                ).type.element_type
                 shape = static_shape(copy.destination if pads and h >= padded_from else copy.source)
                 target = self.copies.buffer(copy, "a copy's hop", element_type, shape, space)
             if h == fill_hop:
                 constant = _pad_constant(copy, target.type.element_type)
-                interior = valid_region(target, static_shape(current), [low for low, _ in copy.padding()])
-                rewriter.insert([constant, linalg.FillOp([constant.result], [target], res=[]), interior], at)
+                interior = valid_region(
+                    target, static_shape(current), [low for low, _ in copy.padding()]
+                )
+                rewriter.insert(
+                    [constant, linalg.FillOp([constant.result], [target], res=[]), interior], at
+                )
                 ops = async_copy(current, interior.result)
             else:
                 ops = async_copy(current, target, pad if h == pad_hop else None, copy.pad_value)

@@ -30,8 +30,8 @@ from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.loop.buffers import (
     VIEW_OPS,
     alloc_at_top,
-    contiguous,
     byte_size,
+    contiguous,
     hoist_allocs,
     in_space,
     move_to_space,
@@ -107,7 +107,11 @@ def contraction_shapes(op: LinalgStructuredOperation, machine: Machine) -> list[
     acc_type = str(op.outputs[0].type.element_type)
     unit = machine.matrix
     unit_m, unit_n, unit_k = unit.instruction_shape(in_type, acc_type)
-    for kind, multiple in ((lhs & acc) - rhs, unit_m), ((rhs & acc) - lhs, unit_n), ((lhs & rhs) - acc, unit_k):
+    for kind, multiple in (
+        ((lhs & acc) - rhs, unit_m),
+        ((rhs & acc) - lhs, unit_n),
+        ((lhs & rhs) - acc, unit_k),
+    ):
         if kind and math.prod(extents[d] for d in kind) % multiple:
             extents.update(round_product(extents, sorted(kind), multiple))
     return [tuple(extents[r.position] for r in indexing.results) for indexing in maps]
@@ -172,8 +176,12 @@ class _Promoter:
     def run(self) -> None:
         for op in self.func.walk():
             for value in list(op.operands) + list(op.results):
-                if isinstance(value.type, MemRefType) and any(d < 0 for d in value.type.get_shape()):
-                    raise error_at(op, f"loop-promote-to-memory-space needs static shapes, got {value.type}")
+                if isinstance(value.type, MemRefType) and any(
+                    d < 0 for d in value.type.get_shape()
+                ):
+                    raise error_at(
+                        op, f"loop-promote-to-memory-space needs static shapes, got {value.type}"
+                    )
         hoist_allocs(self.func)
         compute = [
             op
@@ -211,7 +219,9 @@ class _Promoter:
             move_to_space(root, c_space)
             return
         assert isinstance(root.type, MemRefType)
-        full = alloc_at_top(self.func, contiguous(root.type.element_type, padded, c_space), op.location)
+        full = alloc_at_top(
+            self.func, contiguous(root.type.element_type, padded, c_space), op.location
+        )
         check_fits(self.machine, op, "the accumulator", full.type)
         view = valid_region(full, static_shape(root))
         _insert(view, InsertPoint.after(full.owner), op)
@@ -286,8 +296,12 @@ class _Promoter:
             return None
         if byte_size(in_space(buffer.type, space)) > self.machine.memories[space].capacity:
             return None
-        if space == want.space and not all(aligned(self.machine, view, space) for _, view in readers):
-            return None  # its units would read windows at unaligned starts: stage each window instead
+        if space == want.space and not all(
+            aligned(self.machine, view, space) for _, view in readers
+        ):
+            return (
+                None  # its units would read windows at unaligned starts: stage each window instead
+            )
         return space
 
     # -- staging
@@ -304,9 +318,14 @@ class _Promoter:
         if isinstance(op, linalg.FillOp) and space_of(op.outputs[0]) == self.machine.matrix.c_space:
             # The accumulator's zero fill stays in c_space: loop-to-npu makes it a non-accumulating mma.
             full = self.full.get(op.outputs[0], op.outputs[0])
-            return [None] * len(op.inputs) + [_Want(self.machine.matrix.c_space, static_shape(full))]
+            return [None] * len(op.inputs) + [
+                _Want(self.machine.matrix.c_space, static_shape(full))
+            ]
         return [
-            _Want(self.vector_space if space_of(v) not in self.machine.vector.spaces else space_of(v), static_shape(v))
+            _Want(
+                self.vector_space if space_of(v) not in self.machine.vector.spaces else space_of(v),
+                static_shape(v),
+            )
             if isinstance(v.type, MemRefType)
             else None
             for v in operands
@@ -325,7 +344,11 @@ class _Promoter:
             if want is None:
                 continue
             full = self.full.get(value)
-            if full is not None and space_of(full) == want.space and static_shape(full) == want.shape:
+            if (
+                full is not None
+                and space_of(full) == want.space
+                and static_shape(full) == want.shape
+            ):
                 op.operands[index] = full
                 continue
             if space_of(value) == want.space and static_shape(value) == want.shape:
@@ -355,7 +378,9 @@ class _Promoter:
             chain = copy_route(self.machine, op, source, source)
         steps = hops(self.machine, chain)
         needs_pad = tuple(want.shape) != shape
-        pad_hop = next((h for h, (_, _, e) in enumerate(steps) if e.pad), None) if needs_pad else None
+        pad_hop = (
+            next((h for h, (_, _, e) in enumerate(steps) if e.pad), None) if needs_pad else None
+        )
         if not reads:
             buffer = self.new_buffer(op, what, element_type, want.shape, want.space)
             return buffer, self.copy_out(op, buffer, value, needs_pad, after, what)
@@ -369,12 +394,17 @@ class _Promoter:
             if key is not None and h == 0:
                 staged = self.resident.get(key)
                 # what an op of this block (or one it holds) staged is there whenever `op` runs
-                if staged is not None and staged[1].parent_block().find_ancestor_op_in_block(op) is not None:
+                if (
+                    staged is not None
+                    and staged[1].parent_block().find_ancestor_op_in_block(op) is not None
+                ):
                     current = staged[0]  # the same bytes, staged by an earlier op: read them there
                     continue
                 buffer = self.resident_buffer(op, what, element_type, staged_shape, space)
             else:
-                buffer = self.new_buffer(op, what, element_type, staged_shape, space, alternate=own and h == 0)
+                buffer = self.new_buffer(
+                    op, what, element_type, staged_shape, space, alternate=own and h == 0
+                )
             pad = _padding(shape, want.shape) if pad_hop == h else None
             target = buffer
             if last and needs_pad and pad_hop is None:
@@ -387,7 +417,11 @@ class _Promoter:
                         f"on machine '{self.machine.name}'; choose tile sizes that are multiples of the unit's",
                     )
                 zero = _zero(element_type)
-                _insert([zero, linalg.FillOp([zero.result], [buffer], res=[])], InsertPoint.before(op), op)
+                _insert(
+                    [zero, linalg.FillOp([zero.result], [buffer], res=[])],
+                    InsertPoint.before(op),
+                    op,
+                )
                 view = valid_region(buffer, shape)
                 _insert(view, InsertPoint.before(op), op)
                 target = view.result
@@ -400,7 +434,13 @@ class _Promoter:
         return buffer, after
 
     def copy_out(
-        self, op: Operation, buffer: SSAValue, value: SSAValue, padded: bool, after: InsertPoint, what: str
+        self,
+        op: Operation,
+        buffer: SSAValue,
+        value: SSAValue,
+        padded: bool,
+        after: InsertPoint,
+        what: str,
     ) -> InsertPoint:
         shape = static_shape(value)
         current = buffer
@@ -410,7 +450,9 @@ class _Promoter:
             after = InsertPoint.after(view)
             current = view.result
         home = space_of(value) or self.machine.global_memory().name
-        if route(self.machine, space_of(buffer), home) is None and self.redirect_later_uses(op, value, buffer):
+        if route(self.machine, space_of(buffer), home) is None and self.redirect_later_uses(
+            op, value, buffer
+        ):
             return after
         chain = checked_route(self.machine, op, space_of(buffer), home, what)
         for _, space, _ in hops(self.machine, chain)[:-1]:
@@ -430,7 +472,10 @@ class _Promoter:
         if not isinstance(root.owner, memref.AllocOp) or block is None:
             return False
         position = {o: i for i, o in enumerate(block.ops)}
-        anchored = [(block.find_ancestor_op_in_block(user), user, view) for user, view in users_through_views(root)]
+        anchored = [
+            (block.find_ancestor_op_in_block(user), user, view)
+            for user, view in users_through_views(root)
+        ]
         if any(a is None for a, _, _ in anchored):
             return False
         later = [(user, view) for a, user, view in anchored if position[a] > position[op]]
@@ -449,10 +494,18 @@ class _Promoter:
     # -- buffers
 
     def new_buffer(
-        self, op: Operation, what: str, element_type, shape: Sequence[int], space: str, alternate: bool = False
+        self,
+        op: Operation,
+        what: str,
+        element_type,
+        shape: Sequence[int],
+        space: str,
+        alternate: bool = False,
     ) -> SSAValue:
         """A staging buffer from the pool of `op`'s block and fusion group (`StagingBuffers.take`)."""
-        return self.buffers.take(op, what, element_type, shape, space, op.attributes.get(GROUP_ATTR), alternate)
+        return self.buffers.take(
+            op, what, element_type, shape, space, op.attributes.get(GROUP_ATTR), alternate
+        )
 
     def read_only(self, root: SSAValue) -> bool:
         if root not in self.unwritten:
@@ -468,9 +521,13 @@ class _Promoter:
         loop = op.parent_op()
         if isinstance(loop, scf.ForOp):
             return key if invariant_definitions(value, loop, []) else None
-        return key if self.readers[key] > 1 else None  # straight-line: only if another op reads them too
+        return (
+            key if self.readers[key] > 1 else None
+        )  # straight-line: only if another op reads them too
 
-    def resident_buffer(self, op: Operation, what: str, element_type, shape: Sequence[int], space: str) -> SSAValue:
+    def resident_buffer(
+        self, op: Operation, what: str, element_type, shape: Sequence[int], space: str
+    ) -> SSAValue:
         """A staging buffer of its own for an operand whose bytes do not change while its group
         runs (`resident_key`): `loop-hoist-copies` can then load it once before the loop around `op`
         instead of every iteration, and later ops reading the same bytes (a conv's peeled row

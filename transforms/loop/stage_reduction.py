@@ -9,19 +9,33 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.diagnostics import error_at
-from ziggurat.ir.contraction import is_contraction
-from ziggurat.locations import locate
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.tile import STAGE_REDUCTION_ATTR
-from ziggurat.transforms.loop.buffers import alloc_at_top, kept_dims, root_of, subview_lists, users_through_views
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.locations import locate
+from ziggurat.transforms.loop.buffers import (
+    alloc_at_top,
+    kept_dims,
+    root_of,
+    subview_lists,
+    users_through_views,
+)
 from ziggurat.transforms.loop.double_buffer import constant_index, drop_dims_like, retype_subview
 from ziggurat.transforms.loop.hoist_copies import defined_inside, invariant_definitions
+
 
 @dataclass(frozen=True)
 class _Slice:
@@ -51,7 +65,11 @@ def _slice_of(source: SSAValue, loop: scf.ForOp, step: int) -> _Slice | None:
         return None
     walked = [d for d, offset in enumerate(offsets) if offset is iv]
     others = [o for o in offsets if isinstance(o, SSAValue) and o is not iv]
-    if len(walked) != 1 or sizes[walked[0]] != step or not all(invariant_definitions(o, loop, []) for o in others):
+    if (
+        len(walked) != 1
+        or sizes[walked[0]] != step
+        or not all(invariant_definitions(o, loop, []) for o in others)
+    ):
         return None
     if any(view.offsets or view.sizes or view.strides for view in views[1:]):
         return None
@@ -107,7 +125,9 @@ def _wide_source(found: _Slice, loop: scf.ForOp, lb: int, trips: int) -> SSAValu
         _insert(clone, at)
         mapping.update(zip(op.results, clone.results))
     iv = loop.body.block.args[0]
-    offsets = [lb if o is iv else mapping.get(o, o) if isinstance(o, SSAValue) else o for o in offsets]
+    offsets = [
+        lb if o is iv else mapping.get(o, o) if isinstance(o, SSAValue) else o for o in offsets
+    ]
     value = first.source
     for view, dim, result_dim in zip(found.views, found.dims, found.dims[1:]):
         if view is not first:
@@ -134,15 +154,25 @@ def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -
         return
     trips = (ub - lb) // step
     destination = copy.destination
-    if trips < 2 or not isinstance(destination.owner, memref.AllocOp) or root_of(destination) is not destination:
+    if (
+        trips < 2
+        or not isinstance(destination.owner, memref.AllocOp)
+        or root_of(destination) is not destination
+    ):
         return
-    if isinstance(copy, CopyAsyncOp) and not all(isinstance(u.operation, WaitOp) for u in copy.token.uses):
+    if isinstance(copy, CopyAsyncOp) and not all(
+        isinstance(u.operation, WaitOp) for u in copy.token.uses
+    ):
         return
     found = _slice_of(copy.source, loop, step)
     if found is None or not _readers_are_copies(destination, loop, copy):
         return
     dim = found.dims[-1]
-    pad = copy.pad.get_values() if copy.pad is not None else [0] * (2 * len(copy.source.type.get_shape()))
+    pad = (
+        copy.pad.get_values()
+        if copy.pad is not None
+        else [0] * (2 * len(copy.source.type.get_shape()))
+    )
     if pad[2 * dim] or pad[2 * dim + 1]:
         return
     wide_source = _wide_source(found, loop, lb, trips)
@@ -151,7 +181,9 @@ def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -
     at = InsertPoint.before(loop)
     properties = dict(copy.properties)
     if isinstance(copy, CopyAsyncOp):
-        staged = CopyAsyncOp.create(operands=[wide_source, wide], result_types=[copy.token.type], properties=properties)
+        staged = CopyAsyncOp.create(
+            operands=[wide_source, wide], result_types=[copy.token.type], properties=properties
+        )
         _insert(staged, at)
         _insert(WaitOp(staged.token), at)
         for use in list(copy.token.uses):
@@ -167,9 +199,13 @@ def _stage(copy: CopyOp | CopyAsyncOp, loop: scf.ForOp, function: func.FuncOp) -
         iv = start.result
     shape = destination.type.get_shape()
     offsets: list[SSAValue | int] = [iv if d == dim else 0 for d in range(len(shape))]
-    view_type = memref.SubviewOp.infer_result_type(wide_type, offsets, list(shape), [1] * len(shape))
+    view_type = memref.SubviewOp.infer_result_type(
+        wide_type, offsets, list(shape), [1] * len(shape)
+    )
     static_offsets = [DYNAMIC_INDEX if d == dim else 0 for d in range(len(shape))]
-    step_view = memref.SubviewOp(wide, [iv], [], [], static_offsets, list(shape), [1] * len(shape), view_type)
+    step_view = memref.SubviewOp(
+        wide, [iv], [], [], static_offsets, list(shape), [1] * len(shape), view_type
+    )
     _insert(step_view, inside)
     Rewriter.erase_op(copy)
     for use in list(destination.uses):
@@ -195,7 +231,9 @@ def _retype_views(view: memref.SubviewOp) -> None:
 def _marked(op: Operation) -> bool:
     mark = op.attributes.get(STAGE_REDUCTION_ATTR)
     if mark is not None and not isinstance(mark, UnitAttr):
-        raise error_at(op, f"{STAGE_REDUCTION_ATTR} is a unit attribute (present or absent), got {mark}")
+        raise error_at(
+            op, f"{STAGE_REDUCTION_ATTR} is a unit attribute (present or absent), got {mark}"
+        )
     return mark is not None
 
 

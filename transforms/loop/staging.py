@@ -45,10 +45,14 @@ def ping_pongs(machine: Machine, space: str, tile_bytes: int) -> bool:
     one: in the matrix unit's operand spaces, where tile sizes leave room for two of each tile,
     so the DMA loading one op's operand overlaps the instruction reading the previous op's."""
     unit = machine.matrix
-    return space in (unit.a_space, unit.b_space) and 2 * tile_bytes <= machine.memories[space].capacity
+    return (
+        space in (unit.a_space, unit.b_space) and 2 * tile_bytes <= machine.memories[space].capacity
+    )
 
 
-def checked_route(machine: Machine, op: Operation, source: str, destination: str, what: str) -> tuple[str, ...]:
+def checked_route(
+    machine: Machine, op: Operation, source: str, destination: str, what: str
+) -> tuple[str, ...]:
     """`route` from `source` to `destination`; an error at `op` about `what` when there is none."""
     if source not in machine.memories:
         raise error_at(
@@ -83,7 +87,10 @@ def copy_route(machine: Machine, copy: Operation, source: str, destination: str)
 
 
 def async_copy(
-    source: SSAValue, destination: SSAValue, pad: Sequence[int] | None = None, pad_value: FloatAttr | None = None
+    source: SSAValue,
+    destination: SSAValue,
+    pad: Sequence[int] | None = None,
+    pad_value: FloatAttr | None = None,
 ) -> tuple[CopyAsyncOp, WaitOp]:
     """A `loop.copy_async` and the `loop.wait` on it; the padding only where some is nonzero."""
     padded = pad is not None and any(pad)
@@ -118,9 +125,9 @@ class StagingBuffers:
 
     machine: Machine
     func: FuncOp
-    pools: dict[tuple[MemRefType, Block | None, Attribute | Operation | None, bool], list[SSAValue]] = field(
-        default_factory=dict
-    )
+    pools: dict[
+        tuple[MemRefType, Block | None, Attribute | Operation | None, bool], list[SSAValue]
+    ] = field(default_factory=dict)
     busy: set[SSAValue] = field(default_factory=set)
 
     def start(self) -> None:

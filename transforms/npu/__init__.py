@@ -8,17 +8,19 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.dialects.npu import MACHINE_ATTR
+from ziggurat.machine import Machine, load_machine
 
 
 def has_sync(function: Operation) -> bool:
     """Whether `function` already orders its pipes (flags or barriers, hand-written or inserted):
     the passes that move or share buffers must then leave it as it is, since nothing would order
     what they change."""
-    return any(isinstance(op, npu.SetFlagOp | npu.WaitFlagOp | npu.BarrierOp) for op in function.walk())
+    return any(
+        isinstance(op, npu.SetFlagOp | npu.WaitFlagOp | npu.BarrierOp) for op in function.walk()
+    )
 
 
 def pass_machine(module: ModuleOp, option: str | None, pass_name: str) -> Machine:
@@ -29,7 +31,8 @@ def pass_machine(module: ModuleOp, option: str | None, pass_name: str) -> Machin
         name = attribute.data if isinstance(attribute, StringAttr) else None
     if name is None:
         raise error_at(
-            module, f'{pass_name} needs a machine: {pass_name}{{machine=NAME}} or {MACHINE_ATTR} = "NAME" on the module'
+            module,
+            f'{pass_name} needs a machine: {pass_name}{{machine=NAME}} or {MACHINE_ATTR} = "NAME" on the module',
         )
     return load_machine(name)
 

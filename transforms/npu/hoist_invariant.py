@@ -14,9 +14,10 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.machine import Machine
 from ziggurat.dialects import npu
+from ziggurat.machine import Machine
 from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
+
 
 def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
     owner = value.owner.parent_op() if isinstance(value, BlockArgument) else value.owner
@@ -28,21 +29,26 @@ def _same(a: Operation, b: Operation) -> bool:
     return a.properties == b.properties and a.attributes == b.attributes
 
 
-def _fill_key(group: list[tuple[Operation, list[Operation]]], written: set[SSAValue]) -> tuple | None:
+def _fill_key(
+    group: list[tuple[Operation, list[Operation]]], written: set[SSAValue]
+) -> tuple | None:
     """What a hoisted group writes into its one buffer, that buffer left out: groups with the same
     key fill buffers of one type with the same values. None for a group writing several buffers."""
     if len(written) != 1:
         return None
     (buffer,) = written
-    return (buffer.type, *(
-        (
-            member.name,
-            tuple(None if v is buffer else v for v in member.operands),
-            tuple(sorted(member.properties.items())),
-            tuple(sorted(member.attributes.items())),
-        )
-        for member, _ in group
-    ))
+    return (
+        buffer.type,
+        *(
+            (
+                member.name,
+                tuple(None if v is buffer else v for v in member.operands),
+                tuple(sorted(member.properties.items())),
+                tuple(sorted(member.attributes.items())),
+            )
+            for member, _ in group
+        ),
+    )
 
 
 @dataclass
@@ -78,7 +84,7 @@ class _Loop:
             group = self.invariant_group(op)
             if group is None:
                 continue
-            for member, duplicates in group:
+            for _member, duplicates in group:
                 for duplicate in duplicates:
                     Rewriter.erase_op(duplicate)
             written = self.written(op)
@@ -127,7 +133,9 @@ class _Loop:
             return None
         written = self.written(op)
         writers = sorted({w for b in written for w in self.writers.get(b, ())}, key=self.position)
-        if any(w is not op and (self.written(w) != written or not self.movable(w)) for w in writers):
+        if any(
+            w is not op and (self.written(w) != written or not self.movable(w)) for w in writers
+        ):
             return None
         copies: dict[tuple, list[list[Operation]]] = {}
         """Per name and operands, the writers that are one instruction (each list: one and its copies)."""
@@ -139,7 +147,8 @@ class _Loop:
             else:
                 found.append(writer)
         group = sorted(
-            ((kind[0], kind[1:]) for same in copies.values() for kind in same), key=lambda m: self.position(m[0])
+            ((kind[0], kind[1:]) for same in copies.values() for kind in same),
+            key=lambda m: self.position(m[0]),
         )
         if group[0][0] is not op:
             return None
@@ -203,6 +212,10 @@ class NpuHoistInvariantPass(ModulePass):
         for function in defined_functions(op):
             if has_sync(function):
                 continue
-            loops = [inner for inner in function.walk(region_first=True) if isinstance(inner, scf.ForOp)]
-            for loop in loops:  # innermost first: what leaves a loop may leave the one around it too
+            loops = [
+                inner for inner in function.walk(region_first=True) if isinstance(inner, scf.ForOp)
+            ]
+            for (
+                loop
+            ) in loops:  # innermost first: what leaves a loop may leave the one around it too
                 _Loop(loop, machine).hoist()

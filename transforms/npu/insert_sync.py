@@ -17,9 +17,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.machine import Machine
 from ziggurat.diagnostics import emit_remark, error_at
 from ziggurat.dialects import npu
+from ziggurat.machine import Machine
 from ziggurat.transforms.npu import defined_functions, pass_machine
 
 Clock = dict[str, int]
@@ -86,7 +86,11 @@ class _Addresses:
         # bounds that overshoot its end must not reach into the buffer after it in the space
         end = min(high + npu.window_extent(window.shape, window.strides), math.prod(shape))
         return _Access(
-            storage, offset + low * itemsize, offset + end * itemsize, window.write, npu.space_of(window.buffer)
+            storage,
+            offset + low * itemsize,
+            offset + end * itemsize,
+            window.write,
+            npu.space_of(window.buffer),
         )
 
     @staticmethod
@@ -142,7 +146,11 @@ class _Addresses:
                 return lhs[0] - rhs[1], lhs[1] - rhs[0]
             products = [a * b for a in lhs for b in rhs]
             return min(products), max(products)
-        if isinstance(value, BlockArgument) and value.index == 0 and isinstance(value.block.parent_op(), scf.ForOp):
+        if (
+            isinstance(value, BlockArgument)
+            and value.index == 0
+            and isinstance(value.block.parent_op(), scf.ForOp)
+        ):
             loop = value.block.parent_op()
             lb, ub, step = (self._range(v) for v in (loop.lb, loop.ub, loop.step))
             if lb is None or ub is None or step is None or step[0] != step[1] or step[0] <= 0:
@@ -183,8 +191,14 @@ class _Step:
         if pipe not in self._envelopes:
             spans: dict[object, tuple[int, int, bool]] = {}
             for access in self.accesses[pipe]:
-                start, end, write = spans.get(access.storage, (access.start, access.end, access.write))
-                spans[access.storage] = (min(start, access.start), max(end, access.end), write or access.write)
+                start, end, write = spans.get(
+                    access.storage, (access.start, access.end, access.write)
+                )
+                spans[access.storage] = (
+                    min(start, access.start),
+                    max(end, access.end),
+                    write or access.write,
+                )
             self._envelopes[pipe] = spans
         return self._envelopes[pipe]
 
@@ -193,17 +207,26 @@ class _Step:
         a wait for them need come no earlier."""
         for index, member in enumerate(self.members):
             mine = member.get(pipe, ())
-            if any(a.conflicts(b) for step in producers for a in mine for b in step.accesses.get(src, ())):
+            if any(
+                a.conflicts(b)
+                for step in producers
+                for a in mine
+                for b in step.accesses.get(src, ())
+            ):
                 return index
         return len(self.members) - 1
 
 
-def _envelopes_meet(mine: dict[object, tuple[int, int, bool]], theirs: dict[object, tuple[int, int, bool]]) -> bool:
+def _envelopes_meet(
+    mine: dict[object, tuple[int, int, bool]], theirs: dict[object, tuple[int, int, bool]]
+) -> bool:
     """Whether two steps' accesses may conflict, from their envelopes (a necessary condition:
     a conflicting pair lies in one storage, inside both envelopes, one of them a write).
     Scanning a block's steps for producers compares most pairs of steps; this spares most
     of them the comparison of every access with every other."""
-    if any(storage == _ANYWHERE or isinstance(storage, _SomewhereIn) for storage in (*mine, *theirs)):
+    if any(
+        storage == _ANYWHERE or isinstance(storage, _SomewhereIn) for storage in (*mine, *theirs)
+    ):
         return True
     for storage, (start, end, write) in mine.items():
         other = theirs.get(storage)
@@ -257,7 +280,9 @@ class _Function:
             try:
                 pipe = inner.pipe(self.machine)
             except (VerifyException, KeyError) as error:
-                raise error_at(inner, f"npu-insert-sync cannot place {inner.name}: {error}") from None
+                raise error_at(
+                    inner, f"npu-insert-sync cannot place {inner.name}: {error}"
+                ) from None
             if pipe is not None:
                 per_pipe[pipe] += self.addresses.accesses(inner)
         return {pipe: tuple(accesses) for pipe, accesses in per_pipe.items()}
@@ -266,13 +291,19 @@ class _Function:
         steps: list[_Step] = []
         for op in block.ops:
             if isinstance(op, npu.BarrierOp):
-                steps.append(_Step([op], {}, (op.pipe.data,) if op.pipe is not None else self.machine.pipes))
+                steps.append(
+                    _Step([op], {}, (op.pipe.data,) if op.pipe is not None else self.machine.pipes)
+                )
                 continue
             accesses = self.accesses_within(op)
             if not accesses:
                 continue
             previous = steps[-1] if steps else None
-            if previous is not None and len(accesses) == 1 and previous.accesses.keys() == accesses.keys():
+            if (
+                previous is not None
+                and len(accesses) == 1
+                and previous.accesses.keys() == accesses.keys()
+            ):
                 (pipe,) = accesses
                 previous.ops.append(op)
                 previous.accesses[pipe] += accesses[pipe]
@@ -303,7 +334,9 @@ class _Function:
         if loop is not None and self.addresses.runs_once(loop):
             self.learned[loop] = _learned_in_body(steps, known)
 
-    def forward(self, steps: list[_Step]) -> tuple[list[_Dependence], list[dict[str, Clock]], dict[str, Clock]]:
+    def forward(
+        self, steps: list[_Step]
+    ) -> tuple[list[_Dependence], list[dict[str, Clock]], dict[str, Clock]]:
         """The dependences to flag within one pass over `steps`, each pipe's clock after each step, and at the end."""
         known: dict[str, Clock] = defaultdict(dict)
         snapshots: list[dict[str, Clock]] = []
@@ -315,9 +348,13 @@ class _Function:
             for dst in step.accesses:
                 # Steps that `dst` already knows every other pipe finished need no flag (`_to_flag`
                 # drops them): scanning back to them made the pass quadratic in a long block.
-                ordered = min((known[dst].get(src, _NEVER) for src in seen if src != dst), default=j - 1)
+                ordered = min(
+                    (known[dst].get(src, _NEVER) for src in seen if src != dst), default=j - 1
+                )
                 producers = self.producers(steps, j, dst, range(j - 1, max(ordered, -1), -1))
-                for src, i, covered in _to_flag(known[dst], producers, lambda src, i: snapshots[i][src], 0):
+                for src, i, covered in _to_flag(
+                    known[dst], producers, lambda src, i: snapshots[i][src], 0
+                ):
                     before = min(step.first_needing(dst, steps[:j], other) for other in covered)
                     needed.append(_Dependence(src, i, dst, j, before))
             if len(step.ops) == 1 and step.first in self.learned:
@@ -327,7 +364,11 @@ class _Function:
         return needed, snapshots, known
 
     def carried(
-        self, steps: list[_Step], forward: list[_Dependence], snapshots: list[dict[str, Clock]], end: dict[str, Clock]
+        self,
+        steps: list[_Step],
+        forward: list[_Dependence],
+        snapshots: list[dict[str, Clock]],
+        end: dict[str, Clock],
     ) -> list[_Dependence]:
         """The dependences of a step on a step at or after it in the previous iteration not already ordered.
 
@@ -335,7 +376,9 @@ class _Function:
         iteration knowing what it knew at the end of the previous one.
         """
         count = len(steps)
-        known: dict[str, Clock] = defaultdict(dict, {pipe: _shift(clock, -count) for pipe, clock in end.items()})
+        known: dict[str, Clock] = defaultdict(
+            dict, {pipe: _shift(clock, -count) for pipe, clock in end.items()}
+        )
         waits: dict[tuple[int, str], list[_Dependence]] = defaultdict(list)
         for dependence in forward:
             waits[dependence.consumer, dependence.dst].append(dependence)
@@ -353,11 +396,15 @@ class _Function:
                     _learn(known[dst], clock)
                 previous = lambda src, i: _shift(snapshots[i][src], -count)  # noqa: E731
                 for src, i, covered in _to_flag(known[dst], producers, previous, -count):
-                    needed.append(_Dependence(src, i, dst, j, min(needing[other] for other in covered)))
+                    needed.append(
+                        _Dependence(src, i, dst, j, min(needing[other] for other in covered))
+                    )
         return needed
 
     @staticmethod
-    def producers(steps: list[_Step], j: int, dst: str, candidates: Iterable[int]) -> dict[str, int]:
+    def producers(
+        steps: list[_Step], j: int, dst: str, candidates: Iterable[int]
+    ) -> dict[str, int]:
         """Per other pipe, the first step of `candidates` whose instructions on it conflict with step j's on `dst`."""
         found: dict[str, int] = {}
         for i in candidates:
@@ -373,18 +420,29 @@ class _Function:
         setter, waiter = npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)
         Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
         consumer = steps[dependence.consumer].ops[dependence.before]
-        setter.location, waiter.location = steps[dependence.producer].last.location, consumer.location
+        setter.location, waiter.location = (
+            steps[dependence.producer].last.location,
+            consumer.location,
+        )
         Rewriter.insert_op(waiter, InsertPoint.before(consumer))
         self.flags.append(_Flag(src, dst, [setter, waiter], waiter, consumer))
 
     def add_token(self, steps: list[_Step], dependence: _Dependence, loop: scf.ForOp) -> None:
         """A flag carried around `loop`: set before it, waited after it, so every wait in the body has its set."""
         src, dst = dependence.src, dependence.dst
-        ops = [npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0), npu.SetFlagOp(src, dst, 0), npu.WaitFlagOp(src, dst, 0)]
+        ops = [
+            npu.SetFlagOp(src, dst, 0),
+            npu.WaitFlagOp(src, dst, 0),
+            npu.SetFlagOp(src, dst, 0),
+            npu.WaitFlagOp(src, dst, 0),
+        ]
         before, waiter, setter, after = ops
         consumer = steps[dependence.consumer].ops[dependence.before]
         before.location = after.location = loop.location
-        setter.location, waiter.location = steps[dependence.producer].last.location, consumer.location
+        setter.location, waiter.location = (
+            steps[dependence.producer].last.location,
+            consumer.location,
+        )
         Rewriter.insert_op(before, InsertPoint.before(loop))
         Rewriter.insert_op(waiter, InsertPoint.before(consumer))
         Rewriter.insert_op(setter, InsertPoint.after(steps[dependence.producer].last))
@@ -393,7 +451,10 @@ class _Function:
 
     def barrier_everywhere(self, op: Operation) -> None:
         """Control flow the pass does not follow: a barrier before each step inside it."""
-        emit_remark(op, f"npu-insert-sync: {op.name} is not scf.for or scf.if; a barrier orders every instruction in it")
+        emit_remark(
+            op,
+            f"npu-insert-sync: {op.name} is not scf.for or scf.if; a barrier orders every instruction in it",
+        )
         for region in op.regions:
             for block in region.blocks:
                 for step in self.steps(block):
@@ -411,7 +472,11 @@ class _Function:
         given: dict[tuple[str, str], list[tuple[_Flag, int]]] = defaultdict(list)
         for flag in sorted(self.flags, key=lambda f: f.span):
             # Flags come by start: one that ended before this one starts ends before every later one.
-            live = [(other, event) for other, event in given[flag.src, flag.dst] if other.span[1] >= flag.span[0]]
+            live = [
+                (other, event)
+                for other, event in given[flag.src, flag.dst]
+                if other.span[1] >= flag.span[0]
+            ]
             pair = given[flag.src, flag.dst] = live
             taken = {event for _, event in pair}
             event = min(set(range(len(taken) + 1)) - taken)
@@ -467,9 +532,11 @@ def _to_flag(
         if not waiting:
             return chosen
 
-        def reach(src: str) -> tuple[int, int]:
+        def reach(src: str, waiting: dict[str, int] = waiting) -> tuple[int, int]:
             clock = clock_of(src, waiting[src])
-            return waiting[src], sum(clock.get(other, _NEVER) >= i + shift for other, i in waiting.items())
+            return waiting[src], sum(
+                clock.get(other, _NEVER) >= i + shift for other, i in waiting.items()
+            )
 
         src = max(waiting, key=reach)
         chosen.append((src, waiting[src], []))
@@ -479,12 +546,18 @@ def _to_flag(
 def _learned_in_body(steps: list[_Step], known: dict[str, Clock]) -> dict[str, dict[str, bool]]:
     last = {pipe: j for j, step in enumerate(steps) for pipe in step.accesses}
     return {
-        dst: {src: step >= last[src] for src, step in clock.items() if src != dst and src in last and step >= 0}
+        dst: {
+            src: step >= last[src]
+            for src, step in clock.items()
+            if src != dst and src in last and step >= 0
+        }
         for dst, clock in known.items()
     }
 
 
-def _learn_from_loop(known: dict[str, Clock], steps: list[_Step], j: int, learned: dict[str, dict[str, bool]]) -> None:
+def _learn_from_loop(
+    known: dict[str, Clock], steps: list[_Step], j: int, learned: dict[str, dict[str, bool]]
+) -> None:
     """After loop step j: a pipe that knew all of another's instructions in the body finished knows the
     whole step did; one that knew some knows, as pipes run in order, that the steps before the loop did."""
     for dst, sources in learned.items():
@@ -505,7 +578,9 @@ def _drain(known: dict[str, Clock], step: _Step, j: int, pipes: Iterable[str]) -
 def synchronize_function(function: func.FuncOp, machine: Machine) -> None:
     """Insert the flags of `function` (see `NpuInsertSyncPass`)."""
     if any(isinstance(op, npu.SetFlagOp | npu.WaitFlagOp) for op in function.walk()):
-        emit_remark(function, "npu-insert-sync: this function already has flags; it is left as it is")
+        emit_remark(
+            function, "npu-insert-sync: this function already has flags; it is left as it is"
+        )
         return
     inserter = _Function(machine, _Addresses(machine))
     inserter.synchronize(function.body.block)

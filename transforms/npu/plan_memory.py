@@ -16,9 +16,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ziggurat.machine import Machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
+from ziggurat.machine import Machine
 from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
 from ziggurat.transforms.tile.fit import does_not_fit
 
@@ -114,7 +114,12 @@ class _Positions:
         return ranges
 
     def _extent(
-        self, user: Operation, users: list[Operation], alloc: Operation, machine: Machine, fresh: dict[Operation, bool]
+        self,
+        user: Operation,
+        users: list[Operation],
+        alloc: Operation,
+        machine: Machine,
+        fresh: dict[Operation, bool],
     ) -> tuple[int, int]:
         """The positions `user` keeps the buffer live: its own, or the loops around it that carry it
         (`fresh` remembers, per loop, whether each iteration overwrites the buffer first)."""
@@ -142,14 +147,20 @@ def _unconditional(user: Operation, alloc: Operation) -> bool:
 
 
 def _overwritten_first(
-    loop: Operation, users: list[Operation], alloc: Operation, machine: Machine, positions: _Positions
+    loop: Operation,
+    users: list[Operation],
+    alloc: Operation,
+    machine: Machine,
+    positions: _Positions,
 ) -> bool:
     """Whether each iteration of `loop` writes every element of the buffer before it reads any."""
     inside = sorted((u for u in users if loop.is_ancestor(u)), key=lambda u: positions.first[u])
     return _overwrites_whole(inside, alloc.results[0], machine, loop.regions[-1].blocks[0])
 
 
-def _overwrites_whole(users: list[Operation], buffer: SSAValue, machine: Machine, block: Block | None) -> bool:
+def _overwrites_whole(
+    users: list[Operation], buffer: SSAValue, machine: Machine, block: Block | None
+) -> bool:
     """Whether the first of `users` (in program order) and those after it, instructions directly in
     `block`, only write `buffer`, at static indices, until together they have covered all of it."""
     covered = np.zeros(math.prod(buffer.type.get_shape()), bool)
@@ -158,10 +169,17 @@ def _overwrites_whole(users: list[Operation], buffer: SSAValue, machine: Machine
         if user.parent_block() is not block or windows is None:
             return False
         mine = [w for w in windows if w.buffer is buffer]
-        if not mine or any(not w.write for w in mine) or any(not isinstance(i, int) for w in mine for i in w.indices):
+        if (
+            not mine
+            or any(not w.write for w in mine)
+            or any(not isinstance(i, int) for w in mine for i in w.indices)
+        ):
             return False
         for window in mine:
-            base = sum(i * s for i, s in zip(window.indices, npu.row_major_strides(buffer.type.get_shape())))
+            base = sum(
+                i * s
+                for i, s in zip(window.indices, npu.row_major_strides(buffer.type.get_shape()))
+            )
             offsets = np.zeros(1, np.int64)
             for size, stride in zip(window.shape, window.strides):
                 offsets = (offsets[:, None] + np.arange(size) * stride).ravel()
@@ -197,8 +215,13 @@ def _space_of_alloc(alloc: memref.AllocOp, machine: Machine) -> str:
             f"cannot plan {memref_type}: machine '{machine.name}' has no memory space '{space.data}' "
             f"(it has {', '.join(machine.memories)})",
         )
-    if any(dim < 0 for dim in memref_type.get_shape()) or not isinstance(memref_type.layout, NoneAttr):
-        raise error_at(alloc, f"cannot plan {memref_type}: a buffer has a static shape and the row-major layout")
+    if any(dim < 0 for dim in memref_type.get_shape()) or not isinstance(
+        memref_type.layout, NoneAttr
+    ):
+        raise error_at(
+            alloc,
+            f"cannot plan {memref_type}: a buffer has a static shape and the row-major layout",
+        )
     return space.data
 
 
@@ -211,9 +234,13 @@ def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
             space = _space_of_alloc(op, machine)
             ranges = positions.live_ranges(op, machine)
             buffers.append(_Buffer(op, space, npu.type_bytes(op.memref.type), ranges))
-        elif isinstance(op, npu.BufferOp):  # placed already: its bytes are taken for the whole function
+        elif isinstance(
+            op, npu.BufferOp
+        ):  # placed already: its bytes are taken for the whole function
             size = npu.type_bytes(op.result.type)
-            buffers.append(_Buffer(op, npu.space_of(op.result), size, everywhere, offset=op.byte_offset))
+            buffers.append(
+                _Buffer(op, npu.space_of(op.result), size, everywhere, offset=op.byte_offset)
+            )
     return buffers
 
 
@@ -253,8 +280,11 @@ def _check_lowered(function: func.FuncOp) -> None:
     """Refuse a function still holding ops of a higher level: its buffers are not npu buffers yet."""
     for op in function.walk():
         if op.name.split(".", 1)[0] in _NOT_LOWERED_DIALECTS:
-            raise error_at(op, f"npu-plan-memory places the buffers of npu code, and {op.name} is not lowered "
-                           "to npu instructions yet (run loop-to-npu first)")
+            raise error_at(
+                op,
+                f"npu-plan-memory places the buffers of npu code, and {op.name} is not lowered "
+                "to npu instructions yet (run loop-to-npu first)",
+            )
 
 
 def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
@@ -267,12 +297,16 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
         buffer.conflicts = [
             other
             for other in buffers
-            if other is not buffer and other.space == buffer.space and (not reuse or buffer.lives_with(other))
+            if other is not buffer
+            and other.space == buffer.space
+            and (not reuse or buffer.lives_with(other))
         ]
     for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
         if buffer.offset is None:
             space = machine.memories[buffer.space]
-            mates = [other for other in buffers if other is not buffer and other.space == buffer.space]
+            mates = [
+                other for other in buffers if other is not buffer and other.space == buffer.space
+            ]
             # Bytes of their own if the space allows; else clear of every buffer used between this
             # one's first and last use (a layer's buffers, which its pipes use at once, ping and
             # pong included, whose live ranges interleave in program order without overlapping);

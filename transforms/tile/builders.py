@@ -35,12 +35,12 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
-from ziggurat.dialects import tile
-from ziggurat.dialects.graph import compute_dtype
 
 from ziggurat.diagnostics import error_at
-from ziggurat.locations import locate
+from ziggurat.dialects import tile
+from ziggurat.dialects.graph import compute_dtype
 from ziggurat.dtypes import from_numpy_dtype, is_float, to_numpy_dtype
+from ziggurat.locations import locate
 
 PARALLEL = linalg_attrs.IteratorTypeAttr.parallel()
 REDUCTION = linalg_attrs.IteratorTypeAttr.reduction()
@@ -120,7 +120,9 @@ BodyFunction = Callable[[Body, tuple[SSAValue, ...]], Sequence[SSAValue]]
 def tile_attributes(op: Operation) -> dict[str, Attribute]:
     """The `tile.*` discardable attributes of a graph op (`tile.group`, `tile.root`,
     `tile.sizes`), which every op it lowers to carries."""
-    return {name: value for name, value in op.attributes.items() if name.startswith(tile.ATTR_PREFIX)}
+    return {
+        name: value for name, value in op.attributes.items() if name.startswith(tile.ATTR_PREFIX)
+    }
 
 
 @dataclass

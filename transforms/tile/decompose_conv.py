@@ -29,13 +29,13 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.interpreters.tensor_interpreter import loop_ranges
-from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, expand_shape
 
 from ziggurat.diagnostics import error_at
+from ziggurat.dtypes import is_float
+from ziggurat.interpreters.tensor_interpreter import loop_ranges
 from ziggurat.ir.contraction import is_contraction
 from ziggurat.locations import Located
-from ziggurat.dtypes import is_float
+from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, expand_shape
 
 PASS = "tile-decompose-conv"
 
@@ -171,7 +171,10 @@ class Contraction:
         for outer, inner in itertools.permutations(terms, 2):
             if (
                 outer in self.shared
-                and not (self.extents[inner] == 1 and (outer in self.reductions) != (inner in self.reductions))
+                and not (
+                    self.extents[inner] == 1
+                    and (outer in self.reductions) != (inner in self.reductions)
+                )
                 and terms[inner] == 1
                 and terms[outer] == self.extents[inner]
                 and size == self.extents[outer] * self.extents[inner]
@@ -237,7 +240,7 @@ def _window_slice(
 ) -> tuple[SSAValue, AffineMap]:
     """The slice of `value` one window point reads, and its map over the kept dims."""
     offsets, sizes, strides, results, kept_shape = [], [], [], [], []
-    for access, size in zip(accesses, value.type.get_shape()):
+    for access, _size in zip(accesses, value.type.get_shape()):
         if access.outer is None or access.outer in point:  # one index, dropped
             offsets.append(point.get(access.outer, access.constant))
             sizes.append(1)
@@ -276,11 +279,7 @@ class DecomposeConvolution(RewritePattern):
         contraction = Contraction(
             op,
             loop_ranges(op, [v.type.get_shape() for v in op.operands]),
-            {
-                d
-                for d, it in enumerate(op.iterator_types.data)
-                if it.data == REDUCTION.data
-            },
+            {d for d, it in enumerate(op.iterator_types.data) if it.data == REDUCTION.data},
         )
         maps = [m.data for m in op.indexing_maps.data]
         contraction.shared = frozenset.intersection(
@@ -295,13 +294,13 @@ class DecomposeConvolution(RewritePattern):
             for v, m in zip(op.inputs, maps[: len(op.inputs)])
         ]
         accesses = [[contraction.access(e) for e in m.results] for _, m in inputs]
-        windows = sorted(
-            {a.window for row in accesses for a in row if a.window is not None}
-        )
+        windows = sorted({a.window for row in accesses for a in row if a.window is not None})
         kept = [d for d in range(len(contraction.extents)) if d not in windows]
         renumber = {d: i for i, d in enumerate(kept)}
         out_map = AffineMap(
-            len(kept), 0, tuple(AffineExpr.dimension(renumber[e.position]) for e in maps[-1].results)
+            len(kept),
+            0,
+            tuple(AffineExpr.dimension(renumber[e.position]) for e in maps[-1].results),
         )
         iterators = [op.iterator_types.data[d] for d in kept]
         accumulator = op.outputs[0]
@@ -367,5 +366,9 @@ class TileDecomposeConvPass(ModulePass):
     name = "tile-decompose-conv"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(Located(GeneralizeConv2D()), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(Located(DecomposeConvolution()), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(Located(GeneralizeConv2D()), apply_recursively=False).rewrite_module(
+            op
+        )
+        PatternRewriteWalker(
+            Located(DecomposeConvolution()), apply_recursively=False
+        ).rewrite_module(op)

@@ -15,10 +15,10 @@ from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass, PassPipeline
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, diagnostic_at, note_at
 from ziggurat.dialects.tile import GROUP_ATTR, SIZES_ATTR
 from ziggurat.ir.contraction import contraction_dims
+from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.tile.tile_and_fuse import (
     Group,
     _override,
@@ -39,7 +39,13 @@ MAX_RETRIES = 32
 class DoesNotFit(DiagnosticError):
     """A buffer that a memory space cannot hold; `group` and `location` say which op it is for."""
 
-    def __init__(self, diagnostic: Diagnostic, group: str | None, location: Attribute | None, space: str | None):
+    def __init__(
+        self,
+        diagnostic: Diagnostic,
+        group: str | None,
+        location: Attribute | None,
+        space: str | None,
+    ):
         super().__init__(diagnostic)
         self.group = group
         self.location = location
@@ -90,7 +96,9 @@ def apply_passes(
     candidate that does not lower.
     """
     run = run or (lambda index, one: one.apply(ctx, module))
-    start = next((i for i, one in enumerate(passes) if _tile_and_fuse_machine(one) is not None), None)
+    start = next(
+        (i for i, one in enumerate(passes) if _tile_and_fuse_machine(one) is not None), None
+    )
     snapshot: ModuleOp | None = None
     retry: _Retry | None = None
     index = 0
@@ -110,7 +118,9 @@ def apply_passes(
         except DiagnosticError as error:
             if retry is None or retry.last is None or index <= start:
                 raise
-            if not retry.reject(snapshot):  # the lowering refuses the tile just tried: the next smaller one
+            if not retry.reject(
+                snapshot
+            ):  # the lowering refuses the tile just tried: the next smaller one
                 raise _tried(error, retry) from None
             _replace_contents(module, snapshot)
             index = start
@@ -127,8 +137,16 @@ def _tried(error: DiagnosticError, retry: _Retry) -> DiagnosticError:
 def _with_note(error: DoesNotFit, note: str) -> DoesNotFit:
     """`error` with `note` appended to its message: the last word on a buffer that does not fit."""
     first = error.diagnostics[0]
-    changed = Diagnostic(first.severity, f"{first.message}; {note}", first.file, first.line, first.col,
-                         first.source_line, first.notes, first.name)
+    changed = Diagnostic(
+        first.severity,
+        f"{first.message}; {note}",
+        first.file,
+        first.line,
+        first.col,
+        first.source_line,
+        first.notes,
+        first.name,
+    )
     return DoesNotFit(changed, error.group, error.location, error.space)
 
 
@@ -146,7 +164,9 @@ class FittingPipeline(PassPipeline):
                 self.callback(None, op, one)
             one.apply(ctx, op)
             if self.callback is not None:
-                self.callback(one, op, self.passes[index + 1] if index + 1 < len(self.passes) else None)
+                self.callback(
+                    one, op, self.passes[index + 1] if index + 1 < len(self.passes) else None
+                )
 
         apply_passes(ctx, op, self.passes, run)
 
@@ -171,7 +191,9 @@ class _Retry:
         tile; raise `error`, saying that the tile is the smallest, when it has none, or `error` itself
         when no group holds the op."""
         if self.count == MAX_RETRIES:
-            raise _with_note(error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting")
+            raise _with_note(
+                error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting"
+            )
         found = [
             group
             for function in module.walk()
@@ -184,7 +206,9 @@ class _Retry:
         smallest = None
         for group in found:
             root, current = _current(group, self.machine)
-            if self._try(root, current, _smaller(group, root, current, self.machine, error.space), error):
+            if self._try(
+                root, current, _smaller(group, root, current, self.machine, error.space), error
+            ):
                 return
             smallest = smallest or (root, current)
         root, current = smallest
@@ -208,24 +232,34 @@ class _Retry:
             for group in collect_groups(function.body.block)
             if root in group.ops
         )
-        return self._try(root, before, _smaller(group, root, before, self.machine, error.space), error)
+        return self._try(
+            root, before, _smaller(group, root, before, self.machine, error.space), error
+        )
 
     def why(self) -> str:
         """What the lowering was trying when it failed: the tile it gave a group, and why."""
         assert self.last is not None
         root, before, error = self.last
         tried = ", ".join(map(str, self.rejected[root][-1])) if self.rejected.get(root) else "?"
-        return (f"this group was lowered with tile.sizes = [{tried}], the smallest that was left to try, as its "
-                f"tile.sizes = [{', '.join(map(str, before))}] did not fit: {error.diagnostics[0].message}")
+        return (
+            f"this group was lowered with tile.sizes = [{tried}], the smallest that was left to try, as its "
+            f"tile.sizes = [{', '.join(map(str, before))}] did not fit: {error.diagnostics[0].message}"
+        )
 
-    def _try(self, root: Operation, current: list[int], smaller: list[list[int]], error: DoesNotFit) -> bool:
+    def _try(
+        self, root: Operation, current: list[int], smaller: list[list[int]], error: DoesNotFit
+    ) -> bool:
         """Give `root` the first of `smaller` not rejected yet; False when there is none."""
         sizes = next((c for c in smaller if c not in self.rejected.get(root, [])), None)
         if sizes is None:
             return False
         if self.count == MAX_RETRIES:
-            raise _with_note(error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting")
-        LOG.info("%s: tile.sizes %s -> %s", error.diagnostics[0].message.split(":")[0], current, sizes)
+            raise _with_note(
+                error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting"
+            )
+        LOG.info(
+            "%s: tile.sizes %s -> %s", error.diagnostics[0].message.split(":")[0], current, sizes
+        )
         self.count += 1
         self.last = root, current, error
         set_sizes(root, sizes)
@@ -234,8 +268,11 @@ class _Retry:
 
 def _holds(group: Group, error: DoesNotFit) -> bool:
     if error.group is not None:
-        return any(op.attributes.get(GROUP_ATTR) is not None and op.attributes[GROUP_ATTR].data == error.group
-                   for op in group.ops)
+        return any(
+            op.attributes.get(GROUP_ATTR) is not None
+            and op.attributes[GROUP_ATTR].data == error.group
+            for op in group.ops
+        )
     return error.location is not None and any(op.location == error.location for op in group.ops)
 
 
@@ -251,7 +288,9 @@ def _current(group: Group, machine: Machine) -> tuple[Operation, list[int]]:
     return group.last, group_sizes(group, analyze(group), machine, ()).outer
 
 
-def _smaller(group: Group, root: Operation, current: list[int], machine: Machine, space: str | None) -> list[list[int]]:
+def _smaller(
+    group: Group, root: Operation, current: list[int], machine: Machine, space: str | None
+) -> list[list[int]]:
     """The tiles smaller than `current` to try, next first.
 
     A contraction: the tuner's candidates no larger in any loop. Where the space that overflowed holds
@@ -261,10 +300,13 @@ def _smaller(group: Group, root: Operation, current: list[int], machine: Machine
     if root is group.anchor:
         points = _parallel_points(root, current)
         smaller = [
-            list(c) for c in candidate_sizes(root, machine, epilogue_bytes(group))
+            list(c)
+            for c in candidate_sizes(root, machine, epilogue_bytes(group))
             if list(c) != current and all(s <= t for s, t in zip(c, current))
         ]
-        largest_first = sorted(smaller, key=lambda c: (math.prod(c), _parallel_points(root, c), c), reverse=True)
+        largest_first = sorted(
+            smaller, key=lambda c: (math.prod(c), _parallel_points(root, c), c), reverse=True
+        )
         if space not in (*machine.vector.spaces, machine.matrix.c_space):
             return largest_first
         fewer = [c for c in smaller if _parallel_points(root, c) < points]

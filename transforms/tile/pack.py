@@ -13,7 +13,6 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
-from xdsl.transforms.dead_code_elimination import dce
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -21,13 +20,14 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.machine import Machine, load_machine
-from ziggurat.dialects.tile import PackOp, UnpackOp, packed_shape
-from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, scalar_attr
-from ziggurat.ir.contraction import is_contraction
-from ziggurat.transforms.tile.decompose_conv import on_tensors
+from xdsl.transforms.dead_code_elimination import dce
 
 from ziggurat.diagnostics import error_at
+from ziggurat.dialects.tile import PackOp, UnpackOp, packed_shape
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.machine import Machine, load_machine
+from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, scalar_attr
+from ziggurat.transforms.tile.decompose_conv import on_tensors
 
 Layout = tuple[list[int], list[int], list[int] | None]
 
@@ -61,9 +61,7 @@ def _zero(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
     return zero.result
 
 
-def pack_value(
-    value: SSAValue, layout: Layout, rewriter: PatternRewriter
-) -> SSAValue:
+def pack_value(value: SSAValue, layout: Layout, rewriter: PatternRewriter) -> SSAValue:
     positions, tiles, perm = layout
     shape = packed_shape(value.type.get_shape(), positions, tiles, perm)
     empty = tensor.EmptyOp([], TensorType(value.type.get_element_type(), shape))
@@ -107,7 +105,9 @@ class PackContraction(RewritePattern):
             (lhs, rhs, init), maps, ((dim_m, dim_k), (dim_k, dim_n), (dim_m, dim_n))
         ):
             positions = [_positions(indexing).index(d) for d in pair]
-            operands.append(pack_value(value, (positions, [tiles[d] for d in pair], None), rewriter))
+            operands.append(
+                pack_value(value, (positions, [tiles[d] for d in pair], None), rewriter)
+            )
             results = (*indexing.results, *(AffineExpr.dimension(inner[d]) for d in pair))
             new_maps.append(AffineMap(rank + 3, 0, results))
         generic = linalg.GenericOp(
@@ -177,7 +177,9 @@ class CancelPackOfUnpack(RewritePattern):
         unpack = op.source.owner
         if not isinstance(unpack, UnpackOp) or unpack.layout() != op.layout():
             return
-        if unpack.source.type == op.result.type and _divides(op.source.type.get_shape(), op.layout()):
+        if unpack.source.type == op.result.type and _divides(
+            op.source.type.get_shape(), op.layout()
+        ):
             rewriter.replace(op, [], [unpack.source])
 
 
@@ -221,7 +223,9 @@ def _is_elementwise_on_unpacked(op: linalg.GenericOp) -> UnpackOp | None:
         return None
     first = unpacks[0]
     same = all(u.layout() == first.layout() and u.source.type == first.source.type for u in unpacks)
-    identity = all(mp == AffineMap.identity(mp.num_dims) for mp in maps[-1:] + [mp for _, mp in tensors])
+    identity = all(
+        mp == AffineMap.identity(mp.num_dims) for mp in maps[-1:] + [mp for _, mp in tensors]
+    )
     return first if same and identity else None
 
 

@@ -19,10 +19,10 @@ from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.machine import Machine, load_machine
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.tile import GROUP_ATTR, INTERCHANGE_ATTR, ROOT_ATTR, SIZES_ATTR
 from ziggurat.ir.contraction import contraction_dims, is_contraction
+from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.tile.tile_sizes import (
     apply_override,
     contraction_sizes,
@@ -101,7 +101,9 @@ def _make_group(members: list[Operation], block_order: dict[Operation, int]) -> 
         if all(use.operation in fused for result in op.results for use in result.uses):
             fused.add(op)
     roots = [
-        op for op in tileable if is_contraction(op) and (ROOT_ATTR in op.attributes or GROUP_ATTR not in op.attributes)
+        op
+        for op in tileable
+        if is_contraction(op) and (ROOT_ATTR in op.attributes or GROUP_ATTR not in op.attributes)
     ]
     anchor = next((op for op in roots if op in fused), None)
     return Group(sorted(members, key=block_order.get), last, fused, anchor)
@@ -114,7 +116,10 @@ def _unfused_generics(group: Group) -> list[Group]:
     return [
         Group([op], op, {op}, None)
         for op in group.ops
-        if op not in group.fused and isinstance(op, linalg.GenericOp) and is_tileable(op) and not is_contraction(op)
+        if op not in group.fused
+        and isinstance(op, linalg.GenericOp)
+        and is_tileable(op)
+        and not is_contraction(op)
     ]
 
 
@@ -127,11 +132,19 @@ def collect_groups(block: Block) -> list[Group]:
     for op in reversed(list(block.ops)):
         if GROUP_ATTR in op.attributes:
             named.setdefault(op.attributes[GROUP_ATTR].data, []).insert(0, op)
-        elif is_tileable(op) and op not in helpers and not isinstance(op, (linalg.FillOp, tensor.PadOp)):
+        elif (
+            is_tileable(op)
+            and op not in helpers
+            and not isinstance(op, (linalg.FillOp, tensor.PadOp))
+        ):
             extra = _helpers(op)
             helpers.update(extra)
             singles.append([*extra, op])
-    groups = [g for g in (_make_group(members, order) for members in [*named.values(), *singles]) if g is not None]
+    groups = [
+        g
+        for g in (_make_group(members, order) for members in [*named.values(), *singles])
+        if g is not None
+    ]
     groups += [single for g in groups for single in _unfused_generics(g)]
     return sorted(groups, key=lambda g: order[g.last])
 
@@ -176,14 +189,17 @@ def analyze(group: Group) -> Analysis:
                     loops[d] = dim_deps
             deps[op] = loops
             if isinstance(op, tensor.PadOp):
-                for dim_deps, low, high in zip(dims, op.static_low.get_values(), op.static_high.get_values()):
+                for dim_deps, low, high in zip(
+                    dims, op.static_low.get_values(), op.static_high.get_values()
+                ):
                     if low or high:
                         halo |= dim_deps
         for operand, indexing in zip(op.operands, maps):
             if indexing is None or operand.owner not in group.fused:
                 continue
             operand_deps = [
-                Deps().union(*(deps[op][d] for d in linear_form(expr)[0])) for expr in indexing.results
+                Deps().union(*(deps[op][d] for d in linear_form(expr)[0]))
+                for expr in indexing.results
             ]
             reads.setdefault(operand, []).append(operand_deps)
     return Analysis(deps, whole, halo)
@@ -226,7 +242,9 @@ def _override(op: Operation, option: Sequence[int]) -> Sequence[int] | None:
     return option or None
 
 
-def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, option: Sequence[int]) -> Sizes:
+def group_sizes(
+    group: Group, analysis: Analysis, machine: Machine | None, option: Sequence[int]
+) -> Sizes:
     last_domain = tiling_of(group.last).domain(group.last)
     extents = [loop.extent for loop in last_domain]
     outer = list(extents)
@@ -253,7 +271,10 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
         order = []
         for d in _interchange(anchor):
             if len(analysis.deps[anchor][d]) != 1:
-                raise error_at(anchor, f"{INTERCHANGE_ATTR}: loop {d} of this op is not one tile loop of its group")
+                raise error_at(
+                    anchor,
+                    f"{INTERCHANGE_ATTR}: loop {d} of this op is not one tile loop of its group",
+                )
             order.extend(analysis.deps[anchor][d])
     else:
         order = _interchange(group.last)
@@ -263,7 +284,9 @@ def group_sizes(group: Group, analysis: Analysis, machine: Machine | None, optio
         elif machine is not None:
             whole = analysis.whole | {d for d, loop in enumerate(last_domain) if loop.reduction}
             lane_bytes = element_bytes(group.last)
-            outer = vector_sizes(extents, whole, partial(_vector_footprint, group, analysis), machine, lane_bytes)
+            outer = vector_sizes(
+                extents, whole, partial(_vector_footprint, group, analysis), machine, lane_bytes
+            )
     for d, loop in enumerate(last_domain):
         if d in analysis.whole or loop.reduction:
             outer[d] = loop.extent
@@ -279,8 +302,10 @@ def _interchange(op: Operation) -> list[int]:
         return []
     loops = attr.get_values() if isinstance(attr, DenseArrayBase) else None
     domain = tiling_of(op).domain(op)
-    if loops is None or len(set(loops)) != len(loops) or any(
-        not 0 <= d < len(domain) or domain[d].reduction for d in loops
+    if (
+        loops is None
+        or len(set(loops)) != len(loops)
+        or any(not 0 <= d < len(domain) or domain[d].reduction for d in loops)
     ):
         raise error_at(
             op,
@@ -325,7 +350,10 @@ def epilogue_bytes(group: Group) -> int:
 
 
 def _converts_only(op: linalg.GenericOp) -> bool:
-    return all(isinstance(inner, (arith.ExtFOp, arith.TruncFOp, linalg.YieldOp)) for inner in op.body.block.ops)
+    return all(
+        isinstance(inner, (arith.ExtFOp, arith.TruncFOp, linalg.YieldOp))
+        for inner in op.body.block.ops
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -348,7 +376,11 @@ def segments(extent: int, size: int, peel: bool) -> list[Segment]:
     full, remainder = divmod(extent, size)
     parts = []
     if peel and full > 2:
-        parts = [Segment(0, 1, size), Segment(size, full - 2, size), Segment((full - 1) * size, 1, size)]
+        parts = [
+            Segment(0, 1, size),
+            Segment(size, full - 2, size),
+            Segment((full - 1) * size, 1, size),
+        ]
     elif peel:
         parts = [Segment(i * size, 1, size) for i in range(full)]
     elif full:
@@ -379,16 +411,24 @@ class Scope:
         return None
 
 
-Body = Callable[[TileBuilder, dict[int, Linear], dict[int, int], list[SSAValue], Scope], list[SSAValue]]
+Body = Callable[
+    [TileBuilder, dict[int, Linear], dict[int, int], list[SSAValue], Scope], list[SSAValue]
+]
 
 
 def build_nest(
-    b: TileBuilder, loops: list[tuple[int, int, int, bool]], values: list[SSAValue], body: Body, scope: Scope
+    b: TileBuilder,
+    loops: list[tuple[int, int, int, bool]],
+    values: list[SSAValue],
+    body: Body,
+    scope: Scope,
 ) -> list[SSAValue]:
     """The tiles of `loops` ((dim, extent, size, peel) each), the segments of each loop
     one after another, carrying `values` through; `body` builds one tile."""
     for combination in itertools.product(*(segments(e, s, p) for _, e, s, p in loops)):
-        values = _build_segments(b, [l[0] for l in loops], list(combination), values, body, scope, {}, {})
+        values = _build_segments(
+            b, [loop[0] for loop in loops], list(combination), values, body, scope, {}, {}
+        )
     return values
 
 
@@ -406,8 +446,14 @@ def _build_segments(b, dims, parts, values, body, scope, offsets, sizes) -> list
     iv = block.args[0]
     last = part.start + (part.count - 1) * part.size
     results = _build_segments(
-        inner, dims[1:], parts[1:], list(block.args[1:]), body, scope.child(iv, part.start, last),
-        {**offsets, dim: Linear.of(iv)}, sizes,
+        inner,
+        dims[1:],
+        parts[1:],
+        list(block.args[1:]),
+        body,
+        scope.child(iv, part.start, last),
+        {**offsets, dim: Linear.of(iv)},
+        sizes,
     )
     inner.emit(scf.YieldOp(*results))
     return list(b.emit(scf.ForOp(*bounds, values, Region(block))).results)
@@ -424,7 +470,9 @@ class GroupTiler:
         producer = value.owner
         # A fill is cheap and has no inputs: each tile fills its own slice, whether the
         # fill belongs to the group or not (a splat weight, shared by several groups).
-        if producer in self.group.fused or (isinstance(producer, linalg.FillOp) and is_tileable(producer)):
+        if producer in self.group.fused or (
+            isinstance(producer, linalg.FillOp) and is_tileable(producer)
+        ):
             impl = tiling_of(producer)
             tile = impl.domain_tile_for_result(producer, value.index, box)
             if impl.can_tile(producer, tile, scope.bounds):
@@ -449,7 +497,9 @@ class GroupTiler:
             ]
             return impl.tile(op, b, operands, tile)
 
-    def tile_reduction(self, op: Operation, tile: Tile, b: TileBuilder, scope: Scope) -> list[SSAValue]:
+    def tile_reduction(
+        self, op: Operation, tile: Tile, b: TileBuilder, scope: Scope
+    ) -> list[SSAValue]:
         """The anchor's tile with its reduction loops tiled, accumulating through iter_args."""
         impl = tiling_of(op)
         n_inputs = len(op.operands) - len(op.results)
@@ -503,8 +553,18 @@ class GroupTiler:
 # The pass
 # --------------------------------------------------------------------------- #
 
-_REMOVABLE = (linalg.GenericOp, linalg.FillOp, linalg.MatmulOp, linalg.TransposeOp, linalg.BroadcastOp,
-              linalg.Conv2DNchwFchwOp, tensor.PadOp, tensor.EmptyOp, tensor.ExtractSliceOp, arith.ConstantOp)
+_REMOVABLE = (
+    linalg.GenericOp,
+    linalg.FillOp,
+    linalg.MatmulOp,
+    linalg.TransposeOp,
+    linalg.BroadcastOp,
+    linalg.Conv2DNchwFchwOp,
+    tensor.PadOp,
+    tensor.EmptyOp,
+    tensor.ExtractSliceOp,
+    arith.ConstantOp,
+)
 
 
 def remove_dead(block: Block) -> None:
@@ -514,7 +574,10 @@ def remove_dead(block: Block) -> None:
         if (
             isinstance(op, _REMOVABLE)
             and op.results
-            and all(isinstance(r.type, TensorType) or isinstance(op, arith.ConstantOp) for r in op.results)
+            and all(
+                isinstance(r.type, TensorType) or isinstance(op, arith.ConstantOp)
+                for r in op.results
+            )
             and all(r.first_use is None for r in op.results)
         ):
             Rewriter.erase_op(op)
@@ -524,7 +587,9 @@ def check_static(function: func.FuncOp) -> None:
     for op in function.walk():
         for value in (*op.operands, *op.results):
             if isinstance(value.type, TensorType) and any(d < 0 for d in value.type.get_shape()):
-                raise error_at(op, f"tile-and-fuse: dynamic shapes are not supported, got {value.type}")
+                raise error_at(
+                    op, f"tile-and-fuse: dynamic shapes are not supported, got {value.type}"
+                )
 
 
 def tile_group(group: Group, machine: Machine | None, option: Sequence[int]) -> None:
@@ -587,7 +652,9 @@ class TileAndFusePass(ModulePass):
         if self.machine is None and not self.sizes:
             raise error_at(op, "tile-and-fuse needs machine=NAME or sizes=S1,S2,...")
         if any(size < 0 for size in self.sizes):
-            raise error_at(op, f"tile-and-fuse: tile sizes must be positive (0: whole), got {list(self.sizes)}")
+            raise error_at(
+                op, f"tile-and-fuse: tile sizes must be positive (0: whole), got {list(self.sizes)}"
+            )
         machine = load_machine(self.machine) if self.machine is not None else None
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if function.is_declaration:

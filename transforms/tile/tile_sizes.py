@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from ziggurat.machine import Machine
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.ir.contraction import ContractionDims, contraction_dims
+from ziggurat.machine import Machine
 from ziggurat.transforms.tile.tiling_interface import linear_form, tiling_of
 
 
@@ -150,7 +150,9 @@ def _best_conv(options):
     whole rows and by its epilogue in the vector space, so the largest one tends to come with a
     K of 16 or 32 input channels: a step each, each paying DMA setups for the input tile's halo
     and every window point's weights."""
-    return max(options, key=lambda o: (o["mn"] * o["rk"], -o["traffic"], o["mn"], o["n"]), default=None)
+    return max(
+        options, key=lambda o: (o["mn"] * o["rk"], -o["traffic"], o["mn"], o["n"]), default=None
+    )
 
 
 EPILOGUE_SHARE = 2
@@ -174,22 +176,33 @@ class Limits:
 
     def epilogue_fits(self, machine: Machine, points: int) -> bool:
         """Whether an output tile of `points` elements fits its share of the vector space."""
-        return points * self.epilogue_bytes <= machine.memories[machine.vector.spaces[0]].capacity // self.epilogue_share
+        return (
+            points * self.epilogue_bytes
+            <= machine.memories[machine.vector.spaces[0]].capacity // self.epilogue_share
+        )
 
 
-def matmul_options(op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], limits: Limits) -> list[dict]:
+def matmul_options(
+    op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], limits: Limits
+) -> list[dict]:
     """Every M/N/K tile (`{"m", "n", "k", ...}`) of a contraction with one M, N and K loop
     that fits the machine within `limits` (the candidates `matmul_sizes` chooses from, and
     `ziggurat-tune` searches)."""
     um, un, uk = _unit_shape(machine, op)
     in_bytes, acc_bytes = _element_bytes(op)
     budget = _budget(machine)
-    m_extent, n_extent, k_extent = (math.prod(extents[d] for d in dims) for dims in (roles.m, roles.n, roles.k))
+    m_extent, n_extent, k_extent = (
+        math.prod(extents[d] for d in dims) for dims in (roles.m, roles.n, roles.k)
+    )
     options = []
-    for tm, tn, tk in itertools.product(_candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)):
+    for tm, tn, tk in itertools.product(
+        _candidates(m_extent, um), _candidates(n_extent, un), _candidates(k_extent, uk)
+    ):
         rm, rn, rk = _round_up(tm, um), _round_up(tn, un), _round_up(tk, uk)
         a, b, c = rm * rk * in_bytes, rk * rn * in_bytes, rm * rn * acc_bytes
-        if _fits(budget, a, b, c, a + b, limits.c_copies) and limits.epilogue_fits(machine, tm * tn):
+        if _fits(budget, a, b, c, a + b, limits.c_copies) and limits.epilogue_fits(
+            machine, tm * tn
+        ):
             options.append({"m": tm, "n": tn, "k": tk, "mn": rm * rn, "traffic": rm + rn})
     return options
 
@@ -199,14 +212,21 @@ def matmul_roles(roles: ContractionDims, extents: Sequence[int]) -> ContractionD
     M of 1), and its M dims but the innermost, as batch dims (tiled 1): a matmul of a
     1x32x128 activation has M = (1, 32), which would leave it untiled; one of a 4x16x256
     activation takes a plane of 16 rows at a time, each a row-major tile for the matrix unit."""
-    m, n, k = (tuple(d for d in dims if extents[d] != 1) or dims[-1:] for dims in (roles.m, roles.n, roles.k))
+    m, n, k = (
+        tuple(d for d in dims if extents[d] != 1) or dims[-1:]
+        for dims in (roles.m, roles.n, roles.k)
+    )
     kept = {*m[-1:], *n, *k}
     moved = [d for d in roles.m + roles.n + roles.k if d not in kept]
     return ContractionDims(tuple(sorted({*roles.batch, *moved})), m[-1:], n, k, roles.window)
 
 
 def matmul_sizes(
-    op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], epilogue_bytes: int = 0
+    op: Operation,
+    machine: Machine,
+    roles: ContractionDims,
+    extents: Sequence[int],
+    epilogue_bytes: int = 0,
 ) -> list[int]:
     """One size per loop of a matmul-like contraction (every loop batch, M, N or K); batch loops 1.
 
@@ -230,7 +250,11 @@ def matmul_sizes(
     for c_copies in (2, 1):
         best = _best(matmul_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes)))
         if best is not None:
-            sizes[roles.m[0]], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
+            sizes[roles.m[0]], sizes[roles.n[0]], sizes[roles.k[0]] = (
+                best["m"],
+                best["n"],
+                best["k"],
+            )
             return sizes
     return [1 if d in roles.m or d in roles.n else e for d, e in enumerate(extents)]
 
@@ -250,7 +274,9 @@ def slice_elements(forms: Sequence[dict[int, int]], box: Sequence[int]) -> int:
     return math.prod(1 + sum(abs(c) * (box[d] - 1) for d, c in form.items()) for form in forms)
 
 
-def conv_options(op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], limits: Limits) -> list[dict]:
+def conv_options(
+    op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], limits: Limits
+) -> list[dict]:
     """Every output-rows x output-channels x input-channels tile (`{"m": rows, "n", "k", ...}`)
     of a convolution (two or more M loops, one N and K) that fits the machine with its halo,
     within `limits` (what `conv_sizes` chooses from)."""
@@ -285,13 +311,19 @@ def conv_options(op: Operation, machine: Machine, roles: ContractionDims, extent
         a, b, c = padded * rk * in_bytes, rk * rn * in_bytes, padded * rn * acc_bytes
         staged = (input_tile(r, tk) + tn * tk * window) * in_bytes
         points = r * extents[cols] * tn
-        if _fits(budget, a, b, c, staged, limits.c_copies) and limits.epilogue_fits(machine, points):
+        if _fits(budget, a, b, c, staged, limits.c_copies) and limits.epilogue_fits(
+            machine, points
+        ):
             options.append({"m": r, "n": tn, "k": tk, "mn": rm * rn, "rk": rk, "traffic": rm + rn})
     return options
 
 
 def conv_sizes(
-    op: Operation, machine: Machine, roles: ContractionDims, extents: Sequence[int], epilogue_bytes: int = 0
+    op: Operation,
+    machine: Machine,
+    roles: ContractionDims,
+    extents: Sequence[int],
+    epilogue_bytes: int = 0,
 ) -> list[int]:
     """Output rows x output channels x input channels of a convolution; batch 1, output width and window whole.
 
@@ -304,7 +336,9 @@ def conv_sizes(
     sizes = _conv_base(roles, extents)
     rows = roles.m[-2]
     for c_copies in (2, 1):
-        best = _best_conv(conv_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes)))
+        best = _best_conv(
+            conv_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes))
+        )
         if best is not None:
             sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
             return sizes
@@ -353,7 +387,9 @@ def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]
     return sizes
 
 
-def contraction_sizes(op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int = 0) -> list[int]:
+def contraction_sizes(
+    op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int = 0
+) -> list[int]:
     """Matrix-unit tile sizes for a contraction's loops (conv or matmul-like), whose output
     tile also passes through the vector unit with `epilogue_bytes` per element."""
     roles = contraction_dims(op)
@@ -364,7 +400,11 @@ def contraction_sizes(op: Operation, machine: Machine, extents: Sequence[int], e
 
 def element_bytes(op: Operation) -> int:
     return max(
-        (to_numpy_dtype(v.type.get_element_type()).itemsize for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)),
+        (
+            to_numpy_dtype(v.type.get_element_type()).itemsize
+            for v in (*op.operands, *op.results)
+            if isinstance(v.type, TensorType)
+        ),
         default=4,
     )
 
@@ -404,7 +444,11 @@ def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> lis
     for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
         for option in options_of(root, machine, roles, extents, Limits(c_copies, epilogue, share)):
             sizes = list(default)
-            sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
+            sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = (
+                option["m"],
+                option["n"],
+                option["k"],
+            )
             if tuple(sizes) not in found:
                 found.append(tuple(sizes))
     return found

@@ -10,7 +10,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IndexType, IntegerAttr, LocationAttr, TensorType
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    LocationAttr,
+    TensorType,
+)
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
@@ -25,7 +32,6 @@ from xdsl.ir.affine import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.locations import locate
-
 
 # --------------------------------------------------------------------------- #
 # Index arithmetic
@@ -57,7 +63,9 @@ class Linear:
         return Linear(terms, self.constant + other.constant)
 
     def __mul__(self, factor: int) -> Linear:
-        return Linear(tuple((v, c * factor) for v, c in self.terms if c * factor), self.constant * factor)
+        return Linear(
+            tuple((v, c * factor) for v, c in self.terms if c * factor), self.constant * factor
+        )
 
     def __sub__(self, other: Linear | int) -> Linear:
         other = other if isinstance(other, Linear) else Linear((), other)
@@ -209,7 +217,9 @@ class TileBuilder:
         result_type = TensorType(source.type.get_element_type(), box.sizes)
         offsets = [self.index(o) for o in box.offsets]
         return self.emit(
-            tensor.ExtractSliceOp(source, offsets, list(box.sizes), [1] * len(box.sizes), result_type)
+            tensor.ExtractSliceOp(
+                source, offsets, list(box.sizes), [1] * len(box.sizes), result_type
+            )
         ).results[0]
 
     def insert(self, value: SSAValue, dest: SSAValue, box: Tile) -> SSAValue:
@@ -220,7 +230,9 @@ class TileBuilder:
         static = [o if isinstance(o, int) else tensor.DYNAMIC_INDEX for o in offsets]
         dynamic = [o for o in offsets if not isinstance(o, int)]
         return self.emit(
-            tensor.InsertSliceOp.get(value, dest, list(box.sizes), static, [1] * len(box.sizes), dynamic)
+            tensor.InsertSliceOp.get(
+                value, dest, list(box.sizes), static, [1] * len(box.sizes), dynamic
+            )
         ).results[0]
 
     def empty(self, shape: Sequence[int], element_type) -> SSAValue:
@@ -296,10 +308,14 @@ class TilingInterface:
             offsets[result.position], sizes[result.position] = offset, size
         return Tile(tuple(offsets), tuple(sizes))
 
-    def can_tile(self, op: Operation, tile: Tile, bounds: Mapping[SSAValue, tuple[int, int]]) -> bool:
+    def can_tile(
+        self, op: Operation, tile: Tile, bounds: Mapping[SSAValue, tuple[int, int]]
+    ) -> bool:
         return True
 
-    def tile(self, op: Operation, b: TileBuilder, operands: Sequence[SSAValue], tile: Tile) -> list[SSAValue]:
+    def tile(
+        self, op: Operation, b: TileBuilder, operands: Sequence[SSAValue], tile: Tile
+    ) -> list[SSAValue]:
         """The op on `operands` (the operand slices), cloned with its properties."""
         result_types = [
             TensorType(r.type.get_element_type(), self.result_slice(op, tile, i).sizes)
@@ -320,10 +336,15 @@ class NamedOpTiling(TilingInterface):
 
     def indexing_maps(self, op: Operation) -> list[AffineMap | None]:
         maps = [m.data for m in op.get_indexing_maps().data]
-        return [None if not m.results and not isinstance(v.type, TensorType) else m for m, v in zip(maps, op.operands)]
+        return [
+            None if not m.results and not isinstance(v.type, TensorType) else m
+            for m, v in zip(maps, op.operands)
+        ]
 
     def iterator_reductions(self, op: Operation) -> list[bool]:
-        return [it.data == linalg_attrs.IteratorType.REDUCTION for it in op.get_iterator_types().data]
+        return [
+            it.data == linalg_attrs.IteratorType.REDUCTION for it in op.get_iterator_types().data
+        ]
 
 
 class TransposeTiling(NamedOpTiling):
@@ -352,7 +373,11 @@ class ConvTiling(NamedOpTiling):
         dl = [int(v) for v in op.dilations.get_values()]
         d = [AffineExpr.dimension(i) for i in range(7)]
         x = (d[0], d[4], d[2] * s[0] + d[5] * dl[0], d[3] * s[1] + d[6] * dl[1])
-        return [AffineMap(7, 0, x), AffineMap(7, 0, (d[1], d[4], d[5], d[6])), AffineMap(7, 0, tuple(d[:4]))]
+        return [
+            AffineMap(7, 0, x),
+            AffineMap(7, 0, (d[1], d[4], d[5], d[6])),
+            AffineMap(7, 0, tuple(d[:4])),
+        ]
 
 
 class GenericTiling(TilingInterface):
@@ -365,7 +390,9 @@ class GenericTiling(TilingInterface):
     def iterator_reductions(self, op: linalg.GenericOp) -> list[bool]:
         return [it.data == linalg_attrs.IteratorType.REDUCTION for it in op.iterator_types.data]
 
-    def tile(self, op: linalg.GenericOp, b: TileBuilder, operands: Sequence[SSAValue], tile: Tile) -> list[SSAValue]:
+    def tile(
+        self, op: linalg.GenericOp, b: TileBuilder, operands: Sequence[SSAValue], tile: Tile
+    ) -> list[SSAValue]:
         maps = [access_slice(m, tile)[1] for m in self.indexing_maps(op)]
         offsets = {
             i.dim.value.data: b.index_value(tile.offsets[i.dim.value.data])
@@ -380,7 +407,9 @@ class GenericTiling(TilingInterface):
                 moved = arith.AddiOp(index.result, offsets[index.dim.value.data])
                 moved.location = index.location
                 Rewriter.insert_op(moved, InsertPoint.after(index))
-                index.result.replace_uses_with_if(moved.result, lambda use: use.operation is not moved)
+                index.result.replace_uses_with_if(
+                    moved.result, lambda use, moved=moved: use.operation is not moved
+                )
         return results
 
 
@@ -404,12 +433,14 @@ class PadTiling(TilingInterface):
         return box
 
     def _dims(self, op: tensor.PadOp):
-        return zip(op.static_low.get_values(), op.static_high.get_values(), op.source.type.get_shape())
+        return zip(
+            op.static_low.get_values(), op.static_high.get_values(), op.source.type.get_shape()
+        )
 
     def _source_box(self, op: tensor.PadOp, tile: Tile) -> tuple[Tile, list[int], list[int]]:
         """(the source box, low and high pads of the tile) for a tile that `can_tile`."""
         offsets, sizes, lows, highs = [], [], [], []
-        for (low, high, extent), offset, size in zip(self._dims(op), tile.offsets, tile.sizes):
+        for (low, _high, extent), offset, size in zip(self._dims(op), tile.offsets, tile.sizes):
             if offset.static is None:
                 offsets.append(offset - low)
                 sizes.append(size)
@@ -427,7 +458,9 @@ class PadTiling(TilingInterface):
     def operand_slices(self, op: tensor.PadOp, tile: Tile) -> list[Tile | None]:
         return [self._source_box(op, tile)[0]]
 
-    def can_tile(self, op: tensor.PadOp, tile: Tile, bounds: Mapping[SSAValue, tuple[int, int]]) -> bool:
+    def can_tile(
+        self, op: tensor.PadOp, tile: Tile, bounds: Mapping[SSAValue, tuple[int, int]]
+    ) -> bool:
         for (low, high, extent), offset, size in zip(self._dims(op), tile.offsets, tile.sizes):
             if offset.static is not None or (low == 0 and high == 0):
                 continue
@@ -436,7 +469,9 @@ class PadTiling(TilingInterface):
                 return False
         return True
 
-    def tile(self, op: tensor.PadOp, b: TileBuilder, operands: Sequence[SSAValue], tile: Tile) -> list[SSAValue]:
+    def tile(
+        self, op: tensor.PadOp, b: TileBuilder, operands: Sequence[SSAValue], tile: Tile
+    ) -> list[SSAValue]:
         _, lows, highs = self._source_box(op, tile)
         if not any(lows) and not any(highs):
             return [operands[0]]

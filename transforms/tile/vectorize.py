@@ -27,15 +27,15 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from ziggurat.machine import Machine, load_machine
-from ziggurat.interpreters.tensor_interpreter import loop_ranges
-from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, dims
-from ziggurat.ir.contraction import is_contraction
-from ziggurat.transforms.tile.decompose_conv import on_tensors
 
 from ziggurat.diagnostics import error_at
-from ziggurat.locations import Located
 from ziggurat.dtypes import is_splat, to_numpy_dtype
+from ziggurat.interpreters.tensor_interpreter import loop_ranges
+from ziggurat.ir.contraction import is_contraction
+from ziggurat.locations import Located
+from ziggurat.machine import Machine, load_machine
+from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, dims
+from ziggurat.transforms.tile.decompose_conv import on_tensors
 
 _SCALAR_DIALECTS = ("arith.", "math.")
 
@@ -247,7 +247,9 @@ class Chain:
                 for o in body_op.operands
             ]
             result_type = self.plan.type_of(result)
-            into = (init, out_map) if result is final and result_type == _element(init.type) else None
+            into = (
+                (init, out_map) if result is final and result_type == _element(init.type) else None
+            )
             self.tensors[result] = self.emit(Instruction.like(body_op), operands, result_type, into)
             self.written |= into is not None
         if reduction is not None:
@@ -356,7 +358,9 @@ class ExpandForVectorUnit(RewritePattern):
             scaled = rewriter.insert(arith.MulfOp(x, _constant_like(-2, x, rewriter))).result
             e = rewriter.insert(math.ExpOp(scaled)).result
             denominator = rewriter.insert(arith.AddfOp(e, _constant_like(1, x, rewriter))).result
-            quotient = rewriter.insert(arith.DivfOp(_constant_like(2, x, rewriter), denominator)).result
+            quotient = rewriter.insert(
+                arith.DivfOp(_constant_like(2, x, rewriter), denominator)
+            ).result
             rewriter.replace(op, arith.SubfOp(quotient, _constant_like(1, x, rewriter)))
 
     @staticmethod
@@ -368,17 +372,23 @@ class ExpandForVectorUnit(RewritePattern):
         x = op.operand
 
         def emit(op_type, *operands: SSAValue | float) -> SSAValue:
-            values = [_constant_like(v, x, rewriter) if isinstance(v, float) else v for v in operands]
+            values = [
+                _constant_like(v, x, rewriter) if isinstance(v, float) else v for v in operands
+            ]
             return rewriter.insert(op_type(*values)).results[0]
 
         magnitude = emit(arith.MaximumfOp, x, emit(arith.MulfOp, x, -1.0))
-        t = emit(arith.DivfOp, 1.0, emit(arith.AddfOp, emit(arith.MulfOp, magnitude, 0.3275911), 1.0))
+        t = emit(
+            arith.DivfOp, 1.0, emit(arith.AddfOp, emit(arith.MulfOp, magnitude, 0.3275911), 1.0)
+        )
         poly = emit(arith.MulfOp, t, 1.061405429)
         for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
             poly = emit(arith.MulfOp, emit(arith.AddfOp, poly, coefficient), t)
         gauss = emit(math.ExpOp, emit(arith.MulfOp, emit(arith.MulfOp, x, x), -1.0))
         tail = emit(arith.AddfOp, emit(arith.MulfOp, emit(arith.MulfOp, poly, gauss), -1.0), 1.0)
-        sign = emit(arith.MinimumfOp, emit(arith.MaximumfOp, emit(arith.MulfOp, x, 32768.0), -1.0), 1.0)
+        sign = emit(
+            arith.MinimumfOp, emit(arith.MaximumfOp, emit(arith.MulfOp, x, 32768.0), -1.0), 1.0
+        )
         rewriter.replace(op, arith.MulfOp(tail, sign))
 
     @staticmethod
@@ -397,7 +407,9 @@ class ExpandForVectorUnit(RewritePattern):
             if quarters != 2:
                 factors.append(rewriter.insert(math.RsqrtOp(root)).result)
             if quarters >= 2:
-                factors.append(rewriter.insert(arith.DivfOp(_constant_like(1, x, rewriter), root)).result)
+                factors.append(
+                    rewriter.insert(arith.DivfOp(_constant_like(1, x, rewriter), root)).result
+                )
         result = factors[0] if factors else _constant_like(1, x, rewriter)
         for factor in factors[1:]:
             result = rewriter.insert(arith.MulfOp(result, factor)).result
@@ -409,7 +421,10 @@ class ExpandForVectorUnit(RewritePattern):
     def sqrt(op: math.SqrtOp, rewriter: PatternRewriter) -> None:
         reciprocal = rewriter.insert(math.RsqrtOp(op.operand)).result
         divisions = [u.operation for u in op.result.uses]
-        if all(isinstance(d, arith.DivfOp) and d.rhs == op.result and d.lhs != op.result for d in divisions):
+        if all(
+            isinstance(d, arith.DivfOp) and d.rhs == op.result and d.lhs != op.result
+            for d in divisions
+        ):
             for division in divisions:
                 rewriter.replace(division, arith.MulfOp(division.lhs, reciprocal))
             rewriter.erase(op)
@@ -481,4 +496,6 @@ class TileVectorizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = load_machine(self.machine)
         PatternRewriteWalker(Located(ExpandForVectorUnit(machine))).rewrite_module(op)
-        PatternRewriteWalker(Located(SplitGeneric(machine)), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            Located(SplitGeneric(machine)), apply_recursively=False
+        ).rewrite_module(op)

@@ -26,7 +26,9 @@ def summary(machine: Machine) -> str:
         )
     for dma in machine.dmas.values():
         paths = ", ".join(f"{src}->{dst}" for src, dst in dma.paths)
-        lines.append(f"  dma {dma.name} (pipe {dma.pipe}): {paths}; {dma.bytes_per_cycle:g} B/cycle")
+        lines.append(
+            f"  dma {dma.name} (pipe {dma.pipe}): {paths}; {dma.bytes_per_cycle:g} B/cycle"
+        )
     for (in_dtype, acc_dtype), rate in machine.matrix.dtypes.items():
         m, n, k = machine.matrix.shapes[in_dtype, acc_dtype]
         tflops = machine.peak_flops(in_dtype, acc_dtype) / 1e12
@@ -47,10 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     description = (ziggurat.machine.__doc__ or "").split("\n")[0]
     parser = argparse.ArgumentParser(prog="python -m ziggurat.machine", description=description)
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="validate machine files (or preset names) and summarize them")
+    check = commands.add_parser(
+        "check", help="validate machine files (or preset names) and summarize them"
+    )
     check.add_argument("machines", nargs="+", metavar="FILE")
     commands.add_parser("list", help="list the preset names")
-    scalesim = commands.add_parser("scalesim", help="print the SCALE-Sim configuration of a systolic machine")
+    scalesim = commands.add_parser(
+        "scalesim", help="print the SCALE-Sim configuration of a systolic machine"
+    )
     scalesim.add_argument("machine", metavar="FILE")
     args = parser.parse_args(argv)
     if args.command == "list":

@@ -67,7 +67,10 @@ def _load_entry_points() -> None:
     for name, target, where in loaded_entry_points(ENTRY_POINT_GROUP, MachineError):
         if not isinstance(target, (str, Path)):
             raise MachineError(
-                Diagnostic("error", f"{where} must load to the path of a TOML file, got {type(target).__name__}")
+                Diagnostic(
+                    "error",
+                    f"{where} must load to the path of a TOML file, got {type(target).__name__}",
+                )
             )
         _PRESETS.setdefault(name, Path(target))
 
@@ -141,7 +144,9 @@ def machine_sources(name_or_path: str | Path) -> tuple[tuple[str, str], ...]:
     load_machine(name_or_path)
     sources = _CACHE[_resolve(str(name_or_path)).resolve()][0]  # type: ignore[union-attr]
     presets = {path.resolve() for path in _PRESETS.values()}
-    return tuple((str(path.resolve()), text) for path, text in sources if path.resolve() not in presets)
+    return tuple(
+        (str(path.resolve()), text) for path, text in sources if path.resolve() not in presets
+    )
 
 
 _MIRRORS: dict[tuple[tuple[str, str], ...], Path] = {}
@@ -281,7 +286,9 @@ class _Loader:
             prefix = path[:end]
             for candidate in candidates:
                 if prefix in candidate.lines and _contains(candidate.data, prefix):
-                    self._add(Diagnostic("error", message, str(candidate.path), candidate.lines[prefix]))
+                    self._add(
+                        Diagnostic("error", message, str(candidate.path), candidate.lines[prefix])
+                    )
                     return
         self._add(Diagnostic("error", message, str(candidates[0].path)))
 
@@ -297,7 +304,9 @@ class _Loader:
         if machine is None:
             assert self.diagnostics, "a machine file was refused without a diagnostic"
             order = {str(file.path): index for index, file in enumerate(self.files)}
-            raise MachineError(sorted(self.diagnostics, key=lambda d: (order.get(d.file or "", -1), d.line or 0)))
+            raise MachineError(
+                sorted(self.diagnostics, key=lambda d: (order.get(d.file or "", -1), d.line or 0))
+            )
         return machine
 
     def _read_chain(self, path: Path) -> dict[str, Any] | None:
@@ -312,7 +321,9 @@ class _Loader:
             # tomllib's messages end in "(at line L, column C)" or "(at end of document)".
             where = re.search(r"\(at line (\d+), column \d+\)|\(at end of document\)", str(e))
             message = str(e)[: where.start()].rstrip() if where else str(e)
-            line = int(where.group(1)) if where and where.group(1) else max(len(text.splitlines()), 1)
+            line = (
+                int(where.group(1)) if where and where.group(1) else max(len(text.splitlines()), 1)
+            )
             self._add(Diagnostic("error", f"invalid TOML: {message}", str(path), line))
             return None
         file = _TomlFile(path, text, data, _TomlFile.index(text))
@@ -340,7 +351,9 @@ class _Loader:
 
     # -- checking tables --------------------------------------------------- #
 
-    def _table(self, data: Any, path: tuple[str, ...], keys: Mapping[str, Key]) -> dict[str, Any] | None:
+    def _table(
+        self, data: Any, path: tuple[str, ...], keys: Mapping[str, Key]
+    ) -> dict[str, Any] | None:
         """The values of a table read by `keys`, defaults filled in and None for each wrong one.
 
         None for the whole table if `data` is not a table.
@@ -398,10 +411,15 @@ class _Loader:
                 self.error(path + (key,), f"{_key_name(path, key)} {e}")
         return entries if len(entries) == len(data) else None
 
-    def _named_tables(self, data: Any, path: tuple[str, ...], keys: Mapping[str, Key]) -> dict[str, dict[str, Any]]:
+    def _named_tables(
+        self, data: Any, path: tuple[str, ...], keys: Mapping[str, Key]
+    ) -> dict[str, dict[str, Any]]:
         """A table of named tables, e.g. [memory.l1], [memory.ub]."""
         if not isinstance(data, dict):
-            self.error(path, f"{_table_name(path)} must hold tables like [{path[0]}.NAME], not {describe(data)}")
+            self.error(
+                path,
+                f"{_table_name(path)} must hold tables like [{path[0]}.NAME], not {describe(data)}",
+            )
             return {}
         tables = {}
         for name, table in data.items():
@@ -410,7 +428,9 @@ class _Loader:
                 tables[name] = values
         return tables
 
-    def _check_space(self, path: tuple[str, ...], key: str, space: str | None, defined: Mapping[str, Any]) -> None:
+    def _check_space(
+        self, path: tuple[str, ...], key: str, space: str | None, defined: Mapping[str, Any]
+    ) -> None:
         if space is not None and space not in defined:
             self.error(
                 path + (key,),
@@ -425,7 +445,9 @@ class _Loader:
             return value  # each table is checked by its own reader below
 
         top = self._table(
-            data, (), {**TOP_KEYS, **{name: Key(any_table, required) for name, required in TABLES.items()}}
+            data,
+            (),
+            {**TOP_KEYS, **{name: Key(any_table, required) for name, required in TABLES.items()}},
         )
         assert top is not None
         self.clock_hz = top["clock"]
@@ -463,16 +485,21 @@ class _Loader:
             given = data[name]
             one_sided = [key for key in ("read_bandwidth", "write_bandwidth") if key not in given]
             if "bandwidth" not in given and one_sided:
-                self._missing(path, "bandwidth", f" (or '{one_sided[0]}')" if len(one_sided) == 1 else "")
+                self._missing(
+                    path, "bandwidth", f" (or '{one_sided[0]}')" if len(one_sided) == 1 else ""
+                )
             alignment = values["alignment"]
             if alignment is not None and alignment & (alignment - 1):
                 self.error(
-                    path + ("alignment",), f"'alignment' in {_table_name(path)} must be a power of two, got {alignment}"
+                    path + ("alignment",),
+                    f"'alignment' in {_table_name(path)} must be a power of two, got {alignment}",
                 )
                 continue
             read = values["read_bandwidth"] if "read_bandwidth" in given else values["bandwidth"]
             write = values["write_bandwidth"] if "write_bandwidth" in given else values["bandwidth"]
-            required = [values[key] for key in ("level", "capacity", "latency", "banks", "alignment")]
+            required = [
+                values[key] for key in ("level", "capacity", "latency", "banks", "alignment")
+            ]
             if None in (*required, read, write):
                 continue
             shared = values["shared_by_cores"]
@@ -489,10 +516,15 @@ class _Loader:
             )
         if isinstance(data, dict) and data:
             global_spaces = [
-                name for name, table in data.items() if isinstance(table, dict) and table.get("level") == "global"
+                name
+                for name, table in data.items()
+                if isinstance(table, dict) and table.get("level") == "global"
             ]
             if not global_spaces:
-                self.error(("memory",), 'no memory space has level = "global" (the memory all cores share, e.g. HBM)')
+                self.error(
+                    ("memory",),
+                    'no memory space has level = "global" (the memory all cores share, e.g. HBM)',
+                )
             for extra in global_spaces[1:]:
                 self.error(
                     ("memory", extra, "level"),
@@ -517,13 +549,19 @@ class _Loader:
                 served.setdefault((src, dst), name)
             shared = values["shared_bandwidth"]
             self._check_space(path, "shared_bandwidth", shared, defined)
-            if shared in defined and values["paths"] and not any(shared in pair for pair in values["paths"]):
+            if (
+                shared in defined
+                and values["paths"]
+                and not any(shared in pair for pair in values["paths"])
+            ):
                 self.error(
                     path + ("shared_bandwidth",),
                     f"'shared_bandwidth' in {_table_name(path)} is '{shared}', "
                     f"but none of its paths reads or writes '{shared}'",
                 )
-            if any(values[key] is None for key in DMA_KEYS if key not in ("pipe", "shared_bandwidth")):
+            if any(
+                values[key] is None for key in DMA_KEYS if key not in ("pipe", "shared_bandwidth")
+            ):
                 continue
             dmas[name] = DmaEngine(
                 name=name,
@@ -548,7 +586,10 @@ class _Loader:
             self._check_space(path, key, values[key], defined)
         rates, shapes = values["macs_per_cycle"], values["shapes"]
         if rates is not None and not rates:
-            self.error(path + ("macs_per_cycle",), "[matrix.macs_per_cycle] must list at least one dtype pair")
+            self.error(
+                path + ("macs_per_cycle",),
+                "[matrix.macs_per_cycle] must list at least one dtype pair",
+            )
         if rates is not None and shapes is not None:
             for pair in shapes:
                 if pair not in rates:
@@ -560,7 +601,10 @@ class _Loader:
         given = [key for key in systolic if key in data]
         if given and len(given) < len(systolic):
             missing = ", ".join(f"'{key}'" for key in systolic if key not in data)
-            self.error(path, f"[matrix] describes a systolic array ({', '.join(given)}) but is missing {missing}")
+            self.error(
+                path,
+                f"[matrix] describes a systolic array ({', '.join(given)}) but is missing {missing}",
+            )
         elif given and rates and values["rows"] is not None and values["cols"] is not None:
             elements = values["rows"] * values["cols"]
             for pair, rate in rates.items():
@@ -620,7 +664,10 @@ class _Loader:
         units: list[tuple[str | None, str, str, tuple[str, ...]]] = [
             (sync["scalar_pipe"], "scalar", "the scalar unit", ("sync", "scalar_pipe"))
         ]
-        units += [(dma.pipe, "dma", f"DMA engine '{dma.name}'", ("dma", dma.name)) for dma in dmas.values()]
+        units += [
+            (dma.pipe, "dma", f"DMA engine '{dma.name}'", ("dma", dma.name))
+            for dma in dmas.values()
+        ]
         if matrix is not None:
             units.append((matrix.pipe, "matrix", f"matrix unit '{matrix.name}'", ("matrix",)))
         if vector is not None:
@@ -632,7 +679,10 @@ class _Loader:
                 ok = False
                 continue
             if pipe in owners and not (kind == "dma" and owners[pipe][0] == "dma"):
-                self.error(path, f"{unit} issues on pipe '{pipe}', which is already the pipe of {owners[pipe][1]}")
+                self.error(
+                    path,
+                    f"{unit} issues on pipe '{pipe}', which is already the pipe of {owners[pipe][1]}",
+                )
                 ok = False
             owners.setdefault(pipe, (kind, unit))
         listed = sync["pipes"]
@@ -640,7 +690,9 @@ class _Loader:
             return tuple(owners) if ok else None
         for pipe, (_, unit) in owners.items():
             if pipe not in listed:
-                self.error(("sync", "pipes"), f"[sync] pipes does not list '{pipe}', the pipe of {unit}")
+                self.error(
+                    ("sync", "pipes"), f"[sync] pipes does not list '{pipe}', the pipe of {unit}"
+                )
                 ok = False
         for pipe in listed:
             if pipe not in owners:

@@ -41,15 +41,23 @@ def to_scalesim_config(machine: Machine) -> str:
             "([matrix] gives no dataflow, rows and cols)"
         )
     if machine.cores != 1:
-        problems.append(f"SCALE-Sim models one array, but machine '{machine.name}' has {machine.cores} cores")
+        problems.append(
+            f"SCALE-Sim models one array, but machine '{machine.name}' has {machine.cores} cores"
+        )
 
     def kilobytes(space: MemorySpace, what: str) -> int:
-        return _whole(space.capacity / 1024, f"{what} (capacity of '{space.name}' in KiB)", machine, problems)
+        return _whole(
+            space.capacity / 1024, f"{what} (capacity of '{space.name}' in KiB)", machine, problems
+        )
 
     def words_per_cycle(bytes_per_cycle: float, what: str) -> int:
-        return _whole(bytes_per_cycle / machine.word_bytes, f"{what} (words per cycle)", machine, problems)
+        return _whole(
+            bytes_per_cycle / machine.word_bytes, f"{what} (words per cycle)", machine, problems
+        )
 
-    ifmap, filter_, ofmap = (machine.memories[name] for name in (matrix.a_space, matrix.b_space, matrix.c_space))
+    ifmap, filter_, ofmap = (
+        machine.memories[name] for name in (matrix.a_space, matrix.b_space, matrix.c_space)
+    )
     ifmap_kb, filter_kb, ofmap_kb = (
         kilobytes(ifmap, "IfmapSramSzkB"),
         kilobytes(filter_, "FilterSramSzkB"),
@@ -57,7 +65,9 @@ def to_scalesim_config(machine: Machine) -> str:
     )
     bandwidth = words_per_cycle(machine.global_bandwidth(), "Bandwidth")
     ifmap_bank = words_per_cycle(ifmap.read_bytes_per_cycle / ifmap.banks, "IfmapSRAMBankBandwidth")
-    filter_bank = words_per_cycle(filter_.read_bytes_per_cycle / filter_.banks, "FilterSRAMBankBandwidth")
+    filter_bank = words_per_cycle(
+        filter_.read_bytes_per_cycle / filter_.banks, "FilterSRAMBankBandwidth"
+    )
     if problems:
         raise MachineError([Diagnostic("error", problem, machine.source) for problem in problems])
     return f"""\

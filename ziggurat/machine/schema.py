@@ -53,9 +53,18 @@ def _show(value: Any) -> str:
 
 def describe(value: Any) -> str:
     """What a value is, in words: `an integer (3)`, `an array`."""
-    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array", dict: "a table"}
+    names = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }
     described = names.get(type(value), type(value).__name__)
-    return f"{described} ({_show(value)})" if isinstance(value, (bool, int, float, str)) else described
+    return (
+        f"{described} ({_show(value)})" if isinstance(value, (bool, int, float, str)) else described
+    )
 
 
 class ReadContext(Protocol):
@@ -169,7 +178,9 @@ def _size(value: Any, context: ReadContext) -> int:
             raise InvalidValue(f"must be a whole number of bytes, got {_show(value)}")
         return int(size)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidValue(f'must be a size like "512 KiB" or an integer number of bytes, not {describe(value)}')
+        raise InvalidValue(
+            f'must be a size like "512 KiB" or an integer number of bytes, not {describe(value)}'
+        )
     if value <= 0:
         raise InvalidValue(f"must be positive, got {value}")
     return value
@@ -181,7 +192,9 @@ def _clock(value: Any, context: ReadContext) -> float:
         number, unit = _quantity(value, "a frequency", "1.8 GHz", list(CLOCK_UNITS))
         return number * CLOCK_UNITS[unit]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidValue(f'must be a frequency like "1.8 GHz" or a number of Hz, not {describe(value)}')
+        raise InvalidValue(
+            f'must be a frequency like "1.8 GHz" or a number of Hz, not {describe(value)}'
+        )
     return _positive_number(value, context)
 
 
@@ -205,7 +218,9 @@ def _bandwidth(value: Any, context: ReadContext) -> float | None:
             return None if context.word_bytes is None else number * context.word_bytes
         return None if context.clock_hz is None else number * RATE_UNITS[unit] / context.clock_hz
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidValue(f'must be a bandwidth like "1.6 TB/s" or a number of bytes per cycle, not {describe(value)}')
+        raise InvalidValue(
+            f'must be a bandwidth like "1.6 TB/s" or a number of bytes per cycle, not {describe(value)}'
+        )
     return _positive_number(value, context)
 
 
@@ -257,7 +272,9 @@ def dtype_pair(key: str) -> tuple[str, str]:
 
 def _dtype_table(value: Any, context: ReadContext) -> dict:
     if not isinstance(value, dict):
-        raise InvalidValue(f'must be a table keyed by dtype pairs like "f16->f32", not {describe(value)}')
+        raise InvalidValue(
+            f'must be a table keyed by dtype pairs like "f16->f32", not {describe(value)}'
+        )
     return value
 
 

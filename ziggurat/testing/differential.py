@@ -19,17 +19,23 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.passes import ModulePass, PassPipeline
-from ziggurat.dialects.loop import is_output_argument
-from ziggurat.interpreters.interpreter import argument_names, find_function, random_inputs, run_function
-from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 
 from ziggurat import numerics
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
-from ziggurat.parsing import parse_source
-from ziggurat.verifier import verify_module
+from ziggurat.dialects.loop import is_output_argument
+from ziggurat.interpreters.interpreter import (
+    argument_names,
+    find_function,
+    random_inputs,
+    run_function,
+)
+from ziggurat.interpreters.npu_interpreter import is_npu_program, run_npu
 from ziggurat.lowering.pipelines import expand_pipeline
+from ziggurat.parsing import parse_source
 from ziggurat.transforms.tile.fit import DoesNotFit, FittingPipeline, apply_passes
+from ziggurat.verifier import verify_module
+
 
 @dataclass
 class DifferentialReport:
@@ -71,7 +77,9 @@ def compare_outputs(
             r = default_rtol if rtol is None else rtol
             a = default_atol if atol is None else atol
             tolerance = numerics.Tolerance(r, a, (r, a))
-        comparisons.append(numerics.compare(actual, expected, tolerance, name=f"output #{index}", same_dtype=True))
+        comparisons.append(
+            numerics.compare(actual, expected, tolerance, name=f"output #{index}", same_dtype=True)
+        )
     return comparisons
 
 
@@ -84,7 +92,9 @@ def build_passes(pipeline: str | Sequence[ModulePass]) -> tuple[ModulePass, ...]
     except DiagnosticError:
         raise
     except Exception as error:  # unknown pass or bad options: the caller's input
-        raise DiagnosticError(Diagnostic("error", f"invalid pipeline '{pipeline}': {error}")) from None
+        raise DiagnosticError(
+            Diagnostic("error", f"invalid pipeline '{pipeline}': {error}")
+        ) from None
 
 
 def apply_pipeline(module: ModuleOp, pipeline: str | Sequence[ModulePass]) -> None:
@@ -103,14 +113,17 @@ def pipeline_text(pipeline: str | Sequence[ModulePass]) -> str:
 # Levels: which interpreter runs a module, and its inputs and outputs
 # --------------------------------------------------------------------------- #
 
+
 def input_names(function: func.FuncOp) -> list[str]:
     """The arguments that take inputs: all but the `%resultN` out-params."""
     types = function.function_type.inputs.data
-    return [name for name, t in zip(argument_names(function), types) if not is_output_argument(name, t)]
+    return [
+        name for name, t in zip(argument_names(function), types) if not is_output_argument(name, t)
+    ]
 
 
 def level_of(module: ModuleOp, function: func.FuncOp) -> str:
-    """"npu" (instructions for `run_npu`), "loop" (memrefs), "tensor" or "graph"."""
+    """ "npu" (instructions for `run_npu`), "loop" (memrefs), "tensor" or "graph"."""
     if is_npu_program(module):
         return "npu"
     if any(isinstance(t, MemRefType) for t in function.function_type.inputs.data):
@@ -130,12 +143,17 @@ def level_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
         if not is_output_argument(name, t)
     ]
     signature = func.FuncOp.external(function.sym_name.data, tensor_types, [])
-    signature.location = function.location  # so that an argument it cannot draw is reported at the function
+    signature.location = (
+        function.location
+    )  # so that an argument it cannot draw is reported at the function
     return random_inputs(signature, seed)
 
 
 def run_at_level(
-    module: ModuleOp, inputs: Sequence[np.ndarray], function: str | None = None, machine: str | None = None
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    function: str | None = None,
+    machine: str | None = None,
 ) -> list[np.ndarray]:
     """Run `function` of `module` on the interpreter of its level; the results, or at the loop
     and npu levels the final contents of the `%resultN` arguments."""
@@ -150,7 +168,11 @@ def run_at_level(
 
         results = run_loop_function(module, list(inputs), name)
         names = argument_names(func_op)
-        return [results[n] for n, t in zip(names, func_op.function_type.inputs.data) if is_output_argument(n, t)]
+        return [
+            results[n]
+            for n, t in zip(names, func_op.function_type.inputs.data)
+            if is_output_argument(n, t)
+        ]
     return run_function(module, inputs, name)
 
 
@@ -243,7 +265,9 @@ class StageReport:
             return f"{head}: FAILED\n      " + self.error.replace("\n", "\n      ")
         if self.not_run is not None:
             return f"{head}: not run ({self.not_run})"
-        return "\n".join([f"{head}: {'ok' if self.ok else 'DIVERGES'}", *(f"      {o}" for o in self.outputs)])
+        return "\n".join(
+            [f"{head}: {'ok' if self.ok else 'DIVERGES'}", *(f"      {o}" for o in self.outputs)]
+        )
 
 
 @dataclass
@@ -305,14 +329,20 @@ def check_pipeline_stages(
     name = func_op.sym_name.data
     inputs = level_inputs(func_op, seed)
     expected = run_at_level(module, inputs, name, machine)
-    report = PipelineReport(pipeline_text(pipeline), machine, name, seed, expected=expected, module=module)
+    report = PipelineReport(
+        pipeline_text(pipeline), machine, name, seed, expected=expected, module=module
+    )
     ctx = default_context()
     passes = build_passes(pipeline)
 
     def run(index: int, one_pass: ModulePass) -> None:
-        del report.stages[index:]  # a retry with smaller tiles (apply_passes) redoes the stages from tile-and-fuse
+        del report.stages[
+            index:
+        ]  # a retry with smaller tiles (apply_passes) redoes the stages from tile-and-fuse
         to_come = [p.name for p in passes[index + 1 :]]
-        stage = _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol)
+        stage = _run_stage(
+            ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol
+        )
         report.stages.append(stage)
         if isinstance(stage.raised, DoesNotFit):
             raise stage.raised
@@ -332,7 +362,9 @@ class _StageFailed(Exception):
     """Stops `check_pipeline_stages` at a stage that failed (its report says how)."""
 
 
-def _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol) -> StageReport:
+def _run_stage(
+    ctx, module, one_pass, to_come, inputs, name, machine, expected, rtol, atol
+) -> StageReport:
     stage = StageReport(str(one_pass.pipeline_pass_spec()), "?")
     start = time.perf_counter()
     try:
@@ -349,6 +381,8 @@ def _run_stage(ctx, module, one_pass, to_come, inputs, name, machine, expected, 
     except Exception as error:  # a pass's bug: where it happened in ziggurat, for its owner
         frames = traceback.extract_tb(error.__traceback__)
         frame = next((f for f in reversed(frames) if "site-packages" not in f.filename), frames[-1])
-        stage.error = f"internal error: {type(error).__name__}: {error} ({frame.filename}:{frame.lineno})"
+        stage.error = (
+            f"internal error: {type(error).__name__}: {error} ({frame.filename}:{frame.lineno})"
+        )
     stage.seconds = time.perf_counter() - start
     return stage

@@ -39,14 +39,30 @@ KNOWN_DEVIATIONS: dict[str, str] = {
     "test_attention_4d_causal_fp16_expanded": _NARROW_SOFTMAX.format("float16"),
     **{
         f"test_attention_{name}_bf16_expanded": _NARROW_SOFTMAX.format("bfloat16")
-        for name in ("4d_causal", "4d_padded_kv", "4d_causal_padded_kv", "4d_attn_mask_causal", "3d_causal")
+        for name in (
+            "4d_causal",
+            "4d_padded_kv",
+            "4d_causal_padded_kv",
+            "4d_attn_mask_causal",
+            "3d_causal",
+        )
     },
     # onnx's reference Attention (op_attention._softmax) rounds the same way: with its softmax in f32
     # it gives ziggurat's outputs bit for bit.
-    "test_attention_4d_causal_fp16": _NARROW_SOFTMAX.format("float16").replace("function body's", "operator's"),
+    "test_attention_4d_causal_fp16": _NARROW_SOFTMAX.format("float16").replace(
+        "function body's", "operator's"
+    ),
     **{
-        f"test_attention_{name}_bf16": _NARROW_SOFTMAX.format("bfloat16").replace("function body's", "operator's")
-        for name in ("4d_causal", "4d_padded_kv", "4d_causal_padded_kv", "4d_attn_mask_causal", "3d_causal")
+        f"test_attention_{name}_bf16": _NARROW_SOFTMAX.format("bfloat16").replace(
+            "function body's", "operator's"
+        )
+        for name in (
+            "4d_causal",
+            "4d_padded_kv",
+            "4d_causal_padded_kv",
+            "4d_attn_mask_causal",
+            "3d_causal",
+        )
     },
     **{
         name: (
@@ -79,7 +95,9 @@ class SuiteCase:
 
     @property
     def opset(self) -> int | None:
-        return next((e.version for e in self.model.opset_import if e.domain in ("", "ai.onnx")), None)
+        return next(
+            (e.version for e in self.model.opset_import if e.domain in ("", "ai.onnx")), None
+        )
 
 
 @dataclass(frozen=True)
@@ -96,6 +114,7 @@ class CaseResult:
     * `mismatch`, `crash` (any other exception) or `hang` (over the time limit):
       bugs, which the tests forbid.
     """
+
     name: str
     op_type: str
     opset: int | None
@@ -126,7 +145,9 @@ def collect(name_filter: str = "") -> list[SuiteCase]:
             cases = [c for c in collect_testcases(None) if c.kind == "node"]
     # The tested operator: the only node's type; an expanded case (the operator's function body)
     # belongs to the case it expands.
-    single = {c.name: _node_op_type(c.model.graph.node[0]) for c in cases if len(c.model.graph.node) == 1}
+    single = {
+        c.name: _node_op_type(c.model.graph.node[0]) for c in cases if len(c.model.graph.node) == 1
+    }
     suite = []
     for case in cases:
         if name_filter and name_filter not in case.name:
@@ -137,7 +158,8 @@ def collect(name_filter: str = "") -> list[SuiteCase]:
         if op_type is None:
             op_type = _node_op_type(case.model.graph.node[0]) if case.model.graph.node else "?"
         data_sets = [
-            ([np.asarray(v) for v in inputs], [np.asarray(v) for v in outputs]) for inputs, outputs in case.data_sets
+            ([np.asarray(v) for v in inputs], [np.asarray(v) for v in outputs])
+            for inputs, outputs in case.data_sets
         ]
         suite.append(SuiteCase(case.name, op_type, case.model, data_sets, case.rtol, case.atol))
     return suite
@@ -197,14 +219,18 @@ def _mismatch(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
 
 def run_case(case: SuiteCase, time_limit: int = TIME_LIMIT_S) -> CaseResult:
     """Import `case` (binding graph inputs the importer needs as constants) and run each data set."""
-    from ziggurat.interpreters.graph_interpreter import run_function
     from ziggurat.frontends.onnx.importer import import_loaded_model
     from ziggurat.frontends.onnx.node import NotConstantError
+    from ziggurat.interpreters.graph_interpreter import run_function
 
     def result(outcome: str, message: str = "", bound=()) -> CaseResult:
         return CaseResult(case.name, case.op_type, case.opset, outcome, message, tuple(bound))
 
-    input_names = [v.name for v in case.model.graph.input if v.name not in {t.name for t in case.model.graph.initializer}]
+    input_names = [
+        v.name
+        for v in case.model.graph.input
+        if v.name not in {t.name for t in case.model.graph.initializer}
+    ]
     first_inputs = dict(zip(input_names, case.data_sets[0][0]))
     bound: dict[str, np.ndarray] = {}
     try:
@@ -218,7 +244,9 @@ def run_case(case: SuiteCase, time_limit: int = TIME_LIMIT_S) -> CaseResult:
                     # them: a bound input is one value.
                     names = [n for n in error.inputs if n not in bound]
                     same = all(
-                        np.array_equal(dict(zip(input_names, inputs)).get(name), first_inputs.get(name))
+                        np.array_equal(
+                            dict(zip(input_names, inputs)).get(name), first_inputs.get(name)
+                        )
                         for inputs, _ in case.data_sets
                         for name in names
                     )
@@ -229,17 +257,27 @@ def run_case(case: SuiteCase, time_limit: int = TIME_LIMIT_S) -> CaseResult:
                 arguments = [array for name, array in zip(input_names, inputs) if name not in bound]
                 actual = run_function(module, arguments)
                 if len(actual) != len(outputs):
-                    return result("mismatch", f"{len(actual)} outputs where {len(outputs)} are expected", bound)
+                    return result(
+                        "mismatch",
+                        f"{len(actual)} outputs where {len(outputs)} are expected",
+                        bound,
+                    )
                 for index, (ours, reference) in enumerate(zip(actual, outputs)):
                     why = _mismatch(np.asarray(ours), reference, case.rtol, case.atol)
                     if why is not None and case.name in KNOWN_DEVIATIONS:
-                        return result("deviation", f"output #{index}: {KNOWN_DEVIATIONS[case.name]} ({why})", bound)
+                        return result(
+                            "deviation",
+                            f"output #{index}: {KNOWN_DEVIATIONS[case.name]} ({why})",
+                            bound,
+                        )
                     if why is not None:
                         return result("mismatch", f"output #{index}: {why}", bound)
     except _TimeLimit:
         return result("hang", f"over {time_limit} s", bound)
     except DiagnosticError as error:
-        return result("diagnostic", error.format().splitlines()[0] if error.diagnostics else str(error), bound)
+        return result(
+            "diagnostic", error.format().splitlines()[0] if error.diagnostics else str(error), bound
+        )
     except Exception as error:  # noqa: BLE001 - any other failure is a crash the suite reports
         return result("crash", f"{type(error).__name__}: {error}"[:300], bound)
     return result("pass", "", bound)
@@ -337,7 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.table is not None:
         from ziggurat.cli import write_atomically
 
-        write_atomically(args.table, format_table(results, "python -m ziggurat.testing.onnx_operator_suite --table " + str(args.table)))
+        write_atomically(
+            args.table,
+            format_table(
+                results, "python -m ziggurat.testing.onnx_operator_suite --table " + str(args.table)
+            ),
+        )
     return 1 if counts["mismatch"] or counts["crash"] or counts["hang"] else 0
 
 

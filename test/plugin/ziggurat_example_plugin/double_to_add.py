@@ -10,7 +10,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from ziggurat.diagnostics import emit_remark, emit_warning, error_at
 from ziggurat.dialects.graph import AddOp
@@ -49,4 +54,6 @@ class ToyDoubleToAdd(ModulePass):
     """Emit a remark at each rewritten op."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(DoubleToAdd(self.strict, self.report), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            DoubleToAdd(self.strict, self.report), apply_recursively=False
+        ).rewrite_module(op)

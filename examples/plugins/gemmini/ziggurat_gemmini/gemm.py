@@ -23,7 +23,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, I64, IndexType, IntegerAttr, MemRefType, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
 from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import (
@@ -73,7 +82,9 @@ class TileOperation(GemmOperation):
         f"$dst `` {_INDEX_LIST}($dst_indices, $static_dst_indices) attr-dict `:` type($src) `->` type($dst)"
     )
 
-    def __init__(self, src, src_indices, dst, dst_indices, rows: int, cols: int, **properties: Attribute):
+    def __init__(
+        self, src, src_indices, dst, dst_indices, rows: int, cols: int, **properties: Attribute
+    ):
         static_src, dynamic_src = split_indices(src_indices)
         static_dst, dynamic_dst = split_indices(dst_indices)
         super().__init__(
@@ -98,19 +109,37 @@ class TileOperation(GemmOperation):
 
     def buffer_windows(self, machine) -> list[BufferWindow]:
         return [
-            buffer_window(self.src, self.static_src_indices, self.src_indices, self.tile, self.strides("src"), False),
-            buffer_window(self.dst, self.static_dst_indices, self.dst_indices, self.tile, self.strides("dst"), True),
+            buffer_window(
+                self.src,
+                self.static_src_indices,
+                self.src_indices,
+                self.tile,
+                self.strides("src"),
+                False,
+            ),
+            buffer_window(
+                self.dst,
+                self.static_dst_indices,
+                self.dst_indices,
+                self.tile,
+                self.strides("dst"),
+                True,
+            ),
         ]
 
     def verify_structure(self) -> None:
         for key in ("src", "dst"):
             strides = self.strides(key)
             if strides is not None and len(strides) != 2:
-                raise VerifyException(f"{self.name} {key}_strides must have 2 entries (row, column), got {len(strides)}")
+                raise VerifyException(
+                    f"{self.name} {key}_strides must have 2 entries (row, column), got {len(strides)}"
+                )
             buffer = getattr(self, key)
             rank = buffer.type.get_num_dims()
             if rank < 2:
-                raise VerifyException(f"{self.name} {key} must be a buffer of rank >= 2, got {buffer.type}")
+                raise VerifyException(
+                    f"{self.name} {key} must be a buffer of rank >= 2, got {buffer.type}"
+                )
             if len(getattr(self, f"static_{key}_indices").get_values()) != rank:
                 raise VerifyException(f"{self.name} {key} needs {rank} indices")
 
@@ -128,7 +157,9 @@ class TransferOperation(TileOperation):
         engine = machine.dmas.get(self.ENGINE)
         pair = (space_of(self.src), space_of(self.dst))
         if engine is None or pair not in engine.paths:
-            raise VerifyException(f"{self.name} cannot move {pair[0]} -> {pair[1]} on machine '{machine.name}'")
+            raise VerifyException(
+                f"{self.name} cannot move {pair[0]} -> {pair[1]} on machine '{machine.name}'"
+            )
 
 
 @irdl_op_definition
@@ -175,9 +206,13 @@ class ComputeOp(GemmOperation):
         f"$c `` {_INDEX_LIST}($c_indices, $static_c_indices) attr-dict `:` type($a) `,` type($b) `->` type($c)"
     )
 
-    def __init__(self, a, a_indices, b, b_indices, c, c_indices, m: int, n: int, k: int, accumulate: bool):
+    def __init__(
+        self, a, a_indices, b, b_indices, c, c_indices, m: int, n: int, k: int, accumulate: bool
+    ):
         operands: list = []
-        properties: dict[str, Attribute] = {key: IntegerAttr(v, i64) for key, v in (("m", m), ("n", n), ("k", k))}
+        properties: dict[str, Attribute] = {
+            key: IntegerAttr(v, i64) for key, v in (("m", m), ("n", n), ("k", k))
+        }
         for key, buffer, indices in (("a", a, a_indices), ("b", b, b_indices), ("c", c, c_indices)):
             static, dynamic = split_indices(indices)
             operands += [buffer, dynamic]
@@ -226,7 +261,9 @@ class AluOp(TileOperation):
     assembly_format = f"$function {TileOperation.assembly_format}"
 
     def __init__(self, function: str, src, src_indices, dst, dst_indices, rows: int, cols: int):
-        super().__init__(src, src_indices, dst, dst_indices, rows, cols, function=StringAttr(function))
+        super().__init__(
+            src, src_indices, dst, dst_indices, rows, cols, function=StringAttr(function)
+        )
 
     def pipe(self, machine) -> str:
         return machine.vector.pipe
@@ -234,13 +271,17 @@ class AluOp(TileOperation):
     def verify_structure(self) -> None:
         super().verify_structure()
         if self.function.data not in self.FUNCTIONS:
-            raise VerifyException(f"gemm.alu function must be one of {', '.join(self.FUNCTIONS)}, got '{self.function.data}'")
+            raise VerifyException(
+                f"gemm.alu function must be one of {', '.join(self.FUNCTIONS)}, got '{self.function.data}'"
+            )
 
     def verify_machine(self, machine) -> None:
         """The rule: the ALU works on the spaces the machine's vector unit reaches."""
         for buffer in (self.src, self.dst):
             if space_of(buffer) not in machine.vector.spaces:
-                raise VerifyException(f"gemm.alu works in {', '.join(machine.vector.spaces)}, got '{space_of(buffer)}'")
+                raise VerifyException(
+                    f"gemm.alu works in {', '.join(machine.vector.spaces)}, got '{space_of(buffer)}'"
+                )
 
 
 Gemm = Dialect("gemm", [LoadOp, StoreOp, ComputeOp, AluOp])

@@ -10,13 +10,20 @@ reports and traces treat these commands like ziggurat's own.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 
+from ziggurat.dialects.npu import element_bytes, space_of
 from ziggurat.interpreters.npu_interpreter import convert
 from ziggurat.interpreters.timing import dma_cycles, mma_cycles, vector_cycles
-from ziggurat.dialects.npu import element_bytes, space_of
-from ziggurat_gemmini.gemm import AluOp, ComputeOp, LoadOp, StoreOp, TileOperation, TransferOperation
+from ziggurat_gemmini.gemm import (
+    AluOp,
+    ComputeOp,
+    LoadOp,
+    StoreOp,
+    TileOperation,
+    TransferOperation,
+)
 
 
 def _window(ctx, op, key: str, shape: tuple[int, int], what: str, aligned: bool = True):
@@ -34,7 +41,9 @@ def run_transfer(ctx, op: TransferOperation) -> None:
     target, write = _window(ctx, op, "dst", op.tile, "destination", aligned=False)
     target[...] = convert(np.array(source), target.dtype)
     engine = ctx.machine.dmas[op.ENGINE]
-    cycles = dma_cycles(ctx.machine, engine, space_of(op.src), space_of(op.dst), read.bytes, write.bytes)
+    cycles = dma_cycles(
+        ctx.machine, engine, space_of(op.src), space_of(op.dst), read.bytes, write.bytes
+    )
     ctx.issue(op, engine.pipe, cycles, [read], [write])
 
 
@@ -51,7 +60,14 @@ def run_compute(ctx, op: ComputeOp) -> None:
         reads.append(write)
     c[...] = product.astype(c.dtype)
     pair = (str(op.a.type.get_element_type()), str(op.c.type.get_element_type()))
-    ctx.issue(op, ctx.machine.matrix.pipe, mma_cycles(ctx.machine, m, n, k, *pair), reads, [write], flops=2 * m * n * k)
+    ctx.issue(
+        op,
+        ctx.machine.matrix.pipe,
+        mma_cycles(ctx.machine, m, n, k, *pair),
+        reads,
+        [write],
+        flops=2 * m * n * k,
+    )
 
 
 def run_alu(ctx, op: AluOp) -> None:
@@ -59,9 +75,20 @@ def run_alu(ctx, op: AluOp) -> None:
     source, read = _window(ctx, op, "src", op.tile, "source")
     target, write = _window(ctx, op, "dst", op.tile, "destination")
     function = op.function.data
-    target[...] = convert(np.maximum(source, 0) if function == "relu" else np.array(source), target.dtype)
-    block = cols * max(element_bytes(op.src.type.get_element_type()), element_bytes(op.dst.type.get_element_type()))
-    ctx.issue(op, ctx.machine.vector.pipe, vector_cycles(ctx.machine, function, rows, block), [read], [write], rows * cols)
+    target[...] = convert(
+        np.maximum(source, 0) if function == "relu" else np.array(source), target.dtype
+    )
+    block = cols * max(
+        element_bytes(op.src.type.get_element_type()), element_bytes(op.dst.type.get_element_type())
+    )
+    ctx.issue(
+        op,
+        ctx.machine.vector.pipe,
+        vector_cycles(ctx.machine, function, rows, block),
+        [read],
+        [write],
+        rows * cols,
+    )
 
 
 INSTRUCTIONS = {LoadOp: run_transfer, StoreOp: run_transfer, ComputeOp: run_compute, AluOp: run_alu}

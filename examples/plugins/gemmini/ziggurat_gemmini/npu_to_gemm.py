@@ -25,7 +25,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, ModuleOp, i64
 from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
@@ -52,17 +57,34 @@ class DmaToTransfer(RewritePattern):
         command = _TRANSFERS.get(op.engine.data)
         if command is None:
             raise error_at(op, f"gemmini has no command for DMA engine '{op.engine.data}'")
-        src, dst = _indices(op.static_src_indices, op.src_indices), _indices(op.static_dst_indices, op.dst_indices)
-        if op.pad is not None or op.transpose is not None or min(op.src.type.get_num_dims(), op.dst.type.get_num_dims()) < 2:
-            raise error_at(op, f"{command.name} moves tiles of 2-d or larger buffers, without padding or transposition")
+        src, dst = (
+            _indices(op.static_src_indices, op.src_indices),
+            _indices(op.static_dst_indices, op.dst_indices),
+        )
+        if (
+            op.pad is not None
+            or op.transpose is not None
+            or min(op.src.type.get_num_dims(), op.dst.type.get_num_dims()) < 2
+        ):
+            raise error_at(
+                op,
+                f"{command.name} moves tiles of 2-d or larger buffers, without padding or transposition",
+            )
         strides = {side: getattr(op, f"{side}_strides") for side in ("src", "dst")}
-        if len(op.src_shape) == 1 and all(s is None or s.get_values() == (1,) for s in strides.values()):
+        if len(op.src_shape) == 1 and all(
+            s is None or s.get_values() == (1,) for s in strides.values()
+        ):
             rows, cols = _flat_rows(op.src_shape[0], op.src, op.dst)
             flat = DenseArrayBase.from_list(i64, [cols, 1])
-            rewriter.replace_op(op, command(op.src, src, op.dst, dst, rows, cols, src_strides=flat, dst_strides=flat))
+            rewriter.replace_op(
+                op,
+                command(op.src, src, op.dst, dst, rows, cols, src_strides=flat, dst_strides=flat),
+            )
             return
         if len(op.src_shape) != 2:
-            raise error_at(op, f"{command.name} moves 2-d tiles, got a {len(op.src_shape)}-d window")
+            raise error_at(
+                op, f"{command.name} moves 2-d tiles, got a {len(op.src_shape)}-d window"
+            )
         rows, cols = op.src_shape
         given = {f"{side}_strides": value for side, value in strides.items() if value is not None}
         rewriter.replace_op(op, command(op.src, src, op.dst, dst, rows, cols, **given))
@@ -73,7 +95,10 @@ class MmaToCompute(RewritePattern):
     def match_and_rewrite(self, op: npu.MmaOp, rewriter: PatternRewriter) -> None:
         operands = []
         for key in "abc":
-            operands += [getattr(op, key), _indices(getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices"))]
+            operands += [
+                getattr(op, key),
+                _indices(getattr(op, f"static_{key}_indices"), getattr(op, f"{key}_indices")),
+            ]
         rewriter.replace_op(op, ComputeOp(*operands, *op.mnk, accumulate=op.accumulate is not None))
 
 
@@ -88,7 +113,9 @@ class VectorToAlu(RewritePattern):
         if function is None:
             raise error_at(op, f"gemmini's ALU applies relu and casts only, not '{op.name}'")
         if op.mask is not None or op.stride is not None:
-            raise error_at(op, "gemm.alu works on contiguous accumulator elements: no mask or stride")
+            raise error_at(
+                op, "gemm.alu works on contiguous accumulator elements: no mask or stride"
+            )
         (src_buffer, src_static, src_dynamic), (dst_buffer, dst_static, dst_dynamic) = op.buffers()
         rows, cols = _flat_rows(op.repeats * op.lanes(self.machine), src_buffer, dst_buffer)
         flat = DenseArrayBase.from_list(i64, [cols, 1])
