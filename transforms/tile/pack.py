@@ -24,7 +24,7 @@ from xdsl.transforms.dead_code_elimination import dce
 
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.tile import PackOp, UnpackOp, packed_shape
-from ziggurat.ir.contraction import is_contraction
+from ziggurat.ir.contraction import contraction_dims, is_contraction
 from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.tile.builders import PARALLEL, REDUCTION, scalar_attr
 from ziggurat.transforms.tile.decompose_conv import on_tensors
@@ -41,15 +41,19 @@ def _positions(indexing: AffineMap) -> list[int]:
     return [e.position for e in indexing.results]
 
 
-def matmul_roles(maps: list[AffineMap]) -> tuple[int, int, int] | None:
-    """(M, N, K): the innermost M and K dims of the lhs and N dim of the rhs, or None
-    when a role is missing or a map is not a projected permutation."""
-    if not all(m.is_projected_permutation() for m in maps):
+def innermost_matrix_dims(
+    op: linalg.GenericOp, maps: list[AffineMap]
+) -> tuple[int, int, int] | None:
+    """(M, N, K) of the matrix instruction: the innermost M and K loops of the lhs and the innermost
+    N loop of the rhs, by `contraction_dims`; None when a role is missing or a map is not a
+    projected permutation."""
+    dims = contraction_dims(op)
+    if dims is None or not all(m.is_projected_permutation() for m in maps):
         return None
-    lhs, rhs, out = (set(_positions(m)) for m in maps)
-    m_dims = [d for d in _positions(maps[0]) if d in out and d not in rhs]
-    k_dims = [d for d in _positions(maps[0]) if d in rhs and d not in out]
-    n_dims = [d for d in _positions(maps[1]) if d in out and d not in lhs]
+    lhs, rhs = _positions(maps[0]), _positions(maps[1])
+    m_dims = [d for d in lhs if d in dims.m]
+    k_dims = [d for d in lhs if d in dims.k and d in rhs]
+    n_dims = [d for d in rhs if d in dims.n]
     if not (m_dims and n_dims and k_dims):
         return None
     return m_dims[-1], n_dims[-1], k_dims[-1]
@@ -84,7 +88,7 @@ class PackContraction(RewritePattern):
         if not on_tensors(op) or not is_contraction(op):
             return
         maps = [m.data for m in op.indexing_maps.data]
-        roles = matmul_roles(maps)
+        roles = innermost_matrix_dims(op, maps)
         if roles is None:
             return
         for value in op.operands:
