@@ -5,7 +5,9 @@ faster (wall time) than 1.
 
 `ziggurat-tune examples/resnet_block.mlir --machine davinci` with a fresh cache, each configuration
 in a fresh process: on a local Ray instance of 1 CPU (1 worker) and of 2 (`RayExecutor`, as
-`--cluster ray` runs it), and, for reference, on the local process pool with `--jobs 1` and 2. The
+`--cluster ray` runs it), and, for reference, on the local process pool with `--jobs 1` and 2, in
+`--rounds` rounds (3) of the four, each configuration's median compared: one run of about 5 s moves
+by a few tenths of a second with whatever else the machine does, which alone swings a ratio by 0.1. The
 time is the tuning's wall time (`tune_module`: planning, every measurement, the decisions, the
 cache written); Ray's start (the instance, and its workers loading ziggurat) is counted apart, and
 the table shows both. Every configuration must write the same cache bytes
@@ -87,10 +89,19 @@ def run_one(backend: str, workers: int) -> dict:
     }
 
 
+def median_run(runs: list[dict]) -> dict:
+    """The run of median tuning time (the lower middle one of an even count)."""
+    ordered = sorted(runs, key=lambda r: r["tune_seconds"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one", nargs=2, metavar=("BACKEND", "WORKERS"), help=argparse.SUPPRESS)
     parser.add_argument("--output", type=Path, default=RESULTS / "distributed_tuning.json")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of the four configurations (default: 3)"
+    )
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(run_one(args.one[0], int(args.one[1]))))
@@ -101,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         print("distributed_tuning: skipped, ray is not installed (pip install 'ziggurat[ray]')")
         return 0
     runs = []
-    for backend, workers in CONFIGURATIONS:
+    rounds = [(backend, workers) for _ in range(args.rounds) for backend, workers in CONFIGURATIONS]
+    for backend, workers in rounds:
         done = subprocess.run(
             [sys.executable, __file__, "--one", backend, str(workers)],
             capture_output=True,
@@ -118,21 +130,30 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {backend} x{workers}: {runs[-1]['tune_seconds']:.1f} s", file=sys.stderr, flush=True
         )
-    by = {(r["backend"], r["workers"]): r for r in runs}
+    by = {
+        configuration: median_run(
+            [r for r in runs if (r["backend"], r["workers"]) == configuration]
+        )
+        for configuration in CONFIGURATIONS
+    }
     speedup = by["ray", 1]["tune_seconds"] / by["ray", 2]["tune_seconds"]
     same = len({(r["cache_sha256"], r["ir_sha256"]) for r in runs}) == 1
     print(
         f"Tuning {MODEL.relative_to(ROOT)} on {MACHINE}, fresh cache ({os.cpu_count()} CPUs here)"
     )
+    print(f"median of {args.rounds} round(s); tuning times of every round in the last column")
     print(
         f"{'backend':<8} {'workers':>7} {'start (s)':>9} {'tuning (s)':>10} {'total (s)':>9} {'measured':>8} "
-        f"{'load avg':>9}"
+        f"{'load avg':>9}  rounds (s)"
     )
-    for r in runs:
+    for (backend, workers), r in by.items():
+        each = [
+            x["tune_seconds"] for x in runs if (x["backend"], x["workers"]) == (backend, workers)
+        ]
         print(
             f"{r['backend']:<8} {r['workers']:>7} {r['start_seconds']:>9.1f} {r['tune_seconds']:>10.1f} "
             f"{r['start_seconds'] + r['tune_seconds']:>9.1f} {r['measured']:>8} "
-            f"{r['load_before']:>4.1f}-{r['load_after']:<4.1f}"
+            f"{r['load_before']:>4.1f}-{r['load_after']:<4.1f}  {' '.join(f'{t:.1f}' for t in each)}"
         )
     met = speedup >= TARGET_SPEEDUP and same
     print(
@@ -147,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "host": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "target_speedup": TARGET_SPEEDUP,
+        "rounds": args.rounds,
         "ray_speedup": speedup,
         "identical_results": same,
         "runs": runs,
