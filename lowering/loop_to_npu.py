@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, linalg, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
@@ -165,6 +165,16 @@ def _writes(op: Operation, buffer: SSAValue) -> bool:
     return not isinstance(op, LinalgStructuredOperation) or buffer in op.outputs
 
 
+def _reads_output(op: Operation, index: int) -> bool:
+    """Whether `op` may read its operand `index` that it also writes: a copy's destination and the
+    outputs of a linalg.generic whose body ignores them or of a fill or transpose are written only."""
+    if isinstance(op, CopyAsyncOp | CopyOp):
+        return op.operands[index] is not op.destination
+    if isinstance(op, linalg.GenericOp):
+        return bool(op.body.block.args[index].uses)
+    return not isinstance(op, linalg.FillOp | linalg.TransposeOp)
+
+
 def _readers_until_rewritten(
     src: SSAValue, dst: SSAValue, copy: Operation
 ) -> list[tuple[Operation, int]] | None:
@@ -191,11 +201,17 @@ def _readers_until_rewritten(
 
     dst_written, src_written = next_write(dst), next_write(src)
     readers = [(user, i, p) for b, user, i, p in uses if b is dst and start < p < dst_written]
-    overwriter_reads = any(
-        b is dst and p == dst_written and not _writes(user, dst) for b, user, _, p in uses
-    )
-    if overwriter_reads or any(p >= src_written for _, _, p in readers):
-        return None  # read by the op that overwrites the result, or after the source changed
+    for b, user, i, p in uses:
+        if b is not dst or p != dst_written or user is copy:
+            continue
+        # the op that overwrites the result reads it first (an in-place elementwise op): the copy
+        # stays (it is lowered through global memory)
+        if isinstance(user, LinalgStructuredOperation) and i < len(user.inputs):
+            return None
+        if _reads_output(user, i):
+            return None
+    if any(p >= src_written for _, _, p in readers):
+        return None  # read after the source changed
     return [(user, i) for user, i, _ in readers]
 
 
