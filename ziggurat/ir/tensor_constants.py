@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from ziggurat.dtypes import to_numpy_dtype
@@ -17,7 +17,7 @@ from ziggurat.dtypes import to_numpy_dtype
 def dense_attr_of(value: SSAValue) -> DenseIntOrFPElementsAttr | None:
     """The dense tensor attribute `value` is defined by, or None if it is not a tensor constant."""
     owner = value.owner
-    if not hasattr(owner, "has_trait") or not owner.has_trait(ConstantLike):
+    if not isinstance(owner, Operation) or not owner.has_trait(ConstantLike):
         return None
     attr = owner.properties.get("value")
     return attr if isinstance(attr, DenseIntOrFPElementsAttr) else None
