@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime
@@ -94,6 +95,9 @@ class BasicBlock(nn.Module):
             conv_bn(cin, out, 1, stride, act=None) if stride != 1 or cin != out else None
         )
 
+    def residual_norm(self) -> nn.BatchNorm2d:
+        return self.conv2[1]
+
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
         return F.relu(self.conv2(self.conv1(x)) + identity)
@@ -115,6 +119,9 @@ class Bottleneck(nn.Module):
         self.downsample = (
             conv_bn(cin, out, 1, stride, act=None) if stride != 1 or cin != out else None
         )
+
+    def residual_norm(self) -> nn.BatchNorm2d:
+        return self.body[-1][1]
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
@@ -156,6 +163,9 @@ class InvertedResidual(nn.Module):
         ]
         self.conv = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
+
+    def residual_norm(self) -> nn.BatchNorm2d | None:
+        return self.conv[-1][1] if self.residual else None
 
     def forward(self, x):
         return x + self.conv(x) if self.residual else self.conv(x)
@@ -220,6 +230,9 @@ class MobileNetV3Block(nn.Module):
         self.block = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 
+    def residual_norm(self) -> nn.BatchNorm2d | None:
+        return self.block[-1][1] if self.residual else None
+
     def forward(self, x):
         return x + self.block(x) if self.residual else self.block(x)
 
@@ -282,6 +295,9 @@ class MBConv(nn.Module):
         self.block = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 
+    def residual_norm(self) -> nn.BatchNorm2d | None:
+        return self.block[-1][1] if self.residual else None
+
     def forward(self, x):
         return x + self.block(x) if self.residual else self.block(x)
 
@@ -343,6 +359,9 @@ class RegNetBlock(nn.Module):
             conv_bn(cout, cout, 1, act=None),
         )
         self.proj = conv_bn(cin, cout, 1, stride, act=None) if stride != 1 or cin != cout else None
+
+    def residual_norm(self) -> nn.BatchNorm2d:
+        return self.body[-1][1]
 
     def forward(self, x):
         return F.relu(self.body(x) + (x if self.proj is None else self.proj(x)))
@@ -892,10 +911,22 @@ def corpus(size: str) -> dict[str, Spec]:
 QUANTIZED = {"resnet18_int8": "resnet18", "mobilenet_v2_int8": "mobilenet_v2"}
 
 
+RESIDUAL_SCALE = 0.5
+"""The scales of the last BatchNorm of a residual branch are uniform in [0, RESIDUAL_SCALE)."""
+
+
 def randomize(module: nn.Module, generator: torch.Generator) -> None:
     """Per-channel scales and shifts of every norm, as a trained network has (not all ones and zeros), and
     variance-preserving Linear weights (std 1/sqrt(fan-in); torch's default shrinks each layer's output by
-    sqrt(3), which through a classifier of two Linears leaves the logits nearly equal)."""
+    sqrt(3), which through a classifier of two Linears leaves the logits nearly equal).
+
+    The last norm of each residual branch scales it below the identity beside it (uniform in
+    [0, RESIDUAL_SCALE)), as in trained residual networks, whose training starts it at 0 (the zero-gamma
+    initialization of Goyal et al., "Accurate, Large Minibatch SGD", 2017). With every branch at full
+    scale a random BatchNorm network is chaotic (Yang et al., "A Mean Field Theory of Batch
+    Normalization", 2019: its input-output Jacobian grows geometrically with depth): rounding only the
+    input of the small ResNet-50 to bf16 moved its logits by 17% of the largest, a sensitivity that no
+    computation in bf16 or f16 could meet a bound on."""
     with torch.no_grad():
         for layer in module.modules():
             if isinstance(layer, (nn.BatchNorm2d, nn.LayerNorm)) and layer.weight is not None:
@@ -903,6 +934,10 @@ def randomize(module: nn.Module, generator: torch.Generator) -> None:
                 layer.bias.uniform_(-0.2, 0.2, generator=generator)
             elif isinstance(layer, nn.Linear):
                 layer.weight.normal_(0.0, layer.in_features**-0.5, generator=generator)
+        for layer in module.modules():
+            norm = layer.residual_norm() if hasattr(layer, "residual_norm") else None
+            if norm is not None:
+                norm.weight.uniform_(0.0, RESIDUAL_SCALE, generator=generator)
 
 
 def calibrate_batch_norm(
@@ -940,9 +975,32 @@ def check_logits(name: str, first: np.ndarray, second: np.ndarray) -> str:
     return f"logit std {spread:.3g}, two inputs differ by {apart:.3g}"
 
 
-def export(name: str, spec: Spec, directory: Path) -> tuple[onnx.ModelProto, str, float | None]:
-    """Exports, checks and writes one model: the model, a summary of the checks, and how far onnxruntime's
-    f32 logits are from torch's f64 ones."""
+def input_sensitivity(
+    session: onnxruntime.InferenceSession, inputs: dict[str, np.ndarray], outputs: np.ndarray
+) -> tuple[float, float]:
+    """How far the logits move, over the largest of them, when only the float inputs are rounded to f16
+    and to bf16: an error that computing in that type cannot avoid, so a bound on a narrow type's error
+    is only a test where this is well below it."""
+    largest = float(np.abs(outputs).max())
+    moved = []
+    for dtype in (np.float16, ml_dtypes.bfloat16):
+        rounded = {
+            key: value.astype(dtype).astype(value.dtype) if value.dtype == np.float32 else value
+            for key, value in inputs.items()
+        }
+        moved.append(float(np.abs(session.run(None, rounded)[0] - outputs).max()) / largest)
+    return moved[0], moved[1]
+
+
+Sensitivity = tuple[float, float] | None
+"""How far the logits move when the input is rounded to f16 and to bf16 (`input_sensitivity`)."""
+
+
+def export(
+    name: str, spec: Spec, directory: Path
+) -> tuple[onnx.ModelProto, str, float | None, Sensitivity]:
+    """Exports, checks and writes one model: the model, a summary of the checks, how far onnxruntime's
+    f32 logits are from torch's f64 ones, and the logits' sensitivity to rounding the input."""
     torch.manual_seed(0)
     module = spec.build()
     randomize(module, torch.Generator().manual_seed(1))
@@ -985,8 +1043,14 @@ def export(name: str, spec: Spec, directory: Path) -> tuple[onnx.ModelProto, str
         f"torch vs onnxruntime {difference:.2g} (f64: onnxruntime {ours:.2g}, torch {torchs:.2g}), "
     )
     summary += check_logits(name, outputs, second)
+    sensitivity = None
+    if any(value.dtype == np.float32 for value in inputs.values()):
+        sensitivity = input_sensitivity(session, inputs, outputs)
+        summary += ", input rounded to f16 moves the logits by {:.2%}, to bf16 by {:.2%}".format(
+            *sensitivity
+        )
     write_data(directory / name, inputs, {spec.output: outputs})
-    return model, summary, ours
+    return model, summary, ours, sensitivity
 
 
 def write_data(stem: Path, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
@@ -1007,7 +1071,7 @@ class RandomBatches(CalibrationDataReader):
 
 def quantize(
     name: str, float_name: str, spec: Spec, directory: Path
-) -> tuple[onnx.ModelProto, str, float | None]:
+) -> tuple[onnx.ModelProto, str, float | None, Sensitivity]:
     """The float export quantized statically: QDQ, uint8 activations, int8 per-channel weights."""
     path = directory / f"{name}.onnx"
     with tempfile.TemporaryDirectory() as scratch:
@@ -1034,13 +1098,15 @@ def quantize(
     summary = f"int8 vs float {difference:.2g} (max |logit| {np.abs(float_outputs).max():.2g}), "
     summary += check_logits(name, outputs, second)
     write_data(directory / name, inputs, {spec.output: outputs})
-    return model, summary, None
+    return model, summary, None, None
 
 
-def readme(size: str, rows: list[tuple[str, str, onnx.ModelProto, Path, float | None]]) -> str:
+def readme(
+    size: str, rows: list[tuple[str, str, onnx.ModelProto, Path, float | None, Sensitivity]]
+) -> str:
     table = []
     total = 0
-    for name, description, model, directory, error in rows:
+    for name, description, model, directory, error, sensitivity in rows:
         suffixes = (".onnx", ".inputs.npz", ".outputs.npz")
         files = sum((directory / f"{name}{suffix}").stat().st_size for suffix in suffixes)
         total += files
@@ -1049,9 +1115,11 @@ def readme(size: str, rows: list[tuple[str, str, onnx.ModelProto, Path, float | 
             for i in model.graph.input
         )
         error = "" if error is None else f"{error:.2g}"
+        moved = " | " if sensitivity is None else "{:.2%} | {:.2%}".format(*sensitivity)
         nodes = len(model.graph.node)
         table.append(
-            f"| `{name}` | {description} | {shapes} | {nodes} | {files / 1024:.0f} KiB | {error} |"
+            f"| `{name}` | {description} | {shapes} | {nodes} | {files / 1024:.0f} KiB | {error} "
+            f"| {moved} |"
         )
     where = "test/unit/data/corpus" if size == "small" else "DIR"
     return "\n".join(
@@ -1078,10 +1146,13 @@ def readme(size: str, rows: list[tuple[str, str, onnx.ModelProto, Path, float | 
             "",
             "The f32 error is how far onnxruntime's logits are from torch's computed in f64 (the model's",
             "conditioning: a narrow BatchNorm channel with a small variance amplifies rounding); the tests",
-            "hold ziggurat's graph interpreter to it.",
+            "hold ziggurat's graph interpreter to it. *f16 input* and *bf16 input* are how far the logits move,",
+            "over the largest of them, when only the input is rounded to that type: an error computing in it",
+            "cannot avoid, which a bound on that type's error (1% for f16, 3% for bf16) must be well above",
+            "for the comparison to test the compiler.",
             "",
-            "| model | architecture | input | nodes | files | f32 error |",
-            "|---|---|---|---|---|---|",
+            "| model | architecture | input | nodes | files | f32 error | f16 input | bf16 input |",
+            "|---|---|---|---|---|---|---|---|",
             *table,
             "",
             f"{len(rows)} models, {total / 2**20:.1f} MiB in all.",
@@ -1090,13 +1161,19 @@ def readme(size: str, rows: list[tuple[str, str, onnx.ModelProto, Path, float | 
     )
 
 
-def readme_errors(path: Path) -> dict[str, float | None]:
-    """The f32 errors of an existing README's table (kept for the models not regenerated)."""
+def readme_errors(path: Path) -> dict[str, tuple[float | None, Sensitivity]]:
+    """The f32 errors and input sensitivities of an existing README's table (kept for the models not
+    regenerated)."""
     errors = {}
     for line in path.read_text().splitlines() if path.is_file() else []:
         cells = [cell.strip() for cell in line.split("|")]
-        if len(cells) == 8 and cells[1].startswith("`"):
-            errors[cells[1].strip("`")] = float(cells[6]) if cells[6] else None
+        if len(cells) == 10 and cells[1].startswith("`"):
+            sensitivity = (
+                (float(cells[7].rstrip("%")) / 100, float(cells[8].rstrip("%")) / 100)
+                if cells[7]
+                else None
+            )
+            errors[cells[1].strip("`")] = (float(cells[6]) if cells[6] else None, sensitivity)
     return errors
 
 
@@ -1126,19 +1203,19 @@ def main() -> None:
             continue
         if name in chosen:
             if name in QUANTIZED:
-                model, summary, error = quantize(
+                model, summary, error, sensitivity = quantize(
                     name, QUANTIZED[name], specs[QUANTIZED[name]], args.directory
                 )
             else:
-                model, summary, error = export(name, specs[name], args.directory)
-            errors[name] = error
+                model, summary, error, sensitivity = export(name, specs[name], args.directory)
+            errors[name] = (error, sensitivity)
             print(f"wrote {name}.onnx: {len(model.graph.node)} nodes, {summary}", file=sys.stderr)
         else:
             model = onnx.load(str(args.directory / f"{name}.onnx"))
-            errors[name] = previous.get(name)
+            errors[name] = previous.get(name, (None, None))
         base = specs[QUANTIZED.get(name, name)].description
         description = f"{base}; int8 QDQ" if name in QUANTIZED else base
-        rows.append((name, description, model, args.directory, errors[name]))
+        rows.append((name, description, model, args.directory, *errors[name]))
     (args.directory / "README.md").write_text(readme(args.size, rows))
 
 
