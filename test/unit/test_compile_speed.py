@@ -36,6 +36,7 @@ from ziggurat.ir.contraction import is_contraction
 from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
 from ziggurat.transforms.npu.insert_sync import _ANYWHERE, _Access, _envelopes_meet, _Step
+from ziggurat.transforms.npu.plan_memory import _Buffer, _clear_of, _find_conflicts
 from ziggurat.transforms.tile.tile_sizes import slice_elements
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, linear_form, tiling_of
 
@@ -296,3 +297,188 @@ def test_a_repeated_type_or_array_parses_as_the_first(monkeypatch):
     assert ops[4].attributes["w"] != first
     monkeypatch.setattr(_LocatingParser, "_memoize", lambda self, starts, parse: parse())
     assert printed(module) == printed(parse_source(context, REPEATED_TYPES, "types.mlir"))
+
+
+def _random_accesses(rng: random.Random, count: int) -> tuple[_Access, ...]:
+    storages = ["ub", "l1", ("space", "ub"), _ANYWHERE]
+    found = []
+    for _ in range(count):
+        start = rng.randrange(0, 64)
+        storage = rng.choice(storages)
+        found.append(_Access(storage, start, start + rng.randrange(0, 16), rng.random() < 0.3))
+    return tuple(found)
+
+
+def test_first_needing_is_the_first_op_of_the_step_a_producer_conflicts_with():
+    """`_Step.first_needing` (which skips the last op and scans the nearest producers first)
+    names the op the scan of every op against every producer in order names."""
+    rng = random.Random(11)
+    answers = set()
+    for _ in range(2000):
+        members = [
+            {"p": _random_accesses(rng, rng.randrange(0, 3))} for _ in range(rng.randrange(1, 5))
+        ]
+        step = _Step([], {"p": tuple(a for m in members for a in m["p"])}, members=members)
+        producers = [
+            _Step([], {rng.choice("qr"): _random_accesses(rng, rng.randrange(1, 4))})
+            for _ in range(rng.randrange(0, 6))
+        ]
+        expected = next(
+            (
+                index
+                for index, member in enumerate(members)
+                if any(
+                    a.conflicts(b)
+                    for producer in producers
+                    for a in member["p"]
+                    for b in producer.accesses.get("q", ())
+                )
+            ),
+            len(members) - 1,
+        )
+        assert step.first_needing("p", producers, "q") == expected
+        answers.add((expected, len(members)))
+    assert any(index < count - 1 for index, count in answers)  # not only "the last op"
+
+
+def _random_buffers(rng: random.Random) -> list[_Buffer]:
+    buffers = []
+    for _ in range(rng.randrange(1, 30)):
+        ranges, position = [], rng.randrange(0, 20)
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            end = position + rng.randrange(0, 8)
+            ranges.append((position, end))
+            position = end + 1 + rng.randrange(0, 6)
+        if rng.random() < 0.1:
+            ranges = [(0, 100)]  # an npu.buffer placed already: live everywhere
+        buffer = _Buffer(None, "ub", rng.randrange(1, 5) * 32, ranges)
+        if rng.random() < 0.5:
+            buffer.offset = rng.randrange(0, 8) * 32
+        buffers.append(buffer)
+    return buffers
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_the_conflict_sweep_finds_every_pair_live_at_once(reuse):
+    """`_find_conflicts` (a sweep over the buffers' spans) gives each buffer the buffers of its
+    space that the pairwise test finds live with it, in the same order."""
+    rng = random.Random(5)
+    for _ in range(300):
+        group = _random_buffers(rng)
+        expected = [
+            [o for o in group if o is not b and (not reuse or b.lives_with(o))] for b in group
+        ]
+        _find_conflicts(group, reuse)
+        assert [list(map(id, b.conflicts)) for b in group] == [list(map(id, e)) for e in expected]
+
+
+def test_the_buffers_to_clear_are_those_the_sorts_of_every_mate_gave():
+    """`_clear_of`, from the placed buffers kept in order of offset, yields the lists that
+    filtering every other buffer of the space and sorting the placed ones by offset gave."""
+    rng = random.Random(3)
+    for _ in range(300):
+        group = _random_buffers(rng)
+        _find_conflicts(group, True)
+        order = {id(b): i for i, b in enumerate(group)}
+        placed = sorted(
+            (b for b in group if b.offset is not None), key=lambda b: (b.offset, order[id(b)])
+        )
+        for buffer in (b for b in group if b.offset is None):
+            mates = [o for o in group if o is not buffer]
+            conflicting = {id(o) for o in buffer.conflicts}
+            slow = [
+                mates,
+                [o for o in mates if id(o) in conflicting or o.spans_with(buffer)],
+                buffer.conflicts,
+            ]
+            expected = [
+                sorted((b for b in avoid if b.offset is not None), key=lambda b: b.offset)
+                for avoid in slow
+            ]
+            got = list(_clear_of(buffer, placed))
+            assert [list(map(id, a)) for a in got] == [list(map(id, e)) for e in expected]
+
+
+TOP_ALLOCS = """
+func.func @f(%arg: memref<8xf32>) {
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<4x8xf32>
+  %c = arith.constant 0 : index
+  %d = memref.alloc() : memref<2xf32>
+  func.return
+}
+"""
+
+
+def test_top_allocs_go_where_a_scan_from_the_top_puts_them():
+    """`TopAllocs` (which resumes the scan at its last alloc) puts each alloc where
+    `alloc_at_top` scanning the function from its start does, with static views of them
+    inserted after and the last alloc erased between."""
+    from xdsl.dialects import memref
+    from xdsl.dialects.builtin import MemRefType, f32
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from ziggurat.transforms.loop.buffers import TopAllocs, alloc_at_top, slot_view_type
+
+    def build(insert) -> str:
+        module = parse_source(default_context(), TOP_ALLOCS, "top.mlir")
+        function = module.ops.first
+        types = [MemRefType(f32, [n + 1]) for n in range(6)]
+        for step, memref_type in enumerate(types):
+            buffer = insert(function, memref_type)
+            if step == 1:  # a slot view of it, right after it
+                slots = alloc_at_top(function, MemRefType(f32, [2, 4]))
+                view = memref.SubviewOp.from_static_parameters(
+                    slots, slots.type, [1, 0], [1, 4], [1, 1], reduce_rank=True
+                )
+                assert view.result.type == slot_view_type(slots.type, 1)
+                Rewriter.insert_op(view, InsertPoint.after(slots.owner))
+            if step == 3:  # the last one inserted goes away
+                Rewriter.erase_op(buffer.owner)
+        text = io.StringIO()
+        Printer(stream=text).print_op(module)
+        return text.getvalue()
+
+    top: dict[int, TopAllocs] = {}
+
+    def resuming(function, memref_type):
+        return top.setdefault(id(function), TopAllocs(function)).alloc(memref_type)
+
+    assert build(resuming) == build(
+        lambda function, memref_type: alloc_at_top(function, memref_type)
+    )
+
+
+def test_positions_around_an_op_are_its_blocks_order():
+    """`_positions_around` numbers the ops it is asked for as enumerating the whole block does,
+    counted from the op it starts at."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import i32
+    from xdsl.ir import Block
+
+    from ziggurat.transforms.loop.promote_to_memory_space import _positions_around
+
+    block = Block([arith.ConstantOp.from_int_and_width(i, i32) for i in range(40)])
+    ops = list(block.ops)
+    rng = random.Random(2)
+    for _ in range(200):
+        op = rng.choice(ops)
+        wanted = set(rng.sample(ops, rng.randrange(0, 6)))
+        got = _positions_around(op, wanted)
+        assert got == {o: ops.index(o) - ops.index(op) for o in wanted | {op}}
+
+
+def test_the_tools_collect_young_garbage_less_often():
+    """A tool's `run_main` raises the collector's first threshold (its IR would be walked again
+    every few hundred allocations) and keeps the others."""
+    import gc
+
+    from ziggurat.cli import YOUNG_OBJECTS_PER_COLLECTION, run_main
+
+    old = gc.get_threshold()
+    try:
+        with pytest.raises(SystemExit):
+            run_main(lambda: 0)
+        assert gc.get_threshold() == (YOUNG_OBJECTS_PER_COLLECTION, *old[1:])
+    finally:
+        gc.set_threshold(*old)

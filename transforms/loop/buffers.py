@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
@@ -129,15 +130,35 @@ def read_buffers(op: Operation) -> list[SSAValue]:
 
 
 def alloc_at_top(
-    func: FuncOp, memref_type: MemRefType, location: Attribute | None = None
+    func: FuncOp,
+    memref_type: MemRefType,
+    location: Attribute | None = None,
+    among: Operation | None = None,
 ) -> SSAValue:
     """A new `memref.alloc` of `memref_type` after the allocs already at the top of `func`
-    (located at its first user, `location`)."""
+    (located at its first user, `location`); `among`, one of those allocs, is where the scan for
+    their end starts (`TopAllocs`)."""
     alloc = memref.AllocOp([], [], memref_type)
     if location is not None:
         alloc.location = location
-    Rewriter.insert_op(alloc, _after_leading_allocs(func.body.block))
+    Rewriter.insert_op(alloc, _after_leading_allocs(func.body.block, among))
     return alloc.memref
+
+
+@dataclass
+class TopAllocs:
+    """`alloc_at_top` for a pass that adds many allocs to `func`: the scan for the end of the
+    allocs at its top resumes at the last alloc this inserted, so a function's thousands of allocs
+    are walked once rather than once per new alloc. For a pass that inserts no other ops among
+    those allocs (static views of them may follow them)."""
+
+    func: FuncOp
+    last: Operation | None = None
+
+    def alloc(self, memref_type: MemRefType, location: Attribute | None = None) -> SSAValue:
+        buffer = alloc_at_top(self.func, memref_type, location, self.last)
+        self.last = buffer.owner
+        return buffer
 
 
 def hoist_allocs(func: FuncOp) -> None:
@@ -150,12 +171,17 @@ def hoist_allocs(func: FuncOp) -> None:
     Rewriter.insert_op(allocs, InsertPoint.before(first) if first else InsertPoint.at_end(block))
 
 
-def _after_leading_allocs(block: Block) -> InsertPoint:
-    last = None
-    for op in block.ops:
-        if not (isinstance(op, memref.AllocOp) or _is_static_view_of_alloc(op)):
-            break
-        last = op
+def _after_leading_allocs(block: Block, among: Operation | None = None) -> InsertPoint:
+    def leading(op: Operation) -> bool:
+        return isinstance(op, memref.AllocOp) or _is_static_view_of_alloc(op)
+
+    # `among` may have been erased or moved since it was inserted: then scan from the start
+    if among is not None and among.parent_block() is block and leading(among):
+        last, op = among, among.next_op
+    else:
+        last, op = None, block.first_op
+    while op is not None and leading(op):
+        last, op = op, op.next_op
     return InsertPoint.after(last) if last is not None else InsertPoint.at_start(block)
 
 

@@ -29,7 +29,6 @@ from ziggurat.locations import locate
 from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.loop.buffers import (
     VIEW_OPS,
-    alloc_at_top,
     byte_size,
     contiguous,
     hoist_allocs,
@@ -219,8 +218,8 @@ class _Promoter:
             move_to_space(root, c_space)
             return
         assert isinstance(root.type, MemRefType)
-        full = alloc_at_top(
-            self.func, contiguous(root.type.element_type, padded, c_space), op.location
+        full = self.buffers.top.alloc(
+            contiguous(root.type.element_type, padded, c_space), op.location
         )
         check_fits(self.machine, op, "the accumulator", full.type)
         view = valid_region(full, static_shape(root))
@@ -255,12 +254,13 @@ class _Promoter:
             for op in self.func.walk()
             if isinstance(op, memref.AllocOp) and space_of(op.memref) in (None, global_space)
         ]
+        computing = set(compute)  # asked of every user of every buffer
         for buffer in allocs:
-            space = self.space_for(buffer, compute)
+            space = self.space_for(buffer, computing)
             if space is not None and space != space_of(buffer):
                 move_to_space(buffer, space)
 
-    def space_for(self, buffer: SSAValue, compute: list[Operation]) -> str | None:
+    def space_for(self, buffer: SSAValue, compute: set[Operation]) -> str | None:
         """Where an intermediate goes; None leaves one in the global space where it is."""
         users = list(users_through_views(buffer))
         writers = [op for op, view in users if view in written_buffers(op)]
@@ -471,13 +471,13 @@ class _Promoter:
         block = op.parent_block()
         if not isinstance(root.owner, memref.AllocOp) or block is None:
             return False
-        position = {o: i for i, o in enumerate(block.ops)}
         anchored = [
             (block.find_ancestor_op_in_block(user), user, view)
             for user, view in users_through_views(root)
         ]
         if any(a is None for a, _, _ in anchored):
             return False
+        position = _positions_around(op, {a for a, _, _ in anchored})
         later = [(user, view) for a, user, view in anchored if position[a] > position[op]]
         if any(view is not value for _, view in later):
             return False
@@ -536,7 +536,29 @@ class _Promoter:
         that the tile sizes budget for every window point's weights (`tile_sizes.conv_options`)."""
         memref_type = contiguous(element_type, shape, space)
         check_fits(self.machine, op, f"the buffer for {what}", memref_type)
-        return alloc_at_top(self.func, memref_type, op.location)
+        return self.buffers.top.alloc(memref_type, op.location)
+
+
+def _positions_around(op: Operation, ops: set[Operation]) -> dict[Operation, int]:
+    """The positions of `ops`, ops of `op`'s block, and of `op` itself, relative to `op`: a walk
+    out from `op` both ways until it has found them all (they are near it, in a block that may
+    hold a whole network)."""
+    position = {op: 0}
+    missing = ops - {op}
+    before, after, distance = op.prev_op, op.next_op, 0
+    while missing and (before is not None or after is not None):
+        distance += 1
+        if before is not None:
+            if before in missing:
+                position[before] = -distance
+                missing.discard(before)
+            before = before.prev_op
+        if after is not None:
+            if after in missing:
+                position[after] = distance
+                missing.discard(after)
+            after = after.next_op
+    return position
 
 
 def _view_key(value: SSAValue) -> tuple:

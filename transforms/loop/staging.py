@@ -15,7 +15,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.machine import DmaEngine, Machine
-from ziggurat.transforms.loop.buffers import alloc_at_top, byte_size, contiguous
+from ziggurat.transforms.loop.buffers import TopAllocs, byte_size, contiguous
 from ziggurat.transforms.loop.memory_routes import describe_paths, route
 from ziggurat.transforms.tile.fit import does_not_fit
 
@@ -129,6 +129,11 @@ class StagingBuffers:
         tuple[MemRefType, Block | None, Attribute | Operation | None, bool], list[SSAValue]
     ] = field(default_factory=dict)
     busy: set[SSAValue] = field(default_factory=set)
+    top: TopAllocs = field(init=False)
+    """Where new buffers go: after the allocs at the top of `func`."""
+
+    def __post_init__(self) -> None:
+        self.top = TopAllocs(self.func)
 
     def start(self) -> None:
         """Begin staging the next op: every buffer of the pools is free again."""
@@ -159,7 +164,7 @@ class StagingBuffers:
             buffer = free[0]
             pool.remove(buffer)  # least recently used first: consecutive ops alternate
         else:
-            buffer = alloc_at_top(self.func, memref_type, op.location)
+            buffer = self.top.alloc(memref_type, op.location)
         pool.append(buffer)
         self.busy.add(buffer)
         return buffer

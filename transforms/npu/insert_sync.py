@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -202,14 +202,16 @@ class _Step:
             self._envelopes[pipe] = spans
         return self._envelopes[pipe]
 
-    def first_needing(self, pipe: str, producers: Iterable[_Step], src: str) -> int:
+    def first_needing(self, pipe: str, producers: Sequence[_Step], src: str) -> int:
         """The first op of the step whose accesses on `pipe` conflict with those of `producers` on `src`:
         a wait for them need come no earlier."""
-        for index, member in enumerate(self.members):
+        # The last op is the answer when no earlier one conflicts, so it needs no scan; the
+        # nearest producers come first, since a conflict is most often found with them.
+        for index, member in enumerate(self.members[:-1]):
             mine = member.get(pipe, ())
             if any(
                 a.conflicts(b)
-                for step in producers
+                for step in reversed(producers)
                 for a in mine
                 for b in step.accesses.get(src, ())
             ):

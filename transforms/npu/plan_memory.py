@@ -4,6 +4,7 @@ bytes between buffers that are never live at once where the space is short (docs
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -244,15 +245,23 @@ def _collect(function: func.FuncOp, machine: Machine) -> list[_Buffer]:
     return buffers
 
 
-def _spanning(buffer: _Buffer, mates: list[_Buffer]) -> Iterator[_Buffer]:
-    """The mates used between `buffer`'s first use and its last, or live with it."""
+def _spanning(buffer: _Buffer, placed: list[_Buffer]) -> list[_Buffer]:
+    """The buffers of `placed` used between `buffer`'s first use and its last, or live with it."""
     conflicting = {id(other) for other in buffer.conflicts}
-    return (other for other in mates if id(other) in conflicting or other.spans_with(buffer))
+    return [other for other in placed if id(other) in conflicting or other.spans_with(buffer)]
 
 
-def _place(buffer: _Buffer, avoid: Iterable[_Buffer], alignment: int) -> int:
-    """The lowest aligned offset where `buffer` overlaps none of the placed buffers of `avoid`."""
-    placed = sorted((b for b in avoid if b.offset is not None), key=lambda b: b.offset)
+def _clear_of(buffer: _Buffer, placed: list[_Buffer]) -> Iterator[list[_Buffer]]:
+    """The buffers of `placed` that `buffer` may overlap none of: all of them, else those used
+    while it is (`_spanning`), else those live with it; each in order of offset."""
+    yield placed
+    yield _spanning(buffer, placed)
+    conflicting = {id(other) for other in buffer.conflicts}
+    yield [other for other in placed if id(other) in conflicting]
+
+
+def _place(buffer: _Buffer, placed: Iterable[_Buffer], alignment: int) -> int:
+    """The lowest aligned offset where `buffer` overlaps none of `placed` (in order of offset)."""
     offset = 0
     for other in placed:
         if offset + buffer.size <= other.offset:
@@ -287,35 +296,68 @@ def _check_lowered(function: func.FuncOp) -> None:
             )
 
 
+def _find_conflicts(group: list[_Buffer], reuse: bool) -> None:
+    """Set each buffer's `conflicts`: the others of `group` (one space) live with it, in the order
+    of `group`; all the others when space is not reused."""
+    if not reuse:
+        for buffer in group:
+            buffer.conflicts = [other for other in group if other is not buffer]
+        return
+    # Buffers live at once have overlapping spans: a sweep over the spans in order of their start
+    # compares only those pairs, not every pair of a function's thousands of buffers.
+    found: list[list[int]] = [[] for _ in group]
+    spans = sorted(
+        (min(low for low, _ in b.ranges), max(high for _, high in b.ranges), index)
+        for index, b in enumerate(group)
+        if b.ranges
+    )
+    active: list[tuple[int, int, int]] = []
+    for low, high, index in spans:
+        active = [span for span in active if span[1] >= low]
+        buffer = group[index]
+        for _, _, other in active:
+            if buffer.lives_with(group[other]):
+                found[index].append(other)
+            if group[other].lives_with(buffer):
+                found[other].append(index)
+        active.append((low, high, index))
+    for buffer, others in zip(group, found):
+        buffer.conflicts = [group[other] for other in sorted(others)]
+
+
 def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
     """Replace the allocs of `function` by `npu.buffer`s at planned offsets."""
     buffers = _collect(function, machine)
     if any(isinstance(buffer.op, memref.AllocOp) for buffer in buffers):
         _check_lowered(function)
     reuse = reuse and not has_sync(function)
+    by_space: dict[str, list[_Buffer]] = {}
     for buffer in buffers:
-        buffer.conflicts = [
-            other
-            for other in buffers
-            if other is not buffer
-            and other.space == buffer.space
-            and (not reuse or buffer.lives_with(other))
-        ]
+        by_space.setdefault(buffer.space, []).append(buffer)
+    for group in by_space.values():
+        _find_conflicts(group, reuse)
+    # Per space, the buffers placed so far by offset (ties in the order of `buffers`), kept in
+    # order as buffers are placed rather than sorted again for each.
+    order = {id(buffer): index for index, buffer in enumerate(buffers)}
+    by_offset = lambda b: (b.offset, order[id(b)])  # noqa: E731
+    placed: dict[str, list[_Buffer]] = {
+        name: sorted((b for b in group if b.offset is not None), key=by_offset)
+        for name, group in by_space.items()
+    }
     for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
         if buffer.offset is None:
             space = machine.memories[buffer.space]
-            mates = [
-                other for other in buffers if other is not buffer and other.space == buffer.space
-            ]
+            mates = placed[buffer.space]
             # Bytes of their own if the space allows; else clear of every buffer used between this
             # one's first and last use (a layer's buffers, which its pipes use at once, ping and
             # pong included, whose live ranges interleave in program order without overlapping);
             # only then bytes of any buffer that is dead whenever this one is live.
-            for avoid in (mates, _spanning(buffer, mates), buffer.conflicts):
+            for avoid in _clear_of(buffer, mates):
                 buffer.offset = _place(buffer, avoid, space.alignment)
                 if buffer.offset + buffer.size <= space.capacity:
                     break
             _check_fits(buffer, machine)
+            bisect.insort(mates, buffer, key=by_offset)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
             _replace_alloc(buffer.op, buffer.offset)
