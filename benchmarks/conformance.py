@@ -73,14 +73,12 @@ from ziggurat.frontends.onnx.reference_data import (
     with_random_weights,
 )
 from ziggurat.interpreters.interpreter import find_function, random_inputs
+from ziggurat.lowering.precision import PRECISIONS, choose_precision
 from ziggurat.machine import load_machine
 from ziggurat.npz import restore_element_type
 from ziggurat.tools.ziggurat_compile import (
-    PRECISIONS,
-    choose_precision,
     lower,
     lowering_passes,
-    precision_dtype,
     run_at_emitted_level,
     run_onnxruntime,
 )
@@ -225,15 +223,15 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
             result, "graph", outputs, expected
         )
     with stage(result, "compile", "compile_seconds"):
-        precision = choose_precision(args.precision, machine, module)
-        result.computed_in = precision
-    if precision is not None:
-        with suppress(StageFailed), stage(result, "graph-" + precision):
+        precision = choose_precision(args.precision, machine, module, inputs)
+        result.computed_in = precision.element_type
+    if precision.element_type is not None:
+        with suppress(StageFailed), stage(result, "graph-" + precision.element_type):
             converted = module.clone()
             lower(default_context(), converted, lowering_passes(args.machine, "graph", precision))
             outputs = run_at_emitted_level(converted, inputs, None).outputs
             pairs = enumerate(zip(outputs, expected, strict=True))
-            computed_in = precision_dtype(precision)
+            computed_in = precision.dtype
             checks = [
                 numerics.compare(a, e, name=f"output '#{i}'", computed_in=computed_in)
                 for i, (a, e) in pairs
@@ -245,7 +243,7 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
         run = run_at_emitted_level(module, inputs, machine)
     result.cycles = run.stats.total_cycles
     with stage(result, "npu"):
-        computed_in = precision_dtype(precision)
+        computed_in = precision.dtype
         result.npu_passed, result.max_abs, result.max_rel = compare_all(
             result, "npu", run.outputs, expected, computed_in
         )

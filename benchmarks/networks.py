@@ -66,13 +66,11 @@ from ziggurat.frontends.onnx import import_loaded_model, load_model
 from ziggurat.frontends.onnx.node import location_name
 from ziggurat.frontends.onnx.reference_data import graph_inputs
 from ziggurat.interpreters.report import build_report
+from ziggurat.lowering.precision import PRECISIONS, Precision, choose_precision
 from ziggurat.machine import Machine, load_machine
 from ziggurat.tools.ziggurat_compile import (
-    PRECISIONS,
-    choose_precision,
     lower,
     lowering_passes,
-    precision_dtype,
     run_at_emitted_level,
     run_onnxruntime,
 )
@@ -280,8 +278,8 @@ def compile_simulate_check(
                 model, [v.name for v in graph_inputs(model)], inputs
             )
     with stage(result, "compile"), timed(result.compile):
-        precision = choose_precision(args.precision, machine, module)
-        result.computed_in = precision
+        precision = choose_precision(args.precision, machine, module, inputs)
+        result.computed_in = precision.element_type
         passes = lowering_passes(args.machine, "npu", precision)
         split = tuning_point(passes)
         lower(default_context(), module, passes[:split])
@@ -302,7 +300,7 @@ def compile_simulate_check(
     result.layers = [
         layer | {"op_type": op_types.get(layer["layer"])} for layer in report["layers"]
     ]
-    computed_in = precision_dtype(precision)
+    computed_in = precision.dtype
     result.checks = [
         check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()
     ]
@@ -342,7 +340,7 @@ def tune_simulate_check(
     tuning.cycles = run.stats.total_cycles
     tuning.speedup = result.cycles / tuning.cycles
     tuning.layers = build_report(run.stats, machine, layers=True)["layers"]
-    computed_in = precision_dtype(result.computed_in)
+    computed_in = Precision(result.computed_in, "").dtype
     tuning.checks = [
         check(against, run.outputs, outputs, computed_in) for against, outputs in references.items()
     ]

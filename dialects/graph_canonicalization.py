@@ -26,6 +26,7 @@ from ziggurat.dialects.graph import (
     ConstantOp,
     DivOp,
     FlattenOp,
+    GatherOp,
     GlobalAvgPoolOp,
     GlobalMaxPoolOp,
     MaxPoolOp,
@@ -44,7 +45,7 @@ from ziggurat.dialects.graph import (
     element_dtype,
     int_array,
 )
-from ziggurat.ir.tensor_constants import splat_elements, splat_value
+from ziggurat.ir.tensor_constants import constant_array, splat_elements, splat_value
 
 
 def is_splat_of(value: SSAValue, scalar: float) -> bool:
@@ -274,6 +275,38 @@ class ReshapeOfReshape(RewritePattern):
             rewriter.replace(op, ReshapeOp(inner.input, op.output.type))
 
 
+class GatherOfConstantRun(RewritePattern):
+    """`gather(x, k)` with constant indices that count up by one (`k, k+1, ...`, negative ones
+    from the end, all in range) -> `slice(x, k, k+n)` along the axis, then a reshape to the
+    indices' shape: a view of `x` instead of an indexed read (`qkv[0]` of an attention)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GatherOp, rewriter: PatternRewriter, /):
+        indices = constant_array(op.indices)
+        if indices is None or indices.size == 0:
+            return
+        shape = op.data.type.get_shape()
+        axis = op.axis.value.data % len(shape)
+        dim = shape[axis]
+        run = indices.reshape(-1).astype(np.int64)
+        if run.min() < -dim or run.max() >= dim:
+            return
+        run = np.where(run < 0, run + dim, run)
+        start = int(run[0])
+        if not np.array_equal(run, np.arange(start, start + run.size)):
+            return
+        properties = {
+            "starts": int_array([start]),
+            "ends": int_array([start + run.size]),
+            "axes": int_array([axis]),
+        }
+        sliced = SliceOp.build_inferred([op.data], properties)
+        if sliced.output.type == op.output.type:
+            rewriter.replace(op, sliced)
+        else:
+            rewriter.replace(op, [sliced, ReshapeOp(sliced.output, op.output.type)])
+
+
 class IdentityBroadcast(RewritePattern):
     """`broadcast_to(x : T -> T) -> x`."""
 
@@ -370,6 +403,7 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     UnsqueezeOp: _RESHAPE_PATTERNS,
     BroadcastToOp: (IdentityBroadcast(), BroadcastOfBroadcast()),
     SliceOp: (IdentitySlice(),),
+    GatherOp: (GatherOfConstantRun(),),
     PadOp: (ZeroPad(),),
     ConcatOp: (ConcatOfOne(),),
     MaxPoolOp: _POOL_PATTERNS,

@@ -349,20 +349,24 @@ def _check_results(function: func.FuncOp, values: PythonValues) -> list[np.ndarr
 
 
 def run_function(
-    module: ModuleOp, inputs: Sequence[np.ndarray], function: str | None = None
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    function: str | None = None,
+    listeners: Sequence[Interpreter.Listener] = (),
 ) -> list[np.ndarray]:
     """Run func.func `function` (default: `main`, else the only public function) on `inputs`.
 
     Inputs are checked against the function's signature: numpy arrays of the
     element type's dtype (`ziggurat.dtypes.to_numpy_dtype`), Python numbers for
     scalar arguments, as in xDSL's own interpreters. Results come back as arrays
-    of the function's result types (0-d for scalars).
+    of the function's result types (0-d for scalars). `listeners` see every op run.
     """
     func_op = find_function(module, function)
     if not func_op.body.blocks:
         raise error_at(func_op, f"@{func_op.sym_name.data} is a declaration; it has no body to run")
     arrays = check_inputs(func_op, inputs)
     interpreter, tracker = _build_interpreter(module)
+    interpreter.listeners = (*interpreter.listeners, *listeners)
     try:
         values = interpreter.call_op(func_op, _as_python_values(interpreter, func_op, arrays))
     except InterpretationError as error:

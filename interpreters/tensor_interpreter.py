@@ -35,7 +35,7 @@ from xdsl.ir.affine import (
 
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import tile
-from ziggurat.dialects.graph import erf, sliding_windows
+from ziggurat.dialects.graph import erf, sliding_windows, widen
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.interpreters.interpreter import scalar_value
 
@@ -128,6 +128,12 @@ def _to_unsigned(op, args):
     return np.asarray(args[0]).astype(signless.str.replace("i", "u")).view(signless)
 
 
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    """1 / sqrt(x) rounded once: a narrow float computes in f32, as the vector unit's rsqrt does
+    (rounding the square root first would round twice)."""
+    return (1 / np.sqrt(widen(x))).astype(x.dtype)
+
+
 def _binary(function) -> ScalarFunction:
     return lambda op, args: function(args[0], args[1])
 
@@ -181,7 +187,7 @@ SCALAR_FUNCTIONS: dict[type[Operation], ScalarFunction] = {
     math.Log1pOp: _unary(np.log1p),
     math.Log2Op: _unary(np.log2),
     math.SqrtOp: _unary(np.sqrt),
-    math.RsqrtOp: lambda op, args: (1 / np.sqrt(args[0])).astype(np.asarray(args[0]).dtype),
+    math.RsqrtOp: lambda op, args: _rsqrt(args[0]),
     math.TanhOp: _unary(np.tanh),
     # The graph dialect's erf, so both levels share one definition.
     math.ErfOp: lambda op, args: erf(np.asarray(args[0])),
@@ -589,7 +595,8 @@ class TensorFunctions(InterpreterFunctions):
     whose interpreter is wrong whenever C > 1 or F > 1. `math` and the `arith` ops
     xDSL lacks (divf, extf, truncf, ...) run inside generic bodies only: graph-to-tile
     emits them nowhere else, and registering them for the whole runner would take
-    them from plugins that provide them.
+    them from plugins that provide them. An f16 or bf16 `math.rsqrt` computes in f32 and
+    rounds once, as the npu's vector unit does.
     """
 
     def __init__(self) -> None:

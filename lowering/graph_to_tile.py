@@ -50,7 +50,7 @@ from ziggurat.dialects.graph import (
 from ziggurat.dialects.tile import GROUP_ATTR, ROOT_ATTR
 from ziggurat.dtypes import is_float, to_numpy_dtype
 from ziggurat.interpreters.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
-from ziggurat.ir.tensor_constants import splat_value
+from ziggurat.ir.tensor_constants import elements_to_array, splat_value
 from ziggurat.locations import Located
 from ziggurat.transforms.tile.builders import (
     PARALLEL,
@@ -347,7 +347,15 @@ def check_signless(e: Emitter, op: Operation) -> None:
 
 @lowers(graph.ConstantOp)
 def lower_constant(e: Emitter, op: graph.ConstantOp) -> SSAValue:
-    return e.emit(arith.ConstantOp(op.value))
+    value_type = op.value.type
+    element_type = value_type.get_element_type()
+    if is_signless(element_type):
+        return e.emit(arith.ConstantOp(op.value))
+    # An unsigned constant (a uint8 zero point) is its bits as a signless one, read back as unsigned.
+    bits = DenseIntOrFPElementsAttr(
+        TensorType(signless(element_type), value_type.get_shape()), op.value.data
+    )
+    return e.bitcast(e.emit(arith.ConstantOp(bits)), element_type)
 
 
 def _elementwise(e: Emitter, op: GraphOp, operands, body, maps=None) -> SSAValue:
@@ -529,6 +537,10 @@ def _channel_map(op: graph.QuantizationOp, parameter: SSAValue) -> AffineMap:
     return AffineMap(rank, 0, tuple(dims(op.axis.value.data % rank)))
 
 
+QUANTIZE_BOUND = float(2**20)
+"""Beyond this, x / scale saturates whatever the zero point (at most 16 bits)."""
+
+
 @lowers(graph.QuantizeOp)
 def lower_quantize(e: Emitter, op: graph.QuantizeOp) -> SSAValue:
     result = out_type(op)
@@ -539,7 +551,10 @@ def lower_quantize(e: Emitter, op: graph.QuantizeOp) -> SSAValue:
     def quantize(b: Body, args):
         x, scale = b.widen(args[0]), b.widen(args[1])
         zero_point = b.convert(args[2], x.type, unsigned_source=unsigned)
-        scaled = b.add(math.RoundEvenOp(div(b, x, scale)))
+        # Bounded first (any value beyond saturates all the same), so that what is rounded fits
+        # an i32: the vector units round by converting to one.
+        bounded = clamp(b, div(b, x, scale), -QUANTIZE_BOUND, QUANTIZE_BOUND)
+        scaled = b.add(math.RoundEvenOp(bounded))
         shifted = clamp(b, add(b, scaled, zero_point), float(info.min), float(info.max))
         return [b.convert(shifted, signless(target), unsigned_target=unsigned)]
 
@@ -573,6 +588,56 @@ def lower_dequantize(e: Emitter, op: graph.DequantizeOp) -> SSAValue:
 # --------------------------------------------------------------------------- #
 # Contractions
 # --------------------------------------------------------------------------- #
+
+
+CONTRACTIONS = (graph.Conv2dOp, graph.MatMulOp, graph.GemmOp)
+
+
+def is_int8_widening(op: Operation) -> bool:
+    """A `graph.cast` of i8 to a wider signless integer whose every use is a contraction's
+    multiplied operand: its lowering is left to the contraction, which reads the i8 values
+    (`int8_operands`), as the matrix unit multiplies int8 into int32."""
+    if not isinstance(op, graph.CastOp) or element_type_of(op.input) != IntegerType(8):
+        return False
+    target = out_type(op).get_element_type()
+    if not isinstance(target, IntegerType) or not is_signless(target) or target.width.data <= 8:
+        return False
+    return all(isinstance(use.operation, CONTRACTIONS) and use.index < 2 for use in op.output.uses)
+
+
+def _int8_value(e: Emitter, value: SSAValue) -> SSAValue | None:
+    """The i8 tensor holding `value`'s integers: the source of a deferred widening, or a lowered
+    integer constant whose elements all fit in i8; else None."""
+    owner = value.owner
+    if is_int8_widening(owner):
+        return owner.input
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        if not isinstance(element_type_of(value), IntegerType):
+            return None
+        array = elements_to_array(owner.value)
+        if array.size and (array.min() < -128 or array.max() > 127):
+            return None
+        return e.dense_constant(array.astype(np.int8))
+    return None
+
+
+def _lower_deferred(e: Emitter, value: SSAValue) -> SSAValue:
+    """`value`, with a deferred widening lowered now (its contraction does not read i8)."""
+    cast = value.owner
+    if not is_int8_widening(cast):
+        return value
+    lowered = lower_cast(Emitter(e.rewriter, cast), cast)
+    e.rewriter.replace_op(cast, [], [lowered])
+    return lowered
+
+
+def int8_operands(e: Emitter, lhs: SSAValue, rhs: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """An integer contraction's operands as the i8 tensors that hold them where both have one
+    (the contraction body sign-extends them to its accumulator), else as they are."""
+    narrow = [_int8_value(e, lhs), _int8_value(e, rhs)]
+    if None not in narrow:
+        return narrow[0], narrow[1]
+    return _lower_deferred(e, lhs), _lower_deferred(e, rhs)
 
 
 def contraction(
@@ -612,10 +677,11 @@ def lower_matmul(e: Emitter, op: graph.MatMulOp) -> SSAValue:
     result = out_type(op)
     element_type = result.get_element_type()
     accumulator = compute_type(element_type)
-    a, b = list(shape_of(op.lhs)), list(shape_of(op.rhs))
-    if len(a) == 2 and len(b) == 2 and accumulator == element_type:
+    lhs, rhs = int8_operands(e, op.lhs, op.rhs)
+    a, b = list(shape_of(lhs)), list(shape_of(rhs))
+    if len(a) == 2 and len(b) == 2 and accumulator == element_type == element_type_of(lhs):
         init = e.filled(result.get_shape(), element_type, 0)
-        return e.emit(linalg.MatmulOp([op.lhs, op.rhs], [init], [result]))
+        return e.emit(linalg.MatmulOp([lhs, rhs], [init], [result]))
     # numpy's promotion of vectors, then batch dimensions broadcast through the maps.
     a_vector, b_vector = len(a) == 1, len(b) == 1
     a = [1, *a] if a_vector else a
@@ -643,8 +709,8 @@ def lower_matmul(e: Emitter, op: graph.MatMulOp) -> SSAValue:
     full_shape = [*batch, a[-2], b[-1]]
     product = contraction(
         e,
-        (op.lhs, lhs_map),
-        (op.rhs, rhs_map),
+        (lhs, lhs_map),
+        (rhs, rhs_map),
         full_shape,
         [PARALLEL] * (nb + 2) + [REDUCTION],
         accumulator,
@@ -661,10 +727,11 @@ def lower_gemm(e: Emitter, op: graph.GemmOp) -> SSAValue:
     m, n, k = 0, 1, 2
     lhs = AffineMap(3, 0, tuple(dims(k, m) if op.trans_a.value.data else dims(m, k)))
     rhs = AffineMap(3, 0, tuple(dims(n, k) if op.trans_b.value.data else dims(k, n)))
+    a, b = int8_operands(e, op.a, op.b)
     product = contraction(
         e,
-        (op.a, lhs),
-        (op.b, rhs),
+        (a, lhs),
+        (b, rhs),
         result.get_shape(),
         [PARALLEL, PARALLEL, REDUCTION],
         accumulator,
@@ -767,8 +834,8 @@ def _conv_contraction(
 @lowers(graph.Conv2dOp)
 def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
     layout = op.layout.data
-    x, w = op.input, op.weight
-    element_type = element_type_of(x)
+    element_type = element_type_of(op.input)
+    x, w = int8_operands(e, op.input, op.weight)
     accumulator = compute_type(element_type)
     strides, pads, dilations = (ints_of(op.properties, p) for p in ("strides", "pads", "dilations"))
     groups = op.groups.value.data
@@ -778,7 +845,7 @@ def lower_conv2d(e: Emitter, op: graph.Conv2dOp) -> SSAValue:
     padded = pad_constant(
         e, x, from_nchw([0, 0, *pads[:2]], layout), from_nchw([0, 0, *ends], layout), 0
     )
-    if groups == 1 and accumulator == element_type and layout == "NCHW":
+    if groups == 1 and accumulator == element_type == element_type_of(x) and layout == "NCHW":
         init = e.filled([n, o, oh, ow], element_type, 0)
         y = e.emit(
             linalg.Conv2DNchwFchwOp(
@@ -1350,7 +1417,13 @@ def lower_top_k(e: Emitter, op: graph.TopKOp) -> list[SSAValue]:
 
 # Ops whose lowering reads unsigned integers as the signless bits arith takes
 # (`tile.bitcast` of the tensor, zero-extending conversions in the body).
-SIGN_AWARE = (graph.CastOp, graph.BitcastOp, graph.QuantizeOp, graph.DequantizeOp)
+SIGN_AWARE = (
+    graph.ConstantOp,
+    graph.CastOp,
+    graph.BitcastOp,
+    graph.QuantizeOp,
+    graph.DequantizeOp,
+)
 
 
 def inline_fused(fused: graph.FusedOp, group: str) -> None:
@@ -1485,6 +1558,8 @@ class LowerGraphOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, GraphOp):
             return
+        if is_int8_widening(op):
+            return  # lowered with (or erased after) the contraction reading it
         e = Emitter(rewriter, op)
         lowering = LOWERINGS.get(type(op))
         if lowering is None:
@@ -1527,7 +1602,9 @@ class GraphToTilePass(ModulePass):
       chains of reductions and elementwise generics.
     * transpose: `linalg.transpose`; broadcast_to: `linalg.broadcast` or a copy
       generic; bitcast: `tile.bitcast`; reshape, flatten, squeeze, unsqueeze:
-      `tensor.collapse_shape`/`expand_shape`, else `tensor.reshape`; concat:
+      `tensor.collapse_shape` and/or `expand_shape` (one that splits a dim and
+      merges others collapses to the finest shape both sides coarsen to, then
+      expands), `tensor.reshape` only for an empty tensor; concat:
       `tensor.empty` + one `insert_slice` per operand; slice: `extract_slice` (a
       generic with a decreasing map for negative steps); pad: `extract_slice` +
       `tensor.pad`, or for reflect/edge a generic reading the source index with
@@ -1566,6 +1643,8 @@ class GraphToTilePass(ModulePass):
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         singles = {function: mark_groups(function) for function in functions}
         PatternRewriteWalker(LowerGraphOp(), apply_recursively=False).rewrite_module(op)
+        for cast in [c for c in op.walk() if is_int8_widening(c) and not c.output.uses]:
+            Rewriter.erase_op(cast)
         fold_splats = Located(FoldSplatConstantInputs())
         PatternRewriteWalker(fold_splats, apply_recursively=False).rewrite_module(op)
         for function in functions:

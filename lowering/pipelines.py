@@ -50,7 +50,9 @@ def graph_opt(options: PipelineOptions) -> str:
     norm stays NCHW. Option `machine=M` (what `compile` passes) also gives a strided
     conv over few channels its space-to-depth input where that saves M's matrix
     unit work (`graph-space-to-depth{machine=M}`, with the weights final; their
-    rearrangement folds)."""
+    rearrangement folds), and first, while the weights' DequantizeLinear is not yet folded,
+    computes QDQ convolutions and matrix products in int8 where M's matrix unit has int8
+    (`graph-integer-qdq{machine=M}`)."""
     check_options(
         "graph-opt",
         options,
@@ -68,6 +70,7 @@ def graph_opt(options: PipelineOptions) -> str:
     if "machine" in options:
         machine = str(options["machine"][0])
         load_machine(machine)
+        passes.insert(0, f"graph-integer-qdq{{machine={_quoted(machine)}}}")
         passes += [f"graph-space-to-depth{{machine={_quoted(machine)}}}", "graph-fold-constants"]
     layout = str(options.get("layout", ("NCHW",))[0])
     if layout not in GRAPH_LAYOUTS:
@@ -123,22 +126,48 @@ LOWER_TO_NPU_PASSES = (
 planned before sync is inserted, so that the flags also order buffers that share bytes."""
 
 
+def cores_option(pipeline: str, options: PipelineOptions) -> tuple[int, PipelineOptions]:
+    """The `cores` option of `pipeline` (default 1: one core) and the other options."""
+    rest = {name: values for name, values in options.items() if name != "cores"}
+    if "cores" not in options:
+        return 1, rest
+    values = options["cores"]
+    if len(values) != 1 or not isinstance(values[0], int) or values[0] < 1:
+        raise DiagnosticError(
+            Diagnostic("error", f"option 'cores' of pipeline '{pipeline}' takes one integer >= 1")
+        )
+    return values[0], rest
+
+
 def lower_to_npu(options: PipelineOptions) -> str:
     """Graph level to npu instructions for one machine (docs/lowering.md, level by level):
     fuse, lower to linalg on tensors, tile and fuse each group, make contractions matmul-like
     and elementwise ops one vector instruction each, bufferize into loops, place the buffers in
     the machine's memory spaces with overlapped copies, then select instructions, give each
-    buffer its address and add the flags between pipes."""
+    buffer its address and add the flags between pipes. Option `cores=N` (default 1) divides
+    each group's tiles among N cores (`loop-distribute`, right after `tile-to-loop`) and gives each
+    core its own copy of the global-memory scratch (`npu-private-scratch`, before memory is
+    planned)."""
+    cores, options = cores_option("lower-to-npu", options)
     machine = machine_option("lower-to-npu", options)
     spec = f"{{machine={_quoted(machine)}}}"
-    return ",".join(name.replace("{M}", spec) for name in LOWER_TO_NPU_PASSES)
+    passes = [name.replace("{M}", spec) for name in LOWER_TO_NPU_PASSES]
+    if cores != 1:
+        at = LOWER_TO_NPU_PASSES.index("tile-to-loop{M}") + 1
+        passes.insert(at, f"loop-distribute{{machine={_quoted(machine)} cores={cores}}}")
+        at = passes.index(f"npu-plan-memory{spec}")
+        passes.insert(at, "npu-private-scratch")
+    return ",".join(passes)
 
 
 def compile_pipeline(options: PipelineOptions) -> str:
-    """Everything, graph level to npu: `graph-opt` for the machine, then `lower-to-npu` for it."""
+    """Everything, graph level to npu: `graph-opt` for the machine, then `lower-to-npu` for it
+    (with its `cores` option)."""
+    cores, options = cores_option("compile", options)
     machine = machine_option("compile", options)
     spec = f"{{machine={_quoted(machine)}}}"
-    return f"graph-opt{spec},lower-to-npu{spec}"
+    lower = spec if cores == 1 else f"{{machine={_quoted(machine)} cores={cores}}}"
+    return f"graph-opt{spec},lower-to-npu{lower}"
 
 
 def _quoted(machine: str) -> str:

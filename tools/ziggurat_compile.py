@@ -7,7 +7,8 @@ check it against onnxruntime, all in one process on in-memory IR.
     ziggurat-compile model.onnx --machine davinci --run --check --report text --trace t.json
 
 With `--machine` the `compile{machine=M}` pipeline (docs/lowering.md) runs down to the `--emit` level,
-in a narrower float type where the machine's matrix unit lacks the model's (`choose_precision`).
+in a narrower float type where the machine's matrix unit lacks the model's
+(`ziggurat.lowering.precision.choose_precision`).
 `--check` compares each output with onnxruntime's and with the outputs the model ships, under
 `ziggurat.numerics.tolerance_for` (docs/onnx.md, "Checking against the ONNX definition").
 """
@@ -30,8 +31,7 @@ from rich.console import Console
 from rich.progress import Progress
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ziggurat import numerics
@@ -44,7 +44,6 @@ from ziggurat.cli import (
 )
 from ziggurat.context import default_context, multiverse
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
-from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.frontends.onnx import import_loaded_model, load_model, parse_input_shape
 from ziggurat.frontends.onnx.reference_data import shipped_reference
 from ziggurat.interpreters.interpreter import find_function, random_inputs
@@ -52,6 +51,7 @@ from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
+from ziggurat.lowering.precision import PRECISIONS, Precision, choose_precision
 from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
 from ziggurat.printing import Printer
@@ -69,7 +69,6 @@ GRAPH_PIPELINE = ("graph-fold-constants", "graph-canonicalize", "cse", "dce")
 EMIT_LEVELS = ("graph", "tile", "loop", "npu")
 NEXT_LEVEL_STARTS = {"graph": "graph-to-tile", "tile": "tile-to-loop", "loop": "loop-to-npu"}
 """`--emit L` runs the compile pipeline up to (not including) the first pass of the level after L."""
-PRECISIONS = ("auto", "model", "f16", "bf16")
 
 
 def parse_binding(text: str) -> tuple[str, np.ndarray]:
@@ -146,8 +145,17 @@ def build_argument_parser() -> argparse.ArgumentParser:
         choices=PRECISIONS,
         default="auto",
         help="float type to compute in with --machine: auto (when the matrix unit has no instruction "
-        "for the model's floats: bf16, which keeps f32's range, else f16), model (as the model says), "
-        "f16 or bf16",
+        "for the model's float convolutions and matrix products: f16, and bf16 for the ops whose "
+        "values in a calibration run on the inputs come near f16's largest), model (as the model "
+        "says), f16 or bf16",
+    )
+    compilation.add_argument(
+        "--cores",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --machine: divide each layer's tiles among N cores of the machine "
+        "(loop-distribute) and run on N cores (default: 1)",
     )
     compilation.add_argument(
         "--opt",
@@ -323,40 +331,25 @@ def _write(path: Path, data: str | bytes, what: str) -> None:
 # --------------------------------------------------------------------------- #
 
 
-def choose_precision(requested: str, machine: Machine, module: ModuleOp) -> str | None:
-    """The float type to compute in (None: as the model says).
-
-    With `auto`: when the machine's matrix unit has no instruction for the model's
-    float type (f32 on davinci), bf16 where the unit has it, else f16.
-    """
-    if requested in ("f16", "bf16"):
-        return requested
-    if requested == "model":
-        return None
-    floats = {
-        str(t.get_element_type())
-        for op in module.walk()
-        for t in (*op.operand_types, *op.result_types)
-        if isinstance(t, TensorType) and isinstance(t.get_element_type(), AnyFloat)
-    }
-    inputs = {pair[0] for pair in machine.matrix.dtypes}
-    if not floats or floats <= inputs:
-        return None
-    # bf16 first: it keeps f32's exponent range, so a value that fits the model's f32 never
-    # overflows (f16 stops at 65504); as XLA computes f32 matmuls on TPUs.
-    return next((t for t in ("bf16", "f16") if t in inputs), None)
-
-
-def precision_dtype(precision: str | None) -> np.dtype | None:
-    """The numpy dtype of a `choose_precision` result (the type `--check`'s tolerance is for)."""
-    return None if precision is None else to_numpy_dtype(Parser(Context(), precision).parse_type())
-
-
-def lowering_passes(machine: str, emit: str, precision: str | None) -> tuple[ModulePass, ...]:
-    """The passes from the graph level down to `emit` for `machine`, in order."""
-    passes = build_passes(f"compile{{machine={json.dumps(machine)}}}")
+def lowering_passes(
+    machine: str, emit: str, precision: Precision | str | None, cores: int = 1
+) -> tuple[ModulePass, ...]:
+    """The passes from the graph level down to `emit` for `machine` (its work divided among
+    `cores` cores), in order."""
+    spread = "" if cores == 1 else f" cores={cores}"
+    passes = build_passes(f"compile{{machine={json.dumps(machine)}{spread}}}")
+    if isinstance(precision, Precision):
+        precision = precision.element_type
     if precision is not None:
-        passes = (*build_passes(f"graph-convert-float{{target={precision}}}"), *passes)
+        # A QDQ model's convolutions become integer first, so that narrowing leaves their
+        # requantization to the type it computes in (`graph-opt`'s own run then finds none).
+        passes = (
+            *build_passes(
+                f"graph-integer-qdq{{machine={json.dumps(machine)}}},"
+                f"graph-convert-float{{target={precision}}}"
+            ),
+            *passes,
+        )
     stop = NEXT_LEVEL_STARTS.get(emit)
     if stop is not None:
         passes = passes[: next(i for i, one in enumerate(passes) if one.name == stop)]
@@ -387,13 +380,15 @@ class RunResult:
 
 
 def run_at_emitted_level(
-    module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None
+    module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None, cores: int = 1
 ) -> RunResult:
     function = find_function(module, "main")
     level = level_of(module, function)
     if level == "npu":
         with stage(f"running on {machine.name}"):
-            result = run_npu(module, machine, dict(zip(input_names(function), inputs)), "main")
+            result = run_npu(
+                module, machine, dict(zip(input_names(function), inputs)), "main", cores=cores
+            )
         return RunResult(result.outputs, result.stats)
     with stage(f"running at the {level} level"):
         return RunResult(run_at_level(module, inputs, "main"))
@@ -457,7 +452,8 @@ def compile_model(args: argparse.Namespace) -> int:
     result_types = list(graph_function.function_type.outputs.data)
     inputs = []
     shipped = shipped_reference(Path(args.model), model) if running and not args.inputs else None
-    if running:
+    # `--precision auto` calibrates on the inputs the model runs on, or on --run's random ones.
+    if running or (machine is not None and args.precision == "auto"):
         arg_types = graph_function.function_type.inputs.data
         if args.inputs:
             inputs = list(numerics.load_inputs(args.inputs, onnx_inputs, arg_types).values())
@@ -468,10 +464,15 @@ def compile_model(args: argparse.Namespace) -> int:
             ]
         else:
             inputs = random_inputs(graph_function, args.seed)
-    precision = None
+    precision = Precision(None, "no machine")
     if machine is not None:
-        precision = choose_precision(args.precision, machine, module)
-        passes = lowering_passes(args.machine, emit, precision)
+        with stage("choosing the precision"):
+            precision = choose_precision(args.precision, machine, module, inputs)
+        if args.precision == "auto" and precision.element_type is not None:
+            print(
+                f"note: computing in {precision.element_type}: {precision.reason}", file=sys.stderr
+            )
+        passes = lowering_passes(args.machine, emit, precision, args.cores)
         if args.tune is not None:
             split = tuning_point(passes)
             lower(ctx, module, passes[:split])
@@ -492,7 +493,7 @@ def compile_model(args: argparse.Namespace) -> int:
     if not running:
         return 0
 
-    run = run_at_emitted_level(module, inputs, machine)
+    run = run_at_emitted_level(module, inputs, machine, args.cores)
     results = run.outputs
     if args.outputs is not None:
         _write(args.outputs, npz_bytes(dict(zip(output_names, results))), "outputs")
@@ -527,7 +528,7 @@ def compile_model(args: argparse.Namespace) -> int:
                 f"note: {error.diagnostics[0].message}; comparing with the shipped outputs only",
                 file=sys.stderr,
             )
-    computed_in = precision_dtype(precision)
+    computed_in = precision.dtype
     if shipped is not None:
         references.append(
             (f"the expected outputs shipped with the model ({shipped.source})", shipped.outputs)

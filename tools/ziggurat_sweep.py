@@ -174,7 +174,8 @@ def run_point(point: Point) -> dict[str, Any]:
 
 
 def _compile_and_run(point: Point, machine_path: str) -> dict[str, Any]:
-    from ziggurat.tools.ziggurat_compile import choose_precision, lowering_passes, precision_dtype
+    from ziggurat.lowering.precision import choose_precision
+    from ziggurat.tools.ziggurat_compile import lowering_passes
 
     machine = load_machine(machine_path)
     ctx = default_context()
@@ -188,7 +189,7 @@ def _compile_and_run(point: Point, machine_path: str) -> dict[str, Any]:
     verify_module(module)
     inputs = random_inputs(find_function(module, "main"), seed=point.seed)
     expected = run_at_level(module, inputs, "main")
-    precision = choose_precision("auto", machine, module)
+    precision = choose_precision("auto", machine, module, inputs)
     for one in lowering_passes(machine_path, "npu", precision):
         one.apply(ctx, module)
     verify_module(module)
@@ -196,9 +197,7 @@ def _compile_and_run(point: Point, machine_path: str) -> dict[str, Any]:
         module, machine, dict(zip(input_names(find_function(module, "main")), inputs)), "main"
     )
     checks = [
-        numerics.compare(
-            actual, want, name=f"output '#{i}'", computed_in=precision_dtype(precision)
-        )
+        numerics.compare(actual, want, name=f"output '#{i}'", computed_in=precision.dtype)
         for i, (actual, want) in enumerate(zip(result.outputs, expected, strict=True))
     ]
     cycles = result.stats.total_cycles

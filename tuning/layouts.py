@@ -256,8 +256,9 @@ def convert_marked(module: ModuleOp) -> None:
     """Convert the spatial ops marked `tile.layout` (graph-layout{marked=true}) and make each
     transpose left between the layouts a group of its own (`graph.stop_fusion`), as
     `choose_layouts` costed it: fused into a neighbour, it would change a group whose schedule
-    was measured without it."""
-    apply_pipeline(module, "graph-layout{marked=true}")
+    was measured without it. A transpose of a constant (a weight in the other layout) is folded
+    at compile time, never left to run on the device."""
+    apply_pipeline(module, "graph-layout{marked=true},graph-fold-constants")
     for op in module.walk():
         if isinstance(op, graph.TransposeOp) and tuple(op.perm.get_values()) in (TO_NHWC, TO_NCHW):
             op.attributes[graph.STOP_FUSION] = UnitAttr()

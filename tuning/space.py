@@ -55,7 +55,7 @@ from ziggurat.transforms.tile.tile_sizes import candidate_sizes
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
 
-SPACE_VERSION = 9
+SPACE_VERSION = 10
 """Bump when the candidates or the lowering they are measured with change meaning: old cache entries are ignored."""
 
 

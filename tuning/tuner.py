@@ -10,13 +10,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from xdsl.dialects.builtin import AnyFloat, ModuleOp
 from xdsl.passes import PassPipeline
 
 from ziggurat.cli import write_atomically
 from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, collect_diagnostics, exception_message
+from ziggurat.dialects import graph
+from ziggurat.dtypes import is_splat
 from ziggurat.interpreters.interpreter import find_function
 from ziggurat.interpreters.npu_interpreter import run_npu
+from ziggurat.ir.tensor_constants import element_count
 from ziggurat.machine import load_machine, machine_here, machine_sources
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
@@ -28,6 +32,7 @@ from ziggurat.testing.differential import (
 )
 from ziggurat.tuning.executors import Executor, LocalExecutor
 from ziggurat.tuning.space import (
+    SMALL_CONSTANT,
     SPACE_VERSION,
     Group,
     loop_orders,
@@ -171,11 +176,32 @@ def _failed(task: Task, reason: str, seconds: float) -> Measurement:
     )
 
 
-def _measure(task: Task, start: float) -> Measurement:
-    """`measure` without its error handling: the time from `start`, or why the candidate loses."""
-    machine = machine_here(task.machine, task.machine_files)
+def _with_dense_weights(module: ModuleOp) -> bool:
+    """Make every splat float constant of more than `SMALL_CONSTANT` elements in `main` (a light
+    model's weight) an argument instead, in place; whether there was one. The constants stay,
+    unused, so that the ops keep their indices in `walk()` (`schedule_group` finds its target by
+    them)."""
+    function = find_function(module, "main")
+    splats = [
+        op
+        for op in function.body.block.ops
+        if isinstance(op, graph.ConstantOp)
+        and isinstance(op.output.type.get_element_type(), AnyFloat)
+        and element_count(op.output.type) > SMALL_CONSTANT
+        and is_splat(op.value)
+    ]
+    for op in splats:
+        argument = function.body.block.insert_arg(op.output.type, len(function.body.block.args))
+        op.output.replace_uses_with_if(argument, lambda use: True)
+    if splats:
+        function.update_function_type()
+    return bool(splats)
+
+
+def _lowered_outputs_differ(task: Task, module: ModuleOp, machine) -> tuple[str | None, object]:
+    """Schedule and lower `module` (the group) as `task` says, run it on random inputs: why its
+    outputs differ from the graph interpreter's (None if they do not), and the run."""
     ctx = default_context()
-    module = parse_source(ctx, task.module_text, f"<group {task.group}>")
     function = find_function(module, "main")
     inputs = level_inputs(function, task.seed)
     expected = run_at_level(module, inputs, "main")
@@ -190,9 +216,26 @@ def _measure(task: Task, start: float) -> Measurement:
         for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True)
         if not c.ok
     ]
+    return (f"numerics differ: {bad[0]}" if bad else None), result
+
+
+def _measure(task: Task, start: float) -> Measurement:
+    """`measure` without its error handling: the time from `start`, or why the candidate loses.
+
+    A group whose weights are splats (the light models') is timed as it is (graph-to-tile reads a
+    splat as a scalar), and its numerics are checked again with dense random weights in their
+    place: with every weight equal, a wrong output-channel index would not show."""
+    machine = machine_here(task.machine, task.machine_files)
+    ctx = default_context()
+    module = parse_source(ctx, task.module_text, f"<group {task.group}>")
+    wrong, result = _lowered_outputs_differ(task, module, machine)
+    dense = parse_source(ctx, task.module_text, f"<group {task.group}>")
+    if wrong is None and _with_dense_weights(dense):
+        wrong, _ = _lowered_outputs_differ(task, dense, machine)
+        wrong = None if wrong is None else f"{wrong} (with dense random weights)"
     elapsed = time.monotonic() - start
-    if bad:
-        return _failed(task, f"numerics differ: {bad[0]}", elapsed)
+    if wrong is not None:
+        return _failed(task, wrong, elapsed)
     return Measurement(
         task.group,
         task.candidate,

@@ -75,6 +75,12 @@ def _graph_split_grouped_conv() -> type[ModulePass]:
     return GraphSplitGroupedConvPass
 
 
+def _graph_integer_qdq() -> type[ModulePass]:
+    from ziggurat.transforms.graph.integer_qdq import GraphIntegerQDQPass
+
+    return GraphIntegerQDQPass
+
+
 def _graph_space_to_depth() -> type[ModulePass]:
     from ziggurat.transforms.graph.space_to_depth import GraphSpaceToDepthPass
 
@@ -165,6 +171,18 @@ def _loop_stage_reduction() -> type[ModulePass]:
     return StageReductionPass
 
 
+def _loop_distribute() -> type[ModulePass]:
+    from ziggurat.transforms.loop.distribute import DistributePass
+
+    return DistributePass
+
+
+def _npu_private_scratch() -> type[ModulePass]:
+    from ziggurat.transforms.npu.private_scratch import PrivateScratchPass
+
+    return PrivateScratchPass
+
+
 def _loop_double_buffer() -> type[ModulePass]:
     from ziggurat.transforms.loop.double_buffer import DoubleBufferPass
 
@@ -195,6 +213,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-fold-batch-norm": _graph_fold_batch_norm,
     "graph-fold-constants": _graph_fold_constants,
     "graph-fuse": _graph_fuse,
+    "graph-integer-qdq": _graph_integer_qdq,
     "graph-layout": _graph_layout,
     "graph-space-to-depth": _graph_space_to_depth,
     "graph-split-grouped-conv": _graph_split_grouped_conv,
@@ -207,12 +226,14 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "loop-legalize-copies": _loop_legalize_copies,
     "loop-stage-reduction": _loop_stage_reduction,
     "loop-hoist-copies": _loop_hoist_copies,
+    "loop-distribute": _loop_distribute,
     "loop-double-buffer": _loop_double_buffer,
     "tile-to-loop": _tile_to_loop,
     "loop-to-npu": _loop_to_npu,
     "npu-insert-sync": _npu_insert_sync,
     "npu-hoist-invariant": _npu_hoist_invariant,
     "npu-plan-memory": _npu_plan_memory,
+    "npu-private-scratch": _npu_private_scratch,
     "tile-decompose-conv": _tile_decompose_conv,
 }
 

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
-from ziggurat.dialects.graph import ConstantOp, GraphOp, ResultTypedOp
+from ziggurat.dialects.graph import ConstantOp, DequantizeOp, GraphOp, ResultTypedOp
 from ziggurat.dtypes import from_numpy_dtype, to_numpy_dtype
 from ziggurat.ir.tensor_constants import element_count
 
@@ -194,10 +194,15 @@ class NodeContext:
         """MLIR's createOrFold: a small result of constant operands becomes a constant right away.
 
         Shape arithmetic (Shape -> Gather -> Cast -> Mul ...) then leaves no ops behind; larger
-        constant computations (weight transposes, say) are left to graph-fold-constants.
+        constant computations (weight transposes, say) are left to graph-fold-constants. A
+        DequantizeLinear stays, whatever its size: `graph-integer-qdq` computes on its integers.
         """
         (result,) = op.results
-        if op.operands and element_count(result.type) <= FOLD_AT_IMPORT_MAX_ELEMENTS:
+        if (
+            op.operands
+            and not isinstance(op, DequantizeOp)
+            and element_count(result.type) <= FOLD_AT_IMPORT_MAX_ELEMENTS
+        ):
             if all(isinstance(operand.owner, ConstantOp) for operand in op.operands):
                 arrays = [self.importer.constant_array(operand) for operand in op.operands]
                 with np.errstate(all="ignore"):

@@ -102,3 +102,21 @@ func.func @too_big() -> tensor<2x3xf32> {
   %1 = graph.add %0, %b : (tensor<3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
   func.return %1 : tensor<2x3xf32>
 }
+
+// -----
+
+// max-elements=4: a dense 2x3 weight transposed folds (it makes no larger tensor than the IR
+// holds already); a transposed splat of the same size does not (the splat is one element in
+// the IR, its transpose would be six).
+// MAX4-LABEL: func.func @weight_in_another_layout(
+// MAX4-NEXT:    %[[W:.*]] = graph.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// MAX4-NEXT:    %[[S:.*]] = graph.constant dense<7.000000e+00> : tensor<2x3xf32>
+// MAX4-NEXT:    %[[T:.*]] = graph.transpose %[[S]] {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+// MAX4-NEXT:    func.return %[[W]], %[[T]]
+func.func @weight_in_another_layout() -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  %w = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %t = graph.transpose %w {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %s = graph.constant dense<7.0> : tensor<2x3xf32>
+  %u = graph.transpose %s {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  func.return %t, %u : tensor<3x2xf32>, tensor<3x2xf32>
+}

@@ -70,18 +70,29 @@ func.func @reduce_sum(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
 
 // -----
 
-// Reshapes that regroup dimensions are collapse_shape / expand_shape; others are
+// A reshape that merges dimensions is a collapse_shape, one that splits them an
+// expand_shape; one that does both is a collapse_shape to the finest shape both
+// sides coarsen to, then an expand_shape (65x1x64 -> 65x4x16, an attention's head
+// split, goes through 65x64; 2x3x4 -> 4x6 through 24). Only an empty tensor keeps
 // tensor.reshape with a shape constant.
 // CHECK-LABEL: func.func @reshapes(
 // CHECK:         %{{.*}} = tensor.collapse_shape %x {{\[\[}}0 : i64, 1 : i64], [2 : i64]] : tensor<2x3x4xf32> into tensor<6x4xf32>
 // CHECK:         %{{.*}} = tensor.expand_shape %x {{\[\[}}0 : i64], [1 : i64], [2 : i64, 3 : i64]] output_shape [2, 3, 2, 2] : tensor<2x3x4xf32> into tensor<2x3x2x2xf32>
-// CHECK:         %[[SHAPE:.*]] = arith.constant dense<[4, 6]> : tensor<2xi64>
-// CHECK-NEXT:    %{{.*}} = tensor.reshape %x(%[[SHAPE]]) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<4x6xf32>
-func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3x2x2xf32>, tensor<4x6xf32>) {
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %x {{\[\[}}0 : i64, 1 : i64, 2 : i64]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK-NEXT:    %{{.*}} = tensor.expand_shape %[[FLAT]] {{\[\[}}0 : i64, 1 : i64]] output_shape [4, 6] : tensor<24xf32> into tensor<4x6xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.collapse_shape %q {{\[\[}}0 : i64], [1 : i64, 2 : i64]] : tensor<65x1x64xf32> into tensor<65x64xf32>
+// CHECK-NEXT:    %{{.*}} = tensor.expand_shape %[[ROWS]] {{\[\[}}0 : i64], [1 : i64, 2 : i64]] output_shape [65, 4, 16] : tensor<65x64xf32> into tensor<65x4x16xf32>
+// CHECK:         %[[SHAPE:.*]] = arith.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK-NEXT:    %{{.*}} = tensor.reshape %e(%[[SHAPE]]) : (tensor<2x0xf32>, tensor<2xi64>) -> tensor<0x2xf32>
+// CHECK-NOT:     tensor.reshape
+func.func @reshapes(%x: tensor<2x3x4xf32>, %q: tensor<65x1x64xf32>, %e: tensor<2x0xf32>)
+    -> (tensor<6x4xf32>, tensor<2x3x2x2xf32>, tensor<4x6xf32>, tensor<65x4x16xf32>, tensor<0x2xf32>) {
   %a = graph.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
   %b = graph.reshape %x : tensor<2x3x4xf32> -> tensor<2x3x2x2xf32>
   %c = graph.reshape %x : tensor<2x3x4xf32> -> tensor<4x6xf32>
-  func.return %a, %b, %c : tensor<6x4xf32>, tensor<2x3x2x2xf32>, tensor<4x6xf32>
+  %d = graph.reshape %q : tensor<65x1x64xf32> -> tensor<65x4x16xf32>
+  %f = graph.reshape %e : tensor<2x0xf32> -> tensor<0x2xf32>
+  func.return %a, %b, %c, %d, %f : tensor<6x4xf32>, tensor<2x3x2x2xf32>, tensor<4x6xf32>, tensor<65x4x16xf32>, tensor<0x2xf32>
 }
 
 // -----

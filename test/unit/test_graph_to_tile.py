@@ -280,7 +280,14 @@ EXAMPLES: dict[type, list[tuple[list, dict, TensorType | None]]] = {
         ),
     ],
     graph.TransposeOp: [([X], {"perm": int_array([2, 0, 1])}, None)],
-    graph.ReshapeOp: [([X], {}, t(6, 4)), ([X], {}, t(2, 3, 2, 2)), ([X], {}, t(4, 6))],
+    graph.ReshapeOp: [
+        ([X], {}, t(6, 4)),
+        ([X], {}, t(2, 3, 2, 2)),
+        # split one dim and merge others: a collapse_shape, then an expand_shape
+        ([X], {}, t(4, 6)),
+        ([t(5, 1, 8)], {}, t(5, 2, 4)),
+        ([t(1, 6, 4)], {}, t(3, 2, 4, 1)),
+    ],
     graph.BroadcastToOp: [([t(3, 1)], {}, t(2, 3, 4)), ([t(4)], {}, t(3, 4))],
     graph.FlattenOp: [([X], {"axis": i64_attr(2)}, None)],
     graph.SqueezeOp: [([t(1, 3, 1, 4)], {}, None)],

@@ -119,6 +119,28 @@ def test_an_all_zero_output_fails_against_the_light_resnet50s_shipped_output():
     assert numerics.compare(shipped + np.float32(5.5e-7), shipped, computed_in=bf16).ok
 
 
+CORPUS = Path(__file__).parent / "data" / "corpus"
+
+
+@pytest.mark.parametrize("computed_in", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("model", ["resnet18", "mobilenet_v2", "vit"])
+def test_wrong_logits_of_a_real_model_fail(model, computed_in):
+    """A zeroed output, two classes swapped and one logit off by 5% of the largest all fail in
+    either narrow type; the same logits with each one's own rounding to that type pass."""
+    (logits,) = np.load(CORPUS / f"{model}.outputs.npz").values()
+    computed_in = np.dtype(computed_in)
+    largest = int(np.argmax(logits[0]))
+    other = int(np.argmin(logits[0]))
+    swapped = logits.copy()
+    swapped[0, [largest, other]] = logits[0, [other, largest]]
+    perturbed = logits.copy()
+    perturbed[0, other] += 0.05 * np.abs(logits).max()
+    for wrong in (np.zeros_like(logits), swapped, perturbed):
+        assert not numerics.compare(wrong, logits, computed_in=computed_in).ok
+    rounded = logits.astype(computed_in).astype(np.float32)
+    assert numerics.compare(rounded, logits, computed_in=computed_in).ok
+
+
 def test_integers_and_booleans_must_match_exactly():
     check = numerics.compare(np.array([1, 2, 3]), np.array([1, 2, 4]))
     assert not check.ok and check.where == (2,) and (check.expected, check.actual) == (4, 3)
@@ -221,18 +243,23 @@ def check_with(monkeypatch, model: Path, corrupt, *options: str) -> int:
     return ziggurat_compile.compile_model(args)
 
 
-@pytest.mark.parametrize(
-    "options", [(), ("--machine", "davinci")], ids=["graph-f32", "davinci-bf16"]
-)
-def test_check_passes_the_true_output(monkeypatch, capsys, model_path: Path, options):
+CHECKED_PATHS = {
+    "graph-f32": ((), "0.000122 x max|ref|"),
+    "davinci-auto-f16": (("--machine", "davinci"), "0.01 x max|ref|"),  # the values fit f16
+    "davinci-bf16": (("--machine", "davinci", "--precision", "bf16"), "0.03 x max|ref|"),
+}
+
+
+@pytest.mark.parametrize("path", CHECKED_PATHS)
+def test_check_passes_the_true_output(monkeypatch, capsys, model_path: Path, path):
+    options, bound = CHECKED_PATHS[path]
     assert check_with(monkeypatch, model_path, None, *options) == 0
     printed = capsys.readouterr().out
-    assert "check passed" in printed
-    assert ("0.03 x max|ref|" if options else "0.000122 x max|ref|") in printed
+    assert "check passed" in printed and bound in printed
 
 
 @pytest.mark.parametrize(
-    "options", [(), ("--machine", "davinci")], ids=["graph-f32", "davinci-bf16"]
+    "options", [options for options, _ in CHECKED_PATHS.values()], ids=list(CHECKED_PATHS)
 )
 @pytest.mark.parametrize("corrupt", WRONG)
 def test_check_fails_a_wrong_output(monkeypatch, capsys, model_path: Path, options, corrupt):

@@ -36,7 +36,7 @@ def test_a_matmul_of_a_unit_batch_of_rows_tiles_its_weight_and_keeps_the_numeric
 def test_the_example_transformer_passes_the_check_on_davinci(sizes, tmp_path: Path, capsys):
     """The example's layer (8-wide heads: its per-head context rows are 16 bytes, and the
     transpose back into 1x8x32 goes through gm, loop-to-npu's bounce) and a larger one whose
-    MLP weights must tile; in bf16 (`--precision auto`)."""
+    MLP weights must tile; in f16 (`--precision auto`: the values fit)."""
     path = tmp_path / "encoder.onnx"
     script = EXAMPLES / "transformer_encoder.py"
     if sizes is None:

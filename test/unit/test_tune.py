@@ -145,6 +145,41 @@ func.func @main(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf1
     assert "tensor<64xf16>" not in group.key.split("|")[3]  # not an argument
 
 
+def test_a_group_with_a_splat_weight_is_checked_with_dense_weights_too(monkeypatch):
+    """Timed as it is (a splat reads as a scalar), checked again with random weights in its place:
+    a candidate right only because every weight is equal loses."""
+    from ziggurat.tuning import tuner
+
+    module = parse("""
+func.func @main(%a: tensor<64x128xf16>) -> tensor<64x64xf16> {
+  %w = graph.constant dense<0.5> : tensor<128x64xf16>
+  %x = graph.matmul %a, %w : (tensor<64x128xf16>, tensor<128x64xf16>) -> tensor<64x64xf16>
+  func.return %x : tensor<64x64xf16>
+}""")
+    (group,) = tunable_groups(module, load_machine(MACHINE))
+    assert "dense<5.000000e-01> : tensor<128x64xf16>" in group.module_text
+    task = Task(0, 0, group.module_text, group.target, None, MACHINE, 0)
+    checked = []
+    real = tuner._lowered_outputs_differ
+
+    def counting(task, module, machine):
+        checked.append(len(find_function(module, "main").body.block.args))
+        return real(task, module, machine)
+
+    monkeypatch.setattr(tuner, "_lowered_outputs_differ", counting)
+    assert measure(task).cycles is not None
+    assert checked == [1, 2]  # the group, then with the weight as a second argument
+
+    def wrong_with_dense_weights(task, module, machine):
+        dense = len(find_function(module, "main").body.block.args) == 2
+        wrong, result = real(task, module, machine)
+        return ("numerics differ: ..." if dense else wrong), result
+
+    monkeypatch.setattr(tuner, "_lowered_outputs_differ", wrong_with_dense_weights)
+    result = measure(task)
+    assert result.cycles is None and "with dense random weights" in result.error
+
+
 def test_a_candidate_that_does_not_fit_loses_with_its_reason(gemm256):
     _, (group,) = gemm256
     whole = Task(0, 1, group.module_text, group.target, (256, 256, 256), MACHINE, 0)
@@ -603,3 +638,35 @@ func.func @main(%x: tensor<1x56x56x64xbf16>) -> tensor<1x28x28x64xbf16> {
     )
     assert all(c.cached for c in cached)
     assert [op.name for op in again.walk() if op.name.startswith("graph.")] == ["graph.max_pool"]
+
+
+def test_a_weight_in_the_other_layout_is_folded_not_left_to_the_device():
+    """convert_marked: the conv's weight transposed to OHWI is a constant, not a device op."""
+    import numpy as np
+    from xdsl.dialects.builtin import StringAttr
+
+    from ziggurat.dialects import graph
+    from ziggurat.dialects.tile import LAYOUT_ATTR
+    from ziggurat.testing.differential import run_at_level
+    from ziggurat.tuning.layouts import convert_marked
+
+    weights = np.random.default_rng(0).standard_normal((16, 8, 3, 3)).astype(np.float16)
+    text = f"""
+    func.func @main(%x: tensor<1x8x10x10xf16>) -> tensor<1x16x8x8xf16> {{
+      %w = graph.constant dense<{weights.tolist()}> : tensor<16x8x3x3xf16>
+      %y = graph.conv2d %x, %w : (tensor<1x8x10x10xf16>, tensor<16x8x3x3xf16>) -> tensor<1x16x8x8xf16>
+      func.return %y : tensor<1x16x8x8xf16>
+    }}
+    """
+    module = parse_source(default_context(), text, "conv.mlir")
+    x = np.random.default_rng(1).standard_normal((1, 8, 10, 10)).astype(np.float16)
+    (expected,) = run_at_level(module, [x], "main")
+    conv = next(op for op in module.walk() if isinstance(op, graph.Conv2dOp))
+    conv.attributes[LAYOUT_ATTR] = StringAttr("NHWC")
+    convert_marked(module)
+    transposes = [op for op in module.walk() if isinstance(op, graph.TransposeOp)]
+    assert transposes and all(
+        not isinstance(op.operands[0].owner, graph.ConstantOp) for op in transposes
+    )  # only the activations' transposes are left
+    (actual,) = run_at_level(module, [x], "main")
+    assert np.array_equal(actual, expected)

@@ -40,7 +40,8 @@ class GraphCanonicalizePass(ModulePass):
     """Simplify graph ops algebraically, fold them on constants and erase dead ops.
 
     The patterns are those of `dialects/graph_canonicalization.py` (x + 0 -> x,
-    transpose of transpose -> one transpose, ...); folding is
+    transpose of transpose -> one transpose, a gather at a constant run of
+    indices -> a slice, ...); folding is
     `graph-fold-constants`'s; all run together to a fixed point. xDSL's
     `canonicalize` applies the same patterns, but does not fold graph ops and
     also rewrites other dialects' ops.

@@ -4,12 +4,14 @@ for machines whose matrix unit has no instruction for the model's type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import ml_dtypes
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -29,55 +31,100 @@ def _float_type(name: str) -> AnyFloat:
     return parsed
 
 
+def saturated(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`array` in `dtype`, a finite value beyond its range clamped to its largest finite one.
+
+    Models write "minus infinity" as f32's lowest value (a mask's `finfo(f32).min`), which would
+    round to -inf in f16 or bf16, and 0 times it to NaN; clamped, it stays the lowest the type
+    holds, as TensorRT and onnxruntime's float16 converter clamp weights.
+    """
+    largest = float(ml_dtypes.finfo(dtype).max)
+    finite = np.isfinite(array)
+    return np.where(finite, np.clip(array, -largest, largest), array).astype(dtype)
+
+
+PRECISION_ATTR = "graph.precision"
+"""A graph op's own float type to compute in under `graph-convert-float` (a type attribute)."""
+
+
 @dataclass
 class _Conversion:
     source: Attribute
     target: Attribute
+    narrowed: set[SSAValue] = field(default_factory=set)
+    """The values the conversion made: `source` values now in a narrower type."""
+    casts: dict[tuple[SSAValue, Attribute], SSAValue] = field(default_factory=dict)
+    """The cast of a value to a type, made once."""
 
-    def converted(self, value_type: Attribute) -> Attribute:
+    def target_of(self, op: Operation) -> Attribute:
+        own = op.attributes.get(PRECISION_ATTR)
+        if own is None:
+            return self.target
+        if not isinstance(own, AnyFloat):
+            raise error_at(op, f"{PRECISION_ATTR} must be a float type, got {own}")
+        return own
+
+    def converted(self, value_type: Attribute, target: Attribute) -> Attribute:
         if isinstance(value_type, TensorType) and value_type.get_element_type() == self.source:
-            return TensorType(self.target, value_type.get_shape())
+            return TensorType(target, value_type.get_shape())
         return value_type
 
     def function(self, function: func.FuncOp) -> None:
         if not function.body.blocks:
             return
-        block = function.body.block
-        for arg in block.args:
-            narrow = self.converted(arg.type)
-            if narrow != arg.type:
-                cast = graph.CastOp(arg, narrow)
-                # Reported with the layer that first reads the input.
-                cast.location = next(
-                    (use.operation.location for use in arg.uses), function.location
-                )
-                Rewriter.insert_op(cast, InsertPoint.at_start(block))
-                arg.replace_uses_with_if(
-                    cast.output, lambda use, cast=cast: use.operation is not cast
-                )
-        for op in list(block.ops):
+        for op in list(function.body.block.ops):
             if isinstance(op, func.ReturnOp):
                 self.returned(op, function)
             elif isinstance(op, graph.GraphOp):
                 self.rebuild(op)
 
+    def operand_in(self, op: Operation, index: int, target: Attribute) -> bool:
+        """Cast operand `index` of `op` to `target` if it is a `source` value (an argument, or one
+        the conversion narrowed to another type); whether it did."""
+        value = op.operands[index]
+        value_type = value.type
+        if not isinstance(value_type, TensorType):
+            return False
+        element = value_type.get_element_type()
+        if element == target or (element != self.source and value not in self.narrowed):
+            return False
+        key = (value, target)
+        if key not in self.casts:
+            cast = graph.CastOp(value, TensorType(target, value_type.get_shape()))
+            # Reported with the layer that first reads it; one cast per value and type, where the
+            # value is defined.
+            cast.location = op.location
+            owner = value.owner
+            where = (
+                InsertPoint.after(owner)
+                if isinstance(owner, Operation)
+                else InsertPoint.at_start(owner)
+            )
+            Rewriter.insert_op(cast, where)
+            self.narrowed.add(cast.output)
+            self.casts[key] = cast.output
+        op.operands[index] = self.casts[key]
+        return True
+
     def rebuild(self, op: graph.GraphOp) -> None:
+        target = self.target_of(op)
         if isinstance(op, graph.ConstantOp):
-            if op.output.type == self.converted(op.output.type):
+            if op.output.type == self.converted(op.output.type, target):
                 return
-            new = graph.ConstantOp.from_array(op.to_array().astype(to_numpy_dtype(self.target)))
+            new = graph.ConstantOp.from_array(saturated(op.to_array(), to_numpy_dtype(target)))
         elif isinstance(op, graph.ResultTypedOp):
-            new = type(op)(op.input, self.converted(op.output.type))
-        elif (
-            all(operand.type == self.converted(operand.type) for operand in op.operands)
-            and op.regions == []
-        ):
-            if any(result.type != self.converted(result.type) for result in op.results):
-                raise error_at(
-                    op, f"{op.name} makes {self.source} from narrower inputs; cannot convert it"
-                )
-            return
+            # A cast reads any type: its input stays as it is.
+            if op.output.type == self.converted(op.output.type, target):
+                return
+            new = type(op)(op.input, self.converted(op.output.type, target))
         else:
+            cast = [self.operand_in(op, i, target) for i in range(len(op.operands))]
+            if not any(cast) and not any(v in self.narrowed for v in op.operands):
+                if any(r.type != self.converted(r.type, target) for r in op.results):
+                    raise error_at(
+                        op, f"{op.name} makes {self.source} from narrower inputs; cannot convert it"
+                    )
+                return
             if op.regions:
                 raise error_at(
                     op, f"graph-convert-float runs before graph-fuse; it cannot convert {op.name}"
@@ -86,6 +133,8 @@ class _Conversion:
         new.location = op.location
         for old_result, new_result in zip(op.results, new.results):
             new_result.name_hint = old_result.name_hint
+            if new_result.type != old_result.type:
+                self.narrowed.add(new_result)
         Rewriter.replace_op(op, new)
 
     def returned(self, op: func.ReturnOp, function: func.FuncOp) -> None:
@@ -110,7 +159,10 @@ class GraphConvertFloat(ModulePass):
     converted, each `source` argument is cast to `target` where the function
     starts, each `source` result cast back before it returns, and every graph op in
     between is rebuilt with its result types inferred anew (a `graph.cast` to
-    `source` now casts to `target`). The function's signature is unchanged.
+    `source` now casts to `target`). The function's signature is unchanged. A finite
+    constant beyond `target`'s range becomes its largest finite value of that sign. An op
+    with a `graph.precision` attribute (a float type) computes in that type instead, its
+    operands cast to it (`--precision auto` puts it on the ops whose values f16 cannot hold).
 
         func.func @scale(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
           %c = graph.constant dense<2.0> : tensor<8xf32>

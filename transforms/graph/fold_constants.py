@@ -19,6 +19,7 @@ from xdsl.traits import Pure
 
 from ziggurat.diagnostics import emit_warning
 from ziggurat.dialects.graph import ConstantOp, GraphOp
+from ziggurat.dtypes import is_splat
 from ziggurat.interpreters.graph_interpreter import check_evaluated
 from ziggurat.ir.tensor_constants import (
     constant_array,
@@ -53,6 +54,20 @@ class FoldConstantOp(RewritePattern):
     """Ops whose evaluation failed: warned about once, not evaluated again when the
     rewrite walker revisits them."""
 
+    def within_limit(self, op: Operation) -> bool:
+        """Every operand and result within `max_elements`, or no result larger than a dense
+        operand already held in full (a weight transposed into another layout: folding it
+        makes no larger tensor, and left alone it would run on the device at every call)."""
+        values = (*op.operands, *op.results)
+        if all(element_count(v.type) <= self.max_elements for v in values):
+            return True
+        dense = [
+            element_count(v.type)
+            for v in op.operands
+            if (attr := dense_attr_of(v)) is not None and not is_splat(attr)
+        ]
+        return bool(dense) and all(element_count(r.type) <= max(dense) for r in op.results)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         # Zero operands: constants themselves, or ops whose value is not fixed by operands.
         if (
@@ -64,7 +79,7 @@ class FoldConstantOp(RewritePattern):
             return
         if any(dense_attr_of(operand) is None for operand in op.operands):
             return
-        if any(element_count(v.type) > self.max_elements for v in (*op.operands, *op.results)):
+        if not self.within_limit(op):
             return
         inputs = [constant_array(operand) for operand in op.operands]
         if not all(is_array_type(r.type) for r in op.results) or any(a is None for a in inputs):
@@ -110,7 +125,9 @@ class GraphFoldConstantsPass(ModulePass):
 
     Option `max-elements` (default 2**20): an op with an operand or a result of
     more elements than this is not folded, so folding never materialises huge
-    tensors in the IR; results whose elements are all equal are stored as splats.
+    tensors in the IR, unless no result is larger than a dense (not splat) operand,
+    which the IR holds in full already (a large weight transposed into another
+    layout); results whose elements are all equal are stored as splats.
     """
 
     name = "graph-fold-constants"

@@ -10,7 +10,9 @@ sign-extended to i32.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -145,7 +147,11 @@ class Emitter:
     # ---- tensors ----
 
     def bitcast(self, value: SSAValue, element_type: Attribute) -> SSAValue:
-        """`value`'s bits as a tensor of `element_type` (e.g. ui8 <-> i8); no-op if it is one."""
+        """`value`'s bits as a tensor of `element_type` (e.g. ui8 <-> i8); no-op if it is one.
+        A bitcast of a bitcast reads the first one's source (a ui8 constant read as i8 is the
+        i8 constant), so that the tensors a bitcast pair leaves are no buffers of their own."""
+        if isinstance(value.owner, tile.BitcastOp):
+            value = value.owner.source
         if value.type.get_element_type() == element_type:
             return value
         return self.emit(tile.BitcastOp(value, TensorType(element_type, shape_of(value))))
@@ -228,8 +234,11 @@ class Emitter:
     # ---- reshapes ----
 
     def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
-        """`value` with the row-major shape `shape`: collapse_shape and/or expand_shape
-        when the dimensions regroup, `tensor.reshape` with a shape constant otherwise."""
+        """`value` with the row-major shape `shape`: a collapse_shape when it merges
+        dimensions, an expand_shape when it splits them, a collapse_shape to the finest
+        shape both coarsen to and an expand_shape from it when it does both (each a view
+        of a row-major buffer), `tensor.reshape` with a shape constant for an empty
+        tensor."""
         source = shape_of(value)
         shape = tuple(shape)
         if source == shape:
@@ -241,6 +250,10 @@ class Emitter:
         expand = reassociation(shape, source)
         if expand is not None:
             return self.emit(expand_shape(value, expand, shape))
+        middle = common_coarsening(source, shape)
+        if middle is not None:
+            merged = self.reshape(value, middle)
+            return self.emit(expand_shape(merged, reassociation(shape, middle), shape))
         target = self.dense_constant(np.asarray(shape, np.int64))
         return self.emit(tensor.ReshapeOp(value, target, TensorType(element_type, shape)))
 
@@ -290,6 +303,17 @@ def reassociation(fine: Sequence[int], coarse: Sequence[int]) -> list[list[int]]
         return None
     groups[-1].extend(rest)
     return groups
+
+
+def common_coarsening(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """The finest shape that both `a` and `b` collapse to (its dimensions end where the
+    running products of `a` and of `b` meet), or None when they differ in size or hold
+    no elements."""
+    if math.prod(a) != math.prod(b) or 0 in a or 0 in b:
+        return None
+    ends = set(itertools.accumulate(a, operator.mul)) & set(itertools.accumulate(b, operator.mul))
+    common = sorted(ends - {1})
+    return tuple(high // low for low, high in zip([1, *common], common))
 
 
 def _reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr:
