@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
@@ -62,6 +63,10 @@ from ziggurat.machine import Machine, load_machine
 
 MACHINE_ATTR = "npu.machine"
 """Module attribute naming the machine (a preset or a TOML path) the program targets."""
+
+CORES_ATTR = "npu.cores"
+"""Module attribute: how many cores the program was compiled for (`loop-distribute`; absent: one,
+or a hand-written program that reads `npu.num_cores`)."""
 
 # (input element type, accumulator element type) pairs a matrix instruction can mean;
 # the machine decides which of them its unit implements and at what rate.
@@ -399,6 +404,10 @@ class DmaOp(NpuOperation):
     """Moves an N-d window from one buffer to another on a DMA engine.
 
     `npu.dma "mte2" %gm[%i, 0] -> %l1[0, 0] {shape = array<i64: 16, 256>} : memref<..., "gm"> -> memref<..., "l1">`
+
+    Indices are static or index values the scalar unit computes (loop counters, or a
+    value `npu.load` read: the row of an embedding lookup); a window outside its buffer
+    is an error when the DMA runs.
 
     The source window has `shape` and starts at the source indices; its element
     `j` is `src_strides . j` elements after the start (default: the source
@@ -1181,6 +1190,70 @@ class VecSelectOp(VectorOperation):
 
 
 # --------------------------------------------------------------------------- #
+# npu.load
+# --------------------------------------------------------------------------- #
+
+
+@irdl_op_definition
+class LoadOp(NpuOperation):
+    """The scalar unit reads one integer element of a buffer, a value it computes addresses with.
+
+    `%v = npu.load %ids[0, %j] : memref<1x32xi64, "ub"> -> i64`
+
+    An embedding lookup reads each index so, wraps it with scalar `arith`, and moves the
+    row it names with an `npu.dma` whose source index is that value. The load runs on the
+    machine's scalar pipe and stalls the scalar unit until the element arrives (the
+    latency of its memory space): what it issues next, whose addresses may depend on the
+    value, starts after it. A load of bytes another pipe writes waits for that pipe's flag.
+    """
+
+    name = "npu.load"
+
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    static_indices = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(IntegerType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$buffer `` custom<DynamicIndexList>($indices, $static_indices) "
+        "attr-dict `:` type($buffer) `->` type($result)"
+    )
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue | int]):
+        static, dynamic = split_indices(indices)
+        super().__init__(
+            operands=[buffer, dynamic],
+            properties={"static_indices": static},
+            result_types=[buffer.type.get_element_type()],
+        )
+
+    def pipe(self, machine: Machine) -> str:
+        return machine.scalar_pipe
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return [buffer_window(self.buffer, self.static_indices, self.indices, (1,), (1,), False)]
+
+    def verify_structure(self) -> None:
+        memref_type = _verify_indices(
+            self.buffer, self.static_indices, self.indices, "npu.load buffer"
+        )
+        element_type = memref_type.get_element_type()
+        if not isinstance(element_type, IntegerType):
+            raise VerifyException(
+                f"npu.load reads integers for the scalar unit to compute with, got {memref_type}"
+            )
+        if self.result.type != element_type:
+            raise VerifyException(
+                f"npu.load result must be the buffer's element type {element_type}, got {self.result.type}"
+            )
+
+    def verify_machine(self, machine: Machine) -> None:
+        _require_space(machine, space_of(self.buffer), "npu.load buffer")
+
+
+# --------------------------------------------------------------------------- #
 # Synchronization
 # --------------------------------------------------------------------------- #
 
@@ -1313,6 +1386,56 @@ class BarrierOp(NpuOperation):
             _require_pipe(machine, self.pipe.data, "npu.barrier pipe")
 
 
+@irdl_op_definition
+class SyncCoresOp(NpuOperation):
+    """A barrier of all cores: each core drains its pipes and waits until every core has arrived.
+
+    `npu.sync_cores`
+
+    What a core wrote to global memory before it, every core reads after it. All cores
+    leave together, `sync_cores_latency` cycles (the machine's `[sync]`) after the last
+    one arrives. Every core must pass as many as the others (one under an `scf.if` on
+    `npu.core_id`, or in a loop whose trip count depends on it, may break that): a core
+    that ends while others wait at one is a deadlock, diagnosed when the program runs;
+    one under an `scf.if` whose condition is computed from `npu.core_id` is refused here.
+    """
+
+    name = "npu.sync_cores"
+
+    assembly_format = "attr-dict"
+
+    def pipe(self, machine: Machine) -> None:
+        return None
+
+    def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
+        return []
+
+    def verify_structure(self) -> None:
+        parent = self.parent_op()
+        while parent is not None:
+            if isinstance(parent, scf.IfOp) and _computed_from_core_id(parent.cond):
+                raise VerifyException(
+                    "npu.sync_cores under an scf.if on npu.core_id: the cores that skip it never "
+                    "arrive, and those that wait there deadlock"
+                )
+            parent = parent.parent_op()
+
+
+def _computed_from_core_id(value: SSAValue) -> bool:
+    """Whether `value` is computed (through ops of the same block or enclosing ones) from `npu.core_id`."""
+    seen: set[SSAValue] = set()
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if value in seen or not isinstance(value.owner, Operation):
+            continue
+        seen.add(value)
+        if isinstance(value.owner, CoreIdOp):
+            return True
+        stack.extend(value.owner.operands)
+    return False
+
+
 Npu = Dialect(
     "npu",
     [
@@ -1335,9 +1458,11 @@ Npu = Dialect(
         VecReduceOp,
         VecBroadcastOp,
         VecSelectOp,
+        LoadOp,
         SetFlagOp,
         WaitFlagOp,
         BarrierOp,
+        SyncCoresOp,
         CoreIdOp,
         NumCoresOp,
     ],

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import heapq
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,11 +40,14 @@ from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.interpreters.interpreter import argument_names, find_function
 from ziggurat.interpreters.timing import (
     Access,
+    GlobalTraffic,
     Timeline,
     TimingStats,
     check_cores_disjoint,
     dma_cycles,
+    load_cycles,
     mma_cycles,
+    shared_side,
     vector_cycles,
 )
 from ziggurat.machine import Machine, load_machine
@@ -107,7 +111,7 @@ def run_npu(
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] = (),
     function: str | None = None,
     *,
-    cores: int = 1,
+    cores: int | None = None,
     active_cores: int | None = None,
     max_cycles: float | None = None,
     watch: Callable[[Timeline, Operation], None] | None = None,
@@ -136,9 +140,14 @@ def run_npu(
     ops are checked against `machine`'s rules, and also against the module's own `npu.machine`
     when it names one.
 
-    `cores` cores run the function, each with its own local memories and its `npu.core_id`,
-    all sharing global memory; they do not synchronize, so global bytes one core writes and
-    another touches are reported as a race. `stats` combines the cores (`TimingStats.combine`),
+    `cores` (default: the count the module was compiled for, its `npu.cores`, else 1; a
+    module compiled for N cores runs on N only) cores run the function, each with its own
+    local memories and its `npu.core_id`,
+    all sharing global memory. They run phase by phase: each core up to its next
+    `npu.sync_cores`, then every clock moves to the last core's drained clock plus the
+    machine's `sync_cores_latency`, and the next phase starts. Within a phase the cores do
+    not synchronize, so global bytes one core writes and another touches are reported as a
+    race; a core that ends while another waits at `npu.sync_cores` is a deadlock. `stats` combines the cores (`TimingStats.combine`),
     `core_stats` has each. `active_cores` (default: `cores`) is how many cores share the
     global-memory bandwidth, e.g. to time one core of a kernel that runs on all of them.
 
@@ -148,10 +157,22 @@ def run_npu(
     """
     _load_instruction_plugins()
     machine = _resolve_machine(module, machine)
+    compiled = compiled_cores(module)
+    if cores is None:
+        cores = compiled or 1
+    elif compiled is not None and cores != compiled:
+        raise error_at(
+            module,
+            f"cannot run on {cores} cores: the program was compiled for {compiled} "
+            f"({npu.CORES_ATTR} = {compiled}); each core runs its share of the work by "
+            "npu.core_id, so another count would skip work or repeat it",
+        )
     if not 1 <= cores <= machine.cores:
         raise error_at(
             module, f"cannot run on {cores} cores: machine '{machine.name}' has {machine.cores}"
         )
+    # without a given count, the cores share global bandwidth as they transfer (GlobalTraffic)
+    traffic = GlobalTraffic(cores) if active_cores is None and cores > 1 else None
     active_cores = cores if active_cores is None else active_cores
     if verify:
         verify_module(module)
@@ -166,18 +187,21 @@ def run_npu(
             memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape))[...] = given[
                 name
             ]
-    timelines = []
-    for core in range(cores):
-        timeline = Timeline(machine, active_cores, core, record_global=cores > 1)
+    timelines = [
+        Timeline(machine, active_cores, core, record_global=cores > 1) for core in range(cores)
+    ]
+    runs = []
+    for core, timeline in enumerate(timelines):
         limits = None if max_cycles is None and watch is None else _Limits(max_cycles, watch)
         local = memory if core == 0 else memory.for_core()
-        executor = _Executor(machine, local, timeline, active_cores, core, cores, limits)
-        executor.run_block(entry.body.block, dict(memory.arguments))
+        executor = _Executor(
+            machine, local, timeline, 1 if traffic else active_cores, core, cores, limits, traffic
+        )
+        runs.append(executor.run_block(entry.body.block, dict(memory.arguments)))
+    _run_phases(runs, timelines, machine)
+    for timeline in timelines:
         if max_cycles is not None and timeline.cycles > max_cycles:
             raise _past_max_cycles(entry, max_cycles, timeline)
-        timelines.append(timeline)
-    if cores > 1:
-        check_cores_disjoint([timeline.global_accesses or [] for timeline in timelines])
     arguments = {
         name: memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape)).copy()
         for name, buffer in zip(names, memory.arguments.values())
@@ -186,6 +210,68 @@ def run_npu(
     core_stats = [timeline.finish() for timeline in timelines]
     stats = core_stats[0] if cores == 1 else TimingStats.combine(core_stats)
     return NpuRunResult(outputs, stats, arguments, core_stats)
+
+
+def compiled_cores(module: ModuleOp) -> int | None:
+    """The core count the module was compiled for (its `npu.cores`), if it names one."""
+    attribute = module.attributes.get(npu.CORES_ATTR)
+    return attribute.value.data if isinstance(attribute, IntegerAttr) else None
+
+
+def _run_phases(
+    runs: list[Generator[Operation | float, int, object]],
+    timelines: list[Timeline],
+    machine: Machine,
+) -> None:
+    """Run the cores phase by phase: each to its next `npu.sync_cores`, then all clocks align there.
+
+    Within a phase the cores do not synchronize, so global bytes one core writes and
+    another touches in the same phase are a race; a barrier orders what is before it
+    on every core before what is after it on every core. A core whose transfers share
+    global bandwidth (`GlobalTraffic`) stops before each, at the time it would start: the
+    core with the earliest such time goes on first, so that each transfer sees the ones
+    the other cores started before it.
+    """
+
+    def resume(core: int, value: int | None) -> Operation | float | None:
+        try:
+            return next(runs[core]) if value is None else runs[core].send(value)
+        except StopIteration:
+            return None
+
+    arrived: list[Operation | float | None] = [resume(core, None) for core in range(len(runs))]
+    while True:
+        waiting = [(t, core) for core, t in enumerate(arrived) if isinstance(t, float)]
+        heapq.heapify(waiting)
+        while waiting:
+            start, core = heapq.heappop(waiting)
+            starting = 0
+            if waiting and waiting[0][0] == start:
+                starting = sum(1 for t, _ in waiting if t == start)
+            arrived[core] = resume(core, starting)
+            if isinstance(arrived[core], float):
+                heapq.heappush(waiting, (arrived[core], core))
+        if None in arrived and any(op is not None for op in arrived):
+            ended = arrived.index(None)
+            waiting_core = next(core for core, op in enumerate(arrived) if op is not None)
+            op = arrived[waiting_core]
+            assert isinstance(op, Operation)
+            raise error_at(
+                op,
+                f"npu.sync_cores on core {waiting_core} waits for core {ended}, which ended "
+                "without reaching it (deadlock): every core must pass as many npu.sync_cores",
+            )
+        if len(runs) > 1:
+            check_cores_disjoint([timeline.global_accesses or [] for timeline in timelines])
+            for timeline in timelines:
+                timeline.global_accesses = []
+        if arrived[0] is None:
+            return
+        release = max(timeline.drained() for timeline in timelines) + machine.sync_cores_latency
+        for timeline, op in zip(timelines, arrived):
+            assert isinstance(op, Operation)
+            timeline.sync_cores(op, release)
+        arrived = [resume(core, None) for core in range(len(runs))]
 
 
 WATCH_EVERY = 256
@@ -462,6 +548,10 @@ class _DmaPlan:
     transpose: bool
     pipe: str
     cycles: float
+    shared: tuple[str, str] | None
+    """The shared memory side the transfer uses (`shared_side`), if any."""
+    shared_cycles: Callable[[int], float]
+    """Its cycles when that many cores share the side's bandwidth."""
 
 
 @dataclass(frozen=True)
@@ -531,8 +621,10 @@ class _Executor:
         core: int,
         cores: int,
         limits: _Limits | None,
+        traffic: GlobalTraffic | None = None,
     ):
         self.machine = machine
+        self.traffic = traffic
         self.memory = memory
         self.timeline = timeline
         self.active_cores = active_cores
@@ -547,10 +639,9 @@ class _Executor:
             arith.IndexCastOp: self._index_cast,
             arith.CmpiOp: self._cmpi,
             arith.SelectOp: self._select,
-            scf.ForOp: self._for,
-            scf.IfOp: self._if,
             npu.BufferOp: self._buffer,
             npu.DmaOp: self._dma,
+            npu.LoadOp: self._load,
             npu.MmaOp: self._mma,
             npu.SetFlagOp: self._set_flag,
             npu.WaitFlagOp: self._wait_flag,
@@ -559,9 +650,14 @@ class _Executor:
             npu.NumCoresOp: self._num_cores,
             memref.GetGlobalOp: self._get_global,
         }
+        if traffic is not None:
+            del self.handlers[npu.DmaOp]  # a generator: it waits for the other cores' transfers
 
-    def run_block(self, block: Block, env: dict[SSAValue, object]) -> list[object]:
-        """Run the ops of `block`; the values its terminator yields or returns."""
+    def run_block(
+        self, block: Block, env: dict[SSAValue, object]
+    ) -> Generator[Operation, None, list[object]]:
+        """Run the ops of `block`, yielding at each `npu.sync_cores` until the other cores
+        reach theirs; returns the values its terminator yields or returns."""
         for op in block.ops:
             self.timeline.scalar(1)
             if self.limits is not None:
@@ -571,6 +667,14 @@ class _Executor:
             handler = self.handlers.get(type(op))
             if handler is not None:
                 handler(op, env)
+            elif isinstance(op, scf.ForOp):
+                yield from self._for(op, env)
+            elif isinstance(op, scf.IfOp):
+                yield from self._if(op, env)
+            elif isinstance(op, npu.SyncCoresOp):
+                yield op
+            elif isinstance(op, npu.DmaOp):
+                yield from self._shared_dma(op, env)
             elif type(op) in _INTEGER_BINARY:
                 lhs, rhs = env[op.operands[0]], env[op.operands[1]]
                 if isinstance(op, _DIVISIONS) and rhs == 0:
@@ -619,7 +723,7 @@ class _Executor:
     def _num_cores(self, op: npu.NumCoresOp, env: dict[SSAValue, object]) -> None:
         env[op.result] = self.cores
 
-    def _for(self, op: scf.ForOp, env: dict[SSAValue, object]) -> None:
+    def _for(self, op: scf.ForOp, env: dict[SSAValue, object]) -> Generator[Operation, None, None]:
         lb, ub, step = env[op.lb], env[op.ub], env[op.step]
         if step <= 0:
             raise error_at(op, f"scf.for step must be positive, got {step}")
@@ -629,14 +733,14 @@ class _Executor:
             env[block.args[0]] = iv
             for arg, value in zip(block.args[1:], carried):
                 env[arg] = value
-            carried = self.run_block(block, env)
+            carried = yield from self.run_block(block, env)
             self.timeline.scalar(1)
         for result, value in zip(op.results, carried):
             env[result] = value
 
-    def _if(self, op: scf.IfOp, env: dict[SSAValue, object]) -> None:
+    def _if(self, op: scf.IfOp, env: dict[SSAValue, object]) -> Generator[Operation, None, None]:
         region = op.true_region if env[op.cond] else op.false_region
-        values = self.run_block(region.block, env) if region.blocks else []
+        values = (yield from self.run_block(region.block, env)) if region.blocks else []
         for result, value in zip(op.results, values):
             env[result] = value
 
@@ -702,13 +806,35 @@ class _Executor:
                 f"addresses must be multiples of {alignment}",
             )
         access = Access(
-            buffer.space, start, buffer.offset + end * itemsize, math.prod(window.shape) * itemsize
+            buffer.space,
+            start,
+            buffer.offset + end * itemsize,
+            math.prod(window.shape) * itemsize,
+            (window.shape, window.strides, itemsize),
         )
         return self.memory.view(buffer, base, window.shape, window.strides), access
 
     # -- instructions ----------------------------------------------------- #
 
-    def _dma(self, op: npu.DmaOp, env: dict[SSAValue, object]) -> None:
+    def _shared_dma(
+        self, op: npu.DmaOp, env: dict[SSAValue, object]
+    ) -> Generator[float, int, None]:
+        """A DMA whose bandwidth is shared with the other cores (`GlobalTraffic`): it yields
+        when it would start, and runs once every core has reached that time, told how many
+        other cores start a transfer at the same moment."""
+        plan = self._plan(op, self._decode_dma)
+        assert isinstance(plan, _DmaPlan) and self.traffic is not None
+        if plan.shared is None:
+            self._dma(op, env)
+            return
+        start = self.timeline.start_of(plan.pipe)
+        starting = yield start
+        sharing = self.traffic.sharing(plan.shared, self.core, start, starting)
+        cycles = plan.cycles if sharing == 1 else plan.shared_cycles(sharing)
+        self._dma(op, env, cycles)
+        self.traffic.add(plan.shared, self.core, start, start + cycles)
+
+    def _dma(self, op: npu.DmaOp, env: dict[SSAValue, object], cycles: float | None = None) -> None:
         plan = self._plan(op, self._decode_dma)
         assert isinstance(plan, _DmaPlan)
         source, read = self._window(op, env, plan.src)
@@ -719,7 +845,9 @@ class _Executor:
         if plan.transpose:
             data = np.swapaxes(data, -1, -2)
         target[...] = convert(np.array(data), target.dtype)
-        self.timeline.issue(op, plan.pipe, plan.cycles, [read], [write])
+        self.timeline.issue(
+            op, plan.pipe, plan.cycles if cycles is None else cycles, [read], [write]
+        )
 
     def _decode_dma(self, op: npu.DmaOp) -> _DmaPlan:
         src_strides = None if op.src_strides is None else op.src_strides.get_values()
@@ -766,6 +894,29 @@ class _Executor:
             op.transpose is not None,
             engine.pipe,
             cycles,
+            shared_side(engine, npu.space_of(op.src), npu.space_of(op.dst)),
+            functools.partial(
+                dma_cycles,
+                self.machine,
+                engine,
+                npu.space_of(op.src),
+                npu.space_of(op.dst),
+                src.bytes,
+                dst.bytes,
+            ),
+        )
+
+    def _load(self, op: npu.LoadOp, env: dict[SSAValue, object]) -> None:
+        window = self._plan(op, self._decode_load)
+        assert isinstance(window, _Window)
+        element, read = self._window(op, env, window)
+        env[op.result] = int(element[0])
+        space = npu.space_of(op.buffer)
+        self.timeline.issue(op, self.machine.scalar_pipe, load_cycles(self.machine, space), [read])
+
+    def _decode_load(self, op: npu.LoadOp) -> _Window:
+        return _Window.of(
+            op.buffer, op.static_indices, op.indices, (1,), (1,), "loaded element", False
         )
 
     def _mma(self, op: npu.MmaOp, env: dict[SSAValue, object]) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
 from xdsl.ir import Operation
 
 from ziggurat.diagnostics import emit_warning, error_at, note_at
@@ -54,6 +55,54 @@ def dma_cycles(
     return engine.setup_latency + max(src_bytes, dst_bytes) / dma_bandwidth(
         machine, engine, src, dst, active_cores
     )
+
+
+def shared_side(engine: DmaEngine, src: str, dst: str) -> tuple[str, str] | None:
+    """The memory whose bandwidth a transfer on `engine` shares with the other cores, and
+    the side it uses ("read" from it or "write" to it); None if it shares none."""
+    shared = engine.shared_bandwidth
+    if shared is None or shared not in (src, dst):
+        return None
+    return shared, "read" if shared == src else "write"
+
+
+class GlobalTraffic:
+    """Which cores move bytes through a shared memory's read or write side, and when: the
+    bandwidth a transfer gets is the side's bandwidth divided among the cores transferring on
+    it at the moment it starts (the cores run their phases interleaved by the start time of
+    their transfers, `run_npu`). A core alone gets the whole bandwidth (up to its engine's
+    rate); two cores that start at once get half each. A transfer keeps the rate it started
+    with: one that starts while another is in flight takes its share, and the earlier one is
+    not slowed down after the fact."""
+
+    def __init__(self, cores: int):
+        self.cores = cores
+        self.in_flight: dict[tuple[str, str], list[list[tuple[float, float]]]] = {}
+
+    def sharing(self, side: tuple[str, str], core: int, start: float, starting: int) -> int:
+        """How many cores share `side` for a transfer of `core` starting at `start`: itself,
+        the cores with a transfer on it in flight then, and `starting` others that start one
+        at the same moment."""
+        per_core = self.in_flight.get(side)
+        if per_core is None:
+            return 1 + starting
+        busy = sum(
+            1
+            for other, transfers in enumerate(per_core)
+            if other != core and any(s <= start < e for s, e in transfers)
+        )
+        return 1 + busy + starting
+
+    def add(self, side: tuple[str, str], core: int, start: float, end: float) -> None:
+        per_core = self.in_flight.setdefault(side, [[] for _ in range(self.cores)])
+        # the core's transfers that ended before this one starts no longer overlap the others'
+        per_core[core] = [(s, e) for s, e in per_core[core] if e > start]
+        per_core[core].append((start, end))
+
+
+def load_cycles(machine: Machine, space: str) -> float:
+    """A scalar load: the latency of the memory space it reads (at least a cycle)."""
+    return max(1, machine.memories[space].latency)
 
 
 def mma_cycles(machine: Machine, m: int, n: int, k: int, in_dtype: str, acc_dtype: str) -> float:
@@ -121,6 +170,38 @@ class Access:
     start: int
     end: int
     bytes: int
+    window: tuple[tuple[int, ...], tuple[int, ...], int] | None = field(default=None, compare=False)
+    """The strided window inside [start, end), when known: its shape, its strides in elements
+    and the element size; the check across cores compares windows, not only their bounds."""
+
+
+def _runs(access: Access) -> tuple[np.ndarray, np.ndarray]:
+    """The contiguous byte runs an access touches, sorted: (starts, ends)."""
+    if access.window is None:
+        return np.array([access.start]), np.array([access.end])
+    shape, strides, itemsize = access.window
+    if shape and strides[-1] == 1:
+        length, shape, strides = shape[-1] * itemsize, shape[:-1], strides[:-1]
+    else:
+        length = itemsize
+    offsets = np.zeros((), np.int64)
+    for size, stride in zip(shape, strides):
+        offsets = np.add.outer(offsets, np.arange(size, dtype=np.int64) * stride * itemsize)
+    starts = np.sort(offsets.ravel()) + access.start
+    return starts, starts + length
+
+
+def windows_overlap(a: Access, b: Access) -> bool:
+    """Whether two accesses to one space touch a common byte (their strided windows, not only
+    their bounding ranges: two cores' row tiles of an NCHW tensor interleave)."""
+    if a.space != b.space or a.end <= b.start or b.end <= a.start:
+        return False
+    a_starts, a_ends = _runs(a)
+    b_starts, b_ends = _runs(b)
+    # the last run of `a` starting before each run of `b` ends; runs of one window are disjoint
+    before = np.searchsorted(a_starts, b_ends, side="left") - 1
+    valid = before >= 0
+    return bool(np.any(a_ends[before[valid]] > b_starts[valid]))
 
 
 @dataclass(frozen=True)
@@ -351,13 +432,16 @@ class Timeline:
       array (a matrix unit with `dataflow`, `rows` and `cols`) the array's folds
       instead, as SCALE-Sim counts them (`systolic_cycles`, docs/timing-validation.md);
     * vector: `latency + repeat * ceil(block bytes / bytes per cycle)`, times the
-      unit's transcendental cost for exp, rsqrt and div.
+      unit's transcendental cost for exp, rsqrt and div;
+    * scalar load (`npu.load`, on the scalar pipe): the latency of the space it
+      reads, during which the scalar unit issues nothing (what follows may
+      address data by the value).
 
     `npu.set_flag P -> Q` runs on P once P's earlier instructions are done and
     stamps the flag; `npu.wait_flag P -> Q` holds Q until the oldest such stamp
-    (flags are counted). Each wait is matched with a set issued before it in
-    program order: a wait with no pending set is a deadlock, and a set never waited
-    for is a warning at the end of the run. `npu.barrier` stalls the scalar unit
+    (flags are counted; a wait on the scalar pipe stalls the scalar unit). Each wait
+    is matched with a set issued before it in program order: a wait with no pending
+    set is a deadlock, and a set never waited for is a warning at the end of the run. `npu.barrier` stalls the scalar unit
     until the pipe (default: all pipes) has drained.
 
     Hazards come from the program's ordering, not its timing (a race the timing
@@ -367,9 +451,11 @@ class Timeline:
     barrier teaches everyone). An access that conflicts with a write (or a write
     that conflicts with a read) by another pipe not yet known to have finished is
     a hazard, reported at the later instruction with a note at the earlier one.
-    Ranges are each strided window's bounding byte range. Cores do not
-    synchronize; `check_cores_disjoint` reports global-memory bytes one core
-    writes and another touches.
+    Ranges are each strided window's bounding byte range. Cores synchronize only
+    at `npu.sync_cores` (`sync_cores`: every pipe drains and the core resumes when the
+    last core has arrived, plus the machine's `sync_cores_latency`);
+    `check_cores_disjoint` reports global-memory bytes one core writes and another
+    touches between two of them.
     """
 
     def __init__(
@@ -438,6 +524,8 @@ class Timeline:
             self._check(op, pipe, access, write=True)
         start = max(self.now, self.free[pipe])
         self._run(op, pipe, start, start + cycles)
+        if pipe == self.machine.scalar_pipe:
+            self.now = start + cycles  # the scalar unit itself waits for its load
         for access in reads:
             self.bytes_read[access.space] += access.bytes
             self._record(_Record(access, pipe, seq, False, op))
@@ -448,6 +536,10 @@ class Timeline:
             self.global_accesses += [(a, False, op) for a in reads if a.space in self.global_spaces]
             self.global_accesses += [(a, True, op) for a in writes if a.space in self.global_spaces]
         self.flops += flops
+
+    def start_of(self, pipe: str) -> float:
+        """When an instruction issued to `pipe` now would start (its flags already waited for)."""
+        return max(self.now, self.free[pipe])
 
     def set_flag(self, op: Operation, src: str, dst: str, event: int) -> None:
         time = max(self.now, self.free[src])
@@ -468,6 +560,8 @@ class Timeline:
         self._learn(dst, clock)
         start = max(self.now, self.free[dst], time)
         self._run(op, dst, start, start)
+        if dst == self.machine.scalar_pipe:
+            self.now = start  # what the scalar unit issues after the wait is issued after it
 
     def barrier(self, op: Operation, pipe: str | None = None) -> None:
         drained = self.pipes if pipe is None else (pipe,)
@@ -475,6 +569,18 @@ class Timeline:
         clock = {p: self.count[p] for p in drained}
         for other in self.pipes:
             self._learn(other, clock)
+
+    def drained(self) -> float:
+        """When the scalar unit, having issued everything so far, sees every pipe drained."""
+        return max(self.now, *self.free.values())
+
+    def sync_cores(self, op: Operation, release: float) -> None:
+        """`npu.sync_cores`: every pipe drains, and the core resumes at `release`, when all
+        cores have arrived (the run of the cores decides it)."""
+        clock = {p: self.count[p] for p in self.pipes}
+        for other in self.pipes:
+            self._learn(other, clock)
+        self.now = max(self.drained(), release)
 
     def finish(self) -> TimingStats:
         """The run's statistics; a warning for each flag still set, which the next program would inherit."""
@@ -552,9 +658,10 @@ class Timeline:
 def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operation]]]) -> None:
     """Raise at the first access to global memory that another core writes.
 
-    Cores do not synchronize within a program, so whichever order they run in,
-    bytes one core writes and another reads or writes are a race: each core
-    must keep to its own part of global memory (typically chosen by `npu.core_id`).
+    Between two `npu.sync_cores` (the accesses given are one such phase's) cores do
+    not synchronize, so whichever order they run in, bytes one core writes and
+    another reads or writes are a race: each core must keep to its own part of
+    global memory (typically chosen by `npu.core_id`).
     """
     written: list[_AccessLog] = []
     for core, accesses in enumerate(per_core):
@@ -568,14 +675,15 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
             for other, log in enumerate(written):
                 if other == core:
                     continue
-                if races := log.overlapping(access):
+                races = [r for r in log.overlapping(access) if windows_overlap(access, r.access)]
+                if races:
                     record = log.first(races)
                     error = error_at(
                         op,
                         f"{op.name} on core {core} {'writes' if write else 'reads'} '{access.space}' bytes "
                         f"[{access.start}, {access.end}) that {record.op.name} on core {other} writes "
                         f"[{record.access.start}, {record.access.end}): cores do not synchronize, so each must "
-                        "keep to its own part of global memory",
+                        "keep to its own part of global memory (or an npu.sync_cores must separate them)",
                     )
                     error.diagnostics[0].notes.append(
                         note_at(record.op, f"the write on core {other}")

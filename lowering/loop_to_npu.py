@@ -37,6 +37,7 @@ from ziggurat.diagnostics import error_at
 from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.npu import MACHINE_ATTR, row_major_strides
 from ziggurat.ir.contraction import is_contraction
+from ziggurat.lowering.loop_to_npu_gather import lower_gather, match_gather
 from ziggurat.lowering.loop_to_npu_matrix import lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
 from ziggurat.lowering.loop_to_npu_views import Emitter, reassociation_groups, view_of
@@ -216,6 +217,20 @@ def _readers_until_rewritten(
 
 
 @dataclass
+class LowerGather(RewritePattern):
+    """A generic that loads rows of a buffer at indices it reads (an embedding lookup) -> per index,
+    an `npu.load` of it, the body's index arithmetic, and an `npu.dma` of the row (`loop_to_npu_gather`)."""
+
+    machine: Machine
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        gather = match_gather(op)
+        if gather is not None:
+            lower_gather(emitter_before(op, rewriter), gather, self.machine)
+            rewriter.erase(op)
+
+
+@dataclass
 class LowerVectorOp(RewritePattern):
     """An elementwise, reduction, fill or copy-like linalg op -> `npu.vec.*` or `npu.dma`."""
 
@@ -289,6 +304,10 @@ class LoopToNpuPass(ModulePass):
     * matmul-like contractions on the matrix unit's spaces become `npu.mma`, batch
       dims as loops; a zero fill of the accumulator is absorbed into the first
       `npu.mma`, which overwrites instead of accumulating.
+    * a generic that loads rows of a buffer at indices it reads (a gather) becomes,
+      per index, an `npu.load` of it on the scalar unit, the body's index arithmetic
+      (the wrap of negative indices) and an `npu.dma` of the row, whose source index
+      is the computed value.
     * single-op elementwise, reduction and fill generics in a vector space become
       `npu.vec.*` with repeat/mask/stride from the machine's lanes; copy-like
       generics become DMAs, or fold into their readers' strides.
@@ -333,6 +352,7 @@ class LoopToNpuPass(ModulePass):
                     LowerCopy(machine),
                     DropWait(),
                     FoldTransposedCopy(machine),
+                    LowerGather(machine),
                     LowerVectorOp(machine),
                 ]
             ),

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from math import prod
 
 from xdsl.dialects import arith, func, math, memref
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, StringAttr
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.ops import FillOp, YieldOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
@@ -31,6 +31,7 @@ from ziggurat.lowering.loop_to_npu_views import (
     view_of,
 )
 from ziggurat.machine import Machine
+from ziggurat.transforms.loop.memory_routes import route
 
 _BINARY: dict[type[Operation], type[npu.VectorOperation]] = {
     arith.AddfOp: npu.VecAddOp, arith.AddiOp: npu.VecAddOp,
@@ -204,7 +205,8 @@ def emit_copy(
     pad_value: float | None = None,
 ) -> None:
     """A DMA from `src` to `dst`, or a vector cast where no engine serves a copy inside the vector spaces
-    (through the global space on the DMA engines where the cast's instructions would start misaligned)."""
+    (out of the space and back on the DMA engines where the cast's instructions would start misaligned
+    or read a strided source)."""
     unpadded = pad is None or not any(lo or hi for lo, hi in pad)
     vector = machine.vector.spaces
     if (
@@ -216,7 +218,11 @@ def emit_copy(
         _require_vector(op, machine, npu.VecCastOp, [src, dst])
         ordered = _in_destination_order(squeezed([src, dst]))
         stride = ordered[0].element_strides()[-1] if ordered[0].dims else 1
-        if not _starts_aligned(ordered, machine) and _bounced(emitter, op, machine, src, dst):
+        # A source read with a stride (a transpose) or instructions that would start misaligned:
+        # the DMA engines copy any strided window, out of the space and back.
+        if (stride != 1 or not _starts_aligned(ordered, machine)) and _bounced(
+            emitter, op, machine, src, dst
+        ):
             return
         if stride != 1:
             raise error_at(
@@ -250,14 +256,28 @@ def _starts_aligned(views: Sequence[View], machine: Machine) -> bool:
 
 
 def _bounced(emitter: Emitter, op: Operation, machine: Machine, src: View, dst: View) -> bool:
-    """Copy `src` to `dst` out to a buffer in the global space and back, on the DMA engines; False
-    (nothing emitted) where the machine has no such engines."""
-    middle = machine.global_memory().name
-    if machine.dma_for(src.space, middle) is None or machine.dma_for(middle, dst.space) is None:
+    """Copy `src` to `dst` out of its space and back on the DMA engines, the first hop reading `src`
+    with its strides: through the space with the fewest hops back that holds the copy (davinci's ub
+    through gm, a GPU's registers through shared memory); False (nothing emitted) where no engines
+    make the round trip."""
+    element_type = dst.base_type.get_element_type()
+    size = prod(dst.shape) * npu.element_bytes(element_type)
+    chain: tuple[str, ...] | None = None
+    for engine in machine.dmas.values():
+        for start, middle in engine.paths:
+            if start != src.space or size > machine.memories[middle].capacity:
+                continue
+            back = route(machine, middle, dst.space)
+            if back is not None and (chain is None or len(back) < len(chain)):
+                chain = back
+    if chain is None:
         return False
-    scratch = _temporary(emitter, middle, dst.shape, dst.base_type.get_element_type())
-    emit_dma(emitter, op, machine, src, scratch)
-    emit_dma(emitter, op, machine, scratch, dst)
+    current = src
+    for space in chain[:-1]:
+        scratch = _temporary(emitter, space, dst.shape, element_type)
+        emit_dma(emitter, op, machine, current, scratch)
+        current = scratch
+    emit_dma(emitter, op, machine, current, dst)
     return True
 
 
@@ -279,6 +299,9 @@ def _lower_elementwise(
     dst = operands[-1]
     if isinstance(body_op, math.AbsFOp | math.ExpM1Op) and isinstance(sources[0], View):
         _two_step(emitter, op, machine, body_op, sources[0], dst)
+        return
+    if isinstance(body_op, math.RoundEvenOp) and isinstance(sources[0], View):
+        _round_even(emitter, op, machine, sources[0], dst)
         return
     kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
     buffers = [s for s in sources if isinstance(s, View)]
@@ -303,6 +326,15 @@ def _two_step(
         emit_vector(emitter, op, machine, npu.VecAddsOp, [dst], dst, scalar=FloatAttr(-1.0, 64))
 
 
+def _round_even(emitter: Emitter, op: Operation, machine: Machine, x: View, dst: View) -> None:
+    """roundeven(x) = f32(i32(x)): the conversion to integers rounds half to even. Exact where
+    |x| < 2**31 (QuantizeLinear's lowering bounds what it rounds); beyond, it saturates."""
+    integers = _temporary(emitter, dst.space, dst.shape, IntegerType(32))
+    _require_vector(op, machine, npu.VecCastOp, [x, integers, dst])
+    emit_vector(emitter, op, machine, npu.VecCastOp, [x], integers)
+    emit_vector(emitter, op, machine, npu.VecCastOp, [integers], dst)
+
+
 def _instruction(
     op: Operation, emitter: Emitter, machine: Machine, body_op: Operation, sources: list, dst: View
 ) -> tuple[type[npu.VectorOperation], list, dict[str, Attribute]]:
@@ -313,8 +345,9 @@ def _instruction(
         return _UNARY[kind], sources, {}
     if isinstance(body_op, arith.NegfOp) and not constants:
         return npu.VecMulsOp, sources, {"scalar": FloatAttr(-1.0, 64)}
-    if isinstance(body_op, arith.SelectOp) and not constants:
-        return npu.VecSelectOp, sources, {}
+    if isinstance(body_op, arith.SelectOp) and isinstance(sources[0], View):
+        # a constant branch (a mask's fill value) is a dup-filled buffer the select reads
+        return npu.VecSelectOp, [_filled(emitter, op, machine, s, dst) for s in sources], {}
     if kind not in _BINARY:
         raise error_at(
             op, f"{op.name}: machine '{machine.name}' has no vector instruction for {body_op.name}"
@@ -346,6 +379,18 @@ def _instruction(
     spread = _temporary(emitter, dst.space, dst.shape, dst.base_type.get_element_type())
     emit_vector(emitter, op, machine, npu.VecDupOp, [], spread, scalar=FloatAttr(constant, 64))
     return target, [spread if not isinstance(s, View) else s for s in sources], {}
+
+
+def _filled(
+    emitter: Emitter, op: Operation, machine: Machine, source: View | float, dst: View
+) -> View:
+    """`source`, or for a constant a buffer shaped as `dst` that `npu.vec.dup` fills with it."""
+    if isinstance(source, View):
+        return source
+    filled = _temporary(emitter, dst.space, dst.shape, dst.base_type.get_element_type())
+    _require_vector(op, machine, npu.VecDupOp, [filled])
+    emit_vector(emitter, op, machine, npu.VecDupOp, [], filled, scalar=FloatAttr(source, 64))
+    return filled
 
 
 def _temporary(emitter: Emitter, space: str, shape: Sequence[int], element_type: Attribute) -> View:
@@ -386,9 +431,15 @@ def _lower_reduction(
         )
     combiner, combine = _REDUCTIONS[type(body[0])]
     src, dst = loops
+    out = dst.with_dims(dst.dims[:-1])
+    if src.dims[-1].size == 1:
+        # Rows of one element (a pool of a 1x1 map): each is its own reduction, combined into `out`
+        # elementwise. A reduce instruction would read the rows as one block once the unit dim goes.
+        _require_vector(op, machine, combine, [src, dst])
+        emit_vector(emitter, op, machine, combine, [out, src.with_dims(src.dims[:-1])], out)
+        return
     _require_vector(op, machine, npu.VecReduceOp, [src, dst])
     _require_vector(op, machine, combine, [dst])
-    out = dst.with_dims(dst.dims[:-1])
     partial = _temporary(emitter, dst.space, out.shape, dst.base_type.get_element_type())
     partial_loops = partial.with_dims([*partial.dims, dst.dims[-1]])
     width = src.dims[-1].size
@@ -514,13 +565,32 @@ def emit_vector(
             _spread(emitter, op, machine, s, dst) if _broadcasts_in_block(s, dst) else s
             for s in sources
         ]
-    views = _in_destination_order(squeezed([*sources, dst]))
+    ordered = _in_destination_order([*sources, dst])
+    views = squeezed(ordered)
     lanes = machine.vector.lanes(max(_element_bytes(v) for v in views))
     groups = merged_groups(views)
     if not groups:
         _insert(emitter, kind, views[:-1], views[-1], mask=1 if lanes > 1 else None, **props)
         return
     width, inner = group_extent(views, groups[-1])
+    strided = any(index != single and stride != 1 for index, stride in enumerate(inner))
+    if strided and ordered[-1].dims[-1].size == 1:
+        # Rows of one element (a 1x1 map's channels in a matrix accumulator padded along the map,
+        # `n` apart): one masked lane per repetition, the repetitions walking the rows.
+        inner_emitter, views = loop_over(
+            emitter, views, [d for group in groups[:-1] for d in group]
+        )
+        _insert(
+            inner_emitter,
+            kind,
+            views[:-1],
+            views[-1],
+            repeat=width if width > 1 else None,
+            mask=1 if lanes > 1 else None,
+            stride=inner if width > 1 else None,
+            **props,
+        )
+        return
     for index, stride in enumerate(inner):
         if index != single and stride != 1:
             raise error_at(

@@ -195,3 +195,13 @@ module attributes {npu.machine = "davincii"} {
     func.return
   }
 }
+
+// -----
+
+module attributes {npu.machine = "davinci"} {
+  func.func @f(%ids: memref<4xi64, "l2">) {
+    // expected-error@+1 {{npu.load buffer is in memory space 'l2', which machine 'davinci' does not have (it has gm, l1, l0a, l0b, l0c, ub)}}
+    %v = npu.load %ids[0] : memref<4xi64, "l2"> -> i64
+    func.return
+  }
+}

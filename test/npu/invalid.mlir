@@ -271,3 +271,48 @@ func.func @f(%gm: memref<64x256xf16, "gm">) {
   npu.dma "mte2" %gm[0, 0] -> %l1[0, 0] {shape = array<i64: 16, 256>, pad_value = 1.0 : f64} : memref<64x256xf16, "gm"> -> memref<16x256xf16, "l1">
   func.return
 }
+
+// -----
+
+func.func @f(%ids: memref<4xf32, "ub">) {
+  // expected-error@+1 {{npu.load reads integers for the scalar unit to compute with, got memref<4xf32, "ub">}}
+  %v = npu.load %ids[0] : memref<4xf32, "ub"> -> i32
+  func.return
+}
+
+// -----
+
+func.func @f(%ids: memref<4xi64, "ub">) {
+  // expected-error@+1 {{npu.load result must be the buffer's element type i64, got i32}}
+  %v = npu.load %ids[0] : memref<4xi64, "ub"> -> i32
+  func.return
+}
+
+// -----
+
+func.func @f(%ids: memref<4xi64, "ub">) {
+  // expected-error@+1 {{index 4 of npu.load buffer is outside dimension 0 of size 4}}
+  %v = npu.load %ids[4] : memref<4xi64, "ub"> -> i64
+  func.return
+}
+
+// -----
+
+func.func @f(%ids: memref<4x2xi64, "ub">) {
+  // expected-error@+1 {{npu.load buffer takes one index per dimension of memref<4x2xi64, "ub"> (2), got 1}}
+  %v = npu.load %ids[0] : memref<4x2xi64, "ub"> -> i64
+  func.return
+}
+
+// -----
+
+func.func @f(%x: memref<64xf32, "gm">) {
+  %core = npu.core_id
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %core, %c0 : index
+  scf.if %first {
+    // expected-error@+1 {{npu.sync_cores under an scf.if on npu.core_id: the cores that skip it never arrive, and those that wait there deadlock}}
+    npu.sync_cores
+  }
+  func.return
+}

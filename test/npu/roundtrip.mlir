@@ -66,10 +66,14 @@ func.func @all_ops(%gm: memref<64x256xf16, "gm">, %out: memref<16x16xf32, "gm">)
   // CHECK-NEXT: %cores = npu.num_cores
   %core = npu.core_id
   %cores = npu.num_cores
+  // CHECK-NEXT: %n = npu.load %m[3, %core] : memref<16x16xi8, "ub"> -> i8
+  %n = npu.load %m[3, %core] : memref<16x16xi8, "ub"> -> i8
   // CHECK-NEXT: npu.barrier{{$}}
   npu.barrier
   // CHECK-NEXT: npu.barrier "v"
   npu.barrier "v"
+  // CHECK-NEXT: npu.sync_cores{{$}}
+  npu.sync_cores
   // CHECK-NEXT: npu.dma "fixpipe" %c[0, 0] -> %out[0, 0] {shape = array<i64: 16, 16>} : memref<16x16xf32, "l0c"> -> memref<16x16xf32, "gm">
   npu.dma "fixpipe" %c[0, 0] -> %out[0, 0] {shape = array<i64: 16, 16>} : memref<16x16xf32, "l0c"> -> memref<16x16xf32, "gm">
   func.return

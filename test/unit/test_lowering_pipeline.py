@@ -56,10 +56,13 @@ def test_compile_is_graph_opt_then_lower_to_npu():
 
 
 def test_graph_opt_rewrites_for_the_machine_only_when_given_one():
-    """Its one machine-dependent rewrite, graph-space-to-depth, needs the matrix unit's K and DMA paths."""
+    """Its machine-dependent rewrites: graph-integer-qdq, first (before graph-fold-constants folds
+    the weights' DequantizeLinear), needs the matrix unit's int8 instruction; graph-space-to-depth
+    the matrix unit's K and DMA paths."""
     plain = expand_pipeline("graph-opt").split(",")
     for_davinci = expand_pipeline("graph-opt{machine=davinci}").split(",")
-    assert not any(p.startswith("graph-space-to-depth") for p in plain)
+    assert not any(p.startswith(("graph-space-to-depth", "graph-integer-qdq")) for p in plain)
+    assert for_davinci.pop(0) == 'graph-integer-qdq{machine="davinci"}'
     start = for_davinci.index('graph-space-to-depth{machine="davinci"}')
     assert for_davinci[start + 1] == "graph-fold-constants"  # folds the rearranged weights
     assert for_davinci[:start] + for_davinci[start + 2 :] == plain
@@ -344,13 +347,7 @@ SLOW_KERNELS = {"resnet_block"}
 RUN_SLOW = os.environ.get("ZIGGURAT_RUN_SLOW", "") not in ("", "0")
 
 
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    (
-        "channel_shuffle_depthwise_7x7",
-        "tensorcore",
-    ): "npu-insert-sync: 7x7 f16 channel slices start at "
-    "2-byte offsets of 'rf', whose instructions start at multiples of 4",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 """(kernel, machine) -> the first pass of lower-to-npu that fails or diverges there, when this
 list was last brought up to date. Not strict: an XPASS means the entry can go."""
 
