@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from xdsl.dialects.builtin import FileLineColLoc, NameLoc
+from xdsl.dialects.builtin import AnyFloat, FileLineColLoc, MemRefType, NameLoc
 from xdsl.ir import Operation
 
 from ziggurat.interpreters.timing import TimingStats
@@ -35,16 +35,32 @@ def layer_of(op: Operation) -> str:
     return UNATTRIBUTED
 
 
+def float_types(op: Operation) -> set[str]:
+    """The float element types of the buffers an instruction reads or writes."""
+    return {
+        str(t.element_type)
+        for t in op.operand_types
+        if isinstance(t, MemRefType) and isinstance(t.element_type, AnyFloat)
+    }
+
+
 def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
     """Per layer: cycles from its first instruction's start to its last one's end, busy cycles
-    per pipe and instruction count; the longest layer first."""
+    per pipe, instruction count and the float types its instructions compute in (its
+    precision: `f16` and the `f32` of its accumulators, say); the longest layer first."""
     spans: dict[str, list[float]] = {}
+    core_spans: dict[str, dict[int, list[float]]] = defaultdict(dict)
     busy: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     count: dict[str, int] = defaultdict(int)
+    types: dict[str, set[str]] = defaultdict(set)
     for event in stats.events:
         layer = layer_of(event.op)
+        types[layer] |= float_types(event.op)
         start, end = spans.setdefault(layer, [event.start, event.end])
         spans[layer] = [min(start, event.start), max(end, event.end)]
+        if stats.cores > 1:
+            start, end = core_spans[layer].setdefault(event.core, [event.start, event.end])
+            core_spans[layer][event.core] = [min(start, event.start), max(end, event.end)]
         busy[layer][event.pipe] += event.end - event.start
         count[layer] += 1
     layers = [
@@ -53,10 +69,41 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
             "cycles": end - start,
             "busy_cycles": dict(busy[name]),
             "instructions": count[name],
+            "float_types": sorted(types[name]),
         }
         for name, (start, end) in spans.items()
     ]
+    if stats.cores > 1:
+        for layer in layers:
+            layer["imbalance"] = load_imbalance(core_spans[layer["layer"]], stats.cores)
     return sorted(layers, key=lambda layer: -layer["cycles"])
+
+
+def load_imbalance(spans: dict[int, list[float]], cores: int) -> float:
+    """Max over mean of the cores' busy time in a layer (each core's span from its first
+    instruction of the layer to its last; 0 for a core with none): 1 when every core is as
+    busy, `cores` when one core does it all."""
+    busy = [end - start for start, end in spans.values()]
+    mean = sum(busy) / cores
+    return max(busy) / mean if mean else 1.0
+
+
+def core_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
+    """Per core: busy cycles of each pipe and their share of the run."""
+    busy: list[dict[str, float]] = [defaultdict(float) for _ in range(stats.cores)]
+    for event in stats.events:
+        busy[event.core][event.pipe] += event.end - event.start
+    total = stats.total_cycles
+    return [
+        {
+            "core": core,
+            "busy_cycles": dict(pipes),
+            "utilization": {
+                pipe: cycles / total if total else 0.0 for pipe, cycles in pipes.items()
+            },
+        }
+        for core, pipes in enumerate(busy)
+    ]
 
 
 def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> dict[str, Any]:
@@ -95,6 +142,21 @@ def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> 
     )
     bound = max(compute, memory)
     report = stats.to_dict()
+    if stats.cores > 1:
+        # the whole chip: every core's matrix unit, and global bandwidth all to itself
+        chip_compute = compute * stats.cores / machine.cores
+        chip_memory = memory / share
+        chip_bound = max(chip_compute, chip_memory)
+        report.update(
+            chip_roofline={
+                "compute_cycles": chip_compute,
+                "global_memory_cycles": chip_memory,
+                "bound_cycles": chip_bound,
+                "bound_by": "compute" if chip_compute >= chip_memory else "global memory",
+                "achieved": chip_bound / stats.total_cycles if stats.total_cycles else 0.0,
+            },
+            per_core=core_breakdown(stats),
+        )
     report.update(
         clock_hz=machine.clock_hz,
         machine_cores=machine.cores,
@@ -124,6 +186,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"roofline    {roofline['bound_cycles']:>12,.0f} cycles  bound by {roofline['bound_by']}, "
         f"{roofline['achieved']:.1%} achieved",
         f"throughput  {report['flops']:>12,} FLOP   {report['flops_per_second'] / 1e12:.3f} TFLOP/s",
+        *_chip_lines(report),
         "",
         f"{'pipe':<10} {'busy cycles':>14} {'busy':>7} {'instructions':>13}",
     ]
@@ -136,6 +199,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(
             f"{space:<10} {report['bytes_read'].get(space, 0):>14,} {report['bytes_written'].get(space, 0):>14,}"
         )
+    lines += _per_core_lines(report)
     layers = report.get("layers", [])
     if layers:
         shown = layers[:TOP_LAYERS]
@@ -145,10 +209,43 @@ def format_report(report: dict[str, Any]) -> str:
             else "layers"
         )
         width = max(len(title), *(len(layer["layer"]) for layer in shown))
-        lines += ["", f"{title:<{width}} {'cycles':>12} {'share':>7} {'instructions':>13}"]
+        imbalance = "imbalance" in shown[0]
+        lines += [
+            "",
+            f"{title:<{width}} {'cycles':>12} {'share':>7} {'instructions':>13}  float types"
+            + ("  imbalance" if imbalance else ""),
+        ]
         for layer in shown:
             share = layer["cycles"] / cycles if cycles else 0.0
+            types = ",".join(layer["float_types"]) or "-"
             lines.append(
-                f"{layer['layer']:<{width}} {layer['cycles']:>12,.0f} {share:>7.1%} {layer['instructions']:>13,}"
+                f"{layer['layer']:<{width}} {layer['cycles']:>12,.0f} {share:>7.1%} "
+                f"{layer['instructions']:>13,}  {types}"
+                + (f"  {layer['imbalance']:.2f}" if imbalance else "")
             )
     return "\n".join(lines)
+
+
+def _chip_lines(report: dict[str, Any]) -> list[str]:
+    chip = report.get("chip_roofline")
+    if chip is None:
+        return []
+    return [
+        f"chip        {chip['bound_cycles']:>12,.0f} cycles  all {report['machine_cores']} cores' "
+        f"roofline, bound by {chip['bound_by']}, {chip['achieved']:.1%} achieved"
+    ]
+
+
+def _per_core_lines(report: dict[str, Any]) -> list[str]:
+    """Each pipe's utilization across the cores: the least, mean and most busy core's."""
+    per_core = report.get("per_core")
+    if not per_core:
+        return []
+    lines = ["", f"{'per core':<10} {'min':>7} {'mean':>7} {'max':>7}"]
+    timed = {pipe for core in per_core for pipe in core["utilization"]}
+    for pipe in [pipe for pipe in report["busy_cycles"] if pipe in timed]:
+        shares = [core["utilization"].get(pipe, 0.0) for core in per_core]
+        lines.append(
+            f"{pipe:<10} {min(shares):>7.1%} {sum(shares) / len(shares):>7.1%} {max(shares):>7.1%}"
+        )
+    return lines

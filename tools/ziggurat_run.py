@@ -106,7 +106,8 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "--cores",
         type=_positive(int),
         metavar="N",
-        help="run the kernel on N cores of the machine, told apart by npu.core_id (default: 1)",
+        help="run the kernel on N cores of the machine, told apart by npu.core_id (default: "
+        "the count the module was compiled for, its npu.cores attribute, else 1)",
     )
 
     inputs = parser.add_argument_group("inputs")
@@ -659,7 +660,7 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
             machine,
             given,
             name,
-            cores=args.cores or 1,
+            cores=args.cores,
             max_cycles=args.max_cycles,
             watch=watch,
             verify=False,  # `run` verified it

@@ -476,6 +476,7 @@ class _Loader:
             flag_ids=sync["flag_ids"],
             source=str(self.path),
             word_bytes=top["word_bytes"],
+            sync_cores_latency=sync["sync_cores_latency"],
         )
 
     def _memories(self, data: Any) -> dict[str, MemorySpace]:

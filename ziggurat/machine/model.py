@@ -129,6 +129,8 @@ class Machine:
     """The TOML file it was loaded from."""
     word_bytes: int = 1
     """The size of a "word" in `words/cycle` bandwidths (SCALE-Sim counts words)."""
+    sync_cores_latency: int = 1000
+    """Cycles from the last core's arrival at an `npu.sync_cores` to every core's release."""
 
     def dma_for(self, src: str, dst: str) -> DmaEngine | None:
         for dma in self.dmas.values():

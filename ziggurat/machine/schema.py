@@ -326,6 +326,7 @@ VECTOR_KEYS = {
 SYNC_KEYS = {
     "scalar_pipe": Key(_string, default="scalar"),
     "flag_ids": Key(_integer(1), default=8),
+    "sync_cores_latency": Key(_integer(0), default=_model_default(Machine, "sync_cores_latency")),
     "pipes": Key(_strings),
 }
 TOP_KEYS = {
