@@ -873,14 +873,15 @@ class _Executor:
         pads = None if op.pad is None else op.pad.get_values()
         source_dtype = to_numpy_dtype(op.src.type.get_element_type())
         engine = self.machine.dmas[op.engine.data]
-        cycles = dma_cycles(
+        # the cycles for a given number of cores sharing global memory
+        cycles_when_shared = functools.partial(
+            dma_cycles,
             self.machine,
             engine,
             npu.space_of(op.src),
             npu.space_of(op.dst),
             src.bytes,
             dst.bytes,
-            self.active_cores,
         )
         return _DmaPlan(
             src,
@@ -893,17 +894,9 @@ class _Executor:
             ),
             op.transpose is not None,
             engine.pipe,
-            cycles,
+            cycles_when_shared(self.active_cores),
             shared_side(engine, npu.space_of(op.src), npu.space_of(op.dst)),
-            functools.partial(
-                dma_cycles,
-                self.machine,
-                engine,
-                npu.space_of(op.src),
-                npu.space_of(op.dst),
-                src.bytes,
-                dst.bytes,
-            ),
+            cycles_when_shared,
         )
 
     def _load(self, op: npu.LoadOp, env: dict[SSAValue, object]) -> None:

@@ -106,6 +106,18 @@ def core_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
     ]
 
 
+def roofline(compute: float, memory: float, total_cycles: float) -> dict[str, Any]:
+    """The bound of a run from its compute and global-memory cycles, and the share of it achieved."""
+    bound = max(compute, memory)
+    return {
+        "compute_cycles": compute,
+        "global_memory_cycles": memory,
+        "bound_cycles": bound,
+        "bound_by": "compute" if compute >= memory else "global memory",
+        "achieved": bound / total_cycles if total_cycles else 0.0,
+    }
+
+
 def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> dict[str, Any]:
     """The report of one run as plain data (JSON-serializable); with `layers`, also the
     per-layer breakdown under "layers".
@@ -140,33 +152,19 @@ def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> 
         ),
         default=0.0,
     )
-    bound = max(compute, memory)
     report = stats.to_dict()
     if stats.cores > 1:
         # the whole chip: every core's matrix unit, and global bandwidth all to itself
         chip_compute = compute * stats.cores / machine.cores
         chip_memory = memory / share
-        chip_bound = max(chip_compute, chip_memory)
         report.update(
-            chip_roofline={
-                "compute_cycles": chip_compute,
-                "global_memory_cycles": chip_memory,
-                "bound_cycles": chip_bound,
-                "bound_by": "compute" if chip_compute >= chip_memory else "global memory",
-                "achieved": chip_bound / stats.total_cycles if stats.total_cycles else 0.0,
-            },
+            chip_roofline=roofline(chip_compute, chip_memory, stats.total_cycles),
             per_core=core_breakdown(stats),
         )
     report.update(
         clock_hz=machine.clock_hz,
         machine_cores=machine.cores,
-        roofline={
-            "compute_cycles": compute,
-            "global_memory_cycles": memory,
-            "bound_cycles": bound,
-            "bound_by": "compute" if compute >= memory else "global memory",
-            "achieved": bound / stats.total_cycles if stats.total_cycles else 0.0,
-        },
+        roofline=roofline(compute, memory, stats.total_cycles),
         flops_per_second=stats.flops / stats.seconds if stats.total_cycles else 0.0,
     )
     if layers:
