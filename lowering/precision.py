@@ -42,7 +42,8 @@ F16_LARGEST = float(np.finfo(np.float16).max)
 
 MIXED_SHARE = 0.5
 """`auto` computes in f16 with the ops that f16 cannot hold in bf16 while they are at most this
-share of the model's float ops; beyond it, all in bf16 (each boundary costs a cast)."""
+share of the model's float ops and none of them is a convolution or matrix product; else all in
+bf16 (each boundary between the two types costs a cast)."""
 
 NUMPY_TYPES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
@@ -194,12 +195,16 @@ def choose_precision(
     if "bf16" in narrow:
         beyond = [op for op, m in magnitudes.of.items() if m > limit]
         floats = [op for op in magnitudes.of if _has_floats(op)]
-        if len(beyond) > MIXED_SHARE * len(floats):
+        # Where a convolution's or matrix product's own values are beyond f16, the network's
+        # activations are: bf16 throughout saves casting between the types at every layer.
+        matrix = sum(isinstance(op, CONTRACTIONS) for op in beyond)
+        if matrix or len(beyond) > MIXED_SHARE * len(floats):
+            among = f", {matrix} convolutions or matrix products among them" if matrix else ""
             return Precision(
                 "bf16",
-                f"the largest value on the calibration inputs is {largest:.4g}{at}, and "
+                f"the largest value on the calibration inputs is {largest:.4g}{at}; "
                 f"{len(beyond)} of {len(floats)} float ops read or make values beyond f16's "
-                f"65504 / {F16_HEADROOM:g}; bf16 keeps f32's range",
+                f"65504 / {F16_HEADROOM:g}{among}; bf16 keeps f32's range",
             )
         for op in beyond:
             op.attributes[PRECISION_ATTR] = BFloat16Type()

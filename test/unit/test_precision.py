@@ -47,17 +47,39 @@ def test_values_near_f16s_largest_compute_in_bf16_and_say_where():
     assert "(at scaled.mlir:3)" in precision.reason and "bf16 keeps f32's range" in precision.reason
 
 
+MASKED = """
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = graph.constant dense<0.125> : tensor<8x8xf32>
+  %s = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %m = graph.constant dense<[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.0e+38, -3.0e+38]> : tensor<8xf32>
+  %a = graph.add %s, %m : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %p = graph.softmax %a {axis = 1 : i64} : tensor<4x8xf32>
+  %v = graph.constant dense<0.5> : tensor<8x8xf32>
+  %q = graph.matmul %p, %v : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %r = graph.relu %q : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+"""
+"""An attention-like mask written as f32's lowest value: only the mask, the add and the softmax
+see values beyond f16."""
+
+
 def test_the_calibration_inputs_decide():
     small = choose_precision("auto", load_machine("davinci"), scaled(1.0), ONES)
     assert (small.element_type, small.in_bf16, small.dtype) == ("f16", 0, np.float16)
-    module = scaled(1.0)
-    large = choose_precision("auto", load_machine("davinci"), module, [ONES[0] * 1e5])
-    # the scaling and the matmul see 1e5; the two constants do not
-    assert (large.element_type, large.in_bf16) == ("f16", 2)
-    assert large.dtype == np.dtype(ml_dtypes.bfloat16)  # --check's bound: the coarsest type
+    large = choose_precision("auto", load_machine("davinci"), scaled(1.0), [ONES[0] * 1e5])
+    assert (large.element_type, large.in_bf16) == ("bf16", 0)
+    assert "1 convolutions or matrix products among them" in large.reason
+
+
+def test_only_the_vector_ops_beyond_f16_compute_in_bf16():
+    module = parse_source(default_context(), MASKED, "masked.mlir")
+    precision = choose_precision("auto", load_machine("davinci"), module, ONES)
+    assert (precision.element_type, precision.in_bf16) == ("f16", 3)
+    assert precision.dtype == np.dtype(ml_dtypes.bfloat16)  # --check's bound: the coarsest type
     marked = [op.name for op in module.walk() if PRECISION_ATTR in op.attributes]
-    assert marked == ["graph.mul", "graph.matmul"]
-    assert "2 of 4 float ops" in large.reason
+    assert marked == ["graph.constant", "graph.add", "graph.softmax"]
+    assert "3 of 8 float ops" in precision.reason
 
 
 def test_a_model_mostly_beyond_f16_computes_in_bf16():
@@ -67,15 +89,15 @@ def test_a_model_mostly_beyond_f16_computes_in_bf16():
     assert not any(PRECISION_ATTR in op.attributes for op in module.walk())
 
 
-def test_mixed_precision_lowers_and_matches_in_bf16(tmp_path):
+def test_mixed_precision_lowers_and_matches_in_bf16():
     """The ops f16 cannot hold compute in bf16 on the npu, the others in f16."""
     from ziggurat.testing.differential import apply_pipeline, run_at_level
 
-    module = scaled(1.0)
-    inputs = [np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32) * 1e5]
+    module = parse_source(default_context(), MASKED, "masked.mlir")
+    inputs = [np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)]
     expected = run_at_level(module, inputs, "main")
     precision = choose_precision("auto", load_machine("davinci"), module, inputs)
-    assert precision.in_bf16 == 2
+    assert precision.in_bf16 == 3
     apply_pipeline(module, "graph-convert-float,compile{machine=davinci}")
     (actual,) = run_at_level(module, inputs, "main", "davinci")
     assert numerics.compare(actual, expected[0], computed_in=precision.dtype).ok
