@@ -137,7 +137,9 @@ class GraphSpaceToDepthPass(ModulePass):
     positions after the channels and reshaped to `N x (C * sh * sw) x H/sh x W/sw`;
     the weights the same way, after zero taps pad the kernel to a multiple of the
     stride. Zero taps in front make the top (left) padding whole blocks; rows read
-    through zero taps are never used, so the sums are unchanged.
+    through zero taps are never used, so the sums are unchanged for finite inputs (an
+    infinity or NaN read through a zero tap makes its output NaN, as under fast-math
+    rewrites: the pass assumes finite activations).
 
         %y = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>}
             : (tensor<1x3x16x16xf32>, tensor<8x3x7x7xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>

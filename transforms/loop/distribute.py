@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -376,10 +376,19 @@ class DistributePass(ModulePass):
                     f"loop-distribute: machine '{machine.name}' has {machine.cores} cores, "
                     f"not {self.cores}",
                 )
-        if self.cores == 1:
+        # Only loop-level functions (memref arguments) have tile loops to divide; a module above
+        # that level is left as it is, unmarked, so that a one-core lowering of it stays one core.
+        functions = [
+            f
+            for f in op.walk()
+            if isinstance(f, FuncOp)
+            and f.body.blocks
+            and any(isinstance(t, MemRefType) for t in f.function_type.inputs)
+        ]
+        if self.cores == 1 or not functions:
             return
         op.attributes[npu.CORES_ATTR] = IntegerAttr(self.cores, 64)
-        for func in [f for f in op.walk() if isinstance(f, FuncOp) and f.body.blocks]:
+        for func in functions:
             if any(isinstance(inner, npu.CoreIdOp) for inner in func.walk()):
                 raise error_at(func, "loop-distribute: the function already uses npu.core_id")
             _Distribute(func, self.cores).run()

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     LocationAttr,
+    ShapedType,
     TensorType,
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
@@ -279,7 +280,8 @@ class TilingInterface:
         extents: list[int | None] = [None] * maps[-1].num_dims
         pairs = list(zip(op.operands, maps))
         for operand, indexing in reversed(pairs):
-            if indexing is None:
+            # a scalar operand (tile-vectorize's splat operands) names no dim
+            if indexing is None or not isinstance(operand.type, ShapedType):
                 continue
             for result, size in zip(indexing.results, operand.type.get_shape()):
                 if isinstance(result, AffineDimExpr) and extents[result.position] is None:
