@@ -52,10 +52,10 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
     core_spans: dict[str, dict[int, list[float]]] = defaultdict(dict)
     busy: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     count: dict[str, int] = defaultdict(int)
-    types: dict[str, set[str]] = defaultdict(set)
+    ops: dict[str, set[Operation]] = defaultdict(set)
     for event in stats.events:
         layer = layer_of(event.op)
-        types[layer] |= float_types(event.op)
+        ops[layer].add(event.op)
         start, end = spans.setdefault(layer, [event.start, event.end])
         spans[layer] = [min(start, event.start), max(end, event.end)]
         if stats.cores > 1:
@@ -69,7 +69,7 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
             "cycles": end - start,
             "busy_cycles": dict(busy[name]),
             "instructions": count[name],
-            "float_types": sorted(types[name]),
+            "float_types": sorted(set().union(*(float_types(op) for op in ops[name]))),
         }
         for name, (start, end) in spans.items()
     ]

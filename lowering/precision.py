@@ -118,15 +118,6 @@ def calibrate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> Magnitudes:
     return Magnitudes(of, 0.0 if where is None else of[where], where)
 
 
-def largest_magnitude(
-    module: ModuleOp, inputs: Sequence[np.ndarray]
-) -> tuple[float, Operation | None]:
-    """The largest magnitude of any finite float value `main` of `module` computes on `inputs` (on
-    the graph interpreter), and the op that reads or computes it."""
-    magnitudes = calibrate(module, inputs)
-    return magnitudes.largest, magnitudes.where
-
-
 def _has_floats(op: Operation) -> bool:
     return any(
         isinstance(t, TensorType) and isinstance(t.get_element_type(), AnyFloat)

@@ -176,26 +176,28 @@ def _failed(task: Task, reason: str, seconds: float) -> Measurement:
     )
 
 
-def _with_dense_weights(module: ModuleOp) -> bool:
-    """Make every splat float constant of more than `SMALL_CONSTANT` elements in `main` (a light
-    model's weight) an argument instead, in place; whether there was one. The constants stay,
-    unused, so that the ops keep their indices in `walk()` (`schedule_group` finds its target by
-    them)."""
-    function = find_function(module, "main")
-    splats = [
+def _splat_weights(module: ModuleOp) -> list[graph.ConstantOp]:
+    """The splat float constants of more than `SMALL_CONSTANT` elements in `main` (a light model's
+    weights)."""
+    return [
         op
-        for op in function.body.block.ops
+        for op in find_function(module, "main").body.block.ops
         if isinstance(op, graph.ConstantOp)
         and isinstance(op.output.type.get_element_type(), AnyFloat)
         and element_count(op.output.type) > SMALL_CONSTANT
         and is_splat(op.value)
     ]
-    for op in splats:
-        argument = function.body.block.insert_arg(op.output.type, len(function.body.block.args))
+
+
+def _with_dense_weights(module: ModuleOp) -> None:
+    """Make every `_splat_weights` constant of `module` an argument instead, in place. The
+    constants stay, unused, so that the ops keep their indices in `walk()` (`schedule_group`
+    finds its target by them)."""
+    block = find_function(module, "main").body.block
+    for op in _splat_weights(module):
+        argument = block.insert_arg(op.output.type, len(block.args))
         op.output.replace_uses_with_if(argument, lambda use: True)
-    if splats:
-        function.update_function_type()
-    return bool(splats)
+    find_function(module, "main").update_function_type()
 
 
 def _lowered_outputs_differ(task: Task, module: ModuleOp, machine) -> tuple[str | None, object]:
@@ -228,9 +230,10 @@ def _measure(task: Task, start: float) -> Measurement:
     machine = machine_here(task.machine, task.machine_files)
     ctx = default_context()
     module = parse_source(ctx, task.module_text, f"<group {task.group}>")
+    dense = module.clone() if _splat_weights(module) else None
     wrong, result = _lowered_outputs_differ(task, module, machine)
-    dense = parse_source(ctx, task.module_text, f"<group {task.group}>")
-    if wrong is None and _with_dense_weights(dense):
+    if wrong is None and dense is not None:
+        _with_dense_weights(dense)
         wrong, _ = _lowered_outputs_differ(task, dense, machine)
         wrong = None if wrong is None else f"{wrong} (with dense random weights)"
     elapsed = time.monotonic() - start

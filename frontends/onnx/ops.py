@@ -625,21 +625,7 @@ def convert_pool(ctx: NodeContext):
     kernel, strides, pads, dilations = window_attributes(ctx, rank, ctx.attribute("kernel_shape"))
     ceil_mode = bool(ctx.attribute("ceil_mode", 0))
     count_include_pad = bool(ctx.attribute("count_include_pad", 0))
-    if with_indices:
-        y = pool2d(
-            ctx,
-            as_2d(ctx, ctx.input(0), rank),
-            kernel,
-            strides,
-            pads,
-            dilations,
-            ceil_mode,
-            count_include_pad,
-        )
-        indices = max_pool_indices(
-            ctx, as_2d(ctx, ctx.input(0), rank), y, kernel, strides, pads, dilations
-        )
-        return [from_2d(ctx, y, rank), from_2d(ctx, indices, rank)]
+    # AveragePool has no Indices output, and a 3-D MaxPool's was refused above
     if ctx.node.op_type == "AveragePool" and any(d != 1 for d in dilations):
         return [
             dilated_average_pool(
@@ -648,17 +634,12 @@ def convert_pool(ctx: NodeContext):
         ]
     if rank == 3:
         return [convert_pool3d(ctx, kernel, strides, pads, dilations, ceil_mode, count_include_pad)]
-    y = pool2d(
-        ctx,
-        as_2d(ctx, ctx.input(0), rank),
-        kernel,
-        strides,
-        pads,
-        dilations,
-        ceil_mode,
-        count_include_pad,
-    )
-    return [from_2d(ctx, y, rank)]
+    x = as_2d(ctx, ctx.input(0), rank)
+    y = pool2d(ctx, x, kernel, strides, pads, dilations, ceil_mode, count_include_pad)
+    if not with_indices:
+        return [from_2d(ctx, y, rank)]
+    indices = max_pool_indices(ctx, x, y, kernel, strides, pads, dilations)
+    return [from_2d(ctx, y, rank), from_2d(ctx, indices, rank)]
 
 
 def max_pool_indices(

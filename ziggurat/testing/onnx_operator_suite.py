@@ -35,17 +35,18 @@ _NARROW_SOFTMAX = (
     "rounded to {0}); ziggurat computes {0} ops in f32 and rounds once, so the softmax and what follows "
     "differ by 1-2 units in the last place of {0}, more than the case's rtol 1e-3"
 )
+_BF16_ATTENTION_CASES = (
+    "4d_causal",
+    "4d_padded_kv",
+    "4d_causal_padded_kv",
+    "4d_attn_mask_causal",
+    "3d_causal",
+)
 KNOWN_DEVIATIONS: dict[str, str] = {
     "test_attention_4d_causal_fp16_expanded": _NARROW_SOFTMAX.format("float16"),
     **{
         f"test_attention_{name}_bf16_expanded": _NARROW_SOFTMAX.format("bfloat16")
-        for name in (
-            "4d_causal",
-            "4d_padded_kv",
-            "4d_causal_padded_kv",
-            "4d_attn_mask_causal",
-            "3d_causal",
-        )
+        for name in _BF16_ATTENTION_CASES
     },
     # onnx's reference Attention (op_attention._softmax) rounds the same way: with its softmax in f32
     # it gives ziggurat's outputs bit for bit.
@@ -56,13 +57,7 @@ KNOWN_DEVIATIONS: dict[str, str] = {
         f"test_attention_{name}_bf16": _NARROW_SOFTMAX.format("bfloat16").replace(
             "function body's", "operator's"
         )
-        for name in (
-            "4d_causal",
-            "4d_padded_kv",
-            "4d_causal_padded_kv",
-            "4d_attn_mask_causal",
-            "3d_causal",
-        )
+        for name in _BF16_ATTENTION_CASES
     },
     **{
         name: (
