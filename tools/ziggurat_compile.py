@@ -56,6 +56,7 @@ from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
 from ziggurat.printing import Printer
 from ziggurat.testing.differential import build_passes, input_names, level_of, run_at_level
+from ziggurat.timing_report import add_timing_option, timed, timing
 from ziggurat.tools.ziggurat_run import summarize
 from ziggurat.tools.ziggurat_tune import tune_module, tuning_point
 from ziggurat.transforms.tile.fit import apply_passes
@@ -206,6 +207,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
         type=Path,
         help="write ziggurat's results, keyed by ONNX output name",
     )
+    add_timing_option(parser)
     add_debug_option(parser)
     return parser
 
@@ -244,9 +246,10 @@ def optimize(ctx: Context, module: ModuleOp) -> None:
     """The graph-level optimization pipeline, in process."""
     available = multiverse().all_passes
     for name in GRAPH_PIPELINE:
-        with running_pass(name):
+        with running_pass(name), timed(name):
             available[name]()().apply(ctx, module)
-    verify_module(module)
+    with timed("verify"):
+        verify_module(module)
 
 
 ONNXRUNTIME_REFERENCE = "onnxruntime (graph optimizations off: the ONNX definition)"
@@ -363,13 +366,14 @@ def lower(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
         def run(index: int, one: ModulePass) -> None:
             if progress is not None:
                 progress(index, len(passes))
-            with running_pass(one.name):
+            with running_pass(one.name), timed(one.name):
                 one.apply(ctx, module)
 
         apply_passes(
             ctx, module, passes, run
         )  # retries a group whose buffers do not fit with smaller tiles
-    verify_module(module)
+    with timed("verify"):
+        verify_module(module)
 
 
 @dataclass
@@ -385,22 +389,24 @@ def run_at_emitted_level(
     function = find_function(module, "main")
     level = level_of(module, function)
     if level == "npu":
-        with stage(f"running on {machine.name}"):
+        with stage(f"running on {machine.name}"), timed("run"):
             result = run_npu(
                 module, machine, dict(zip(input_names(function), inputs)), "main", cores=cores
             )
         return RunResult(result.outputs, result.stats)
-    with stage(f"running at the {level} level"):
+    with stage(f"running at the {level} level"), timed("run"):
         return RunResult(run_at_level(module, inputs, "main"))
 
 
 def report_run(args: argparse.Namespace, stats: TimingStats, machine: Machine) -> None:
     if args.trace is not None:
-        _write(args.trace, json.dumps(trace_events(stats)), "trace")
+        with timed("trace"):
+            _write(args.trace, json.dumps(trace_events(stats)), "trace")
     if args.report is None:
         return
-    report = build_report(stats, machine, layers=True)
-    print(json.dumps(report, indent=2) if args.report == "json" else format_report(report))
+    with timed("report"):
+        report = build_report(stats, machine, layers=True)
+        print(json.dumps(report, indent=2) if args.report == "json" else format_report(report))
 
 
 def check_options(args: argparse.Namespace, emit: str) -> None:
@@ -433,11 +439,11 @@ def compile_model(args: argparse.Namespace) -> int:
     machine = load_machine(args.machine) if args.machine else None
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     bound = dict(parse_binding(text) for text in args.bind)
-    with stage(f"loading {Path(args.model).name}"):
+    with stage(f"loading {Path(args.model).name}"), timed("load"):
         model, where = load_model(args.model)
     if args.inputs is not None:
         input_shapes = shapes_from_inputs(model, args.inputs, input_shapes, bound)
-    with counted_stage(f"importing {Path(args.model).name}") as on_node:
+    with counted_stage(f"importing {Path(args.model).name}") as on_node, timed("import"):
         module = import_loaded_model(model, input_shapes, where, on_node, bound_inputs=bound)
     ctx = default_context()
     if args.opt:
@@ -455,48 +461,59 @@ def compile_model(args: argparse.Namespace) -> int:
     # `--precision auto` calibrates on the inputs the model runs on, or on --run's random ones.
     if running or (machine is not None and args.precision == "auto"):
         arg_types = graph_function.function_type.inputs.data
-        if args.inputs:
-            inputs = list(numerics.load_inputs(args.inputs, onnx_inputs, arg_types).values())
-        elif shipped is not None:
-            inputs = [
-                restore_element_type(shipped.inputs[n], t)
-                for n, t in zip(onnx_inputs, arg_types, strict=True)
-            ]
-        else:
-            inputs = random_inputs(graph_function, args.seed)
+        with timed("inputs"):
+            if args.inputs:
+                inputs = list(numerics.load_inputs(args.inputs, onnx_inputs, arg_types).values())
+            elif shipped is not None:
+                inputs = [
+                    restore_element_type(shipped.inputs[n], t)
+                    for n, t in zip(onnx_inputs, arg_types, strict=True)
+                ]
+            else:
+                inputs = random_inputs(graph_function, args.seed)
     precision = Precision(None, "no machine")
     if machine is not None:
-        with stage("choosing the precision"):
+        with stage("choosing the precision"), timed("choose-precision"):
             precision = choose_precision(args.precision, machine, module, inputs)
         if args.precision == "auto" and precision.element_type is not None:
             print(
                 f"note: computing in {precision.element_type}: {precision.reason}", file=sys.stderr
             )
-        passes = lowering_passes(args.machine, emit, precision, args.cores)
+        with timed("pipeline"):
+            passes = lowering_passes(args.machine, emit, precision, args.cores)
         if args.tune is not None:
             split = tuning_point(passes)
             lower(ctx, module, passes[:split])
             options = TuneOptions(jobs=os.cpu_count() or 1, task_timeout=600.0)
-            tune_module(
-                module, args.machine, options, Path(args.tune) if args.tune else None, args.cluster
-            )
+            with timed("tune"):
+                tune_module(
+                    module,
+                    args.machine,
+                    options,
+                    Path(args.tune) if args.tune else None,
+                    args.cluster,
+                )
             passes = passes[split:]
         lower(ctx, module, passes)
 
     if args.output is not None:
-        text = io.StringIO()
-        Printer(stream=text).print_op(module)
-        _write(args.output, text.getvalue() + "\n", "IR")
+        with timed("print"):
+            text = io.StringIO()
+            Printer(stream=text).print_op(module)
+        with timed("write"):
+            _write(args.output, text.getvalue() + "\n", "IR")
     elif not running:
-        Printer(stream=sys.stdout).print_op(module)
-        print()
+        with timed("print"):
+            Printer(stream=sys.stdout).print_op(module)
+            print()
     if not running:
         return 0
 
     run = run_at_emitted_level(module, inputs, machine, args.cores)
     results = run.outputs
     if args.outputs is not None:
-        _write(args.outputs, npz_bytes(dict(zip(output_names, results))), "outputs")
+        with timed("write"):
+            _write(args.outputs, npz_bytes(dict(zip(output_names, results))), "outputs")
     if run.stats is not None:
         report_run(args, run.stats, machine)
 
@@ -506,7 +523,7 @@ def compile_model(args: argparse.Namespace) -> int:
                 print(summarize(name, result_type, array))
         return 0
     references = []
-    with stage("running onnxruntime"):
+    with stage("running onnxruntime"), timed("onnxruntime"):
         bound_values = [
             bound_value(model, name, bound[name]) for name in all_inputs if name in bound
         ]
@@ -534,10 +551,11 @@ def compile_model(args: argparse.Namespace) -> int:
             (f"the expected outputs shipped with the model ({shipped.source})", shipped.outputs)
         )
     failed = []
-    for against, expected in references:
-        print(f"against {against}:")
-        if not print_checks(output_names, results, expected, computed_in):
-            failed.append(against)
+    with timed("compare"):
+        for against, expected in references:
+            print(f"against {against}:")
+            if not print_checks(output_names, results, expected, computed_in):
+                failed.append(against)
     if not failed:
         print(
             f"check passed: {len(results)} output(s) match {' and '.join(a for a, _ in references)}"
@@ -589,7 +607,13 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
-    run_main(lambda: compile_model(parse_arguments(argv)))
+
+    def compile_timed() -> int:
+        args = parse_arguments(argv)
+        with timing(args.timing):
+            return compile_model(args)
+
+    run_main(compile_timed)
 
 
 if __name__ == "__main__":

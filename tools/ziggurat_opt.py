@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from io import BytesIO
 from typing import get_type_hints
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.passes import ModulePass
@@ -34,7 +35,8 @@ from ziggurat.expected_diagnostics import check_expected_diagnostics, parse_expe
 from ziggurat.lowering.pipelines import expand_pipeline
 from ziggurat.parsing import parse_source
 from ziggurat.printing import MLIRTarget, Printer
-from ziggurat.transforms.tile.fit import FittingPipeline
+from ziggurat.timing_report import add_timing_option, clock, timed, timing
+from ziggurat.transforms.tile.fit import FittingPipeline, apply_passes
 from ziggurat.verifier import verify_module
 
 SPLIT_MARKER = "// -----"
@@ -104,6 +106,28 @@ def _option_value_text(value: object) -> str:
             return str(value)
 
 
+class TimedPipeline(FittingPipeline):
+    """`FittingPipeline` with each pass timed under its name for `--timing` (a pass that runs again,
+    as when a group is retried with smaller tiles, adds to its row)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.passes:
+            super().apply(ctx, op)
+            return
+
+        def run(index: int, one: ModulePass) -> None:
+            if self.callback is not None and index == 0:
+                self.callback(None, op, one)
+            with timed(one.name):
+                one.apply(ctx, op)
+            if self.callback is not None:
+                self.callback(
+                    one, op, self.passes[index + 1] if index + 1 < len(self.passes) else None
+                )
+
+        apply_passes(ctx, op, self.passes, run)
+
+
 class ZigguratOptMain(xDSLOptMain):
     """xDSL's `xDSLOptMain`, with what ziggurat changes:
 
@@ -124,7 +148,8 @@ class ZigguratOptMain(xDSLOptMain):
     * the `mlir` target and `--print-between-passes` print through
       `ziggurat.printing.Printer`;
     * `--list-passes` and `--list-dialects` describe what the multiverse (xDSL,
-      ziggurat, plugins) provides.
+      ziggurat, plugins) provides;
+    * `--timing` prints the time of each stage and pass on stderr (`ziggurat.timing_report`).
     """
 
     version_format = "ziggurat-opt built from xdsl version {xdsl_version}"
@@ -175,6 +200,7 @@ class ZigguratOptMain(xDSLOptMain):
             action="store_true",
             help="print the -p list with named pipelines (e.g. graph-opt) expanded, and exit",
         )
+        add_timing_option(arg_parser)
         add_debug_option(arg_parser)
 
     # ---- the pass pipeline ----
@@ -183,7 +209,7 @@ class ZigguratOptMain(xDSLOptMain):
         # --print-pipeline only expands names, so it works before every pass of a pipeline exists.
         passes = () if self.args.print_pipeline else self._parse_passes(self.args.passes)
         # FittingPipeline: a group whose buffers do not fit is retried with smaller tiles
-        self.pipeline = FittingPipeline(passes, self._between_passes)
+        self.pipeline = TimedPipeline(passes, self._between_passes)
 
     def _parse_passes(self, spec: str) -> tuple[ModulePass, ...]:
         spec = expand_pipeline(spec)
@@ -245,7 +271,8 @@ class ZigguratOptMain(xDSLOptMain):
             and (self.args.verify_each or next is None)
         ):
             try:
-                verify_module(module)
+                with timed("verify"):
+                    verify_module(module)
             except DiagnosticError as e:
                 e.diagnostics[-1].notes.append(
                     Diagnostic("note", f"the IR does not verify after pass '{previous.name}'")
@@ -353,12 +380,15 @@ class ZigguratOptMain(xDSLOptMain):
         parsed = False
         with collect_diagnostics() as produced:
             try:
-                module = self._parse(chunk, filename, offset)
+                with timed("parse"):
+                    module = self._parse(chunk, filename, offset)
                 parsed = True
                 if not self.args.disable_verify:
-                    verify_module(module)
+                    with timed("verify"):
+                        verify_module(module)
                 self.apply_passes(module)
-                output = self.output_resulting_program(module)
+                with timed("print"):
+                    output = self.output_resulting_program(module)
             except DiagnosticError as e:
                 produced.extend(e.diagnostics)
                 output = None
@@ -427,12 +457,16 @@ def _pipeline_syntax_diagnostic(spec: str, e: ArgSpecParseError) -> Diagnostic:
 
 
 def _run(args: Sequence[str] | None) -> int:
+    start = clock()
     try:
         driver = ZigguratOptMain(args)
     except SystemExit as e:
         # argparse exits 2 on a bad command line; ziggurat tools keep 2 for internal errors.
         raise SystemExit(1 if e.code == 2 else e.code) from None
-    return driver.run()
+    with timing(driver.args.timing, start=start) as timer:
+        # registering dialects and passes, reading the command line, building the pipeline
+        timer.record("setup", since=start)
+        return driver.run()
 
 
 def main(args: Sequence[str] | None = None) -> None:

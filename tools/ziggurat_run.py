@@ -44,6 +44,7 @@ from ziggurat.interpreters.interpreter import (
 )
 from ziggurat.npz import npz_bytes, npz_error, read_npz, restore_element_type
 from ziggurat.parsing import parse_source
+from ziggurat.timing_report import add_timing_option, timed, timing
 from ziggurat.verifier import verify_module
 
 if TYPE_CHECKING:
@@ -194,6 +195,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop a run that takes longer than this",
     )
+    add_timing_option(parser)
     add_debug_option(parser)
     return parser
 
@@ -512,9 +514,12 @@ def run(args: argparse.Namespace) -> int:
         raise DiagnosticError(
             Diagnostic("error", "--print and --report both write to stdout: choose one")
         )
-    text, filename = read_source(args.file)
-    module: ModuleOp = parse_source(default_context(), text, filename)
-    verify_module(module)
+    with timed("read"):
+        text, filename = read_source(args.file)
+    with timed("parse"):
+        module: ModuleOp = parse_source(default_context(), text, filename)
+    with timed("verify"):
+        verify_module(module)
     function = find_function(module, args.function)
     if is_npu_level(module):
         return run_npu_level(args, module, function)
@@ -549,9 +554,13 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
         inputs = [given[name] for name in names]
     save_inputs(args.save_inputs, dict(zip(names, inputs)))
     name = function.sym_name.data
-    outputs = run_reference_watched(
-        lambda: run_loop_function(module, inputs, name), function, f"running @{name}", args.timeout
-    )
+    with timed("run"):
+        outputs = run_reference_watched(
+            lambda: run_loop_function(module, inputs, name),
+            function,
+            f"running @{name}",
+            args.timeout,
+        )
     if not outputs:
         from ziggurat.diagnostics import emit_warning
 
@@ -560,7 +569,8 @@ def run_loop_level(args: argparse.Namespace, module: ModuleOp, function: func.Fu
             f"@{name} has no %result0, %result1, ... arguments: there are no outputs to show",
         )
     types = dict(zip(argument_names(function), function.function_type.inputs.data))
-    show_outputs(args, {key: (types[key], array) for key, array in outputs.items()})
+    with timed("outputs"):
+        show_outputs(args, {key: (types[key], array) for key, array in outputs.items()})
     return 0
 
 
@@ -568,24 +578,27 @@ def run_reference(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     """Run `function` on the reference interpreter; its results are the outputs."""
     if any(isinstance(t, MemRefType) for t in function.function_type.inputs.data):
         return run_loop_level(args, module, function)
-    inputs = (
-        list(load_arguments(args.inputs, function, every_argument=True).values())
-        if args.inputs is not None
-        else random_inputs(function, args.seed)
-    )
-    save_inputs(args.save_inputs, dict(zip(argument_names(function), inputs)))
+    with timed("inputs"):
+        inputs = (
+            list(load_arguments(args.inputs, function, every_argument=True).values())
+            if args.inputs is not None
+            else random_inputs(function, args.seed)
+        )
+        save_inputs(args.save_inputs, dict(zip(argument_names(function), inputs)))
     name = function.sym_name.data
-    results = run_reference_watched(
-        lambda: run_function(module, inputs, name), function, f"running @{name}", args.timeout
-    )
+    with timed("run"):
+        results = run_reference_watched(
+            lambda: run_function(module, inputs, name), function, f"running @{name}", args.timeout
+        )
     result_types = function.function_type.outputs.data
-    show_outputs(
-        args,
-        {
-            f"result{index}": (t, array)
-            for index, (t, array) in enumerate(zip(result_types, results))
-        },
-    )
+    with timed("outputs"):
+        show_outputs(
+            args,
+            {
+                f"result{index}": (t, array)
+                for index, (t, array) in enumerate(zip(result_types, results))
+            },
+        )
     return 0
 
 
@@ -650,34 +663,39 @@ def run_npu_level(args: argparse.Namespace, module: ModuleOp, function: func.Fun
     from ziggurat.interpreters.trace import write_trace
 
     machine = resolve_machine(module, args.machine)
-    given, output_names = npu_inputs_and_outputs(args, function)
-    save_inputs(args.save_inputs, given)
+    with timed("inputs"):
+        given, output_names = npu_inputs_and_outputs(args, function)
+        save_inputs(args.save_inputs, given)
     name = function.sym_name.data
     watch = NpuWatch(f"running @{name} on {machine.name}", args.timeout, args.max_cycles)
     try:
-        result = run_npu(
-            module,
-            machine,
-            given,
-            name,
-            cores=args.cores,
-            max_cycles=args.max_cycles,
-            watch=watch,
-            verify=False,  # `run` verified it
-        )
+        with timed("run"):
+            result = run_npu(
+                module,
+                machine,
+                given,
+                name,
+                cores=args.cores,
+                max_cycles=args.max_cycles,
+                watch=watch,
+                verify=False,  # `run` verified it
+            )
     finally:
         watch.progress.close()
 
     if args.trace is not None:
         try:
-            write_trace(result.stats, args.trace)
+            with timed("trace"):
+                write_trace(result.stats, args.trace)
         except OSError as error:
             raise cannot_write(args.trace, "trace", error) from None
     arg_types = dict(zip(argument_names(function), function.function_type.inputs.data))
-    show_outputs(args, {n: (arg_types[n], result.arguments[n]) for n in output_names})
+    with timed("outputs"):
+        show_outputs(args, {n: (arg_types[n], result.arguments[n]) for n in output_names})
     if args.report is not None:
-        report = build_report(result.stats, machine)
-        print(format_report(report) if args.report == "text" else json.dumps(report, indent=2))
+        with timed("report"):
+            report = build_report(result.stats, machine)
+            print(format_report(report) if args.report == "text" else json.dumps(report, indent=2))
     return 0
 
 
@@ -687,7 +705,13 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
-    run_main(lambda: run(parse_arguments(argv)))
+
+    def run_timed() -> int:
+        args = parse_arguments(argv)
+        with timing(args.timing):
+            return run(args)
+
+    run_main(run_timed)
 
 
 if __name__ == "__main__":

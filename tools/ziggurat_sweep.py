@@ -31,6 +31,7 @@ from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.machine import load_machine, machine_here, machine_sources, split_toml_key
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import input_names, run_at_level
+from ziggurat.timing_report import add_timing_option, timed, timing
 from ziggurat.tuning.executors import check_cluster, make_executor
 from ziggurat.verifier import verify_module
 
@@ -386,6 +387,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
         help="stop a point after this long, retry it once, then count it failed (default: 1800)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    add_timing_option(parser)
     add_debug_option(parser)
     return parser
 
@@ -394,27 +396,32 @@ def main_with(args: argparse.Namespace) -> int:
     check_cluster(args.cluster)
     if args.jobs is not None and args.jobs < 1:
         raise DiagnosticError(Diagnostic("error", f"--jobs must be at least 1, got {args.jobs}"))
-    points = make_points(args.models, args.machine, args.settings, args.seed)
+    with timed("grid"):
+        points = make_points(args.models, args.machine, args.settings, args.seed)
     keys = [".".join(path) for path, _ in args.settings]
-    executor = make_executor(args.cluster, args.jobs, args.task_timeout)
+    with timed("start workers"):
+        executor = make_executor(args.cluster, args.jobs, args.task_timeout)
     try:
-        records = sweep(
-            points,
-            executor,
-            lambda r: print(
-                f"sweep: {r['model']} [{r['machine']}]: "
-                + (
-                    f"{r['cycles']:,.0f} cycles"
-                    if r["cycles"] is not None
-                    else f"failed: {r['error']}"
+        with timed("points"):
+            records = sweep(
+                points,
+                executor,
+                lambda r: print(
+                    f"sweep: {r['model']} [{r['machine']}]: "
+                    + (
+                        f"{r['cycles']:,.0f} cycles"
+                        if r["cycles"] is not None
+                        else f"failed: {r['error']}"
+                    ),
+                    file=sys.stderr,
+                    flush=True,
                 ),
-                file=sys.stderr,
-                flush=True,
-            ),
-        )
+            )
     finally:
-        executor.close()
-    print(table(records, keys))
+        with timed("stop workers"):
+            executor.close()
+    with timed("table"):
+        print(table(records, keys))
     if args.output is not None:
         args.output.mkdir(parents=True, exist_ok=True)
         report = {
@@ -423,9 +430,11 @@ def main_with(args: argparse.Namespace) -> int:
             "models": [str(path) for path in args.models],
             "points": records,
         }
-        write_atomically(args.output / "sweep.json", json.dumps(report, indent=1) + "\n")
-        write_atomically(args.output / "sweep.csv", write_csv(records, keys))
-        why_not = plot(records, args.output / "sweep.png")
+        with timed("write"):
+            write_atomically(args.output / "sweep.json", json.dumps(report, indent=1) + "\n")
+            write_atomically(args.output / "sweep.csv", write_csv(records, keys))
+        with timed("plot"):
+            why_not = plot(records, args.output / "sweep.png")
         if why_not:
             print(why_not, file=sys.stderr)
     return 0 if all(r["error"] is None for r in records) and len(records) == len(points) else 1
@@ -433,7 +442,13 @@ def main_with(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = build_argument_parser()
-    run_main(lambda: main_with(parse_command_line(parser, argv)))
+
+    def sweep_timed() -> int:
+        args = parse_command_line(parser, argv)
+        with timing(args.timing):
+            return main_with(args)
+
+    run_main(sweep_timed)
 
 
 if __name__ == "__main__":

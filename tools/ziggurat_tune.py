@@ -31,6 +31,7 @@ from ziggurat.dialects.tile import LAYOUT_ATTR
 from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
+from ziggurat.timing_report import add_timing_option, timed, timing
 from ziggurat.tuning.executors import check_cluster, make_executor
 from ziggurat.tuning.layouts import convert_marked, tune_layouts
 from ziggurat.tuning.space import (
@@ -105,6 +106,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the random inputs the numerics are checked on"
     )
+    add_timing_option(parser)
     add_debug_option(parser)
     return parser
 
@@ -168,8 +170,10 @@ def read_module(path: str) -> ModuleOp:
         text = sys.stdin.read() if path == "-" else Path(path).read_text()
     except (OSError, UnicodeDecodeError) as error:
         raise DiagnosticError(Diagnostic("error", f"cannot read '{path}': {error}")) from None
-    module = parse_source(default_context(), text, "<stdin>" if path == "-" else path)
-    verify_module(module)
+    with timed("parse"):
+        module = parse_source(default_context(), text, "<stdin>" if path == "-" else path)
+    with timed("verify"):
+        verify_module(module)
     return module
 
 
@@ -270,7 +274,8 @@ def tune_module(
             executor.close()
     start = time.monotonic()
     cache = TuneCache.load(cache_path)
-    groups = tunable_groups(module, load_machine(machine))
+    with timed("find groups"):
+        groups = tunable_groups(module, load_machine(machine))
     searched = {  # at most: the loop orders measured are those of the winner's sizes
         g.key: min(options.top_k, len(g.candidates))
         + (
@@ -286,13 +291,15 @@ def tune_module(
     }
     to_measure = sum(searched.values())
     with progress(to_measure) as report:
-        choices = tune(groups, machine, options, cache, report)
+        with timed("tune schedules"):
+            choices = tune(groups, machine, options, cache, report)
         left = (
             None
             if options.budget is None
             else max(0.0, options.budget - (time.monotonic() - start))
         )
-        tune_layouts(module, choices, machine, replace(options, budget=left), cache, report)
+        with timed("tune layouts"):
+            tune_layouts(module, choices, machine, replace(options, budget=left), cache, report)
     ops = list(module.walk())
     for choice in choices:
         op = ops[choice.group.target]
@@ -312,7 +319,8 @@ def tune_module(
         if choice.stage:
             set_stage_reduction(op)
     if any(choice.layout == "NHWC" for choice in choices):
-        convert_marked(module)
+        with timed("convert layouts"):
+            convert_marked(module)
     cache.save()
     return choices
 
@@ -347,23 +355,34 @@ def main_with(args: argparse.Namespace) -> int:
         else make_executor(args.cluster, args.jobs, args.task_timeout)
     )
     try:
-        choices = tune_module(module, args.machine, replace(options, executor=executor), args.cache)
+        with timed("tune"):
+            choices = tune_module(
+                module, args.machine, replace(options, executor=executor), args.cache
+            )
     finally:
         if executor is not None:
             executor.close()
-    text = io.StringIO()
-    Printer(stream=text).print_op(module)
-    if args.output is not None:
-        write_atomically(args.output, text.getvalue() + "\n")
-    else:
-        print(text.getvalue())
+    with timed("print"):
+        text = io.StringIO()
+        Printer(stream=text).print_op(module)
+    with timed("write"):
+        if args.output is not None:
+            write_atomically(args.output, text.getvalue() + "\n")
+        else:
+            print(text.getvalue())
     print(summary(choices) if choices else "no group with a schedule to tune", file=sys.stderr)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = build_argument_parser()
-    run_main(lambda: main_with(parse_command_line(parser, argv)))
+
+    def tune_timed() -> int:
+        args = parse_command_line(parser, argv)
+        with timing(args.timing):
+            return main_with(args)
+
+    run_main(tune_timed)
 
 
 if __name__ == "__main__":
