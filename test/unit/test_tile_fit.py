@@ -171,12 +171,13 @@ CASES = {
 }
 OVERFLOWED = {
     "resnet50_projection-davinci": "ub",
-    "mbconv_squeeze_excitation-davinci": "ub",
     "stem-tensorcore": "rf",
     "conv1x1_1024-tensorcore": "rf",
 }
 """The cases whose heuristic tiles overflow a space (the ConvNeXt conv overflowed l0b because its window was
-no window to tile-decompose-conv, and now fits as its tiles were planned)."""
+no window to tile-decompose-conv, and now fits as its tiles were planned; the MBConv's 5x5 depthwise
+overflowed ub while npu-plan-memory gave each tap's temporaries bytes of their own, and fits now that it
+plans the space again with them sharing bytes)."""
 SLOW = {"stem-tensorcore"}
 """Lowering the 7x7 stem takes ~15 s per try on this machine: with ZIGGURAT_RUN_SLOW=1 only."""
 

@@ -325,6 +325,42 @@ def _find_conflicts(group: list[_Buffer], reuse: bool) -> None:
         buffer.conflicts = [group[other] for other in sorted(others)]
 
 
+def _place_space(
+    group: list[_Buffer],
+    capacity: int,
+    alignment: int,
+    order: dict[int, int],
+    own_bytes_first: bool,
+) -> _Buffer | None:
+    """Give each unplaced buffer of `group` (one space) an offset, largest first.
+
+    With `own_bytes_first`, bytes of its own if the space allows; else clear of every buffer used
+    between this one's first and last use (a layer's buffers, which its pipes use at once, ping and
+    pong included, whose live ranges interleave in program order without overlapping); only then
+    bytes of any buffer that is dead whenever this one is live. Without it, that last rule for every
+    buffer (TFLite's greedy-by-size arena). Returns the first buffer that does not fit (placed past
+    the end), or None."""
+    by_offset = lambda b: (b.offset, order[id(b)])  # noqa: E731
+    # The buffers placed so far by offset, kept in order as buffers are placed.
+    placed = sorted((b for b in group if b.offset is not None), key=by_offset)
+    for buffer in sorted(group, key=lambda b: (-b.size, b.start)):
+        if buffer.offset is not None:
+            continue
+        if own_bytes_first:
+            for avoid in _clear_of(buffer, placed):
+                buffer.offset = _place(buffer, avoid, alignment)
+                if buffer.offset + buffer.size <= capacity:
+                    break
+        else:
+            conflicting = {id(other) for other in buffer.conflicts}
+            avoid = [other for other in placed if id(other) in conflicting]
+            buffer.offset = _place(buffer, avoid, alignment)
+        bisect.insort(placed, buffer, key=by_offset)
+        if buffer.offset + buffer.size > capacity:
+            return buffer
+    return None
+
+
 def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
     """Replace the allocs of `function` by `npu.buffer`s at planned offsets."""
     buffers = _collect(function, machine)
@@ -336,28 +372,23 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
         by_space.setdefault(buffer.space, []).append(buffer)
     for group in by_space.values():
         _find_conflicts(group, reuse)
-    # Per space, the buffers placed so far by offset (ties in the order of `buffers`), kept in
-    # order as buffers are placed rather than sorted again for each.
+    # Ties in the order of `buffers`.
     order = {id(buffer): index for index, buffer in enumerate(buffers)}
-    by_offset = lambda b: (b.offset, order[id(b)])  # noqa: E731
-    placed: dict[str, list[_Buffer]] = {
-        name: sorted((b for b in group if b.offset is not None), key=by_offset)
-        for name, group in by_space.items()
-    }
-    for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
-        if buffer.offset is None:
-            space = machine.memories[buffer.space]
-            mates = placed[buffer.space]
-            # Bytes of their own if the space allows; else clear of every buffer used between this
-            # one's first and last use (a layer's buffers, which its pipes use at once, ping and
-            # pong included, whose live ranges interleave in program order without overlapping);
-            # only then bytes of any buffer that is dead whenever this one is live.
-            for avoid in _clear_of(buffer, mates):
-                buffer.offset = _place(buffer, avoid, space.alignment)
-                if buffer.offset + buffer.size <= space.capacity:
-                    break
-            _check_fits(buffer, machine)
-            bisect.insort(mates, buffer, key=by_offset)
+    for group in by_space.values():
+        space = machine.memories[group[0].space]
+        first = _place_space(group, space.capacity, space.alignment, order, own_bytes_first=True)
+        if first is not None:
+            # Bytes of their own for the first buffers can leave none for a buffer live across
+            # them all (a tile kept while each tap of a convolution makes its temporaries): place
+            # again sharing wherever buffers are never live at once, before calling it too large.
+            for buffer in group:
+                if isinstance(buffer.op, memref.AllocOp):
+                    buffer.offset = None
+            overflow = _place_space(
+                group, space.capacity, space.alignment, order, own_bytes_first=False
+            )
+            if overflow is not None:
+                _check_fits(overflow, machine)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
             _replace_alloc(buffer.op, buffer.offset)
@@ -384,7 +415,10 @@ class NpuPlanMemoryPass(ModulePass):
     every buffer already placed in its space; only where that would overflow does
     it take bytes of other buffers (whose accesses `npu-insert-sync` must then
     order): first of buffers used only before its first use or after its last,
-    then of any buffer dead whenever it is live. A buffer that does not fit is a
+    then of any buffer dead whenever it is live. Where that leaves a buffer no room
+    (the first buffers took bytes of their own that a buffer live across them all
+    needed), the space is planned again sharing bytes between any buffers never live
+    at once, largest first. A buffer that does not fit then is a
     `DoesNotFit` at its alloc naming its size, the space, its capacity and what
     else is live then (`transforms/tile/fit.py` then lowers its group again with a
     smaller tile). A function with allocs that still holds `linalg`, `loop`,
