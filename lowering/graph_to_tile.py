@@ -14,6 +14,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -26,8 +27,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -50,13 +51,15 @@ from ziggurat.dialects.graph import (
 from ziggurat.dialects.tile import GROUP_ATTR, ROOT_ATTR
 from ziggurat.dtypes import is_float, to_numpy_dtype
 from ziggurat.interpreters.tensor_interpreter import SCALAR_FUNCTIONS, apply_scalar
+from ziggurat.ir.contraction import contraction_dims, is_contraction
 from ziggurat.ir.tensor_constants import elements_to_array, splat_value
-from ziggurat.locations import Located
+from ziggurat.locations import Located, locate
 from ziggurat.transforms.tile.builders import (
     PARALLEL,
     REDUCTION,
     Body,
     Emitter,
+    collapse_shape,
     compute_type,
     dims,
     expand_shape,
@@ -1552,6 +1555,135 @@ class FoldSplatConstantInputs(RewritePattern):
                 rewriter.erase(constant)
 
 
+def _reassociation_of(op: tensor.CollapseShapeOp) -> list[list[int]]:
+    return [[i.value.data for i in group.data] for group in op.reassociation.data]
+
+
+class SinkGroupedConvCollapse(RewritePattern):
+    """A grouped conv's `collapse_shape` of (g, og) into the output channels, read by an
+    all-parallel generic of its group, moves after that generic, which then runs over
+    the uncollapsed dims (its other operands expanded to match), as MLIR's reshape
+    propagation by expansion does. Repeated, the collapse leaves the group: every member
+    is a plain generic of the same rank, which tile-and-fuse tiles together, the groups
+    `g` a loop of their own, instead of a collapse that no tile loop reaches through."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tensor.CollapseShapeOp, rewriter: PatternRewriter) -> None:
+        group = op.attributes.get(GROUP_ATTR)
+        if group is None or not _sinks_from(op.src.owner, group):
+            return
+        users = [use.operation for use in op.result.uses]
+        user = next((u for u in users if _sinkable_into(u, op, group)), None)
+        if user is None:
+            return
+        groups = _reassociation_of(op)
+        fine = shape_of(op.src)
+        rank = len(fine)
+
+        def expanded(value: SSAValue, indexing: AffineMap) -> tuple[SSAValue, AffineMap]:
+            """`value` with each dim read by a collapsed loop split as the loop is; a collapse
+            like `op` (of another user's result) read whole is its source."""
+            source = value.owner
+            if (
+                isinstance(source, tensor.CollapseShapeOp)
+                and _reassociation_of(source) == groups
+                and shape_of(source.src) == fine
+                and indexing == AffineMap.identity(len(groups))
+            ):
+                return source.src, AffineMap.identity(rank)
+            results, split, sizes = [], [], []
+            for expr, size in zip(indexing.results, shape_of(value)):
+                if not isinstance(expr, AffineDimExpr):
+                    split.append([len(sizes)])
+                    results.append(expr)
+                    sizes.append(size)
+                    continue
+                loops = groups[expr.position]
+                split.append(list(range(len(sizes), len(sizes) + len(loops))))
+                results.extend(AffineExpr.dimension(d) for d in loops)
+                sizes.extend(fine[d] for d in loops)
+            if len(sizes) == len(shape_of(value)):
+                return value, AffineMap(rank, 0, tuple(results))
+            view = expand_shape(value, split, sizes)
+            rewriter.insert(view, InsertPoint.before(user))
+            return view.results[0], AffineMap(rank, 0, tuple(results))
+
+        maps = [m.data for m in user.indexing_maps.data]
+        inputs = [expanded(v, m) for v, m in zip(user.inputs, maps)]
+        out_type = user.results[0].type
+        init = tensor.EmptyOp([], TensorType(out_type.get_element_type(), fine))
+        rewriter.insert(init, InsertPoint.before(user))
+        generic = linalg.GenericOp(
+            [v for v, _ in inputs],
+            [init.tensor],
+            rewriter.move_region_contents_to_new_regions(user.body),
+            [AffineMapAttr(m) for _, m in inputs] + [AffineMapAttr(AffineMap.identity(rank))],
+            [PARALLEL] * rank,
+            [init.tensor.type],
+        )
+        generic.attributes.update(user.attributes)
+        collapse = collapse_shape(generic.results[0], groups, out_type)
+        collapse.attributes.update(op.attributes)
+        for new in (generic, collapse):
+            locate(new, user.location)
+        old_init = user.outputs[0].owner
+        read = {v.owner for v in user.inputs if isinstance(v.owner, tensor.CollapseShapeOp)}
+        rewriter.replace_op(user, [generic, collapse])
+        for dead in read:
+            if not dead.result.uses:
+                rewriter.erase_op(dead)
+        if isinstance(old_init, tensor.EmptyOp) and not old_init.tensor.uses:
+            rewriter.erase_op(old_init)
+
+
+def _sinkable_into(user: Operation, collapse: tensor.CollapseShapeOp, group: Attribute) -> bool:
+    """Whether `collapse` may move past `user`: an all-parallel generic of `group` with one
+    output, over the collapsed shape, that reads the collapse whole, every map a projected
+    permutation."""
+    rank = len(shape_of(collapse.result))
+    identity = AffineMap.identity(rank)
+    return (
+        isinstance(user, linalg.GenericOp)
+        and user.attributes.get(GROUP_ATTR) == group
+        and len(user.outputs) == 1
+        and shape_of(user.results[0]) == shape_of(collapse.result)
+        and all(it == PARALLEL for it in user.iterator_types.data)
+        and all(m.data.is_projected_permutation() for m in user.indexing_maps.data)
+        and user.indexing_maps.data[-1].data == identity
+        and all(v is not collapse.result for v in user.outputs)
+        and all(
+            m.data == identity
+            for v, m in zip(user.inputs, user.indexing_maps.data)
+            if v is collapse.result
+        )
+    )
+
+
+def _sinks_from(producer: Operation, group: Attribute) -> bool:
+    """Whether a collapse of `producer`'s result may sink: `producer` is a convolution of
+    `group`, or a generic of `group` that such a collapse already passed (one of its inputs
+    comes, through generics of `group`, from that convolution)."""
+    if not isinstance(producer, linalg.GenericOp) or producer.attributes.get(GROUP_ATTR) != group:
+        return False
+    if is_contraction(producer):
+        return contraction_dims(producer).is_convolution
+    return any(_sinks_from(value.owner, group) for value in producer.inputs)
+
+
+def ungroup_collapses(function: Operation) -> None:
+    """A collapse that sank out of its group's generics (its value leaves the group) is no
+    member any more: the group's tile loop ends at the generic before it."""
+    for op in function.walk():
+        if not isinstance(op, tensor.CollapseShapeOp) or GROUP_ATTR not in op.attributes:
+            continue
+        group = op.attributes[GROUP_ATTR]
+        if not _sinks_from(op.src.owner, group):
+            continue
+        if all(use.operation.attributes.get(GROUP_ATTR) != group for use in op.result.uses):
+            del op.attributes[GROUP_ATTR]
+            op.attributes.pop(ROOT_ATTR, None)
+
+
 class LowerGraphOp(RewritePattern):
     """Replaces one graph op by its structured form (see `LOWERINGS`)."""
 
@@ -1592,7 +1724,9 @@ class GraphToTilePass(ModulePass):
       `linalg.conv_2d_nchw_fchw` (+ a bias generic); otherwise one generic
       contraction with window maps and no unit dims, (n, o, oh, ow | c, kh, kw),
       depthwise (n, g, oh, ow | kh, kw), NHWC (n, oh, ow, o | c, kh, kw); only a
-      grouped conv with several output channels per group collapses (g, o) after.
+      grouped conv with several output channels per group collapses (g, og) after,
+      and that collapse sinks past its group's elementwise generics, which then run
+      over (n, g, og, oh, ow) (`SinkGroupedConvCollapse`).
     * max_pool, avg_pool: `tensor.pad` + a generic with window maps and two
       reduction iterators (the window's shape an empty tensor operand, as in
       `linalg.pooling_*`); reductions and global pools: `linalg.fill` of the
@@ -1647,7 +1781,9 @@ class GraphToTilePass(ModulePass):
             Rewriter.erase_op(cast)
         fold_splats = Located(FoldSplatConstantInputs())
         PatternRewriteWalker(fold_splats, apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SinkGroupedConvCollapse()).rewrite_module(op)
         for function in functions:
+            ungroup_collapses(function)
             unmark_single_ops(function, singles[function])
 
 

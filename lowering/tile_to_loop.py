@@ -12,6 +12,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntAttr,
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    i64,
 )
 from xdsl.dialects.linalg import abstract_ops
 from xdsl.dialects.linalg import ops as linalg
@@ -313,6 +315,9 @@ class _Bufferizer:
                     self._prefer(op.dest, self.preferred[op.result])
                 if op.source.has_one_use() and op.dest.has_one_use():
                     self._prefer(op.source, self._slice_of(op))
+            elif isinstance(op, tensor.CollapseShapeOp):
+                if op.result in self.preferred and op.src.has_one_use():
+                    self._prefer(op.src, self._expanded(op))
             elif isinstance(op, scf.ForOp):
                 self._propagate_loop(op)
 
@@ -328,6 +333,35 @@ class _Bufferizer:
             if value is not arg:
                 self._prefer(value, self._same_as(arg))
         self._propagate(op.body.block)
+
+    def _expanded(self, collapse: tensor.CollapseShapeOp) -> Dest:
+        """The destination of a collapse's result, viewed in the shape of its source (a grouped
+        conv's (g, og) output computed straight into the function's result)."""
+        dest = self.preferred[collapse.result]
+
+        def make(at: Operation) -> SSAValue | None:
+            buffer = dest(at)
+            if buffer is None or not isinstance(buffer.type.layout, NoneAttr):
+                return None
+            source_type = _static_tensor(collapse.src, at)
+            view = memref.ExpandShapeOp.create(
+                operands=[buffer],
+                result_types=[
+                    MemRefType(
+                        source_type.get_element_type(),
+                        source_type.get_shape(),
+                        NoneAttr(),
+                        buffer.type.memory_space,
+                    )
+                ],
+                properties={
+                    "reassociation": collapse.reassociation,
+                    "static_output_shape": DenseArrayBase.from_list(i64, source_type.get_shape()),
+                },
+            )
+            return self._insert(view, at)
+
+        return make
 
     def _same_as(self, value: SSAValue) -> Dest:
         return lambda at: self.buffers.get(value)
@@ -642,6 +676,15 @@ class _Bufferizer:
     def _reshape(self, op: tensor.CollapseShapeOp | tensor.ExpandShapeOp) -> None:
         result_type = _static_tensor(op.result, op)
         source = self.buffers[op.src]
+        undone = source.owner
+        if (
+            isinstance(op, tensor.CollapseShapeOp)
+            and isinstance(undone, memref.ExpandShapeOp)
+            and undone.reassociation == op.reassociation
+        ):
+            self.buffers[op.result] = undone.src  # the collapse of an expand of this buffer
+            self.dead.append(op)
+            return
         if not isinstance(source.type.layout, NoneAttr):
             contiguous = self._insert(
                 memref.AllocOp([], [], _memref(_static_tensor(op.src, op), self._space_at(op))), op

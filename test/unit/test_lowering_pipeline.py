@@ -24,6 +24,7 @@ from ziggurat.interpreters.interpreter import find_function
 from ziggurat.lowering.pipelines import LOWER_TO_NPU_PASSES, expand_pipeline
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import (
+    apply_pipeline,
     build_passes,
     check_pass_preserves_numerics,
     check_pipeline_stages,
@@ -384,9 +385,9 @@ def test_bf16_kernels_keep_the_numerics(kernel: str, machine: str):
     assert str(report.stages[-1].outputs[0].dtype) == "bfloat16"
 
 
-# ShuffleNet's grouped 1x1 conv (4 groups of 6 -> 28 channels): lowered whole, its
-# (g, og) accumulator (351 KB in f32) would not fit davinci's l0c; `graph-opt` splits it
-# into one conv per group, which tile.
+# ShuffleNet's grouped 1x1 conv (4 groups of 6 -> 28 channels): one contraction whose
+# groups are a tile loop (whole, its (g, og) accumulator, 351 KB in f32, would not fit
+# davinci's l0c).
 GROUPED_CONV = """
 func.func @main(%x: tensor<1x24x28x28xf16>, %w: tensor<112x6x1x1xf16>) -> tensor<1x112x28x28xf16> {
   %y = graph.conv2d %x, %w {groups = 4 : i64} : (tensor<1x24x28x28xf16>, tensor<112x6x1x1xf16>) -> tensor<1x112x28x28xf16>
@@ -486,3 +487,30 @@ def test_broken_pipeline_entry_points_are_reported(monkeypatch, entry, message):
     _with_entry_points(monkeypatch, entry)
     with pytest.raises(DiagnosticError, match=message):
         expand_pipeline("cse")
+
+
+def _grouped_conv(groups: int) -> str:
+    channels = 8 * groups
+    x, w = f"tensor<1x{channels}x12x12xf16>", f"tensor<{channels}x8x3x3xf16>"
+    return f"""
+func.func @main(%x: {x}, %w: {w}) -> {x} {{
+  %y = graph.conv2d %x, %w {{groups = {groups} : i64, pads = array<i64: 1, 1, 1, 1>}} : ({x}, {w}) -> {x}
+  %r = graph.relu %y : {x}
+  func.return %r : {x}
+}}"""
+
+
+def _npu_ops(text: str) -> int:
+    module = parse_source(default_context(), text, "grouped.mlir")
+    apply_pipeline(module, expand_pipeline("compile{machine=davinci}"))
+    return sum(1 for _ in module.walk())
+
+
+def test_a_grouped_conv_lowers_to_code_whose_size_does_not_grow_with_its_groups():
+    # 8 input and 8 output channels per group: 4 or 16 groups take the same npu code, the
+    # groups a loop; split into one conv per group (graph-split-grouped-conv), it grows.
+    assert _npu_ops(_grouped_conv(4)) == _npu_ops(_grouped_conv(16))
+    split = "graph-split-grouped-conv,compile{machine=davinci}"
+    module = parse_source(default_context(), _grouped_conv(16), "grouped.mlir")
+    apply_pipeline(module, expand_pipeline(split))
+    assert sum(1 for _ in module.walk()) > 2 * _npu_ops(_grouped_conv(16))

@@ -76,13 +76,14 @@ class SplitGroupedConv(RewritePattern):
 class GraphSplitGroupedConvPass(ModulePass):
     """Split grouped convs with several output channels per group into one conv per group.
 
-    `graph-to-tile` lowers such a conv to one contraction over (n, g, og, oh, ow)
-    whose (g, og) dims are collapsed into the output channels afterwards, and
-    `tile-and-fuse` cannot tile through that reshape. Split, each group is an
-    ordinary conv on its slices of the input channels, the weights' and the bias'
-    output channels, and `tile-to-loop` computes each straight into its slice of
-    the concat. Depthwise convs (one output channel per group) are left alone:
-    `graph-to-tile` lowers them without a reshape.
+    `graph-to-tile` lowers a grouped conv as one contraction over (n, g, og, oh, ow)
+    whose groups are a tile loop, so `graph-opt` keeps it whole (NCHW); this pass
+    is for where that path does not lower yet (`graph-opt{layout=NHWC}` runs it) or
+    where one conv per group is wanted. Split, each group is an ordinary conv on its
+    slices of the input channels, the weights' and the bias' output channels, and
+    `tile-to-loop` computes each straight into its slice of the concat; the IR grows
+    with the number of groups. Depthwise convs (one output channel per group) are
+    left alone.
 
         %y = graph.conv2d %x, %w, %b {groups = 2 : i64}
             : (tensor<1x8x5x5xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>

@@ -25,7 +25,9 @@ class ContractionDims:
     """The loops of a two-input, one-output linalg op by role, input 0 being the lhs and
     input 1 the rhs, each role's loops in increasing order. A loop that an input reads
     only inside a sum with another loop (`oh * 2 + kh`) and the output does not index is
-    a `window` loop; of the others, one the output does not index is `k`, one both
+    a `window` loop, unless every output loop of the sum is one both inputs read: the
+    group `g` of a grouped conv's `g * cg + c` splits the channels, `c` is a `k` loop
+    and `g` a batch loop; of the others, one the output does not index is `k`, one both
     inputs index is `batch`, one only the rhs indexes is `n`, and any other is `m`."""
 
     batch: tuple[int, ...]
@@ -63,7 +65,12 @@ def contraction_dims(op: Operation) -> ContractionDims | None:
     maps = [m.data for m in op.get_indexing_maps().data]
     lhs, rhs, out = ([_dims_of(r) for r in m.results] for m in maps[:3])
     in_lhs, in_rhs, in_out = (set().union(*dims) for dims in (lhs, rhs, out))
-    summed = {d for dims in lhs + rhs if len(dims) > 1 for d in dims}
+    summed = {
+        d
+        for dims in lhs + rhs
+        if len(dims) > 1 and not (dims & in_out and dims & in_out <= in_lhs & in_rhs)
+        for d in dims
+    }
     roles: dict[str, list[int]] = {"batch": [], "m": [], "n": [], "k": [], "window": []}
     for d in range(maps[0].num_dims):
         if d in summed and d not in in_out:
