@@ -246,6 +246,43 @@ class TransposeOfTranspose(RewritePattern):
         rewriter.replace(op, TransposeOp.build_inferred([inner.input], {"perm": int_array(perm)}))
 
 
+def _one_element_constant(value: SSAValue) -> bool:
+    shape = value.type.get_shape() if hasattr(value.type, "get_shape") else None
+    return isinstance(value.owner, ConstantOp) and shape is not None and all(d == 1 for d in shape)
+
+
+class ScalarOpOfTranspose(RewritePattern):
+    """`op(transpose(x, p), c) -> transpose(op(x, c), p)` for `op` add, sub, mul or div and `c` a
+    constant of one element, where the transpose has no other use: the transpose moves next to
+    its consumer, where a matrix product reads it as a transposed operand (attention's
+    `q @ (k^T * scale)`) or another transpose cancels it, instead of an elementwise op reading a
+    transposed view."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AddOp | SubOp | MulOp | DivOp, rewriter: PatternRewriter, /):
+        operands = (op.lhs, op.rhs)
+        for index, operand in enumerate(operands):
+            other = operands[1 - index]
+            transpose = operand.owner
+            if (
+                isinstance(transpose, TransposeOp)
+                and operand.has_one_use()
+                and _one_element_constant(other)
+                and op.output.type == transpose.output.type
+                and len(other.type.get_shape()) <= len(transpose.input.type.get_shape())
+            ):
+                inner = [transpose.input, other] if index == 0 else [other, transpose.input]
+                moved = type(op).build_inferred(inner)
+                if moved.results[0].type.get_shape() != transpose.input.type.get_shape():
+                    return
+                rewriter.insert_op(moved)
+                rewriter.replace(
+                    op, TransposeOp.build_inferred([moved.results[0]], {"perm": transpose.perm})
+                )
+                rewriter.erase_op(transpose)
+                return
+
+
 RESHAPES = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
 """Ops that only regroup the dimensions of a row-major tensor."""
 
@@ -386,10 +423,10 @@ _POOL_PATTERNS = (IdentityPool(),)
 _GLOBAL_POOL_PATTERNS = (GlobalPoolOfOne(),)
 
 PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
-    AddOp: (AddZero(),),
-    SubOp: (SubZero(),),
-    MulOp: (MulOne(), MulZero()),
-    DivOp: (DivOne(),),
+    AddOp: (AddZero(), ScalarOpOfTranspose()),
+    SubOp: (SubZero(), ScalarOpOfTranspose()),
+    MulOp: (MulOne(), MulZero(), ScalarOpOfTranspose()),
+    DivOp: (DivOne(), ScalarOpOfTranspose()),
     PowOp: (PowOne(),),
     NegOp: (NegOfNeg(),),
     ReluOp: _RELU_PATTERNS,

@@ -49,6 +49,29 @@ func.func @transpose_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
   func.return %3 : tensor<4x2x3xf32>
 }
 
+// A scale on a transposed operand (attention's `k^T * scale`) moves before the transpose, which
+// then meets its consumer (here it moves again, past the sub); a transpose with another use stays
+// where it is.
+// CHECK-LABEL: func.func @scale_of_transpose(
+// CHECK-NEXT:    %s = graph.constant dense<0.353553385> : tensor<1xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.mul %k, %s : (tensor<2x5x4xf32>, tensor<1xf32>) -> tensor<2x5x4xf32>
+// CHECK-NEXT:    %[[D:.*]] = graph.sub %s, %[[M]] : (tensor<1xf32>, tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[D]] {perm = array<i64: 0, 2, 1>} : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+// CHECK-NEXT:    %u = graph.transpose %k {perm = array<i64: 0, 2, 1>} : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %u, %s : (tensor<2x4x5xf32>, tensor<1xf32>) -> tensor<2x4x5xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.relu %u : tensor<2x4x5xf32>
+// CHECK-NEXT:    func.return %[[T]], %[[A]], %[[B]]
+func.func @scale_of_transpose(%k: tensor<2x5x4xf32>) -> (tensor<2x4x5xf32>, tensor<2x4x5xf32>, tensor<2x4x5xf32>) {
+  %s = graph.constant dense<0.353553385> : tensor<1xf32>
+  %t = graph.transpose %k {perm = array<i64: 0, 2, 1>} : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+  %0 = graph.mul %t, %s : (tensor<2x4x5xf32>, tensor<1xf32>) -> tensor<2x4x5xf32>
+  %1 = graph.sub %s, %0 : (tensor<1xf32>, tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %u = graph.transpose %k {perm = array<i64: 0, 2, 1>} : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+  %2 = graph.add %u, %s : (tensor<2x4x5xf32>, tensor<1xf32>) -> tensor<2x4x5xf32>
+  %3 = graph.relu %u : tensor<2x4x5xf32>
+  func.return %1, %2, %3 : tensor<2x4x5xf32>, tensor<2x4x5xf32>, tensor<2x4x5xf32>
+}
+
 // Two transposes that cancel leave nothing.
 // CHECK-LABEL: func.func @transpose_inverse(
 // CHECK-NEXT:    func.return %x : tensor<2x3x4xf32>
