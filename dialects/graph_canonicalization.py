@@ -283,6 +283,35 @@ class ScalarOpOfTranspose(RewritePattern):
                 return
 
 
+class LeadingUnitsOfTranspose(RewritePattern):
+    """`reshape(transpose(x, p))` that only puts k dims of size 1 in front ->
+    `transpose(reshape(x), [0..k-1] + [k + i for i in p])`, where the transpose has no other use:
+    the transpose moves next to its consumer (attention's heads, transposed then given a batch
+    dim before the matrix product), and the reshape next to the op that makes `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp | UnsqueezeOp, rewriter: PatternRewriter, /):
+        transpose = op.input.owner
+        if not isinstance(transpose, TransposeOp) or not op.input.has_one_use():
+            return
+        before = tuple(transpose.output.type.get_shape())
+        after = tuple(op.results[0].type.get_shape())
+        units = len(after) - len(before)
+        if units <= 0 or after[units:] != before or any(d != 1 for d in after[:units]):
+            return
+        source = transpose.input
+        shape = (1,) * units + tuple(source.type.get_shape())
+        expanded = UnsqueezeOp.build_inferred([source], {"axes": int_array(list(range(units)))})
+        if tuple(expanded.results[0].type.get_shape()) != shape:
+            return
+        perm = [*range(units), *(units + axis for axis in transpose.perm.get_values())]
+        rewriter.insert_op(expanded)
+        rewriter.replace(
+            op, TransposeOp.build_inferred([expanded.results[0]], {"perm": int_array(perm)})
+        )
+        rewriter.erase_op(transpose)
+
+
 RESHAPES = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
 """Ops that only regroup the dimensions of a row-major tensor."""
 
@@ -418,6 +447,7 @@ class GlobalPoolOfOne(RewritePattern):
 
 
 _RESHAPE_PATTERNS = (IdentityReshape(), ReshapeOfReshape())
+_EXPAND_PATTERNS = (*_RESHAPE_PATTERNS, LeadingUnitsOfTranspose())
 _RELU_PATTERNS = (ReluOfRelu(),)
 _POOL_PATTERNS = (IdentityPool(),)
 _GLOBAL_POOL_PATTERNS = (GlobalPoolOfOne(),)
@@ -434,10 +464,10 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     ClipOp: (UnboundedClip(),),
     CastOp: (CastToSameType(), CastOfExactCast()),
     TransposeOp: (IdentityTranspose(), TransposeOfTranspose()),
-    ReshapeOp: _RESHAPE_PATTERNS,
+    ReshapeOp: _EXPAND_PATTERNS,
     FlattenOp: _RESHAPE_PATTERNS,
     SqueezeOp: _RESHAPE_PATTERNS,
-    UnsqueezeOp: _RESHAPE_PATTERNS,
+    UnsqueezeOp: _EXPAND_PATTERNS,
     BroadcastToOp: (IdentityBroadcast(), BroadcastOfBroadcast()),
     SliceOp: (IdentitySlice(),),
     GatherOp: (GatherOfConstantRun(),),

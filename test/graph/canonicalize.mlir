@@ -72,6 +72,32 @@ func.func @scale_of_transpose(%k: tensor<2x5x4xf32>) -> (tensor<2x4x5xf32>, tens
   func.return %1, %2, %3 : tensor<2x4x5xf32>, tensor<2x4x5xf32>, tensor<2x4x5xf32>
 }
 
+// A transpose given leading dims of size 1 (attention's heads, then a batch dim) becomes one
+// transpose of the unsqueezed input, which the scale then moves before.
+// CHECK-LABEL: func.func @heads(
+// CHECK-NEXT:    %[[U:.*]] = graph.unsqueeze %q {axes = array<i64: 0>} : tensor<197x6x64xf32> -> tensor<1x197x6x64xf32>
+// CHECK-NEXT:    %s = graph.constant dense<0.353553385> : tensor<1xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.mul %[[U]], %s : (tensor<1x197x6x64xf32>, tensor<1xf32>) -> tensor<1x197x6x64xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[M]] {perm = array<i64: 0, 2, 1, 3>} : tensor<1x197x6x64xf32> -> tensor<1x6x197x64xf32>
+// CHECK-NEXT:    func.return %[[T]] : tensor<1x6x197x64xf32>
+func.func @heads(%q: tensor<197x6x64xf32>) -> tensor<1x6x197x64xf32> {
+  %t = graph.transpose %q {perm = array<i64: 1, 0, 2>} : tensor<197x6x64xf32> -> tensor<6x197x64xf32>
+  %r = graph.reshape %t : tensor<6x197x64xf32> -> tensor<1x6x197x64xf32>
+  %s = graph.constant dense<0.353553385> : tensor<1xf32>
+  %m = graph.mul %r, %s : (tensor<1x6x197x64xf32>, tensor<1xf32>) -> tensor<1x6x197x64xf32>
+  func.return %m : tensor<1x6x197x64xf32>
+}
+
+// A reshape that regroups more than leading units keeps its transpose.
+// CHECK-LABEL: func.func @heads_merged(
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %q
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %[[T]]
+func.func @heads_merged(%q: tensor<197x6x64xf32>) -> tensor<1x1182x64xf32> {
+  %t = graph.transpose %q {perm = array<i64: 1, 0, 2>} : tensor<197x6x64xf32> -> tensor<6x197x64xf32>
+  %r = graph.reshape %t : tensor<6x197x64xf32> -> tensor<1x1182x64xf32>
+  func.return %r : tensor<1x1182x64xf32>
+}
+
 // Two transposes that cancel leave nothing.
 // CHECK-LABEL: func.func @transpose_inverse(
 // CHECK-NEXT:    func.return %x : tensor<2x3x4xf32>
