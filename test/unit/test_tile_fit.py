@@ -280,6 +280,33 @@ def test_a_smaller_tile_the_lowering_refuses_is_skipped(caplog):
     assert 'memref<1x64x6x14xf32, "rf">' in str(module)
 
 
+TWIN_CONVS = """
+func.func @main(%x: tensor<1x1024x14x14xbf16>, %w: tensor<256x1024x1x1xbf16>, %b: tensor<256xbf16>, %v: tensor<256x1024x1x1xbf16>, %c: tensor<256xbf16>) -> (tensor<1x256x14x14xbf16>, tensor<1x256x14x14xbf16>) {
+  %y = graph.conv2d %x, %w, %b : (tensor<1x1024x14x14xbf16>, tensor<256x1024x1x1xbf16>, tensor<256xbf16>) -> tensor<1x256x14x14xbf16>
+  %r = graph.relu %y : tensor<1x256x14x14xbf16>
+  %z = graph.conv2d %x, %v, %c : (tensor<1x1024x14x14xbf16>, tensor<256x1024x1x1xbf16>, tensor<256xbf16>) -> tensor<1x256x14x14xbf16>
+  %s = graph.relu %z : tensor<1x256x14x14xbf16>
+  func.return %r, %s : tensor<1x256x14x14xbf16>, tensor<1x256x14x14xbf16>
+}"""
+
+
+@pytest.mark.parametrize("twins", [True, False])
+def test_a_group_repeated_takes_the_smaller_tile_in_the_same_retry(twins, caplog, monkeypatch):
+    """Two layers alike (a block repeated in a network) overflow alike: the retry that gives the
+    first a smaller tile gives it to the second too, rather than lowering everything again for it
+    (without that, one retry each: the same result, lowered three times)."""
+    if not twins:
+        monkeypatch.setattr(fit, "_twins", lambda *args: [])
+    module = parse_source(default_context(), TWIN_CONVS, "<twins>")
+    with caplog.at_level(logging.INFO, logger="ziggurat.transforms.tile.fit"):
+        apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
+    retry = "tile.sizes [1, 64, 7, 14, 256, 1, 1] -> [1, 64, 6, 14, 256, 1, 1]"
+    retries = [record.getMessage().rsplit(": ", 1)[1] for record in caplog.records]
+    assert retries == [retry] * (1 if twins else 2)
+    assert 'memref<1x64x6x14xf32, "rf">' in str(module)
+    assert 'memref<1x64x7x14xf32, "rf">' not in str(module)
+
+
 def test_when_every_smaller_tile_is_refused_the_lowering_error_says_why(monkeypatch):
     monkeypatch.setattr(
         fit, "_smaller", lambda group, root, current, machine, space: [[1, 64, 4, 14, 64, 1, 1]]

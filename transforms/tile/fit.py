@@ -185,6 +185,14 @@ class _Retry:
         self.last: tuple[Operation, list[int], DoesNotFit] | None = None
         """The root given a smaller tile last, the tile it had, and the error that made it smaller."""
         self.rejected: dict[Operation, list[list[int]]] = {}
+        self.twins: list[Operation] = []
+        """The roots of the groups like the one given a smaller tile last, with the tile it had: they
+        take each tile it takes (a layer repeated in a network fails alike, and would otherwise be
+        retried once per repeat, each retry lowering the whole module again)."""
+
+    def _follow(self, root: Operation) -> None:
+        for twin in self.twins:
+            set_sizes(twin, root.attributes[SIZES_ATTR].get_values())
 
     def shrink(self, module: ModuleOp, error: DoesNotFit) -> None:
         """Give the group of `error`'s op in `module` (as `tile-and-fuse` receives it) its next smaller
@@ -209,6 +217,8 @@ class _Retry:
             if self._try(
                 root, current, _smaller(group, root, current, self.machine, error.space), error
             ):
+                self.twins = _twins(module, group, current, self.machine)
+                self._follow(root)
                 return
             smallest = smallest or (root, current)
         root, current = smallest
@@ -232,9 +242,11 @@ class _Retry:
             for group in collect_groups(function.body.block)
             if root in group.ops
         )
-        return self._try(
+        tried = self._try(
             root, before, _smaller(group, root, before, self.machine, error.space), error
         )
+        self._follow(root)
+        return tried
 
     def why(self) -> str:
         """What the lowering was trying when it failed: the tile it gave a group, and why."""
@@ -264,6 +276,36 @@ class _Retry:
         self.last = root, current, error
         set_sizes(root, sizes)
         return True
+
+
+def _signature(group: Group) -> tuple:
+    """What makes two groups lower alike: their ops, types and attributes but the tile's own."""
+    return tuple(
+        (
+            op.name,
+            tuple(str(operand.type) for operand in op.operands),
+            tuple(str(result.type) for result in op.results),
+            str(op.properties),
+            str({k: v for k, v in op.attributes.items() if not k.startswith("tile.")}),
+        )
+        for op in group.ops
+    )
+
+
+def _twins(module: ModuleOp, group: Group, current: list[int], machine: Machine) -> list[Operation]:
+    """The roots of the other groups of `module` with `group`'s signature and tile `current`."""
+    signature = _signature(group)
+    twins = []
+    for function in module.walk():
+        if not isinstance(function, func.FuncOp) or function.is_declaration:
+            continue
+        for other in collect_groups(function.body.block):
+            if other.last is group.last or _signature(other) != signature:
+                continue
+            root, sizes = _current(other, machine)
+            if sizes == current:
+                twins.append(root)
+    return twins
 
 
 def _holds(group: Group, error: DoesNotFit) -> bool:
