@@ -202,13 +202,8 @@ class _Retry:
             raise _with_note(
                 error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting"
             )
-        found = [
-            group
-            for function in module.walk()
-            if isinstance(function, func.FuncOp) and not function.is_declaration
-            for group in collect_groups(function.body.block)
-            if _holds(group, error)
-        ]
+        groups = _groups(module)
+        found = [group for group in groups if _holds(group, error)]
         if not found:
             raise error
         smallest = None
@@ -217,7 +212,7 @@ class _Retry:
             if self._try(
                 root, current, _smaller(group, root, current, self.machine, error.space), error
             ):
-                self.twins = _twins(module, group, current, self.machine)
+                self.twins = _twins(groups, group, current, self.machine)
                 self._follow(root)
                 return
             smallest = smallest or (root, current)
@@ -235,13 +230,7 @@ class _Retry:
         root, before, error = self.last
         self.rejected.setdefault(root, []).append(list(root.attributes[SIZES_ATTR].get_values()))
         set_sizes(root, before)
-        group = next(
-            group
-            for function in module.walk()
-            if isinstance(function, func.FuncOp) and not function.is_declaration
-            for group in collect_groups(function.body.block)
-            if root in group.ops
-        )
+        group = next(group for group in _groups(module) if root in group.ops)
         tried = self._try(
             root, before, _smaller(group, root, before, self.machine, error.space), error
         )
@@ -292,19 +281,28 @@ def _signature(group: Group) -> tuple:
     )
 
 
-def _twins(module: ModuleOp, group: Group, current: list[int], machine: Machine) -> list[Operation]:
-    """The roots of the other groups of `module` with `group`'s signature and tile `current`."""
+def _groups(module: ModuleOp) -> list[Group]:
+    """The fusion groups of every function `module` defines, as `tile-and-fuse` collects them."""
+    return [
+        group
+        for function in module.walk()
+        if isinstance(function, func.FuncOp) and not function.is_declaration
+        for group in collect_groups(function.body.block)
+    ]
+
+
+def _twins(
+    groups: list[Group], group: Group, current: list[int], machine: Machine
+) -> list[Operation]:
+    """The roots of the others of `groups` with `group`'s signature and tile `current`."""
     signature = _signature(group)
     twins = []
-    for function in module.walk():
-        if not isinstance(function, func.FuncOp) or function.is_declaration:
+    for other in groups:
+        if other is group or _signature(other) != signature:
             continue
-        for other in collect_groups(function.body.block):
-            if other.last is group.last or _signature(other) != signature:
-                continue
-            root, sizes = _current(other, machine)
-            if sizes == current:
-                twins.append(root)
+        root, sizes = _current(other, machine)
+        if sizes == current:
+            twins.append(root)
     return twins
 
 
