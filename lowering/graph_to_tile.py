@@ -65,6 +65,7 @@ from ziggurat.transforms.tile.builders import (
     expand_shape,
     is_signless,
     reassociation,
+    reassociation_groups,
     scalar_attr,
     shape_of,
     signless,
@@ -1555,10 +1556,6 @@ class FoldSplatConstantInputs(RewritePattern):
                 rewriter.erase(constant)
 
 
-def _reassociation_of(op: tensor.CollapseShapeOp) -> list[list[int]]:
-    return [[i.value.data for i in group.data] for group in op.reassociation.data]
-
-
 class SinkGroupedConvCollapse(RewritePattern):
     """A grouped conv's `collapse_shape` of (g, og) into the output channels, read by an
     all-parallel generic of its group, moves after that generic, which then runs over
@@ -1576,7 +1573,7 @@ class SinkGroupedConvCollapse(RewritePattern):
         user = next((u for u in users if _sinkable_into(u, op, group)), None)
         if user is None:
             return
-        groups = _reassociation_of(op)
+        groups = reassociation_groups(op)
         fine = shape_of(op.src)
         rank = len(fine)
 
@@ -1586,7 +1583,7 @@ class SinkGroupedConvCollapse(RewritePattern):
             source = value.owner
             if (
                 isinstance(source, tensor.CollapseShapeOp)
-                and _reassociation_of(source) == groups
+                and reassociation_groups(source) == groups
                 and shape_of(source.src) == fine
                 and indexing == AffineMap.identity(len(groups))
             ):

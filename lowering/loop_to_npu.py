@@ -40,9 +40,10 @@ from ziggurat.ir.contraction import is_contraction
 from ziggurat.lowering.loop_to_npu_gather import lower_gather, match_gather
 from ziggurat.lowering.loop_to_npu_matrix import lower_contraction
 from ziggurat.lowering.loop_to_npu_vector import copy_layout, emit_copy, lower_vector_op
-from ziggurat.lowering.loop_to_npu_views import Emitter, reassociation_groups, view_of
+from ziggurat.lowering.loop_to_npu_views import Emitter, view_of
 from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.npu import pass_machine
+from ziggurat.transforms.tile.builders import reassociation_groups
 
 
 def emitter_before(op: Operation, rewriter: PatternRewriter) -> Emitter:

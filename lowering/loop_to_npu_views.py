@@ -25,6 +25,7 @@ from xdsl.rewriter import InsertPoint
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects.npu import row_major_strides
 from ziggurat.transforms.loop.buffers import kept_dims
+from ziggurat.transforms.tile.builders import reassociation_groups
 
 
 @dataclass(frozen=True)
@@ -160,11 +161,6 @@ def _subview(parent: View, op: memref.SubviewOp) -> View:
         if i in kept
     ]
     return view.with_dims(dims)
-
-
-def reassociation_groups(op: memref.AlterShapeOperation) -> list[list[int]]:
-    """The dims of the expanded shape that each dim of the collapsed one stands for."""
-    return [[d.value.data for d in group.data] for group in op.reassociation.data]
 
 
 def _expanded(parent: View, op: memref.ExpandShapeOp) -> View:

@@ -320,6 +320,12 @@ def _reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr:
     return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in group]) for group in groups])
 
 
+def reassociation_groups(op: Operation) -> list[list[int]]:
+    """The dims of the expanded shape that each dim of the collapsed one stands for, of a
+    tensor's or memref's collapse_shape or expand_shape."""
+    return [[d.value.data for d in group.data] for group in op.reassociation.data]
+
+
 def collapse_shape(value: SSAValue, groups: Sequence[Sequence[int]], result_type: TensorType):
     return tensor.CollapseShapeOp(
         operands=[value],
