@@ -247,8 +247,7 @@ class TransposeOfTranspose(RewritePattern):
 
 
 def _one_element_constant(value: SSAValue) -> bool:
-    shape = value.type.get_shape() if hasattr(value.type, "get_shape") else None
-    return isinstance(value.owner, ConstantOp) and shape is not None and all(d == 1 for d in shape)
+    return isinstance(value.owner, ConstantOp) and all(d == 1 for d in value.type.get_shape())
 
 
 class ScalarOpOfTranspose(RewritePattern):
@@ -272,9 +271,8 @@ class ScalarOpOfTranspose(RewritePattern):
                 and len(other.type.get_shape()) <= len(transpose.input.type.get_shape())
             ):
                 inner = [transpose.input, other] if index == 0 else [other, transpose.input]
+                # `c`'s dims are 1 and no more than `x`'s: the op keeps `x`'s shape.
                 moved = type(op).build_inferred(inner)
-                if moved.results[0].type.get_shape() != transpose.input.type.get_shape():
-                    return
                 rewriter.insert_op(moved)
                 rewriter.replace(
                     op, TransposeOp.build_inferred([moved.results[0]], {"perm": transpose.perm})
@@ -299,11 +297,8 @@ class LeadingUnitsOfTranspose(RewritePattern):
         units = len(after) - len(before)
         if units <= 0 or after[units:] != before or any(d != 1 for d in after[:units]):
             return
-        source = transpose.input
-        shape = (1,) * units + tuple(source.type.get_shape())
-        expanded = UnsqueezeOp.build_inferred([source], {"axes": int_array(list(range(units)))})
-        if tuple(expanded.results[0].type.get_shape()) != shape:
-            return
+        axes = {"axes": int_array(list(range(units)))}
+        expanded = UnsqueezeOp.build_inferred([transpose.input], axes)
         perm = [*range(units), *(units + axis for axis in transpose.perm.get_values())]
         rewriter.insert_op(expanded)
         rewriter.replace(

@@ -836,10 +836,6 @@ def templates(made: int, size: int) -> np.ndarray:
     return images
 
 
-def image(size: int, train_size: int | None) -> SyntheticImages:
-    return SyntheticImages(size, train_size)
-
-
 def bert_tokens(c: TextConfig) -> Callable[[np.random.Generator], dict[str, np.ndarray]]:
     def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
         types = np.zeros((1, c.length), np.int64)
@@ -862,7 +858,7 @@ def gpt_tokens(c: TextConfig) -> Callable[[np.random.Generator], dict[str, np.nd
 def corpus(size: str) -> dict[str, Spec]:
     full = size == "full"
     res, classes = (224, 1000) if full else (32, 10)
-    img = image(res, 64 if full else res)
+    img = SyntheticImages(res, 64 if full else res)
     bert = (
         TextConfig(30522, 512, 128, 768, 12, 12, 3072, 2)
         if full
@@ -945,7 +941,7 @@ def corpus(size: str) -> dict[str, Spec]:
         ),
         "vit": Spec(
             lambda: ViT(*vit, classes),
-            image(vit[0], None if full else vit[0]),
+            SyntheticImages(vit[0], None if full else vit[0]),
             "logits",
             "ViT (ViT-S/16 full): patchify conv, class token, pre-norm nn.MultiheadAttention",
         ),
