@@ -307,9 +307,52 @@ def test_a_group_repeated_takes_the_smaller_tile_in_the_same_retry(twins, caplog
     assert 'memref<1x64x7x14xf32, "rf">' not in str(module)
 
 
+STEM_AFTER_A_CAST = """
+func.func @main(%x: tensor<1x3x224x224xf32>, %w: tensor<32x3x3x3xf16>, %b: tensor<32xf16>) -> tensor<1x32x112x112xf16> {
+  %h = graph.cast %x : tensor<1x3x224x224xf32> -> tensor<1x3x224x224xf16> loc("stem")
+  %c = graph.conv2d %h, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x224x224xf16>, tensor<32x3x3x3xf16>, tensor<32xf16>) -> tensor<1x32x112x112xf16> loc("stem")
+  %y = graph.clip %c {min = 0.000000e+00 : f32, max = 6.000000e+00 : f32} : tensor<1x32x112x112xf16> loc("stem")
+  func.return %y : tensor<1x32x112x112xf16>
+}"""
+"""MobileNetV2's stem on tensorcore as `--precision auto` gives it: the cast of the f32 image to f16 is
+a group of its own with the conv's location (graph-convert-float gives it that of the op it serves)."""
+
+
+def _retries(caplog) -> list[str]:
+    return [record.getMessage().rsplit(": ", 1)[-1] for record in caplog.records]
+
+
+def test_the_group_with_the_most_ops_at_the_location_is_shrunk_by_the_oversubscription(caplog):
+    """The conv's f32 accumulators overflow 'rf' (290,304 bytes live at once for 262,144): the conv's
+    group takes a tile with at most 262,144/290,304 of its output points in one retry (the cast's
+    group, also at "stem", is left alone; before, 12 retries halved the cast's tile down to 1x1x1x1
+    and 4 more took one output row off the conv's each)."""
+    module = parse_source(default_context(), STEM_AFTER_A_CAST, "<stem>")
+    with caplog.at_level(logging.INFO, logger="ziggurat.transforms.tile.fit"):
+        apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
+    assert _retries(caplog) == ["tile.sizes [1, 8, 9, 112, 3, 3, 3] -> [1, 8, 5, 112, 3, 3, 3]"]
+
+
+def test_a_group_whose_smaller_tile_changed_nothing_gets_its_tile_back(caplog, monkeypatch):
+    """Tried first (here by taking the groups in program order), the cast's smaller tile leaves the
+    conv's failure as it was: the cast gets its tile back and the conv's is shrunk instead."""
+    monkeypatch.setattr(fit, "_ops_at", lambda group, location: 0)
+    module = parse_source(default_context(), STEM_AFTER_A_CAST, "<stem>")
+    with caplog.at_level(logging.INFO, logger="ziggurat.transforms.tile.fit"):
+        apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
+    assert _retries(caplog) == [
+        "tile.sizes [1, 1, 56, 224] -> [1, 1, 28, 224]",
+        "the failure did not change",
+        "tile.sizes [1, 8, 9, 112, 3, 3, 3] -> [1, 8, 5, 112, 3, 3, 3]",
+    ]
+    assert 'memref<1x8x5x112xf32, "rf">' in str(module)
+
+
 def test_when_every_smaller_tile_is_refused_the_lowering_error_says_why(monkeypatch):
     monkeypatch.setattr(
-        fit, "_smaller", lambda group, root, current, machine, space: [[1, 64, 4, 14, 64, 1, 1]]
+        fit,
+        "_smaller",
+        lambda group, root, current, machine, space, oversubscribed: [[1, 64, 4, 14, 64, 1, 1]],
     )
     module = parse_source(default_context(), CONV1X1_1024, "<conv>")
     with pytest.raises(DiagnosticError) as raised:

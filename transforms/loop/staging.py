@@ -113,6 +113,8 @@ def check_fits(machine: Machine, op: Operation, what: str, memref_type: MemRefTy
             f"{what}, {memref_type} ({byte_size(memref_type)} bytes), does not fit "
             f"'{space}' ({capacity} bytes) on machine '{machine.name}'",
             space,
+            byte_size(memref_type),
+            capacity,
         )
 
 

@@ -270,7 +270,23 @@ def _place(buffer: _Buffer, placed: Iterable[_Buffer], alignment: int) -> int:
     return offset
 
 
-def _check_fits(buffer: _Buffer, machine: Machine) -> None:
+def _peak_bytes(group: list[_Buffer]) -> int:
+    """The most bytes of `group` (one space) live at one program position: what any plan needs at
+    least, whatever the buffers that happened to be placed before the one that did not fit."""
+    events = sorted(
+        (position, size)
+        for buffer in group
+        for start, end in buffer.ranges
+        for position, size in ((start, buffer.size), (end + 1, -buffer.size))
+    )
+    live = peak = 0
+    for _, size in events:  # at one position, frees (negative) sort before allocations
+        live += size
+        peak = max(peak, live)
+    return peak
+
+
+def _check_fits(buffer: _Buffer, group: list[_Buffer], machine: Machine) -> None:
     capacity = machine.memories[buffer.space].capacity
     if buffer.offset + buffer.size <= capacity:
         return
@@ -282,6 +298,8 @@ def _check_fits(buffer: _Buffer, machine: Machine) -> None:
         f"buffer {buffer.name} of {buffer.size} bytes does not fit in '{buffer.space}' (capacity {capacity} bytes "
         f"on machine '{machine.name}'): live with it are {others}; {total} bytes in all",
         buffer.space,
+        max(total, _peak_bytes(group)),
+        capacity,
     )
 
 
@@ -388,7 +406,7 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
                 group, space.capacity, space.alignment, order, own_bytes_first=False
             )
             if overflow is not None:
-                _check_fits(overflow, machine)
+                _check_fits(overflow, group, machine)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
             _replace_alloc(buffer.op, buffer.offset)

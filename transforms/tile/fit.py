@@ -45,18 +45,27 @@ class DoesNotFit(DiagnosticError):
         group: str | None,
         location: Attribute | None,
         space: str | None,
+        oversubscribed: float | None = None,
     ):
         super().__init__(diagnostic)
         self.group = group
         self.location = location
         self.space = space
+        self.oversubscribed = oversubscribed
+        """The bytes the space was asked for over its capacity, where known (> 1)."""
 
 
-def does_not_fit(op: Operation, message: str, space: str) -> DoesNotFit:
-    """The error to raise at `op` for a buffer of it that does not fit `space`: `apply_passes` retries its group."""
+def does_not_fit(
+    op: Operation, message: str, space: str, needed: int | None = None, capacity: int | None = None
+) -> DoesNotFit:
+    """The error to raise at `op` for a buffer of it that does not fit `space`: `apply_passes` retries
+    its group, with a tile smaller in the ratio `needed` / `capacity` (bytes) where they are given."""
     group = op.attributes.get(GROUP_ATTR)
     group_name = group.data if group is not None else None
-    return DoesNotFit(diagnostic_at(op, "error", message), group_name, op.location, space)
+    oversubscribed = needed / capacity if needed and capacity else None
+    return DoesNotFit(
+        diagnostic_at(op, "error", message), group_name, op.location, space, oversubscribed
+    )
 
 
 def _tile_and_fuse_machine(one_pass: ModulePass) -> str | None:
@@ -147,7 +156,7 @@ def _with_note(error: DoesNotFit, note: str) -> DoesNotFit:
         first.notes,
         first.name,
     )
-    return DoesNotFit(changed, error.group, error.location, error.space)
+    return DoesNotFit(changed, error.group, error.location, error.space, error.oversubscribed)
 
 
 class FittingPipeline(PassPipeline):
@@ -185,6 +194,8 @@ class _Retry:
         self.last: tuple[Operation, list[int], DoesNotFit] | None = None
         """The root given a smaller tile last, the tile it had, and the error that made it smaller."""
         self.rejected: dict[Operation, list[list[int]]] = {}
+        self.innocent: dict[tuple[str, str | None], set[Operation]] = {}
+        """By failure site: the roots whose smaller tile left that failure unchanged."""
         self.twins: list[Operation] = []
         """The roots of the groups like the one given a smaller tile last, with the tile it had: they
         take each tile it takes (a layer repeated in a network fails alike, and would otherwise be
@@ -203,15 +214,22 @@ class _Retry:
                 error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting"
             )
         groups = _groups(module)
+        self._clear_if_innocent(error)
+        innocent = self.innocent.get(_failure_site(error), set())
         found = [group for group in groups if _holds(group, error)]
+        found = [group for group in found if _current(group, self.machine)[0] not in innocent]
         if not found:
             raise error
+        # Ops a lowering adds for a group's operand (a cast to the computing type) carry the
+        # location of the op they serve: the group with the most ops there is the likeliest owner.
+        found.sort(key=lambda group: -_ops_at(group, error.location))
         smallest = None
         for group in found:
             root, current = _current(group, self.machine)
-            if self._try(
-                root, current, _smaller(group, root, current, self.machine, error.space), error
-            ):
+            smaller = _smaller(
+                group, root, current, self.machine, error.space, error.oversubscribed
+            )
+            if self._try(root, current, smaller, error):
                 self.twins = _twins(groups, group, current, self.machine)
                 self._follow(root)
                 return
@@ -223,6 +241,23 @@ class _Retry:
             f"this is the smallest legal tile of group '{name}' (tile.sizes = [{', '.join(map(str, current))}])",
         )
 
+    def _clear_if_innocent(self, error: DoesNotFit) -> None:
+        """When the tile given last left the failure exactly as it was (the same buffers live in the
+        same space at the same op), its group is not what overflows there: it gets its tile back and
+        is not shrunk for this failure again."""
+        if self.last is None:
+            return
+        root, before, last_error = self.last
+        if _failure_site(last_error) != _failure_site(error) or (
+            last_error.diagnostics[0].message != error.diagnostics[0].message
+        ):
+            return
+        LOG.info("tile.sizes of %s back to %s: the failure did not change", root.name, before)
+        set_sizes(root, before)
+        self._follow(root)
+        self.innocent.setdefault(_failure_site(error), set()).add(root)
+        self.last = None
+
     def reject(self, module: ModuleOp) -> bool:
         """The lowering refused the tile given last: give its group the next smaller one instead
         (False: there is none, the group's tile is back to the one that did not fit)."""
@@ -231,9 +266,8 @@ class _Retry:
         self.rejected.setdefault(root, []).append(list(root.attributes[SIZES_ATTR].get_values()))
         set_sizes(root, before)
         group = next(group for group in _groups(module) if root in group.ops)
-        tried = self._try(
-            root, before, _smaller(group, root, before, self.machine, error.space), error
-        )
+        smaller = _smaller(group, root, before, self.machine, error.space, error.oversubscribed)
+        tried = self._try(root, before, smaller, error)
         self._follow(root)
         return tried
 
@@ -265,6 +299,15 @@ class _Retry:
         self.last = root, current, error
         set_sizes(root, sizes)
         return True
+
+
+def _ops_at(group: Group, location: Attribute | None) -> int:
+    return sum(op.location == location for op in group.ops)
+
+
+def _failure_site(error: DoesNotFit) -> tuple[str, str | None]:
+    """Where a buffer did not fit: the op it was for (its group, else its location) and the space."""
+    return error.group or str(error.location), error.space
 
 
 def _signature(group: Group) -> tuple:
@@ -329,13 +372,20 @@ def _current(group: Group, machine: Machine) -> tuple[Operation, list[int]]:
 
 
 def _smaller(
-    group: Group, root: Operation, current: list[int], machine: Machine, space: str | None
+    group: Group,
+    root: Operation,
+    current: list[int],
+    machine: Machine,
+    space: str | None,
+    oversubscribed: float | None = None,
 ) -> list[list[int]]:
     """The tiles smaller than `current` to try, next first.
 
     A contraction: the tuner's candidates no larger in any loop. Where the space that overflowed holds
     output tiles (the vector space, the accumulator's), the output tile must shrink: those with fewer
-    output points, the most first, the longest reduction among them; elsewhere (operand spaces), the
+    output points, the most first, the longest reduction among them, and when the space was asked for
+    `oversubscribed` times its capacity, first those with at most 1/`oversubscribed` of the points (the
+    output tiles scale with them: one retry instead of one per step); elsewhere (operand spaces), the
     largest tile first. A vector group: its outermost loop that can shrink, halved (then the next)."""
     if root is group.anchor:
         points = _parallel_points(root, current)
@@ -351,6 +401,9 @@ def _smaller(
             return largest_first
         fewer = [c for c in smaller if _parallel_points(root, c) < points]
         fewer.sort(key=lambda c: (_parallel_points(root, c), math.prod(c), c), reverse=True)
+        if oversubscribed is not None:
+            enough = [c for c in fewer if _parallel_points(root, c) * oversubscribed <= points]
+            fewer = enough + [c for c in fewer if c not in enough]
         return fewer + [c for c in largest_first if c not in fewer]
     analysis = analyze(group)
     domain = tiling_of(root).domain(root)
