@@ -221,3 +221,45 @@ def test_an_empty_corpus_without_torch_says_how_to_generate_it(tmp_path: Path):
         DiagnosticError, match=r"no models in .* cannot import torch .*pip install torch==2\.13\.0"
     ):
         conformance.main(["--corpus", str(tmp_path), "--torch-python", "false"])
+
+
+def write_quantized_corpus_model(folder: Path, stored_first: float) -> None:
+    """qdq.onnx: x -> QuantizeLinear (scale 0.5, uint8) -> DequantizeLinear, with the input 1.25 first,
+    half-way between two steps (the definition rounds it to 1.0, half to even); the stored output
+    says `stored_first` there, as an implementation rounding its sum the other way would."""
+    parameters = [
+        numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+        numpy_helper.from_array(np.array(0, np.uint8), "z"),
+    ]
+    graph = helper.make_graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+            helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]),
+        ],
+        "qdq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        parameters,
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "qdq.onnx"
+    )
+    np.savez(folder / "qdq.inputs.npz", x=np.array([[1.25, 3.0, 0.7, 9.0]], np.float32))
+    np.savez(folder / "qdq.outputs.npz", y=np.array([[stored_first, 3.0, 0.5, 9.0]], np.float32))
+
+
+def test_a_quantized_model_passes_where_it_differs_from_onnxruntime_only_at_ties(tmp_path: Path):
+    """The stored 1.5 differs from the npu's 1.0 by a step, beyond the f32 tolerance, so the integers
+    are checked against the definition layer by layer (ziggurat.testing.rounding_ties): the npu's
+    are the definition's, and the row passes, with the check's account in the table's notes."""
+    write_quantized_corpus_model(tmp_path, 1.5)
+    table = tmp_path / "corpus.md"
+    assert conformance.main(["--corpus", str(tmp_path), "--table", str(table)]) == 0
+    (row,) = json.loads(table.with_suffix(".json").read_text())["models"]
+    assert row["npu_passed"] is True and row["failure"] is None
+    assert row["rounding"] == (
+        "npu: 0 of 4 quantized values differ from the definition, in 0 of 1 QuantizeLinear nodes; "
+        "0 at rounding ties"
+    )
+    text = table.read_text()
+    assert "| pass (ties) |" in text and "- qdq on davinci: npu: 0 of 4" in text
