@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
@@ -26,6 +28,8 @@ from xdsl.irdl import (
     result_def,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.dtypes import to_numpy_dtype
 
 
 @irdl_attr_definition
@@ -171,6 +175,27 @@ Loop = Dialect("loop", [CopyAsyncOp, CopyOp, WaitOp], [TokenType])
 # `%result0`, `%result1`, ... after its inputs (what tile-to-loop writes), which the interpreters and
 # the differential checks fill and read back.
 _OUTPUT_ARGUMENT = re.compile(r"result\d+")
+
+
+ABI_ELEMENT_TYPE = "ziggurat.element_type"
+"""The argument attribute giving the element type a caller reads and writes a memref argument of
+signless integers as (`ui8` for a model's uint8 input or output): buffers hold signless integers,
+as arith computes on them, and the signedness is the caller's."""
+
+
+def declared_element_types(function: func.FuncOp) -> list[Attribute | None]:
+    """Per argument of `function`: its `ABI_ELEMENT_TYPE`, or None."""
+    count = len(function.function_type.inputs.data)
+    if function.arg_attrs is None:
+        return [None] * count
+    return [attrs.data.get(ABI_ELEMENT_TYPE) for attrs in function.arg_attrs.data]
+
+
+def as_declared(array: np.ndarray, element_type: Attribute | None) -> np.ndarray:
+    """`array` (an argument's signless integers) viewed as the caller's `element_type`."""
+    if element_type is None:
+        return array
+    return array.view(to_numpy_dtype(element_type))
 
 
 def output_argument_name(index: int) -> str:

@@ -1109,12 +1109,31 @@ class VecReluOp(UnaryVectorOperation):
 
 @irdl_op_definition
 class VecCastOp(UnaryVectorOperation):
-    """dst = src converted to dst's element type (floats round to nearest even; to integers, rounded and saturated)."""
+    """dst = src converted to dst's element type (floats round to nearest even; to integers, rounded and saturated).
+
+    Integer buffers are signless; `unsigned = "src"` reads the source's integers as unsigned
+    (zero-extending, as Ascend's vconv from u8), `unsigned = "dst"` converts to unsigned
+    integers (saturating to [0, 2^bits - 1]) and stores their bits.
+    """
 
     name = "npu.vec.cast"
 
+    unsigned = opt_prop_def(StringAttr)
+
+    SIDES: ClassVar[tuple[str, ...]] = ("src", "dst")
+
     def verify_types(self, element_types: list[Attribute]) -> None:
-        pass  # any pair of numeric element types; buffer_type already required them
+        # any pair of numeric element types; buffer_type already required them
+        if self.unsigned is None:
+            return
+        side = self.unsigned.data
+        if side not in self.SIDES:
+            raise VerifyException(f'npu.vec.cast: unsigned is "src" or "dst", got "{side}"')
+        element = element_types[self.SIDES.index(side)]
+        if not isinstance(element, IntegerType):
+            raise VerifyException(
+                f'npu.vec.cast: unsigned = "{side}" needs an integer {side}, got {element}'
+            )
 
 
 @irdl_op_definition

@@ -277,10 +277,12 @@ def run_loop_function(
     pending = iter(inputs)
     arguments: list[np.ndarray] = []
     outputs: dict[str, np.ndarray] = {}
-    for name, arg_type in zip(names, func_op.function_type.inputs.data):
+    declared = loop.declared_element_types(func_op)
+    for name, arg_type, element_type in zip(names, func_op.function_type.inputs.data, declared):
         if loop.is_output_argument(name, arg_type):
-            outputs[name] = _unwritten(arg_type)
-            arguments.append(outputs[name])
+            buffer = _unwritten(arg_type)
+            outputs[name] = loop.as_declared(buffer, element_type)  # a view: the run fills it
+            arguments.append(buffer)
             continue
         array = next(pending, None)
         if array is None:
@@ -289,6 +291,12 @@ def run_loop_function(
                 f"@{func_op.sym_name.data} needs an input for argument '{name}'; too few inputs",
             )
         array = np.array(array)  # the caller's array stays untouched; ours is read-only
+        if (
+            element_type is not None
+        ):  # the caller's unsigned integers, as the signless buffer holds them
+            array = array.astype(to_numpy_dtype(element_type)).view(
+                to_numpy_dtype(arg_type.get_element_type())
+            )
         array.flags.writeable = False
         arguments.append(array)
     if next(pending, None) is not None:

@@ -35,7 +35,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
-from ziggurat.dialects import graph, npu
+from ziggurat.dialects import graph, loop, npu
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.interpreters.interpreter import argument_names, find_function
 from ziggurat.interpreters.timing import (
@@ -203,8 +203,13 @@ def run_npu(
         if max_cycles is not None and timeline.cycles > max_cycles:
             raise _past_max_cycles(entry, max_cycles, timeline)
     arguments = {
-        name: memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape)).copy()
-        for name, buffer in zip(names, memory.arguments.values())
+        name: loop.as_declared(
+            memory.view(buffer, 0, buffer.shape, npu.row_major_strides(buffer.shape)).copy(),
+            declared,
+        )
+        for name, buffer, declared in zip(
+            names, memory.arguments.values(), loop.declared_element_types(entry)
+        )
     }
     outputs = [arguments[name] for name in names if name not in given] or list(arguments.values())
     core_stats = [timeline.finish() for timeline in timelines]
@@ -946,7 +951,10 @@ class _Executor:
         assert isinstance(plan, _VectorPlan)
         views, accesses = zip(*(self._window(op, env, w) for w in plan.operands))
         *sources, target = views
-        target[...] = convert(_vector_result(op, sources, target.dtype), target.dtype)
+        if isinstance(op, npu.VecCastOp) and op.unsigned is not None:
+            _unsigned_cast(op.unsigned.data, sources[0], target)
+        else:
+            target[...] = convert(_vector_result(op, sources, target.dtype), target.dtype)
         self.timeline.issue(
             op, self.machine.vector.pipe, plan.cycles, accesses[:-1], accesses[-1:], plan.flops
         )
@@ -1062,6 +1070,16 @@ _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "rsqrt": lambda x: 1 / np.sqrt(x),
     "relu": lambda x: np.maximum(x, 0),
 }
+
+
+def _unsigned_cast(side: str, source: np.ndarray, target: np.ndarray) -> None:
+    """`npu.vec.cast` with `unsigned`: the source's integers read as unsigned ("src"), or the
+    result converted to unsigned integers whose bits are stored ("dst")."""
+    if side == "src":
+        target[...] = convert(source.view(source.dtype.str.replace("i", "u")), target.dtype)
+    else:
+        unsigned = np.dtype(target.dtype.str.replace("i", "u"))
+        target[...] = convert(source, unsigned).view(target.dtype)
 
 
 def _vector_result(

@@ -46,6 +46,8 @@ _UNARY: dict[type[Operation], type[npu.VectorOperation]] = {
     arith.ExtFOp: npu.VecCastOp, arith.TruncFOp: npu.VecCastOp, arith.SIToFPOp: npu.VecCastOp,
     arith.FPToSIOp: npu.VecCastOp, arith.ExtSIOp: npu.VecCastOp, arith.TruncIOp: npu.VecCastOp,
 }  # fmt: skip
+_UNSIGNED_CASTS = (arith.ExtUIOp, arith.UIToFPOp, arith.FPToUIOp)
+"""Conversions from or to unsigned integers: `npu.vec.cast` with `unsigned` (buffers are signless)."""
 _REDUCTIONS: dict[type[Operation], tuple[str, type[npu.VectorOperation]]] = {
     arith.AddfOp: ("sum", npu.VecAddOp), arith.AddiOp: ("sum", npu.VecAddOp),
     arith.MaximumfOp: ("max", npu.VecMaxOp), arith.MaxnumfOp: ("max", npu.VecMaxOp),
@@ -302,6 +304,13 @@ def _lower_elementwise(
         return
     if isinstance(body_op, math.RoundEvenOp) and isinstance(sources[0], View):
         _round_even(emitter, op, machine, sources[0], dst)
+        return
+    if isinstance(body_op, _UNSIGNED_CASTS) and isinstance(sources[0], View):
+        _require_vector(op, machine, npu.VecCastOp, [sources[0], dst])
+        side = "dst" if isinstance(body_op, arith.FPToUIOp) else "src"
+        emit_vector(
+            emitter, op, machine, npu.VecCastOp, [sources[0]], dst, unsigned=StringAttr(side)
+        )
         return
     kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
     buffers = [s for s in sources if isinstance(s, View)]

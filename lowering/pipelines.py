@@ -39,17 +39,26 @@ def check_options(pipeline: str, options: PipelineOptions, known: Mapping[str, s
 GRAPH_LAYOUTS = ("NCHW", "NHWC")
 
 
+GROUP_LOOP_CHANNELS = 16
+"""The most output channels per group of a grouped conv that `graph-opt` leaves to `graph-to-tile`'s
+group loop: the output then is written as channel g * og + c, and `tile-decompose-conv` reads that
+only when og is one tile (no preset's matrix unit tiles N finer than 16; RegNet's groups are 8 or
+16 wide). Wider groups (AlexNet's 2 of 192, ShuffleNet v1's) are one conv each."""
+
+
 def graph_opt(options: PipelineOptions) -> str:
     """Graph-level optimization: fold constants, simplify, fold batch norms into the
     convs/GEMMs before them (after folding, so their parameters are constants), drop
     what became dead or duplicate, then group ops for fusion last, as the groups hide
     their members from the passes before.
 
-    A grouped conv stays one op (`graph-to-tile` lowers it to one contraction whose
-    groups are a loop). Option `layout=NHWC` also converts the spatial ops with
+    A grouped conv with at most `GROUP_LOOP_CHANNELS` output channels per group stays
+    one op (`graph-to-tile` lowers it to one contraction whose groups are a loop); one
+    with more is split into one conv per group (`graph-split-grouped-conv`), each then a
+    conv that fills the matrix unit. Option `layout=NHWC` also converts the spatial ops with
     `graph-layout` (which cancels the transposes it can) after the batch norms are
-    folded, as a batch norm stays NCHW, and first splits each grouped conv with several
-    output channels per group into one conv per group (`graph-split-grouped-conv`).
+    folded, as a batch norm stays NCHW, and first splits every grouped conv with several
+    output channels per group into one conv per group.
     Option `machine=M` (what `compile` passes) also gives a strided conv over few
     channels its space-to-depth input where that saves M's matrix unit work
     (`graph-space-to-depth{machine=M}`, with the weights final; their
@@ -87,6 +96,9 @@ def graph_opt(options: PipelineOptions) -> str:
         # not contiguous in its innermost dim): such convs are still split, one per group.
         passes.insert(passes.index("graph-fold-batch-norm") + 1, "graph-split-grouped-conv")
         passes.append(f"graph-layout{{layout={layout}}}")
+    else:
+        split = f"graph-split-grouped-conv{{min-out-per-group={GROUP_LOOP_CHANNELS + 1}}}"
+        passes.insert(passes.index("graph-fold-batch-norm") + 1, split)
     return ",".join([*passes, "cse", "dce", "graph-fuse"])
 
 

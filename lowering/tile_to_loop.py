@@ -12,8 +12,10 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FloatAttr,
     IntAttr,
     IntegerAttr,
@@ -34,13 +36,14 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.diagnostics import error_at
-from ziggurat.dialects import loop
+from ziggurat.dialects import loop, tile
 from ziggurat.dialects.npu import MACHINE_ATTR
 from ziggurat.dialects.tile import GROUP_ATTR
 from ziggurat.dtypes import is_splat, to_numpy_dtype
 from ziggurat.locations import locate
 from ziggurat.machine import Machine, load_machine
 from ziggurat.transforms.loop.buffers import kept_dims
+from ziggurat.transforms.tile.builders import is_signless, signless
 
 Dest = Callable[[Operation], SSAValue | None]
 """Where a tensor value would best be computed: the buffer, made before the given op, or None
@@ -62,6 +65,10 @@ def _static_tensor(value: SSAValue, op: Operation) -> TensorType:
             op, f"tile-to-loop needs static shapes; '{op.name}' has the dynamic type {value_type}"
         )
     return value_type
+
+
+def _signless_tensor(tensor_type: TensorType) -> TensorType:
+    return TensorType(signless(tensor_type.get_element_type()), tensor_type.get_shape())
 
 
 def _memref(tensor_type: TensorType, space: str | None) -> MemRefType:
@@ -296,6 +303,9 @@ class _Bufferizer:
     outputs: list[BlockArgument] = field(default_factory=list)
     concats: set[SSAValue] = field(default_factory=set)
     """Concat destinations: whole tensors that no tile loop covers, so never local."""
+    declared: dict[BlockArgument, Attribute] = field(default_factory=dict)
+    """Arguments whose memref holds signless integers for a signed or unsigned tensor: the
+    element type the function's caller reads and writes (`loop.ABI_ELEMENT_TYPE`)."""
 
     # -- destinations -------------------------------------------------------
 
@@ -318,6 +328,9 @@ class _Bufferizer:
             elif isinstance(op, tensor.CollapseShapeOp):
                 if op.result in self.preferred and op.src.has_one_use():
                     self._prefer(op.src, self._expanded(op))
+            elif isinstance(op, tile.BitcastOp):  # the same buffer, read another way
+                if op.result in self.preferred and op.source.has_one_use():
+                    self._prefer(op.source, self.preferred[op.result])
             elif isinstance(op, scf.ForOp):
                 self._propagate_loop(op)
 
@@ -506,25 +519,59 @@ class _Bufferizer:
         for arg in self.tensor_args:
             block.erase_arg(arg, safe_erase=not _only_detached_users(arg))
         function.function_type = func.FunctionType.from_lists([a.type for a in block.args], [])
+        self._argument_attributes(function)
 
     def _signature(self, function: func.FuncOp) -> list[BlockArgument]:
         """Arguments to global memrefs, results to appended `%result<i>` arguments."""
         block = function.body.block
         for arg in block.args:
             if isinstance(arg.type, TensorType):
+                tensor_type = _static_tensor(arg, function)
                 memref_arg = block.insert_arg(
-                    _memref(_static_tensor(arg, function), self.space), arg.index
+                    _memref(_signless_tensor(tensor_type), self.space), arg.index
                 )
                 memref_arg.name_hint = arg.name_hint
+                self._declare(memref_arg, tensor_type)
                 self.buffers[arg] = memref_arg
                 self.tensor_args.append(arg)  # dropped once its users are gone
         for index, result_type in enumerate(function.function_type.outputs.data):
             if not isinstance(result_type, TensorType):
                 raise error_at(function, f"tile-to-loop returns tensors only, got {result_type}")
-            arg = block.insert_arg(_memref(result_type, self.space), len(block.args))
+            arg = block.insert_arg(
+                _memref(_signless_tensor(result_type), self.space), len(block.args)
+            )
             arg.name_hint = loop.output_argument_name(index)
+            self._declare(arg, result_type)
             self.outputs.append(arg)
         return self.outputs
+
+    def _declare(self, arg: BlockArgument, tensor_type: TensorType) -> None:
+        element_type = tensor_type.get_element_type()
+        if not is_signless(element_type):
+            self.declared[arg] = element_type
+
+    def _argument_attributes(self, function: func.FuncOp) -> None:
+        """Each argument whose memref is signless for a signed or unsigned tensor says which
+        (`loop.ABI_ELEMENT_TYPE`), so that callers read and write its bytes as that type."""
+        if not self.declared:
+            return
+        function.arg_attrs = ArrayAttr(
+            [
+                DictionaryAttr(
+                    {loop.ABI_ELEMENT_TYPE: self.declared[arg]} if arg in self.declared else {}
+                )
+                for arg in function.body.block.args
+            ]
+        )
+
+    def _bitcast(self, op: tile.BitcastOp) -> None:
+        """Integers of one width read as signed, unsigned or signless: the same buffer (buffers hold
+        signless integers, as arith computes on them)."""
+        source, target = op.source.type.get_element_type(), op.result.type.get_element_type()
+        if signless(source) != signless(target):
+            raise error_at(op, f"tile-to-loop cannot bufferize a bitcast from {source} to {target}")
+        self.buffers[op.result] = self.buffers[op.source]
+        self.dead.append(op)
 
     def _convert_block(self, block: Block) -> None:
         for op in list(block.ops):
@@ -759,6 +806,7 @@ _HANDLERS: dict[type[Operation], Callable[[_Bufferizer, Operation], None]] = {
     tensor.ExpandShapeOp: _Bufferizer._reshape,
     tensor.ExtractOp: _Bufferizer._extract,
     scf.ForOp: _Bufferizer._for,
+    tile.BitcastOp: _Bufferizer._bitcast,
 }
 
 

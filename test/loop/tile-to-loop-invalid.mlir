@@ -27,8 +27,8 @@ func.func @pad_value(%x: tensor<4xf32>, %v: f32) -> tensor<6xf32> {
 
 // -----
 
-func.func @bitcast(%x: tensor<4xui8>) -> tensor<4xi8> {
-  // expected-error@+1 {{tile-to-loop cannot bufferize 'tile.bitcast'}}
-  %b = tile.bitcast %x : tensor<4xui8> to tensor<4xi8>
-  func.return %b : tensor<4xi8>
+func.func @bitcast(%x: tensor<4xi16>) -> tensor<4xf16> {
+  // expected-error@+1 {{tile-to-loop cannot bufferize a bitcast from i16 to f16}}
+  %b = tile.bitcast %x : tensor<4xi16> to tensor<4xf16>
+  func.return %b : tensor<4xf16>
 }

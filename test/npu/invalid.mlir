@@ -316,3 +316,23 @@ func.func @f(%x: memref<64xf32, "gm">) {
   }
   func.return
 }
+
+// -----
+
+func.func @f() {
+  %a = npu.buffer offset 0 : memref<64xf32, "ub">
+  %b = npu.buffer offset 256 : memref<64xf16, "ub">
+  // expected-error@+1 {{npu.vec.cast: unsigned = "dst" needs an integer dst, got f16}}
+  npu.vec.cast %a[0] -> %b[0] {unsigned = "dst"} : memref<64xf32, "ub"> -> memref<64xf16, "ub">
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  %a = npu.buffer offset 0 : memref<64xi8, "ub">
+  %b = npu.buffer offset 256 : memref<64xf32, "ub">
+  // expected-error@+1 {{npu.vec.cast: unsigned is "src" or "dst", got "both"}}
+  npu.vec.cast %a[0] -> %b[0] {unsigned = "both"} : memref<64xi8, "ub"> -> memref<64xf32, "ub">
+  func.return
+}

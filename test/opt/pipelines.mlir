@@ -5,9 +5,9 @@
 // RUN: ziggurat-opt -p 'graph-opt{layout=NHWC}' --print-pipeline | filecheck %s --check-prefix=NHWC
 // RUN: not ziggurat-opt -p 'graph-opt{fast=true}' --print-pipeline 2>&1 | filecheck %s --check-prefix=BAD-OPTION
 
-// PIPELINE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse
+// PIPELINE: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv{min-out-per-group=17},cse,dce,graph-fuse
 // NHWC: graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv,graph-layout{layout="NHWC"},cse,dce,graph-fuse
-// NESTED: cse,graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse,graph-unfuse
+// NESTED: cse,graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv{min-out-per-group=17},cse,dce,graph-fuse,graph-unfuse
 
 // BETWEEN:      IR after graph-fold-constants:
 // BETWEEN:      IR after graph-canonicalize:

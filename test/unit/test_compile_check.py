@@ -88,6 +88,49 @@ def test_check_compares_with_the_onnx_definition_on_a_qdq_conv(tmp_path: Path, c
     np.testing.assert_array_equal(ours, session.run(None, inputs)[0])
 
 
+def integer_io_conv_model() -> onnx.ModelProto:
+    """`qdq_conv_model` as a fully quantized model is deployed: the uint8 image in, the uint8
+    activations out (no QuantizeLinear of a float input, no DequantizeLinear of the output)."""
+    model = qdq_conv_model()
+    graph = model.graph
+    nodes = [n for n in graph.node if n.output[0] not in ("x_q", "y")]
+    nodes[0].input[0] = "x"  # the first DequantizeLinear reads the uint8 input
+    # The bias as quantize_static writes it: int32 at the scale x_scale * w_scale.
+    constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    bias_scale = (constants["x_scale"] * constants["w_scale"]).astype(np.float32)
+    bias = np.round(constants["bias"] / bias_scale).astype(np.int32)
+    graph.initializer.extend(
+        [numpy_helper.from_array(bias, "bias_q"), numpy_helper.from_array(bias_scale, "bias_scale")]
+    )
+    nodes.insert(
+        0,
+        helper.make_node("DequantizeLinear", ["bias_q", "bias_scale"], ["bias_dq"], axis=0),
+    )
+    next(n for n in nodes if n.op_type == "Conv").input[2] = "bias_dq"
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.input[0].type.tensor_type.elem_type = TensorProto.UINT8
+    graph.output[0].name = "y_q"
+    graph.output[0].type.tensor_type.elem_type = TensorProto.UINT8
+    return model
+
+
+@pytest.mark.parametrize("machine", ["davinci", "tensorcore"])
+def test_uint8_inputs_and_outputs_run_on_the_npu_bit_for_bit(tmp_path: Path, capsys, machine):
+    """Buffers hold signless integers; the uint8 arguments say how callers read them
+    (`ziggurat.element_type`), and the vector unit's conversions zero-extend and saturate
+    unsigned. Integers compare exactly: --check's bound is 0."""
+    path = tmp_path / "qdq_u8.onnx"
+    onnx.save(integer_io_conv_model(), path)
+    image = np.random.default_rng(2).integers(0, 256, (1, 8, 12, 12), dtype=np.uint8)
+    np.savez(tmp_path / "in.npz", x=image)
+    argv = [str(path), "--machine", machine, "--check", "--inputs", str(tmp_path / "in.npz")]
+    assert compile_main([*argv, "--outputs", str(tmp_path / "out.npz")]) == 0
+    assert "check passed: 1 output(s) match onnxruntime" in capsys.readouterr().out
+    ours = np.load(tmp_path / "out.npz")["y_q"]
+    assert ours.dtype == np.uint8 and ours.min() < 100 and ours.max() > 150
+
+
 def slice_model() -> onnx.ModelProto:
     """A Slice whose starts, ends and axes are graph inputs."""
     graph = helper.make_graph(

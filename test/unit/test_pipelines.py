@@ -23,7 +23,7 @@ def scratch_registry(monkeypatch):
 
 def test_graph_opt_expands_to_plain_passes():
     assert expand_pipeline("graph-opt") == (
-        "graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,cse,dce,graph-fuse"
+        "graph-fold-constants,graph-canonicalize,graph-fold-batch-norm,graph-split-grouped-conv{min-out-per-group=17},cse,dce,graph-fuse"
     )
     assert expand_pipeline("graph-fuse{max-ops=3},dce") == "graph-fuse{max-ops=3},dce"
 

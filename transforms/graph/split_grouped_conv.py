@@ -45,7 +45,10 @@ def _channel_slice(
 
 @dataclass(frozen=True)
 class SplitGroupedConv(RewritePattern):
-    """`conv2d {groups = g}` with O / g > 1 -> g convs on channel slices + `concat`."""
+    """`conv2d {groups = g}` with O / g >= `min_out_per_group` (and > 1) -> g convs on channel
+    slices + `concat`."""
+
+    min_out_per_group: int = 2
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, conv: Conv2dOp, rewriter: PatternRewriter, /):
@@ -53,7 +56,7 @@ class SplitGroupedConv(RewritePattern):
         layout = layout_of(conv.properties)
         out_channels, in_per_group = to_nchw(conv.weight.type.get_shape(), layout)[:2]
         out_per_group = out_channels // groups
-        if groups == 1 or out_per_group == 1:
+        if groups == 1 or out_per_group < max(2, self.min_out_per_group):
             return
         channel_axis = layout.index("C")
         properties = dict(conv.properties) | {"groups": i64_attr(1)}
@@ -83,7 +86,8 @@ class GraphSplitGroupedConvPass(ModulePass):
     slices of the input channels, the weights' and the bias' output channels, and
     `tile-to-loop` computes each straight into its slice of the concat; the IR grows
     with the number of groups. Depthwise convs (one output channel per group) are
-    left alone.
+    left alone, and so are convs with fewer than `min-out-per-group` output channels
+    per group (default 2: every other grouped conv is split).
 
         %y = graph.conv2d %x, %w, %b {groups = 2 : i64}
             : (tensor<1x8x5x5xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>
@@ -100,5 +104,9 @@ class GraphSplitGroupedConvPass(ModulePass):
 
     name = "graph-split-grouped-conv"
 
+    min_out_per_group: int = 2
+    """Split only convs with at least this many output channels per group."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(Located(SplitGroupedConv())).rewrite_module(op)
+        pattern = SplitGroupedConv(self.min_out_per_group)
+        PatternRewriteWalker(Located(pattern)).rewrite_module(op)
