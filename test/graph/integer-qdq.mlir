@@ -8,6 +8,8 @@
 // RUN: ziggurat-opt %s -p graph-integer-qdq,graph-fold-constants | ziggurat-run - --function gemm --inputs %t.gemm.npz --expect %t.gemm.ref.npz --rtol 0 --atol 0
 // RUN: ziggurat-run %s --function matmul --save-inputs %t.matmul.npz --outputs %t.matmul.ref.npz
 // RUN: ziggurat-opt %s -p graph-integer-qdq,graph-fold-constants | ziggurat-run - --function matmul --inputs %t.matmul.npz --expect %t.matmul.ref.npz --rtol 0 --atol 0
+// RUN: ziggurat-run %s --function other_bias_scale --save-inputs %t.bias.npz --outputs %t.bias.ref.npz
+// RUN: ziggurat-opt %s -p graph-integer-qdq,graph-fold-constants | ziggurat-run - --function other_bias_scale --inputs %t.bias.npz --expect %t.bias.ref.npz --rtol 0 --atol 0
 
 // BAD-MACHINE: error: unknown machine 'abacus'
 
@@ -113,12 +115,19 @@ func.func @matmul(%x: tensor<2x2x4xf32>) -> tensor<2x2x3xf32> {
 
 // -----
 
-// Left alone: weights that are no constant, a bias whose scale is not x_scale * w_scale, and a
-// conv whose float result is also returned.
+// Left alone: weights that are no constant, and a conv whose float result is also returned. A
+// bias whose scale is not x_scale * w_scale is no integer at the sum's scale: its f32 values are
+// added after the rescaling.
 // CHECK-LABEL: func.func @not_constant(
 // CHECK:         graph.matmul {{.*}} -> tensor<2x3xf32>
 // CHECK-LABEL: func.func @other_bias_scale(
-// CHECK:         graph.gemm {{.*}} -> tensor<2x3xf32>
+// CHECK:         %[[A:.*]] = graph.gemm {{.*}} : (tensor<2x4xi32>, tensor<3x4xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[A]] : tensor<2x3xi32> -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[R:.*]] = graph.mul %[[F]], %[[S]]
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<3.000000e-01> : tensor<3xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.add %[[R]], %[[B]] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    graph.quantize %[[T]]
 // CHECK-LABEL: func.func @shared(
 // CHECK:         graph.matmul {{.*}} -> tensor<2x3xf32>
 func.func @not_constant(%x: tensor<2x4xi8>, %w: tensor<4x3xi8>) -> tensor<2x3xi8> {

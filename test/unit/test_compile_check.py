@@ -251,3 +251,14 @@ def test_a_shape_computed_from_inputs_names_them(tmp_path: Path):
         in str(error.value)
     )
     assert compile_main([str(path), "--bind", "start=1,1", "--bind", "delta=1,5", "--check"]) == 0
+
+
+def test_a_qdq_conv_with_a_float_bias_is_exact_on_the_npu(tmp_path: Path, capsys):
+    """`qdq_conv_model`'s bias is float, no integer at the scale x_scale * w_scale (TensorRT-style
+    QDQ keeps it so): graph-integer-qdq adds it after the rescaling in f32, and the int8 product
+    with its exact sum still matches the definition bit for bit (it computed in f16 before)."""
+    path = tmp_path / "qdq.onnx"
+    onnx.save(qdq_conv_model(), path)
+    assert compile_main([str(path), "--machine", "davinci", "--check"]) == 0
+    printed = capsys.readouterr().out
+    assert "max abs error 0 " in printed and "check passed" in printed

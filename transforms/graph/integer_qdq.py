@@ -207,6 +207,25 @@ def _bias_integers(bias: SSAValue, scale: np.ndarray, channels: int) -> np.ndarr
     return q.astype(np.int64)
 
 
+def _float_bias(bias: SSAValue, channels: int) -> np.ndarray | None:
+    """A constant f32 bias (or DequantizeLinear of constants: its f32 values), per output
+    channel, else None."""
+    op = _through_copies(bias).owner
+    if isinstance(op, DequantizeOp):
+        q, scale, zero_point = (constant_array(v) for v in (op.input, op.scale, op.zero_point))
+        if q is None or scale is None or zero_point is None or scale.dtype != np.float32:
+            return None
+        if scale.size not in (1, q.size) or zero_point.size not in (1, q.size):
+            return None
+        difference = q.reshape(-1).astype(np.int64) - zero_point.reshape(-1).astype(np.int64)
+        values = (difference.astype(np.float32) * scale.reshape(-1)).astype(np.float32)
+    else:
+        values = constant_array(bias)
+    if values is None or values.dtype != np.float32 or values.size not in (1, channels):
+        return None
+    return np.ascontiguousarray(np.broadcast_to(values.reshape(-1), (channels,)))
+
+
 @dataclass(frozen=True)
 class IntegerQDQ(RewritePattern):
     """QuantizeLinear([Relu](Conv | Gemm | MatMul(DequantizeLinear(x), DequantizeLinear(w) [, bias])))
@@ -241,10 +260,16 @@ class IntegerQDQ(RewritePattern):
         x_zero = int(_centred(x.zero_point, x.q.type.get_element_type() == UI8)[0])
         scale = np.float32(x.scale[0]) * np.broadcast_to(w.scale, (channels,)).astype(np.float32)
         bias = np.zeros(channels, np.int64)
+        float_bias = None
         if contraction.bias is not None:
             bias = _bias_integers(contraction.bias, scale, channels)
             if bias is None:
-                return
+                # A float bias that is no integer multiple of the scale (TensorRT-style QDQ keeps
+                # the bias float): added to the rescaled sum in the f32 epilogue.
+                float_bias = _float_bias(contraction.bias, channels)
+                if float_bias is None:
+                    return
+                bias = np.zeros(channels, np.int64)
         channel_shape = [1] * w_ints.ndim
         channel_shape[contraction.channel_axis] = channels
         w_zero_full = np.broadcast_to(w_zero.reshape(channel_shape), w_ints.shape)
@@ -291,6 +316,9 @@ class IntegerQDQ(RewritePattern):
         else:
             multiplier = scale.reshape(contraction.per_channel_shape(channels))
         result = insert(MulOp.build_inferred([result, constant(multiplier)]))
+        if float_bias is not None:
+            shaped = float_bias.reshape(contraction.per_channel_shape(channels))
+            result = insert(AddOp.build_inferred([result, constant(shaped)]))
         if relu:
             result = insert(ReluOp.build_inferred([result]))
         new = QuantizeOp.build_inferred(
@@ -409,7 +437,9 @@ class GraphIntegerQDQPass(ModulePass):
 
     Matched: per-tensor x parameters and per-tensor or per-output-channel weight parameters,
     constant (int8 or uint8, any zero points), an optional bias that is a DequantizeLinear of
-    int32 with scale sx * sw and zero point 0 (or a float constant of such values), an NCHW
+    int32 with scale sx * sw and zero point 0 (or a float constant of such values: both are
+    added to the int32 sum) or any other f32 constant (added in the epilogue, f32(%t) * S + b),
+    an NCHW
     Conv, a Gemm without alpha, beta or trans_a, or a MatMul by a 2-D weight; each float value
     on the way to the QuantizeLinear read by nothing else. Anything else is left alone.
 
