@@ -5,7 +5,7 @@ instructions laid over the unit's lanes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
+from math import gcd, prod
 
 from xdsl.dialects import arith, func, math, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, StringAttr
@@ -315,7 +315,76 @@ def _lower_elementwise(
     kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
     buffers = [s for s in sources if isinstance(s, View)]
     _require_vector(op, machine, kind, [*buffers, dst])
-    emit_vector(emitter, op, machine, kind, buffers, dst, **props)
+    _emit_aligned(emitter, op, machine, kind, buffers, dst, props)
+
+
+def _emit_aligned(
+    emitter: Emitter,
+    op: Operation,
+    machine: Machine,
+    kind: type[npu.VectorOperation],
+    sources: list[View],
+    dst: View,
+    props: dict[str, Attribute],
+) -> None:
+    """`emit_vector`, except that an operand whose instructions would start misaligned (a tile of
+    9x9 f16 planes: 162 bytes each, so every other channel's instruction starts off a 4-byte
+    boundary) is read from or written to a temporary whose rows start aligned, copied by
+    `emit_copy` (on the DMA engines, out of the space and back, where the vector unit cannot)."""
+    views = [*sources, dst]
+    misaligned = [not _instructions_start_aligned(v, views, machine) for v in views]
+    if not any(misaligned):
+        emit_vector(emitter, op, machine, kind, sources, dst, **props)
+        return
+    aligned = []
+    for source, bad in zip(sources, misaligned, strict=False):
+        if not bad:
+            aligned.append(source)
+            continue
+        element_type = source.base_type.get_element_type()
+        copy = _aligned_temporary(emitter, machine, source.space, source.shape, element_type)
+        emit_copy(emitter, op, machine, source, copy)
+        aligned.append(copy)
+    if not misaligned[-1]:
+        emit_vector(emitter, op, machine, kind, aligned, dst, **props)
+        return
+    element_type = dst.base_type.get_element_type()
+    result = _aligned_temporary(emitter, machine, dst.space, dst.shape, element_type)
+    emit_vector(emitter, op, machine, kind, aligned, result, **props)
+    emit_copy(emitter, op, machine, result, dst)
+
+
+def _instructions_start_aligned(view: View, views: Sequence[View], machine: Machine) -> bool:
+    """Whether every instruction `emit_vector` makes on `view` (one per iteration of the loops it
+    makes over the merged dims outside the block and the repetitions) starts at an aligned byte:
+    the view's offset, its steps with the enclosing loops' indices and along those loop dims. A
+    broadcast operand is spread into a buffer of its own first, and so is not checked."""
+    if any(d.base_dim is None for d in view.dims):
+        return True
+    itemsize = to_numpy_dtype(view.base_type.get_element_type()).itemsize
+    alignment = machine.memories[view.space].alignment
+    base = npu.row_major_strides(view.base_type.get_shape())
+    offset = sum((o.scaled(s) for o, s in zip(view.offsets, base)), Linear())
+    loops = [group[-1] for group in merged_groups(views)[:-2]]
+    steps = [
+        offset.constant,
+        *(c for _, c in offset.terms),
+        *(view.element_strides()[d] for d in loops),
+    ]
+    return not any(step * itemsize % alignment for step in steps)
+
+
+def _aligned_temporary(
+    emitter: Emitter, machine: Machine, space: str, shape: Sequence[int], element_type: Attribute
+) -> View:
+    """A `_temporary` of `shape` whose rows start aligned: its innermost dim padded to a multiple
+    of the space's alignment (a 9x9 f16 tile in 4-byte-aligned registers: rows of 10)."""
+    itemsize = npu.element_bytes(element_type)
+    alignment = machine.memories[space].alignment
+    multiple = alignment // gcd(alignment, itemsize)
+    padded = [*shape[:-1], -(-shape[-1] // multiple) * multiple] if shape else []
+    whole = _temporary(emitter, space, padded, element_type)
+    return whole.with_dims([Dim(d, size, 1) for d, size in enumerate(shape)])
 
 
 def _two_step(
