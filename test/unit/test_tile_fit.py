@@ -293,8 +293,9 @@ func.func @main(%x: tensor<1x1024x14x14xbf16>, %w: tensor<256x1024x1x1xbf16>, %b
 @pytest.mark.parametrize("twins", [True, False])
 def test_a_group_repeated_takes_the_smaller_tile_in_the_same_retry(twins, caplog, monkeypatch):
     """Two layers alike (a block repeated in a network) overflow alike: the retry that gives the
-    first a smaller tile gives it to the second too, rather than lowering everything again for it
-    (without that, one retry each: the same result, lowered three times)."""
+    first a smaller tile gives it to the second too, rather than lowering everything again for it.
+    Without that, npu-plan-memory's report of every set of buffers that does not fit gives the
+    second its smaller tile in the same retry all the same."""
     if not twins:
         monkeypatch.setattr(fit, "_twins", lambda *args: [])
     module = parse_source(default_context(), TWIN_CONVS, "<twins>")
@@ -302,7 +303,7 @@ def test_a_group_repeated_takes_the_smaller_tile_in_the_same_retry(twins, caplog
         apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
     retry = "tile.sizes [1, 64, 7, 14, 256, 1, 1] -> [1, 64, 6, 14, 256, 1, 1]"
     retries = [record.getMessage().rsplit(": ", 1)[1] for record in caplog.records]
-    assert retries == [retry] * (1 if twins else 2)
+    assert retries == ([retry] if twins else [retry, f"{retry} (in the same retry)"])
     assert 'memref<1x64x6x14xf32, "rf">' in str(module)
     assert 'memref<1x64x7x14xf32, "rf">' not in str(module)
 

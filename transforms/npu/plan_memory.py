@@ -21,7 +21,7 @@ from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
 from ziggurat.machine import Machine
 from ziggurat.transforms.npu import defined_functions, has_sync, pass_machine
-from ziggurat.transforms.tile.fit import does_not_fit
+from ziggurat.transforms.tile.fit import DoesNotFit, does_not_fit
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
 _NOT_LOWERED_DIALECTS = ("graph", "tensor", "linalg", "loop")
@@ -379,6 +379,55 @@ def _place_space(
     return None
 
 
+def _interfering_sets(group: list[_Buffer]) -> list[list[_Buffer]]:
+    """`group` split into sets of buffers never live with a buffer of another set (connected
+    components of the conflicts: in a network, mostly one layer's local buffers each)."""
+    parent = {id(b): id(b) for b in group}
+
+    def root(key: int) -> int:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for buffer in group:
+        for other in buffer.conflicts:
+            parent[root(id(other))] = root(id(buffer))
+    sets: dict[int, list[_Buffer]] = {}
+    for buffer in group:
+        sets.setdefault(root(id(buffer)), []).append(buffer)
+    return list(sets.values())
+
+
+def _plan_apart(
+    group: list[_Buffer], capacity: int, alignment: int, order: dict[int, int], machine: Machine
+) -> None:
+    """After the space's plan left a buffer no room: plan each set of interfering buffers on its
+    own (sets never live at once may share every byte). Where every set fits, that is the plan;
+    else `DoesNotFit` at the first set that does not, naming every other that does not either
+    (`DoesNotFit.others`), so that one retry gives each of their groups a smaller tile."""
+    failures = []
+    for members in _interfering_sets(group):
+        for buffer in members:
+            if isinstance(buffer.op, memref.AllocOp):
+                buffer.offset = None
+        overflow = _place_space(members, capacity, alignment, order, own_bytes_first=True)
+        if overflow is not None:
+            for buffer in members:
+                if isinstance(buffer.op, memref.AllocOp):
+                    buffer.offset = None
+            overflow = _place_space(members, capacity, alignment, order, own_bytes_first=False)
+        if overflow is not None:
+            try:
+                _check_fits(overflow, members, machine)
+            except DoesNotFit as error:
+                failures.append(error)
+    if failures:
+        first, *others = failures
+        first.others = others
+        raise first
+
+
 def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
     """Replace the allocs of `function` by `npu.buffer`s at planned offsets."""
     buffers = _collect(function, machine)
@@ -406,7 +455,7 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
                 group, space.capacity, space.alignment, order, own_bytes_first=False
             )
             if overflow is not None:
-                _check_fits(overflow, group, machine)
+                _plan_apart(group, space.capacity, space.alignment, order, machine)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
             _replace_alloc(buffer.op, buffer.offset)

@@ -53,6 +53,9 @@ class DoesNotFit(DiagnosticError):
         self.space = space
         self.oversubscribed = oversubscribed
         """The bytes the space was asked for over its capacity, where known (> 1)."""
+        self.others: list[DoesNotFit] = []
+        """Buffers of other groups that do not fit either, found in the same pass (npu-plan-memory
+        plans sets of buffers never live at once apart): one retry shrinks all of their groups."""
 
 
 def does_not_fit(
@@ -121,6 +124,7 @@ def apply_passes(
                 raise
             retry = retry or _Retry(load_machine(_tile_and_fuse_machine(passes[start])))
             retry.shrink(snapshot, error)
+            retry.shrink_others(snapshot, error)
             _replace_contents(module, snapshot)
             index = start
             continue
@@ -156,7 +160,9 @@ def _with_note(error: DoesNotFit, note: str) -> DoesNotFit:
         first.notes,
         first.name,
     )
-    return DoesNotFit(changed, error.group, error.location, error.space, error.oversubscribed)
+    noted = DoesNotFit(changed, error.group, error.location, error.space, error.oversubscribed)
+    noted.others = error.others
+    return noted
 
 
 class FittingPipeline(PassPipeline):
@@ -240,6 +246,36 @@ class _Retry:
             error,
             f"this is the smallest legal tile of group '{name}' (tile.sizes = [{', '.join(map(str, current))}])",
         )
+
+    def shrink_others(self, module: ModuleOp, error: DoesNotFit) -> None:
+        """Give the groups of `error.others` their next smaller tile too (those not already given
+        one by `shrink`); one that has none is left for a later retry to report."""
+        shrunk = {self.last[0], *self.twins} if self.last is not None else set()
+        groups = _groups(module)
+        for other in error.others:
+            found = [group for group in groups if _holds(group, other)]
+            found.sort(key=lambda group: -_ops_at(group, other.location))
+            for group in found:
+                root, current = _current(group, self.machine)
+                if root in shrunk:
+                    break
+                smaller = _smaller(
+                    group, root, current, self.machine, other.space, other.oversubscribed
+                )
+                sizes = next((c for c in smaller if c not in self.rejected.get(root, [])), None)
+                if sizes is None or self.count == MAX_RETRIES:
+                    continue
+                LOG.info(
+                    "%s: tile.sizes %s -> %s (in the same retry)",
+                    other.diagnostics[0].message.split(":")[0],
+                    current,
+                    sizes,
+                )
+                set_sizes(root, sizes)
+                for twin in _twins(groups, group, current, self.machine):
+                    set_sizes(twin, sizes)
+                shrunk.add(root)
+                break
 
     def _clear_if_innocent(self, error: DoesNotFit) -> None:
         """When the tile given last left the failure exactly as it was (the same buffers live in the
