@@ -81,8 +81,8 @@ def graph_opt(options: PipelineOptions) -> str:
     if "machine" in options:
         machine = str(options["machine"][0])
         load_machine(machine)
-        passes.insert(0, f"graph-integer-qdq{{machine={_quoted(machine)}}}")
-        passes += [f"graph-space-to-depth{{machine={_quoted(machine)}}}", "graph-fold-constants"]
+        passes.insert(0, f"graph-integer-qdq{{machine={quoted(machine)}}}")
+        passes += [f"graph-space-to-depth{{machine={quoted(machine)}}}", "graph-fold-constants"]
     layout = str(options.get("layout", ("NCHW",))[0])
     if layout not in GRAPH_LAYOUTS:
         raise DiagnosticError(
@@ -167,11 +167,11 @@ def lower_to_npu(options: PipelineOptions) -> str:
     planned)."""
     cores, options = cores_option("lower-to-npu", options)
     machine = machine_option("lower-to-npu", options)
-    spec = f"{{machine={_quoted(machine)}}}"
+    spec = f"{{machine={quoted(machine)}}}"
     passes = [name.replace("{M}", spec) for name in LOWER_TO_NPU_PASSES]
     if cores != 1:
         at = LOWER_TO_NPU_PASSES.index("tile-to-loop{M}") + 1
-        passes.insert(at, f"loop-distribute{{machine={_quoted(machine)} cores={cores}}}")
+        passes.insert(at, f"loop-distribute{{machine={quoted(machine)} cores={cores}}}")
         at = passes.index(f"npu-plan-memory{spec}")
         passes.insert(at, "npu-private-scratch")
     return ",".join(passes)
@@ -182,12 +182,13 @@ def compile_pipeline(options: PipelineOptions) -> str:
     (with its `cores` option)."""
     cores, options = cores_option("compile", options)
     machine = machine_option("compile", options)
-    spec = f"{{machine={_quoted(machine)}}}"
-    lower = spec if cores == 1 else f"{{machine={_quoted(machine)} cores={cores}}}"
+    spec = f"{{machine={quoted(machine)}}}"
+    lower = spec if cores == 1 else f"{{machine={quoted(machine)} cores={cores}}}"
     return f"graph-opt{spec},lower-to-npu{lower}"
 
 
-def _quoted(machine: str) -> str:
+def quoted(machine: str) -> str:
+    """`machine` as a pass option's value in `-p` syntax."""
     # A path holds characters the -p syntax reserves; a preset name reads better bare.
     return machine if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", machine) else json.dumps(machine)
 

@@ -28,10 +28,13 @@ from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_a
 from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.dialects.tile import LAYOUT_ATTR
+from ziggurat.lowering.pipelines import quoted
 from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
+from ziggurat.testing.differential import build_passes
 from ziggurat.timing_report import add_timing_option, timed, timing
+from ziggurat.transforms.tile.fit import FittingPipeline
 from ziggurat.tuning.executors import check_cluster, make_executor
 from ziggurat.tuning.layouts import convert_marked, tune_layouts
 from ziggurat.tuning.space import (
@@ -325,6 +328,20 @@ def tune_module(
     return choices
 
 
+def check_lowers(module: ModuleOp, machine: str) -> None:
+    """A tuned module that does not lower is never written: a copy of it goes through
+    `lower-to-npu{machine=M}` (with its retries), and a failure is the error, with why."""
+    passes = build_passes(f"lower-to-npu{{machine={quoted(machine)}}}")
+    try:
+        FittingPipeline(passes).apply(default_context(), module.clone())
+    except DiagnosticError as error:
+        message = (
+            f"the tuned module does not lower with lower-to-npu{{machine={machine}}}, so it is not "
+            "written (the tuner's winners lowered group by group; please report this)"
+        )
+        raise DiagnosticError([Diagnostic("error", message), *error.diagnostics]) from None
+
+
 def tuning_point(passes: Sequence[ModulePass]) -> int:
     """Where in a lowering pipeline `ziggurat-compile --tune` tunes: before `graph-fuse` (else
     `graph-to-tile`), on the graph IR that lower-to-npu will fuse and tile (after any precision
@@ -362,6 +379,8 @@ def main_with(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.close()
+    with timed("check lowering"):
+        check_lowers(module, args.machine)
     with timed("print"):
         text = io.StringIO()
         Printer(stream=text).print_op(module)

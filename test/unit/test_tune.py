@@ -3,11 +3,14 @@ lowers and matches the graph interpreter; the cache skips work; the budget stops
 and options are diagnostics."""
 
 import time
+from dataclasses import dataclass
 
 import pytest
 from xdsl.dialects.builtin import TensorType, f16
+from xdsl.passes import ModulePass
 
 from ziggurat.context import default_context
+from ziggurat.diagnostics import error_at
 from ziggurat.interpreters.interpreter import find_function
 from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.machine import load_machine
@@ -670,3 +673,35 @@ def test_a_weight_in_the_other_layout_is_folded_not_left_to_the_device():
     )  # only the activations' transposes are left
     (actual,) = run_at_level(module, [x], "main")
     assert np.array_equal(actual, expected)
+
+
+def test_a_tuned_module_that_does_not_lower_is_not_written(tmp_path, capsys, monkeypatch):
+    """The tuner measures each group alone; the whole tuned module is lowered once more before it
+    is written, and where that fails (here a pass after tiling refuses every tile) the output is
+    not written and the error says why."""
+    source, output = tmp_path / "in.mlir", tmp_path / "tuned.mlir"
+    source.write_text(gemm(64, 64, 64))
+    real = ziggurat_tune.build_passes
+
+    def refusing(pipeline):
+        passes = list(real(pipeline))
+        if pipeline.startswith("lower-to-npu"):
+            passes.append(_RefuseTiled())
+        return passes
+
+    monkeypatch.setattr(ziggurat_tune, "build_passes", refusing)
+    with pytest.raises(SystemExit) as exit:
+        ziggurat_tune.main([str(source), "--machine", MACHINE, "--budget", "20", "-o", str(output)])
+    assert exit.value.code == 1
+    err = capsys.readouterr().err
+    assert "the tuned module does not lower with lower-to-npu{machine=" in err
+    assert "refused" in err and "Traceback" not in err
+    assert not output.exists()
+
+
+@dataclass(frozen=True)
+class _RefuseTiled(ModulePass):
+    name = "test-refuse-tiled"
+
+    def apply(self, ctx, op) -> None:
+        raise error_at(next(iter(op.walk())), "refused")
