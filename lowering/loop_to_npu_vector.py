@@ -242,19 +242,19 @@ def _starts_aligned(views: Sequence[View], machine: Machine) -> bool:
     offset (and its steps with the loop indices), and its stride along every run of contiguous
     dimensions but the innermost, are multiples of the space's alignment."""
     outer = [group[-1] for group in merged_groups(views)[:-1]]
-    for view in views:
-        itemsize = to_numpy_dtype(view.base_type.get_element_type()).itemsize
-        alignment = machine.memories[view.space].alignment
-        base = npu.row_major_strides(view.base_type.get_shape())
-        offset = sum((o.scaled(s) for o, s in zip(view.offsets, base)), Linear())
-        steps = [
-            offset.constant,
-            *(c for _, c in offset.terms),
-            *(view.element_strides()[d] for d in outer),
-        ]
-        if any(step * itemsize % alignment for step in steps):
-            return False
-    return True
+    return all(_steps_aligned(view, outer, machine, with_indices=True) for view in views)
+
+
+def _steps_aligned(view: View, dims: Sequence[int], machine: Machine, with_indices: bool) -> bool:
+    """Whether `view`'s offset, its steps along `dims` and (`with_indices`) its steps with the
+    enclosing loops' indices are all multiples of its space's alignment, in bytes."""
+    itemsize = to_numpy_dtype(view.base_type.get_element_type()).itemsize
+    alignment = machine.memories[view.space].alignment
+    base = npu.row_major_strides(view.base_type.get_shape())
+    offset = sum((o.scaled(s) for o, s in zip(view.offsets, base)), Linear())
+    indices = [c for _, c in offset.terms] if with_indices else []
+    steps = [offset.constant, *indices, *(view.element_strides()[d] for d in dims)]
+    return not any(step * itemsize % alignment for step in steps)
 
 
 def _bounced(emitter: Emitter, op: Operation, machine: Machine, src: View, dst: View) -> bool:
@@ -331,8 +331,9 @@ def _emit_aligned(
     9x9 f16 planes: 162 bytes each, so every other channel's instruction starts off a 4-byte
     boundary) is read from or written to a temporary whose rows start aligned, copied by
     `emit_copy` (on the DMA engines, out of the space and back, where the vector unit cannot)."""
-    views = [*sources, dst]
-    misaligned = [not _instructions_start_aligned(v, views, machine) for v in views]
+    views = squeezed([*sources, dst])
+    loops = [group[-1] for group in merged_groups(views)[:-2]]
+    misaligned = [not _instructions_start_aligned(v, loops, machine) for v in views]
     if not any(misaligned):
         emit_vector(emitter, op, machine, kind, sources, dst, **props)
         return
@@ -354,24 +355,15 @@ def _emit_aligned(
     emit_copy(emitter, op, machine, result, dst)
 
 
-def _instructions_start_aligned(view: View, views: Sequence[View], machine: Machine) -> bool:
-    """Whether every instruction `emit_vector` makes on `view` (one per iteration of the loops it
-    makes over the merged dims outside the block and the repetitions) starts at an aligned byte:
-    the view's offset, its steps with the enclosing loops' indices and along those loop dims. A
-    broadcast operand is spread into a buffer of its own first, and so is not checked."""
+def _instructions_start_aligned(view: View, loops: Sequence[int], machine: Machine) -> bool:
+    """Whether every instruction `emit_vector` makes on `view` (unit dims dropped) starts at an
+    aligned byte: one per iteration of the `loops` it makes over the merged dims outside the block
+    and the repetitions, from the view's offset. A broadcast operand is spread into a buffer of
+    its own first, and so is not checked."""
     if any(d.base_dim is None for d in view.dims):
         return True
-    itemsize = to_numpy_dtype(view.base_type.get_element_type()).itemsize
-    alignment = machine.memories[view.space].alignment
-    base = npu.row_major_strides(view.base_type.get_shape())
-    offset = sum((o.scaled(s) for o, s in zip(view.offsets, base)), Linear())
-    loops = [group[-1] for group in merged_groups(views)[:-2]]
-    steps = [
-        offset.constant,
-        *(c for _, c in offset.terms),
-        *(view.element_strides()[d] for d in loops),
-    ]
-    return not any(step * itemsize % alignment for step in steps)
+    # The enclosing loops' indices step by their tiles, which the tile sizes keep aligned.
+    return _steps_aligned(view, loops, machine, with_indices=False)
 
 
 def _aligned_temporary(
