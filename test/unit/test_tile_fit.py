@@ -349,6 +349,25 @@ def test_a_group_whose_smaller_tile_changed_nothing_gets_its_tile_back(caplog, m
     assert 'memref<1x8x5x112xf32, "rf">' in str(module)
 
 
+def test_the_only_group_at_the_op_is_shrunk_further_when_a_step_changed_nothing(monkeypatch):
+    """The tile the rules give a group may not be the one its lowering ends with (ResNet-18's
+    28x28 3x3 conv on tensorcore: rules 10 rows, buffers 8), so a smaller tile can leave the failure
+    as it was. With no other group at the op, that group is shrunk further, not given up on (here
+    the first 'smaller' tile is the same tile)."""
+    real, calls = fit._smaller, []
+
+    def first_changes_nothing(group, root, current, machine, space, oversubscribed=None):
+        calls.append(list(current))
+        smaller = real(group, root, current, machine, space, oversubscribed)
+        return [list(current), *smaller] if len(calls) == 1 else smaller
+
+    monkeypatch.setattr(fit, "_smaller", first_changes_nothing)
+    module = parse_source(default_context(), CONV1X1_1024, "<conv>")
+    apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
+    assert len(calls) == 2
+    assert 'memref<1x64x6x14xf32, "rf">' in str(module)
+
+
 def test_when_every_smaller_tile_is_refused_the_lowering_error_says_why(monkeypatch):
     monkeypatch.setattr(
         fit,

@@ -220,7 +220,7 @@ class _Retry:
                 error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting"
             )
         groups = _groups(module)
-        self._clear_if_innocent(error)
+        self._clear_if_innocent(error, groups)
         innocent = self.innocent.get(_failure_site(error), set())
         found = [group for group in groups if _holds(group, error)]
         found = [group for group in found if _current(group, self.machine)[0] not in innocent]
@@ -277,16 +277,20 @@ class _Retry:
                 shrunk.add(root)
                 break
 
-    def _clear_if_innocent(self, error: DoesNotFit) -> None:
+    def _clear_if_innocent(self, error: DoesNotFit, groups: list[Group]) -> None:
         """When the tile given last left the failure exactly as it was (the same buffers live in the
-        same space at the same op), its group is not what overflows there: it gets its tile back and
-        is not shrunk for this failure again."""
+        same space at the same op) and another group holds that op too, the group given it is not
+        what overflows there: it gets its tile back and is not shrunk for this failure again. The
+        only group at the op is shrunk further instead (the tile the rules give it may not be the
+        one the lowering ends with, so one step may change nothing)."""
         if self.last is None:
             return
         root, before, last_error = self.last
         if _failure_site(last_error) != _failure_site(error) or (
             last_error.diagnostics[0].message != error.diagnostics[0].message
         ):
+            return
+        if sum(_holds(group, error) for group in groups) < 2:
             return
         LOG.info("tile.sizes of %s back to %s: the failure did not change", root.name, before)
         set_sizes(root, before)
