@@ -69,9 +69,25 @@ SUPPORTED = frozenset(
 """Ops whose f32 error the bound above covers (sums of products, maxima, data movement)."""
 
 
+def _quantize_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
+    return [node for node in model.graph.node if node.op_type == "QuantizeLinear"]
+
+
 def quantize_outputs(model: onnx.ModelProto) -> list[str]:
     """The names of the values QuantizeLinear nodes make, in graph order."""
-    return [node.output[0] for node in model.graph.node if node.op_type == "QuantizeLinear"]
+    return [node.output[0] for node in _quantize_nodes(model)]
+
+
+def _along_axis(
+    node: onnx.NodeProto, rank: int, scale: np.ndarray, zero_point: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A QuantizeLinear's scale and zero point shaped to broadcast against its rank-`rank` input:
+    per-channel ones along its `axis`."""
+    if scale.ndim != 1 or scale.size == 1:
+        return scale, zero_point
+    shape = [1] * rank
+    shape[next((a.i for a in node.attribute if a.name == "axis"), 1)] = scale.size
+    return scale.reshape(shape), zero_point.reshape(shape)
 
 
 def with_quantized_outputs(model: onnx.ModelProto, dequantized: bool = False) -> onnx.ModelProto:
@@ -83,7 +99,7 @@ def with_quantized_outputs(model: onnx.ModelProto, dequantized: bool = False) ->
     probe.CopyFrom(model)
     present = {output.name for output in probe.graph.output}
     types = _integer_types(model)
-    for node in [n for n in model.graph.node if n.op_type == "QuantizeLinear"]:
+    for node in _quantize_nodes(model):
         name = node.output[0]
         if dequantized:
             wide = f"{name}::dequantized"
@@ -110,21 +126,16 @@ def quantized_values(
     constants = _constants(model)
     types = _integer_types(model)
     result = {}
-    for node, value in zip(
-        [n for n in model.graph.node if n.op_type == "QuantizeLinear"], values, strict=True
-    ):
+    for node, value in zip(_quantize_nodes(model), values, strict=True):
         dtype = helper.tensor_dtype_to_np_dtype(types[node.output[0]])
-        scale = constants[node.input[1]].astype(np.float64)
-        zero = (
+        scale, zero = _along_axis(
+            node,
+            np.ndim(value),
+            constants[node.input[1]].astype(np.float64),
             constants[node.input[2]].astype(np.float64)
             if len(node.input) > 2 and node.input[2]
-            else np.zeros((), np.float64)
+            else np.zeros((), np.float64),
         )
-        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-        if scale.ndim == 1 and scale.size > 1:
-            shape = [1] * np.ndim(value)
-            shape[axis] = scale.size
-            scale, zero = scale.reshape(shape), zero.reshape(shape)
         result[node.output[0]] = (np.rint(np.asarray(value, np.float64) / scale) + zero).astype(
             dtype
         )
@@ -205,16 +216,15 @@ def check_rounding(
     magnitudes = _run(_magnitudes(forced), feeds)
     report = RoundingReport()
     terms = _terms_per_quantize(model)
-    for node in (n for n in model.graph.node if n.op_type == "QuantizeLinear"):
+    for node in _quantize_nodes(model):
         name = node.output[0]
         x = values[_x_name(name)]
-        scale = np.asarray(values[_scale_name(name)], np.float64)
-        zero_point = np.asarray(values[_zero_point_name(name)], np.float64)
-        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-        if scale.ndim == 1 and scale.size > 1:
-            shape = [1] * x.ndim
-            shape[axis] = scale.size
-            scale, zero_point = scale.reshape(shape), zero_point.reshape(shape)
+        scale, zero_point = _along_axis(
+            node,
+            x.ndim,
+            np.asarray(values[_scale_name(name)], np.float64),
+            np.asarray(values[_zero_point_name(name)], np.float64),
+        )
         report.nodes.append(
             _compare_node(
                 node.name or name,
@@ -290,17 +300,15 @@ def _zero_point_name(name: str) -> str:
 
 def _integer_types(model: onnx.ModelProto) -> dict[str, int]:
     """The element type of each QuantizeLinear output: its zero point's (uint8 without one)."""
-    constants = {t.name: t.data_type for t in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == "Constant":
-            for attribute in node.attribute:
-                if attribute.name == "value":
-                    constants[node.output[0]] = attribute.t.data_type
+    constants = _constants(model)
     types = {}
-    for node in model.graph.node:
-        if node.op_type == "QuantizeLinear":
-            zero_point = node.input[2] if len(node.input) > 2 and node.input[2] else None
-            types[node.output[0]] = constants.get(zero_point, TensorProto.UINT8)
+    for node in _quantize_nodes(model):
+        zero_point = node.input[2] if len(node.input) > 2 and node.input[2] else None
+        types[node.output[0]] = (
+            helper.np_dtype_to_tensor_dtype(constants[zero_point].dtype)
+            if zero_point in constants
+            else TensorProto.UINT8
+        )
     return types
 
 
@@ -311,9 +319,7 @@ def _teacher_forced(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelP
     graph = forced.graph
     types = _integer_types(model)
     extra_outputs = []
-    for node in graph.node:
-        if node.op_type != "QuantizeLinear":
-            continue
+    for node in _quantize_nodes(forced):
         name = node.output[0]
         node.output[0] = _definition_name(name)
         graph.input.append(helper.make_tensor_value_info(name, types[name], None))
@@ -407,9 +413,7 @@ def _terms_per_quantize(model: onnx.ModelProto) -> dict[str, int]:
     producers = {out: node for node in model.graph.node for out in node.output}
     shapes = _shapes(model)
     terms: dict[str, int] = {}
-    for node in model.graph.node:
-        if node.op_type != "QuantizeLinear":
-            continue
+    for node in _quantize_nodes(model):
         total, stack, seen = 0, [node.input[0]], set()
         while stack:
             value = stack.pop()
