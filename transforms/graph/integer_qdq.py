@@ -195,10 +195,9 @@ def _bias_integers(bias: SSAValue, scale: np.ndarray, channels: int) -> np.ndarr
         ):
             return None
         return np.broadcast_to(q.reshape(-1), (channels,)).astype(np.int64)
-    values = constant_array(bias)
-    if values is None or values.dtype != np.float32 or values.size not in (1, channels):
+    values = None if isinstance(op, DequantizeOp) else _constant_bias(bias, channels)
+    if values is None:
         return None
-    values = np.broadcast_to(values.reshape(-1), (channels,))
     q = np.rint(values.astype(np.float64) / scale.astype(np.float64))
     if not np.isfinite(q).all() or (np.abs(q) >= 2**24).any():
         return None
@@ -207,18 +206,13 @@ def _bias_integers(bias: SSAValue, scale: np.ndarray, channels: int) -> np.ndarr
     return q.astype(np.int64)
 
 
-def _float_bias(bias: SSAValue, channels: int) -> np.ndarray | None:
-    """A constant f32 bias (or DequantizeLinear of constants: its f32 values), per output
-    channel, else None."""
+def _constant_bias(bias: SSAValue, channels: int) -> np.ndarray | None:
+    """A constant f32 bias (or a DequantizeLinear of constants: the f32 values it defines), per
+    output channel, else None."""
     op = _through_copies(bias).owner
     if isinstance(op, DequantizeOp):
-        q, scale, zero_point = (constant_array(v) for v in (op.input, op.scale, op.zero_point))
-        if q is None or scale is None or zero_point is None or scale.dtype != np.float32:
-            return None
-        if scale.size not in (1, q.size) or zero_point.size not in (1, q.size):
-            return None
-        difference = q.reshape(-1).astype(np.int64) - zero_point.reshape(-1).astype(np.int64)
-        values = (difference.astype(np.float32) * scale.reshape(-1)).astype(np.float32)
+        operands = [constant_array(v) for v in (op.input, op.scale, op.zero_point)]
+        values = None if any(a is None for a in operands) else op.evaluate(*operands)[0]
     else:
         values = constant_array(bias)
     if values is None or values.dtype != np.float32 or values.size not in (1, channels):
@@ -266,7 +260,7 @@ class IntegerQDQ(RewritePattern):
             if bias is None:
                 # A float bias that is no integer multiple of the scale (TensorRT-style QDQ keeps
                 # the bias float): added to the rescaled sum in the f32 epilogue.
-                float_bias = _float_bias(contraction.bias, channels)
+                float_bias = _constant_bias(contraction.bias, channels)
                 if float_bias is None:
                     return
                 bias = np.zeros(channels, np.int64)
