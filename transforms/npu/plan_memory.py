@@ -286,14 +286,13 @@ def _peak_bytes(group: list[_Buffer]) -> int:
     return peak
 
 
-def _check_fits(buffer: _Buffer, group: list[_Buffer], machine: Machine) -> None:
+def _overflow(buffer: _Buffer, group: list[_Buffer], machine: Machine) -> DoesNotFit:
+    """The error for `buffer`, placed past the end of its space, naming what is live with it."""
     capacity = machine.memories[buffer.space].capacity
-    if buffer.offset + buffer.size <= capacity:
-        return
     live = [b for b in buffer.conflicts if b.offset is not None]
     others = ", ".join(b.describe() for b in live) or "nothing else"
     total = buffer.size + sum(b.size for b in live)
-    raise does_not_fit(
+    return does_not_fit(
         buffer.op,
         f"buffer {buffer.name} of {buffer.size} bytes does not fit in '{buffer.space}' (capacity {capacity} bytes "
         f"on machine '{machine.name}'): live with it are {others}; {total} bytes in all",
@@ -408,24 +407,33 @@ def _plan_apart(
     (`DoesNotFit.others`), so that one retry gives each of their groups a smaller tile."""
     failures = []
     for members in _interfering_sets(group):
-        for buffer in members:
-            if isinstance(buffer.op, memref.AllocOp):
-                buffer.offset = None
-        overflow = _place_space(members, capacity, alignment, order, own_bytes_first=True)
+        overflow = _plan_space(members, capacity, alignment, order)
         if overflow is not None:
-            for buffer in members:
-                if isinstance(buffer.op, memref.AllocOp):
-                    buffer.offset = None
-            overflow = _place_space(members, capacity, alignment, order, own_bytes_first=False)
-        if overflow is not None:
-            try:
-                _check_fits(overflow, members, machine)
-            except DoesNotFit as error:
-                failures.append(error)
+            failures.append(_overflow(overflow, members, machine))
     if failures:
         first, *others = failures
         first.others = others
         raise first
+
+
+def _plan_space(
+    group: list[_Buffer], capacity: int, alignment: int, order: dict[int, int]
+) -> _Buffer | None:
+    """Place the allocs of `group` (one space): bytes of their own first, and where that leaves a
+    buffer no room (the first buffers took bytes of their own that a buffer live across them all
+    needed), again sharing bytes between any buffers never live at once. Returns the buffer that
+    does not fit then, or None."""
+    _unplace(group)
+    if _place_space(group, capacity, alignment, order, own_bytes_first=True) is None:
+        return None
+    _unplace(group)
+    return _place_space(group, capacity, alignment, order, own_bytes_first=False)
+
+
+def _unplace(group: list[_Buffer]) -> None:
+    for buffer in group:
+        if isinstance(buffer.op, memref.AllocOp):
+            buffer.offset = None
 
 
 def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -> None:
@@ -443,19 +451,8 @@ def plan_function(function: func.FuncOp, machine: Machine, reuse: bool = True) -
     order = {id(buffer): index for index, buffer in enumerate(buffers)}
     for group in by_space.values():
         space = machine.memories[group[0].space]
-        first = _place_space(group, space.capacity, space.alignment, order, own_bytes_first=True)
-        if first is not None:
-            # Bytes of their own for the first buffers can leave none for a buffer live across
-            # them all (a tile kept while each tap of a convolution makes its temporaries): place
-            # again sharing wherever buffers are never live at once, before calling it too large.
-            for buffer in group:
-                if isinstance(buffer.op, memref.AllocOp):
-                    buffer.offset = None
-            overflow = _place_space(
-                group, space.capacity, space.alignment, order, own_bytes_first=False
-            )
-            if overflow is not None:
-                _plan_apart(group, space.capacity, space.alignment, order, machine)
+        if _plan_space(group, space.capacity, space.alignment, order) is not None:
+            _plan_apart(group, space.capacity, space.alignment, order, machine)
     for buffer in buffers:
         if isinstance(buffer.op, memref.AllocOp):
             _replace_alloc(buffer.op, buffer.offset)
