@@ -222,16 +222,12 @@ class _Retry:
         groups = _groups(module)
         self._clear_if_innocent(error, groups)
         innocent = self.innocent.get(_failure_site(error), set())
-        found = [group for group in groups if _holds(group, error)]
-        found = [group for group in found if _current(group, self.machine)[0] not in innocent]
+        found = [(group, *_current(group, self.machine)) for group in _holding(groups, error)]
+        found = [(group, root, current) for group, root, current in found if root not in innocent]
         if not found:
             raise error
-        # Ops a lowering adds for a group's operand (a cast to the computing type) carry the
-        # location of the op they serve: the group with the most ops there is the likeliest owner.
-        found.sort(key=lambda group: -_ops_at(group, error.location))
         smallest = None
-        for group in found:
-            root, current = _current(group, self.machine)
+        for group, root, current in found:
             smaller = _smaller(
                 group, root, current, self.machine, error.space, error.oversubscribed
             )
@@ -253,23 +249,18 @@ class _Retry:
         shrunk = {self.last[0], *self.twins} if self.last is not None else set()
         groups = _groups(module)
         for other in error.others:
-            found = [group for group in groups if _holds(group, other)]
-            found.sort(key=lambda group: -_ops_at(group, other.location))
-            for group in found:
+            for group in _holding(groups, other):
                 root, current = _current(group, self.machine)
                 if root in shrunk:
                     break
                 smaller = _smaller(
                     group, root, current, self.machine, other.space, other.oversubscribed
                 )
-                sizes = next((c for c in smaller if c not in self.rejected.get(root, [])), None)
+                sizes = self._next_sizes(root, smaller)
                 if sizes is None or self.count == MAX_RETRIES:
                     continue
                 LOG.info(
-                    "%s: tile.sizes %s -> %s (in the same retry)",
-                    other.diagnostics[0].message.split(":")[0],
-                    current,
-                    sizes,
+                    "%s: tile.sizes %s -> %s (in the same retry)", _what(other), current, sizes
                 )
                 set_sizes(root, sizes)
                 for twin in _twins(groups, group, current, self.machine):
@@ -325,20 +316,35 @@ class _Retry:
         self, root: Operation, current: list[int], smaller: list[list[int]], error: DoesNotFit
     ) -> bool:
         """Give `root` the first of `smaller` not rejected yet; False when there is none."""
-        sizes = next((c for c in smaller if c not in self.rejected.get(root, [])), None)
+        sizes = self._next_sizes(root, smaller)
         if sizes is None:
             return False
         if self.count == MAX_RETRIES:
             raise _with_note(
                 error, f"tiles were made smaller {MAX_RETRIES} times without everything fitting"
             )
-        LOG.info(
-            "%s: tile.sizes %s -> %s", error.diagnostics[0].message.split(":")[0], current, sizes
-        )
+        LOG.info("%s: tile.sizes %s -> %s", _what(error), current, sizes)
         self.count += 1
         self.last = root, current, error
         set_sizes(root, sizes)
         return True
+
+    def _next_sizes(self, root: Operation, smaller: list[list[int]]) -> list[int] | None:
+        """The first of `smaller` that the lowering has not refused for `root`."""
+        return next((c for c in smaller if c not in self.rejected.get(root, [])), None)
+
+
+def _what(error: DoesNotFit) -> str:
+    """The first clause of the error (which buffer, which space) for the log."""
+    return error.diagnostics[0].message.split(":")[0]
+
+
+def _holding(groups: list[Group], error: DoesNotFit) -> list[Group]:
+    """The groups of `groups` that hold `error`'s op, the one with the most ops at its location first:
+    ops a lowering adds for a group's operand (a cast to the computing type) carry the location of
+    the op they serve, so the group with the most ops there is the likeliest owner."""
+    found = [group for group in groups if _holds(group, error)]
+    return sorted(found, key=lambda group: -_ops_at(group, error.location))
 
 
 def _ops_at(group: Group, location: Attribute | None) -> int:
