@@ -198,6 +198,17 @@ def as_declared(array: np.ndarray, element_type: Attribute | None) -> np.ndarray
     return array.view(to_numpy_dtype(element_type))
 
 
+def as_buffer(
+    array: np.ndarray, element_type: Attribute | None, arg_type: MemRefType
+) -> np.ndarray:
+    """The caller's `array` for a memref argument declared `element_type` (None: its own), as the
+    argument's buffer holds it: converted to the declared type, then its bits as the buffer's."""
+    buffer_dtype = to_numpy_dtype(arg_type.get_element_type())
+    if element_type is None:
+        return np.asarray(array).astype(buffer_dtype)
+    return np.asarray(array).astype(to_numpy_dtype(element_type)).view(buffer_dtype)
+
+
 def output_argument_name(index: int) -> str:
     """The name of the memref argument that carries result `index`."""
     return f"result{index}"

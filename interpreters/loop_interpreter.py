@@ -290,13 +290,9 @@ def run_loop_function(
                 func_op,
                 f"@{func_op.sym_name.data} needs an input for argument '{name}'; too few inputs",
             )
+        if element_type is not None:  # the caller's unsigned integers as the buffer holds them
+            array = loop.as_buffer(array, element_type, arg_type)
         array = np.array(array)  # the caller's array stays untouched; ours is read-only
-        if (
-            element_type is not None
-        ):  # the caller's unsigned integers, as the signless buffer holds them
-            array = array.astype(to_numpy_dtype(element_type)).view(
-                to_numpy_dtype(arg_type.get_element_type())
-            )
         array.flags.writeable = False
         arguments.append(array)
     if next(pending, None) is not None:

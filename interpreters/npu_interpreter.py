@@ -347,7 +347,8 @@ def _bind_inputs(
             )
         given = dict(zip(names, inputs))
     converted = {}
-    for arg, name in zip(entry.args, names):
+    declared = loop.declared_element_types(entry)
+    for arg, name, element_type in zip(entry.args, names, declared):
         if name not in given:
             continue
         arg_type = arg.type
@@ -357,7 +358,7 @@ def _bind_inputs(
             raise error_at(
                 entry, f"input '{name}' has shape {array.shape}, the argument is {arg_type}"
             )
-        converted[name] = array.astype(to_numpy_dtype(arg_type.get_element_type()))
+        converted[name] = loop.as_buffer(array, element_type, arg_type)
     return converted
 
 
