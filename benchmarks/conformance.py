@@ -74,7 +74,7 @@ from ziggurat.frontends.onnx.reference_data import (
 )
 from ziggurat.interpreters.interpreter import find_function, random_inputs
 from ziggurat.lowering.precision import PRECISIONS, choose_precision
-from ziggurat.machine import load_machine
+from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import restore_element_type
 from ziggurat.testing.rounding_ties import (
     check_rounding,
@@ -260,11 +260,18 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
         )
     if not result.npu_passed and quantize_outputs(model):
         with stage(result, "rounding"):
-            check_rounding_ties(result, model, where, inputs, run.outputs, precision, args)
+            check_rounding_ties(result, model, where, inputs, run.outputs, precision, args, machine)
 
 
 def check_rounding_ties(
-    result: ModelResult, model, where, inputs, outputs, precision, args: argparse.Namespace
+    result: ModelResult,
+    model,
+    where,
+    inputs,
+    outputs,
+    precision,
+    args: argparse.Namespace,
+    machine: Machine,
 ) -> None:
     """A quantized model whose npu outputs differ from onnxruntime's passes when its integers differ
     from the ONNX definition only at rounding ties (`ziggurat.testing.rounding_ties`): the model is
@@ -276,7 +283,7 @@ def check_rounding_ties(
     probe = with_quantized_outputs(model, dequantized=True)
     module = import_loaded_model(probe, {}, where)
     lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
-    probed = run_at_emitted_level(module, inputs, load_machine(args.machine)).outputs
+    probed = run_at_emitted_level(module, inputs, machine).outputs
     npu = check_rounding(model, feeds, quantized_values(model, probed, dequantized=True), outputs)
     result.rounding = f"npu: {npu}"
     probe = with_quantized_outputs(model)
