@@ -307,10 +307,8 @@ def _lower_elementwise(
         return
     if isinstance(body_op, _UNSIGNED_CASTS) and isinstance(sources[0], View):
         _require_vector(op, machine, npu.VecCastOp, [sources[0], dst])
-        side = "dst" if isinstance(body_op, arith.FPToUIOp) else "src"
-        emit_vector(
-            emitter, op, machine, npu.VecCastOp, [sources[0]], dst, unsigned=StringAttr(side)
-        )
+        side = StringAttr("dst" if isinstance(body_op, arith.FPToUIOp) else "src")
+        _emit_aligned(emitter, op, machine, npu.VecCastOp, [sources[0]], dst, {"unsigned": side})
         return
     kind, sources, props = _instruction(op, emitter, machine, body_op, sources, dst)
     buffers = [s for s in sources if isinstance(s, View)]
