@@ -2,6 +2,9 @@
 // memref of i8 that says, in its `ziggurat.element_type` argument attribute, how callers read and
 // write it, and a tile.bitcast between the readings of one width is the same buffer.
 // RUN: ziggurat-opt %s -p "tile-to-loop{machine=davinci}" | filecheck %s
+// Numerics: the loop level reads and writes the ui8 arguments as the tensor level does.
+// RUN: ziggurat-run %s --function complement --save-inputs %t.in.npz --outputs %t.ref.npz
+// RUN: ziggurat-opt %s -p "tile-to-loop{machine=davinci}" | ziggurat-run - --function complement --inputs %t.in.npz --expect %t.ref.npz --rtol 0 --atol 0
 
 // A uint8 image in, its uint8 complement out (graph-to-tile's lowering of a Sub on uint8).
 // CHECK-LABEL: func.func @complement(%x: memref<1x16xi8, "gm"> {ziggurat.element_type = ui8}, %result0: memref<1x16xi8, "gm"> {ziggurat.element_type = ui8}) {
