@@ -16,7 +16,7 @@ import heapq
 import math
 import operator
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
@@ -512,6 +512,16 @@ def convert(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 
 
+@functools.cache
+def _row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(npu.row_major_strides(shape))
+
+
+@functools.cache
+def _elements(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
 @dataclass(frozen=True)
 class _Window:
     """A buffer operand of an instruction: the window it names, with its indices still symbolic."""
@@ -526,6 +536,14 @@ class _Window:
     aligned: bool = True
     """Whether it must start at a multiple of its space's alignment: compute units read aligned
     blocks; DMA engines move bytes and start anywhere."""
+    extent: int = field(init=False)
+    """Elements from the window's first element to one past its last (`npu.window_extent`)."""
+    elements: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        # what every run of the instruction needs, computed once (`_Executor._window` runs per access)
+        object.__setattr__(self, "extent", npu.window_extent(self.shape, self.strides))
+        object.__setattr__(self, "elements", math.prod(self.shape))
 
     @staticmethod
     def of(
@@ -771,32 +789,31 @@ class _Executor:
         """A checked view of `window` at the current index values, and the access it makes."""
         buffer = env[window.buffer]
         assert isinstance(buffer, _Buffer)
+        shape = buffer.shape
+        strides = _row_major_strides(shape)
+        # indices are ints or SSA values: `type(...) is int` is much cheaper than an ABC isinstance
+        values = [index if type(index) is int else env[index] for index in window.indices]
         base = 0
-        for dim, (index, size, stride) in enumerate(
-            zip(window.indices, buffer.shape, npu.row_major_strides(buffer.shape))
-        ):
-            value = env[index] if isinstance(index, SSAValue) else index
-            if not 0 <= value < size:
+        for dim, value in enumerate(values):
+            if not 0 <= value < shape[dim]:
                 raise error_at(
                     op,
-                    f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {size}",
+                    f"index {value} of the {window.what} is out of bounds: dimension {dim} has size {shape[dim]}",
                 )
-            base += value * stride
+            base += value * strides[dim]
         if window.tile:
             rank = len(window.shape)
-            corner = window.indices[-rank:]
-            for dim, (index, size, extent) in enumerate(
-                zip(corner, window.shape, buffer.shape[-rank:])
+            for dim, (start, size, extent) in enumerate(
+                zip(values[-rank:], window.shape, shape[-rank:])
             ):
-                start = env[index] if isinstance(index, SSAValue) else index
                 if start + size > extent:
                     raise error_at(
                         op,
                         f"the {window.what} tile of shape {list(window.shape)} is out of bounds: it does not fit "
-                        f"dimension {len(buffer.shape) - rank + dim}: {start} + {size} > {extent}",
+                        f"dimension {len(shape) - rank + dim}: {start} + {size} > {extent}",
                     )
-        end = base + npu.window_extent(window.shape, window.strides)
-        if end > buffer.elements:
+        end = base + window.extent
+        if end > _elements(shape):
             raise error_at(
                 op,
                 f"the {window.what} window of shape {list(window.shape)} with strides {list(window.strides)} at "
@@ -815,7 +832,7 @@ class _Executor:
             buffer.space,
             start,
             buffer.offset + end * itemsize,
-            math.prod(window.shape) * itemsize,
+            window.elements * itemsize,
             (window.shape, window.strides, itemsize),
         )
         return self.memory.view(buffer, base, window.shape, window.strides), access

@@ -332,16 +332,11 @@ class _LengthClass:
         last = bisect.bisect_left(self.keys, (access.end,))
         return [r for r in self.records[first:last] if r.access.end > access.start]
 
-    def inside(self, access: Access) -> list[_Record]:
-        """The records overlapping `access` that it contains: they start within it, so no look back."""
-        first = bisect.bisect_left(self.keys, (access.start,))
-        last = bisect.bisect_left(self.keys, (access.end,))
-        return [r for r in self.records[first:last] if access.start < r.access.end <= access.end]
-
 
 class _AccessLog:
-    """The accesses some pipe may not yet be ordered after, per memory space and kind (read or
-    write), as an interval index: a read races only with writes, so it looks up only those.
+    """The accesses some pipe may not yet be ordered after, per memory space, kind (read or
+    write) and pipe, as an interval index: a read races only with writes, so it looks up only
+    those, and an access looks up only the pipes with a record it is not yet ordered after.
 
     Records are grouped by length class (below 4**k bytes), each class sorted by start byte, so a
     lookup looks back from an access's start only as far as the records of each class can reach:
@@ -351,8 +346,11 @@ class _AccessLog:
     byte, arrival), as one sorted list would."""
 
     def __init__(self) -> None:
-        self.classes: dict[tuple[str, bool], dict[int, _LengthClass]] = defaultdict(dict)
-        """By (memory space, whether the records are writes)."""
+        self.classes: dict[tuple[str, bool], dict[str, dict[int, _LengthClass]]] = defaultdict(dict)
+        """By (memory space, whether the records are writes), then by pipe, then by length class."""
+        self.latest: dict[tuple[str, bool, str], int] = {}
+        """The highest `seq` ever logged per (space, kind, pipe): a pipe known to be ordered after
+        it is ordered after all of that pipe's records there, which then need no lookup."""
         self.size = 0
         self._arrivals = 0
 
@@ -363,19 +361,50 @@ class _AccessLog:
         return [
             r
             for kind in kinds
-            for c in self.classes[(access.space, kind)].values()
+            for by_length in self.classes[(access.space, kind)].values()
+            for c in by_length.values()
             for r in c.overlapping(access)
         ]
 
-    def inside(self, access: Access, writes: bool) -> list[_Record]:
-        """The records of reads, and with `writes` of writes too, overlapping `access` and contained in it."""
-        kinds = (False, True) if writes else (False,)
-        return [
-            r
-            for kind in kinds
-            for c in self.classes[(access.space, kind)].values()
-            for r in c.inside(access)
-        ]
+    def racing(
+        self, access: Access, pipe: str, known: dict[str, int], write: bool
+    ) -> list[_Record]:
+        """The records of other pipes overlapping `access` that `pipe`, knowing `known` (its vector
+        clock), is not yet ordered after: writes, and with `write` reads too."""
+        races = []
+        for kind in (False, True) if write else (True,):
+            for other, by_length in self.classes[(access.space, kind)].items():
+                if other == pipe:
+                    continue
+                seen = known.get(other, 0)
+                if self.latest[(access.space, kind, other)] <= seen:
+                    continue
+                for c in by_length.values():
+                    races += [r for r in c.overlapping(access) if r.seq > seen]
+        return races
+
+    def inside(self, access: Access, writes: bool, pipe: str | None = None) -> list[_Record]:
+        """The records of reads (only `pipe`'s, when given), and with `writes` of writes too,
+        overlapping `access` and contained in it."""
+        found = []
+        longest = _length_class(access)  # a record of a longer class is longer than `access`
+        start, end = (access.start,), (access.end,)
+        for kind in (False, True) if writes else (False,):
+            for other, by_length in self.classes[(access.space, kind)].items():
+                if pipe is not None and not kind and other != pipe:
+                    continue
+                for k, c in by_length.items():
+                    if k > longest:
+                        continue
+                    first = bisect.bisect_left(c.keys, start)
+                    last = bisect.bisect_left(c.keys, end, first)
+                    if first < last:
+                        found += [
+                            r
+                            for r in c.records[first:last]
+                            if access.start < r.access.end <= access.end
+                        ]
+        return found
 
     @staticmethod
     def first(records: Sequence[_Record]) -> _Record:
@@ -385,36 +414,46 @@ class _AccessLog:
     def add(self, record: _Record) -> None:
         self._arrivals += 1
         record.arrival = self._arrivals
-        k = _length_class(record.access)
-        classes = self.classes[(record.access.space, record.write)]
+        access = record.access
+        k = _length_class(access)
+        classes = self.classes[(access.space, record.write)].setdefault(record.pipe, {})
         if k not in classes:
             classes[k] = _LengthClass(k)
         length_class = classes[k]
-        key = (record.access.start, record.arrival)
+        key = (access.start, record.arrival)
         index = bisect.bisect_right(length_class.keys, key)
         length_class.keys.insert(index, key)
         length_class.records.insert(index, record)
+        latest = (access.space, record.write, record.pipe)
+        if record.seq > self.latest.get(latest, 0):
+            self.latest[latest] = record.seq
         self.size += 1
 
     def remove(self, record: _Record) -> None:
-        classes = self.classes[(record.access.space, record.write)]
+        by_pipe = self.classes[(record.access.space, record.write)]
+        classes = by_pipe[record.pipe]
         k = _length_class(record.access)
         length_class = classes[k]
         index = bisect.bisect_left(length_class.keys, (record.access.start, record.arrival))
         del length_class.keys[index], length_class.records[index]
         if not length_class.records:  # an empty class would still cost every lookup a bisect
             del classes[k]
+            if not classes:
+                del by_pipe[record.pipe]
         self.size -= 1
 
     def keep(self, predicate: Callable[[_Record], bool]) -> None:
-        for classes in self.classes.values():
-            for k, length_class in list(classes.items()):
-                kept = [r for r in length_class.records if predicate(r)]
-                self.size -= len(length_class.records) - len(kept)
-                length_class.records = kept
-                length_class.keys = [(r.access.start, r.arrival) for r in kept]
-                if not kept:
-                    del classes[k]
+        for by_pipe in self.classes.values():
+            for pipe, classes in list(by_pipe.items()):
+                for k, length_class in list(classes.items()):
+                    kept = [r for r in length_class.records if predicate(r)]
+                    self.size -= len(length_class.records) - len(kept)
+                    length_class.records = kept
+                    length_class.keys = [(r.access.start, r.arrival) for r in kept]
+                    if not kept:
+                        del classes[k]
+                if not classes:
+                    del by_pipe[pipe]
 
 
 class Timeline:
@@ -624,7 +663,7 @@ class Timeline:
         return record.pipe == pipe or self.known[pipe].get(record.pipe, 0) >= record.seq
 
     def _check(self, op: Operation, pipe: str, access: Access, write: bool) -> None:
-        races = [r for r in self.log.overlapping(access, reads=write) if not self._ordered(pipe, r)]
+        races = self.log.racing(access, pipe, self.known[pipe], write)
         if races:
             record = self.log.first(races)
             other = record.access
@@ -646,9 +685,10 @@ class Timeline:
         # An older access inside the new one needs no record of its own when whatever must be
         # ordered after it must also be ordered after the new one, which (checked already) is
         # ordered after it: a write supersedes every access it covers; a read, its own pipe's reads.
-        for old in self.log.inside(new.access, writes=new.write):
-            if new.write or old.pipe == new.pipe:
-                self.log.remove(old)
+        for old in self.log.inside(
+            new.access, writes=new.write, pipe=None if new.write else new.pipe
+        ):
+            self.log.remove(old)
         self.log.add(new)
         if self.log.size >= self._prune_at:
             self.log.keep(lambda r: not all(self._ordered(p, r) for p in self.pipes))
