@@ -642,8 +642,15 @@ def test_scalesim_config_follows_the_machine(tmp_path):
     )
     fields = scalesim_fields(to_scalesim_config(load_machine(write(tmp_path, text))))
     assert (fields["arrayheight"], fields["arraywidth"], fields["dataflow"]) == ("16", "8", "ws")
-    assert (fields["filtersramszkb"], fields["bandwidth"]) == ("256", "20")
-    assert (fields["filtersrambanknum"], fields["filtersrambankbandwidth"]) == ("4", "8")
+    # SCALE-Sim's DRAM rates are the DMA engines' (10 words/cycle), not the wider DRAM's
+    assert (fields["filtersramszkb"], fields["bandwidth"]) == ("256", "10")
+    assert (fields["ifmapsrambankbandwidth"], fields["filtersrambankbandwidth"]) == ("10", "10")
+    # engines faster than DRAM get its rate; an i32 output is 4 words to SCALE-Sim
+    faster = text + '\n[dma.load]\nbandwidth = "40 words/cycle"\n\n[dma.store]\nbandwidth = "40 words/cycle"\n'
+    fields = scalesim_fields(
+        to_scalesim_config(load_machine(write(tmp_path, faster, "faster.toml")), output_bytes=4)
+    )
+    assert (fields["filtersrambankbandwidth"], fields["bandwidth"]) == ("20", "5")
 
 
 def test_scalesim_config_needs_a_systolic_array():

@@ -3,13 +3,17 @@
 The `systolic` preset's parameters are SCALE-Sim's own, one to one:
 
     [matrix] rows, cols, dataflow         ArrayHeight, ArrayWidth, Dataflow
-    capacity of [matrix] a/b/c_space      IfmapSramSzkB, FilterSramSzkB, OfmapSramSzkB (kB = 1024 B)
-    global bandwidth / word_bytes         Bandwidth (words per cycle, InterfaceBandwidth = USER)
-    banks, bandwidth of a/b spaces        [layout] IfmapSRAMBankNum, IfmapSRAMBankBandwidth, ...
+    capacity of [matrix] a/b/c_space      IfmapSramSzkB, FilterSramSzkB, OfmapSramSzkB (kB = 1024 words)
+    rate of the DMA into a_space / b_space    IfmapSRAMBankBandwidth / FilterSRAMBankBandwidth
+    rate of the DMA out of c_space        Bandwidth (words per cycle, InterfaceBandwidth = USER)
 
 so cycle counts from ziggurat's timing model can be compared with SCALE-Sim's on the
-same array. The text carries every key SCALE-Sim 3.0's `scale_config.read_conf_file`
-requires (v2 ignores the ones it does not know).
+same array. In USER mode SCALE-Sim 3.0 reads DRAM into its ifmap and filter scratchpads at
+their `*SRAMBankBandwidth` each (two independent streams) and drains the ofmap at
+`Bandwidth` (single_layer_sim.py); a rate is the engine's, capped by the global memory's read
+(or write) bandwidth. Without a custom layout SCALE-Sim reads `*SRAMBankNum` only to assert
+that it divides the bank bandwidth, so it is 1. The text carries every key SCALE-Sim 3.0's
+`scale_config.read_conf_file` requires (v2 ignores the ones it does not know).
 """
 
 from __future__ import annotations
@@ -31,8 +35,13 @@ def _whole(value: float, what: str, machine: Machine, problems: list[str]) -> in
     return int(value)
 
 
-def to_scalesim_config(machine: Machine) -> str:
-    """The SCALE-Sim configuration of a single-core systolic machine; MachineError if it is not one."""
+def to_scalesim_config(machine: Machine, output_bytes: int | None = None) -> str:
+    """The SCALE-Sim configuration of a single-core systolic machine; MachineError if it is not one.
+
+    SCALE-Sim counts every value in words, outputs too: `output_bytes` (default: the machine's
+    `word_bytes`) is what one output occupies on the way to global memory, so `Bandwidth` is
+    the outputs per cycle the ofmap drain moves and `OfmapSramSzkB` the outputs (in Ki) the
+    ofmap holds (an i32 accumulator stored as it is: 4)."""
     matrix = machine.matrix
     problems: list[str] = []
     if matrix.dataflow is None or matrix.rows is None or matrix.cols is None:
@@ -45,14 +54,35 @@ def to_scalesim_config(machine: Machine) -> str:
             f"SCALE-Sim models one array, but machine '{machine.name}' has {machine.cores} cores"
         )
 
+    if problems:  # not a machine SCALE-Sim describes: its spaces and engines say no more
+        raise MachineError([Diagnostic("error", problem, machine.source) for problem in problems])
+
     def kilobytes(space: MemorySpace, what: str) -> int:
         return _whole(
             space.capacity / 1024, f"{what} (capacity of '{space.name}' in KiB)", machine, problems
         )
 
-    def words_per_cycle(bytes_per_cycle: float, what: str) -> int:
+    global_space = machine.global_memory()
+
+    def rate(src: str, dst: str, what: str, unit_bytes: int) -> int:
+        """Words per cycle the engine on `src -> dst` moves, capped by global memory's side."""
+        engine = machine.dma_for(src, dst)
+        if engine is None:
+            problems.append(
+                f"SCALE-Sim moves {what} between DRAM and a scratchpad, but machine "
+                f"'{machine.name}' has no DMA engine for '{src}' -> '{dst}'"
+            )
+            return 1
+        side = (
+            global_space.read_bytes_per_cycle
+            if src == global_space.name
+            else global_space.write_bytes_per_cycle
+        )
         return _whole(
-            bytes_per_cycle / machine.word_bytes, f"{what} (words per cycle)", machine, problems
+            min(engine.bytes_per_cycle, side) / unit_bytes,
+            f"{what} (words per cycle of DMA engine '{engine.name}')",
+            machine,
+            problems,
         )
 
     ifmap, filter_, ofmap = (
@@ -61,13 +91,17 @@ def to_scalesim_config(machine: Machine) -> str:
     ifmap_kb, filter_kb, ofmap_kb = (
         kilobytes(ifmap, "IfmapSramSzkB"),
         kilobytes(filter_, "FilterSramSzkB"),
-        kilobytes(ofmap, "OfmapSramSzkB"),
+        _whole(
+            ofmap.capacity / (output_bytes or machine.word_bytes) / 1024,
+            f"OfmapSramSzkB (outputs '{ofmap.name}' holds, in Ki)",
+            machine,
+            problems,
+        ),
     )
-    bandwidth = words_per_cycle(machine.global_bandwidth(), "Bandwidth")
-    ifmap_bank = words_per_cycle(ifmap.read_bytes_per_cycle / ifmap.banks, "IfmapSRAMBankBandwidth")
-    filter_bank = words_per_cycle(
-        filter_.read_bytes_per_cycle / filter_.banks, "FilterSRAMBankBandwidth"
-    )
+    word = machine.word_bytes
+    ifmap_bank = rate(global_space.name, ifmap.name, "IfmapSRAMBankBandwidth", word)
+    filter_bank = rate(global_space.name, filter_.name, "FilterSRAMBankBandwidth", word)
+    bandwidth = rate(ofmap.name, global_space.name, "Bandwidth", output_bytes or word)
     if problems:
         raise MachineError([Diagnostic("error", problem, machine.source) for problem in problems])
     return f"""\
@@ -93,11 +127,11 @@ WriteRequestBuffer : {REQUEST_BUFFER_ENTRIES}
 [layout]
 IfmapCustomLayout : False
 IfmapSRAMBankBandwidth : {ifmap_bank}
-IfmapSRAMBankNum : {ifmap.banks}
+IfmapSRAMBankNum : 1
 IfmapSRAMBankPort : 2
 FilterCustomLayout : False
 FilterSRAMBankBandwidth : {filter_bank}
-FilterSRAMBankNum : {filter_.banks}
+FilterSRAMBankNum : 1
 FilterSRAMBankPort : 2
 
 [sparsity]
