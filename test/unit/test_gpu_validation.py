@@ -288,3 +288,14 @@ def test_the_gpu_machine_files_give_the_published_peaks():
     bandwidth = {m.name: m.global_bandwidth() * m.clock_hz for m in (h100, h200, pcie)}
     assert bandwidth == pytest.approx({"h100_sxm": 3.35e12, "h200": 4.8e12, "h100_pcie": 2e12})
     assert h200.memories["smem"].capacity == 228 * 1024 and h200.matrix.a_space == "smem"
+
+
+def test_the_roof_is_the_peak_or_the_reads_or_the_writes_at_the_hbm_bandwidth():
+    h200 = load_machine("h200")
+    cases = {case.name: case for case in gpu_validation.CASES}
+    # 4096^3 is compute-bound at the published 989.4 TFLOPS
+    gemm = gpu_validation.roof_ms(cases["gemm_4096"], h200)
+    assert gemm == pytest.approx(2 * 4096**3 / 989.4e12 * 1e3, rel=1e-3)
+    # stage 2's 1x1 reads 32 x 256 x 56 x 56 fp16 activations (and 256 x 64 weights) at 4.8 TB/s
+    conv = gpu_validation.roof_ms(cases["r50_2_1x1"], h200)
+    assert conv == pytest.approx(2 * (32 * 256 * 56 * 56 + 256 * 64) / 4.8e12 * 1e3)
