@@ -9,7 +9,8 @@ the `models` extra and must be a CUDA build): each case in fp16 on the GPU, GEMM
 `torch.matmul` (cuBLAS), convolutions with `torch.nn.functional.conv2d` (cuDNN, channels_last,
 `cudnn.benchmark` on so that the warm-up picks its fastest algorithm). WARMUP untimed calls,
 then RUNS samples timed with CUDA events, each sample as many back-to-back calls as make it
-last about SAMPLE_MS (a few-microsecond call timed alone would time its launch); a case's
+last about SAMPLE_MS (a few-microsecond call timed alone would time its launch), queued
+behind a GPU sleep so that the host's launches do not gap them (`time_op`); a case's
 time is the median sample divided by its calls. Operands stay resident (warm L2, as in a
 network), with the output preallocated for the GEMMs. The GPU's name, SM count,
 compute capability, torch, CUDA and cuDNN versions and the date are recorded with the times
@@ -250,12 +251,27 @@ def cuda_torch() -> tuple[Any, str | None]:
     return torch, None
 
 
+SLEEP_HZ = 2e9
+"""Cycles per second `torch.cuda._sleep` is given at: above these GPUs' clocks, so it sleeps at least that long."""
+MAX_SLEEP_S = 0.05
+
+
 def time_op(
     torch, op: Callable[[], Any], warmup: int, runs: int, sample_ms: float
 ) -> tuple[list[float], int]:
-    """Milliseconds per call of `op` in each of `runs` samples, and the calls per sample."""
-    for _ in range(warmup):
+    """Milliseconds per call of `op` in each of `runs` samples, and the calls per sample.
+
+    Before each sample the GPU sleeps (`torch.cuda._sleep`, where torch has it) for twice the
+    time the host took to queue as many calls in the warm-up, so that the sample's calls are
+    all queued when the first starts and run back to back: a call shorter than its launch on
+    the host would otherwise time the host."""
+    settle = (warmup + 1) // 2  # the first calls pick algorithms (cudnn.benchmark), untimed
+    for _ in range(settle):
         op()
+    queued = time.perf_counter()
+    for _ in range(warmup - settle):
+        op()
+    host_per_call = (time.perf_counter() - queued) / max(1, warmup - settle)
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -263,8 +279,12 @@ def time_op(
     end.record()
     end.synchronize()
     calls = max(1, math.ceil(sample_ms / max(start.elapsed_time(end), 1e-3)))
+    sleep = getattr(torch.cuda, "_sleep", None)
+    seconds = min(MAX_SLEEP_S, max(1e-3, 2 * calls * host_per_call))
     samples = []
     for _ in range(runs):
+        if sleep is not None:
+            sleep(int(SLEEP_HZ * seconds))
         start.record()
         for _ in range(calls):
             op()
@@ -350,6 +370,7 @@ def measure(
             "samples": runs,
             "sample_ms": sample_ms,
             "statistic": "median over samples of CUDA-event time / calls per sample",
+            "queued_behind_sleep": hasattr(torch.cuda, "_sleep"),
         },
         "cases": measured,
     }
@@ -848,6 +869,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "nothing measured, the docs keep their last measured table"
             )
             return 0
+        properties = torch.cuda.get_device_properties(torch.device(DEVICE))
+        # before measuring: a GPU no machine file describes is refused at once
+        machine_for(properties.name, properties.multi_processor_count, args.machine)
         measurements = measure(torch, CASES, args.warmup, args.runs)
         if args.write_measurements is not None:
             write_atomically(args.write_measurements, json.dumps(measurements, indent=2) + "\n")

@@ -149,7 +149,7 @@ class FakeTorch(types.ModuleType):
 
     def __init__(self):
         super().__init__("torch")
-        self.now, self.calls = 0.0, 0
+        self.now, self.calls, self.sleeps = 0.0, 0, []
         fake = self
 
         class Tensor:
@@ -179,6 +179,9 @@ class FakeTorch(types.ModuleType):
         def clock_rate():
             raise ModuleNotFoundError("pynvml")
 
+        def sleep(cycles):
+            fake.sleeps.append(cycles)
+
         properties = types.SimpleNamespace(
             name="NVIDIA H200", multi_processor_count=132, major=9, minor=0, total_memory=150e9
         )
@@ -188,6 +191,7 @@ class FakeTorch(types.ModuleType):
             Event=Event,
             synchronize=lambda: None,
             clock_rate=clock_rate,
+            _sleep=sleep,
         )
         self.backends = types.SimpleNamespace(
             cudnn=types.SimpleNamespace(benchmark=False, version=lambda: 91002),
@@ -227,6 +231,9 @@ def test_measuring_times_warm_samples_of_back_to_back_calls(tmp_path: Path, monk
     assert torch.backends.cudnn.benchmark
     # per case: 3 warm-up calls, one to size the samples (1 ms / 0.25 ms: 4 calls each), 5 samples
     assert torch.calls == 2 * (3 + 1 + 5 * 4)
+    # each sample queued behind a sleep of at least 1 ms (at 2e9 cycles/s) and at most 50 ms
+    assert len(torch.sleeps) == 2 * 5 and all(2e6 <= c <= 1e8 for c in torch.sleeps)
+    assert data["method"]["queued_behind_sleep"]
     for entry, case in zip(data["cases"], SMALL, strict=True):
         assert gpu_validation.case_from_json(entry) == case
         assert entry["ms"] == 0.25 and entry["samples_ms"] == [0.25] * 5
@@ -299,3 +306,14 @@ def test_the_roof_is_the_peak_or_the_reads_or_the_writes_at_the_hbm_bandwidth():
     # stage 2's 1x1 reads 32 x 256 x 56 x 56 fp16 activations (and 256 x 64 weights) at 4.8 TB/s
     conv = gpu_validation.roof_ms(cases["r50_2_1x1"], h200)
     assert conv == pytest.approx(2 * (32 * 256 * 56 * 56 + 256 * 64) / 4.8e12 * 1e3)
+
+
+def test_a_gpu_no_machine_file_describes_is_refused_before_measuring(tmp_path: Path, monkeypatch):
+    torch = FakeTorch()
+    torch.cuda.get_device_properties = lambda device: types.SimpleNamespace(
+        name="NVIDIA B200", multi_processor_count=148
+    )
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    with pytest.raises(DiagnosticError, match="no machine file describes the GPU 'NVIDIA B200'"):
+        gpu_validation.main(["--results", str(tmp_path), "--no-docs"])
+    assert torch.calls == 0 and not (tmp_path / "gpu_validation.json").exists()
