@@ -20,12 +20,14 @@ Ours: the machine file describing that GPU (chosen by its name, `GPU_MACHINES`, 
 `--machine`; its `cores` must be the measured SM count). The compiler emits one core's
 program, so the whole GPU is estimated from one SM's block: the GEMM's M x N output (a
 conv's batch x output channels x output rows, with the input rows of the halo) is split
-into a grid of equal blocks, at most one per SM per wave (`plan`); ONE block, an ONNX
+into a grid of equal blocks, at most one per SM per wave (`plans`); ONE block, an ONNX
 MatMul or Conv in f16, is compiled for the machine (`compile{machine=M}`, as
 `ziggurat-compile` does) and run on the interpreter with `active_cores` = the SMs busy
 in that wave, so that the SMs share global-memory bandwidth as they would on the chip;
 the GPU's time is the sum over the waves of the block's cycles at that wave's
-occupancy, divided by the clock. The block's output is checked against numpy. This is an
+occupancy, divided by the clock. Up to TRIALS grids are tried so and the fastest kept,
+as cuDNN's benchmark mode keeps its fastest algorithm (`simulate`). The block's output
+is checked against numpy. This is an
 estimate of the whole chip from one SM's block, pending the compiler's own distribution
 of a layer over the cores (`compile{cores=N}`): it assumes every block takes as long as
 the one simulated (a conv's band of rows is simulated as an interior band, reading its
@@ -35,8 +37,9 @@ and writes go side by side, each at the full bandwidth, where a GPU's share it.
 
 Compared: measured ms, ours ms, ratio = ours / measured, and the roof (the largest of the
 MACs at the machine file's peak, the operands read once and the result written once at its
-HBM bandwidth; reads and writes side by side, as the timing model streams them). The table goes to stdout, benchmarks/results/gpu_validation.json and
-docs/timing-validation.md (between its gpu_validation markers; `--no-docs` leaves it);
+HBM bandwidth; reads and writes side by side, as the timing model streams them). The table
+goes to stdout, benchmarks/results/gpu_validation.json and docs/timing-validation.md
+(between its gpu_validation markers; `--no-docs` leaves it);
 the script exits 1 when a ratio is outside 1 +- TARGET or a block's output is wrong.
 Without a GPU and without `--measurements` it says that the comparison is pending and
 exits 0, touching nothing (so `make bench` passes on machines without a GPU).
@@ -78,8 +81,9 @@ WARMUP = 10
 RUNS = 20
 SAMPLE_MS = 1.0
 BATCH = 32
-"""The convolutions' batch: ResNet-50's per-GPU training batch size in many setups, and enough
-output tiles at 14 x 14 (32 x 196 rows of the implicit GEMM) to keep 100+ SMs busy."""
+"""The convolutions' batch: the images per GPU of ResNet-50's training in Goyal et al., "Accurate,
+Large Minibatch SGD" (2017), and enough output tiles at 14 x 14 (32 x 196 rows of the implicit
+GEMM) to keep 100+ SMs busy."""
 SEED = 0
 DEVICE = "cuda"
 RESULTS = Path(__file__).parent / "results"
@@ -213,12 +217,8 @@ CASES: tuple[Case, ...] = (*GEMMS, *CONVS)
 
 def case_from_json(data: dict[str, Any]) -> Case:
     """A case as `case_to_json` wrote it (a measurement file's entry)."""
-    fields = {key: value for key, value in data.items() if key not in ("ms", "samples_ms")}
-    fields = {
-        key: value
-        for key, value in fields.items()
-        if key in (Gemm if fields.get("kind") == "gemm" else Conv).__dataclass_fields__
-    }
+    kind = Gemm if data.get("kind") == "gemm" else Conv
+    fields = {key: value for key, value in data.items() if key in kind.__dataclass_fields__}
     if data.get("kind") == "gemm":
         return Gemm(**fields)
     if data.get("kind") == "conv":
@@ -380,7 +380,9 @@ def read_measurements(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
         gpu, cases = data["gpu"], data["cases"]
-        gpu["name"], gpu["sm_count"]
+        gpu["name"], int(gpu["sm_count"])
+        if not cases:
+            raise ValueError("no cases")
         for case in cases:
             float(case["ms"])
             case_from_json(case)
@@ -762,7 +764,7 @@ def format_table(rows: Sequence[Row]) -> str:
             f"{r.ours_ms:>9.4f} {r.ratio:>6.2f} {'yes' if r.within_target else 'NO':>6} "
             f"{r.roof_ms:>9.4f} {r.bound_by:<14}"
         )
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def summary(rows: Sequence[Row]) -> tuple[str, list[str]]:
@@ -788,14 +790,20 @@ def summary(rows: Sequence[Row]) -> tuple[str, list[str]]:
 def docs_section(measurements: dict[str, Any], machine: Machine, rows: Sequence[Row]) -> str:
     """What goes between the markers of docs/timing-validation.md."""
     gpu = measurements["gpu"]
-    versions = ", ".join(
+    about = [f"{gpu['sm_count']} SMs"]
+    versions = [
         f"{name} {gpu[key]}"
         for name, key in (("torch", "torch"), ("CUDA", "cuda"), ("cuDNN", "cudnn"))
         if gpu.get(key) is not None
-    )
+    ]
+    if versions:
+        about.append(", ".join(versions))
+    clocks = [r.sm_clock_mhz for r in rows if r.sm_clock_mhz]
+    if clocks:
+        about.append(f"SM clock after the cases {min(clocks)}-{max(clocks)} MHz")
     line, _ = summary(rows)
     return (
-        f"Measured on an {gpu['name']} ({gpu['sm_count']} SMs; {versions}) on "
+        f"Measured on an {gpu['name']} ({'; '.join(about)}) on "
         f"{measurements.get('date', 'an unrecorded date')}; ours on machine `{machine.name}` "
         f"({machine.cores} cores at {machine.clock_hz / 1e9:.3g} GHz):\n\n"
         f"```\n{format_table(rows)}\n\n{line}\n```\n"

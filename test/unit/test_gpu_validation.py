@@ -28,7 +28,10 @@ DOCS = f"# Page\n\n{gpu_validation.DOCS_BEGIN}\nPending.\n{gpu_validation.DOCS_E
 
 def measurement_file(folder: Path, ms: list[float], gpu=H200, cases=SMALL) -> Path:
     path = folder / "measurements.json"
-    entries = [gpu_validation.case_to_json(c) | {"ms": t} for c, t in zip(cases, ms, strict=True)]
+    entries = [
+        gpu_validation.case_to_json(c) | {"ms": t, "sm_clock_mhz": 1755}
+        for c, t in zip(cases, ms, strict=True)
+    ]
     path.write_text(json.dumps({"gpu": gpu, "date": "2026-01-02 03:04 UTC", "cases": entries}))
     return path
 
@@ -58,7 +61,8 @@ def test_measured_times_equal_to_ours_pass_and_twice_ours_fail(tmp_path: Path, c
         assert row["within_target"] and row["check"]["ok"] and 0 < row["roof_ms"] <= row["ours_ms"]
         assert row["padding"] >= 1 and row["blocks"] >= 1 and row["waves"] == 1
     page = (tmp_path / "page.md").read_text()
-    assert "Measured on an NVIDIA H200 (132 SMs" in page and "2026-01-02 03:04 UTC" in page
+    assert "Measured on an NVIDIA H200 (132 SMs; SM clock after the cases 1755-1755 MHz)" in page
+    assert "2026-01-02 03:04 UTC" in page
     assert "gemm_small" in page and "Pending." not in page and page.endswith("After.\n")
     assert (
         "2 cases: ratio ours / measured 1.00 .. 1.00, 2 within 1 +- 0.25" in capsys.readouterr().out
@@ -317,3 +321,23 @@ def test_a_gpu_no_machine_file_describes_is_refused_before_measuring(tmp_path: P
     with pytest.raises(DiagnosticError, match="no machine file describes the GPU 'NVIDIA B200'"):
         gpu_validation.main(["--results", str(tmp_path), "--no-docs"])
     assert torch.calls == 0 and not (tmp_path / "gpu_validation.json").exists()
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("{", "JSONDecodeError"),
+        ('{"gpu": {"name": "NVIDIA H200", "sm_count": 132}, "cases": []}', "no cases"),
+        ('{"gpu": {"name": "NVIDIA H200"}, "cases": []}', "KeyError: 'sm_count'"),
+        (
+            '{"gpu": {"name": "x", "sm_count": 1}, "cases": [{"kind": "gemm", "ms": 1}]}',
+            "TypeError",
+        ),
+        ('{"gpu": {"name": "x", "sm_count": 1}, "cases": [{"kind": "fft", "ms": 1}]}', "fft"),
+    ],
+)
+def test_a_measurement_file_that_cannot_be_read_is_a_diagnostic(tmp_path: Path, text, why):
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(DiagnosticError, match=why):
+        gpu_validation.read_measurements(path)
