@@ -55,7 +55,7 @@ fuzz: $(STAMP)
 # distributed_tuning starts local Ray instances: the ray extra is installed here (never by `make test`).
 # gpu_validation measures only where torch (the models extra, a CUDA build) sees a GPU; elsewhere it
 # says the comparison is pending and passes.
-BENCHMARKS = scalesim_validation roofline_validation lowering_quality compile_speed kernels networks distributed_tuning gpu_validation
+BENCHMARKS = scalesim_validation scalesim_bandwidth roofline_validation lowering_quality compile_speed kernels networks distributed_tuning gpu_validation
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench,ray]'
 	@missed=""; for script in $(BENCHMARKS); do \

@@ -1,0 +1,529 @@
+"""Whole runs against SCALE-Sim 3.0 with limited DRAM bandwidth: total cycles with stalls, and DRAM traffic.
+
+    python benchmarks/scalesim_bandwidth.py      # or `make bench`
+
+`scalesim_validation.py` compares the array's busy cycles; this script compares what a
+layer costs when its operands must come through a narrow DRAM interface. For each layer,
+dataflow and bandwidth b (words per cycle):
+
+* the machine: the `systolic` preset with the dataflow, its ifmap and filter scratchpads each
+  fed by their own DMA engine at b words/cycle and the ofmap drained at b outputs/cycle, as
+  SCALE-Sim's USER bandwidth mode does (two read streams and a drain, each at its own rate;
+  `to_scalesim_config` writes the same figures), scratchpads enlarged where a double-buffered
+  tile needs it (on both simulators);
+* ours: an npu kernel that visits the array's folds in SCALE-Sim's order (column folds
+  outer, row folds inner), double-buffers every operand tile that changes between folds in
+  its scratchpad (the loads for the next fold run while the array works on this one), keeps
+  an operand resident when all of it fits in half its scratchpad, accumulates across the
+  folds of the reduction in the ofmap scratchpad and stores each finished output tile while
+  the array goes on; run through the interpreter, C checked against numpy;
+* SCALE-Sim: `scalesim` run on that configuration (GEMM topology); its total cycles (stalls
+  included) and its DRAM words per operand.
+
+Where total cycles differ by more than 10%, the row says how much more DRAM traffic SCALE-Sim
+moved (docs/timing-validation.md says why it does); the script exits 1 when a run fails, a
+kernel computes a wrong C, or a difference is not explained so. Results go to
+benchmarks/results/scalesim_bandwidth.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+import ziggurat  # noqa: F401  first: it sets OPENBLAS_NUM_THREADS=1 before numpy loads
+from ziggurat.machine import Machine, load_machine
+from ziggurat.machine.scalesim import to_scalesim_config
+
+sys.path.insert(0, str(Path(__file__).parent))
+from scalesim_validation import Layer, layer_inputs, run_kernel  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+DATAFLOWS = ("os", "ws", "is")
+BANDWIDTHS = (10, 2)
+"""Words per cycle: SCALE-Sim's default, and a narrow interface on which every layer stalls."""
+TOLERANCE = 0.10
+OUTPUT_BYTES = 4
+"""The kernels keep i32 accumulators and store them as they are; SCALE-Sim counts an output as
+one word, so the ofmap drain moves b outputs (4b bytes) per cycle on both."""
+
+FLAG_IDS = 64
+"""Events per pipe pair on the comparison machine: the output slots the ofmap can queue."""
+
+LAYERS = (
+    Layer("gemm64", 64, 64, 64),
+    Layer("gemm128", 128, 128, 128),
+    Layer("gemm_ragged", 100, 70, 50),
+    Layer("gemm_ragged_k", 200, 96, 300),
+    Layer("gemm_wide", 32, 512, 256),
+    Layer("gemm_skinny", 512, 32, 64),
+    Layer("gemm_tall", 256, 64, 128),
+    Layer("gemm256", 256, 256, 256),
+    # conv layers as the im2col GEMMs SCALE-Sim maps them to (M = output pixels, N = filters,
+    # K = filter height x width x channels); GEMM topology rows on both sides
+    Layer("conv5x5_rgb", 784, 16, 75),
+    Layer("conv3x3_deep", 64, 128, 576),
+    Layer("r50_4_1x1", 196, 256, 256),  # ResNet-50 stage 4's 1x1 conv (14x14 x 256 -> 256)
+)
+
+
+# --------------------------------------------------------------------------- #
+# The folds, in SCALE-Sim's order
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One fold of the array: the A and B windows it reads, the C window it adds to."""
+
+    a: tuple[int, int, int, int]
+    """(row, column, rows, columns) of A (M x K)."""
+    b: tuple[int, int, int, int]
+    """(row, column, rows, columns) of B (K x N)."""
+    c: tuple[int, int, int, int]
+    """(row, column, rows, columns) of C (M x N)."""
+    accumulate: bool
+    """Whether the fold adds to C (an earlier fold wrote this C window)."""
+
+
+def folds(layer: Layer, dataflow: str, rows: int, cols: int) -> list[Fold]:
+    """The layer's folds, column folds outer and row folds inner (SCALE-Sim's
+    `systolic_compute_*`): os lays M x N on the array and streams K; ws lays K x N and
+    streams M; is lays K x M and streams N."""
+    m, n, k = layer.m, layer.n, layer.k
+
+    def tiles(extent: int, size: int) -> list[tuple[int, int]]:
+        return [(start, min(size, extent - start)) for start in range(0, extent, size)]
+
+    result = []
+    if dataflow == "os":
+        for n0, nc in tiles(n, cols):
+            for m0, mr in tiles(m, rows):
+                result.append(Fold((m0, 0, mr, k), (0, n0, k, nc), (m0, n0, mr, nc), False))
+    elif dataflow == "ws":
+        for n0, nc in tiles(n, cols):
+            for k0, kr in tiles(k, rows):
+                result.append(Fold((0, k0, m, kr), (k0, n0, kr, nc), (0, n0, m, nc), k0 > 0))
+    else:
+        for m0, mc in tiles(m, cols):
+            for k0, kr in tiles(k, rows):
+                result.append(Fold((m0, k0, mc, kr), (k0, 0, kr, n), (m0, 0, mc, n), k0 > 0))
+    return result
+
+
+@dataclass
+class Operand:
+    """How a kernel holds one operand in its scratchpad: resident (all of it, loaded once) or
+    double-buffered tiles (a load whenever the fold's window changes, two slots)."""
+
+    name: str
+    space: str
+    pipe: str
+    rows: int
+    cols: int
+    windows: list[tuple[int, int, int, int]]
+    resident: bool
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        """The shape of one slot."""
+        if self.resident:
+            return self.rows, self.cols
+        return max(w[2] for w in self.windows), max(w[3] for w in self.windows)
+
+    def loads(self) -> list[int]:
+        """For each fold, the number of the load it reads (resident: all load 0)."""
+        if self.resident:
+            return [0] * len(self.windows)
+        numbers, last = [], None
+        for window in self.windows:
+            if window != last:
+                numbers.append(len(numbers) and numbers[-1] + 1)
+            else:
+                numbers.append(numbers[-1])
+            last = window
+        return numbers
+
+
+def operands(layer: Layer, fold_list: list[Fold], machine: Machine) -> tuple[Operand, Operand]:
+    unit = machine.matrix
+
+    def operand(name: str, space: str, pipe: str, rows: int, cols: int, windows) -> Operand:
+        fits = rows * cols <= machine.memories[space].capacity // 2
+        return Operand(name, space, pipe, rows, cols, windows, fits)
+
+    return (
+        operand("a", unit.a_space, "load", layer.m, layer.k, [f.a for f in fold_list]),
+        operand("b", unit.b_space, "load_filter", layer.k, layer.n, [f.b for f in fold_list]),
+    )
+
+
+# --------------------------------------------------------------------------- #
+# The machine and the kernel
+# --------------------------------------------------------------------------- #
+
+
+def scratchpad_kib(layer: Layer, dataflow: str, rows: int, cols: int) -> dict[str, int]:
+    """KiB of each scratchpad: the preset's 64 unless two slots of its largest tile need more
+    (then the next power of two that holds them)."""
+    fold_list = folds(layer, dataflow, rows, cols)
+    needs = {
+        "ifmap": 2 * max(f.a[2] * f.a[3] for f in fold_list),
+        "filter": 2 * max(f.b[2] * f.b[3] for f in fold_list),
+        "ofmap": 2 * max(f.c[2] * f.c[3] for f in fold_list),  # in outputs, as SCALE-Sim counts
+    }
+    return {space: max(64, 1 << math.ceil(math.log2(need / 1024))) for space, need in needs.items()}
+
+
+def machine_file(layer: Layer, dataflow: str, bandwidth: int, directory: Path) -> Path:
+    """The systolic preset with `dataflow`, a DMA engine per scratchpad at `bandwidth` words per
+    cycle (outputs per cycle for the drain) and the scratchpads `scratchpad_kib` gives."""
+    preset = load_machine("systolic")
+    kib = scratchpad_kib(layer, dataflow, preset.matrix.rows, preset.matrix.cols)
+    name = f"systolic-{dataflow}-b{bandwidth}-" + "-".join(
+        str(kib[space]) for space in ("ifmap", "filter", "ofmap")
+    )
+    path = directory / f"{name}.toml"
+    # the ofmap holds as many i32 outputs as SCALE-Sim's holds one-word outputs
+    memories = "".join(
+        f'\n[memory.{space}]\ncapacity = "{size * (OUTPUT_BYTES if space == "ofmap" else 1)} KiB"\n'
+        for space, size in kib.items()
+    )
+    path.write_text(
+        f'extends = "systolic"\nname = "{name}"\n\n[matrix]\ndataflow = "{dataflow}"\n'
+        f"{memories}\n"
+        "[memory.dram]\n"
+        "# SCALE-Sim's two read streams side by side, and the drain of outputs\n"
+        f'read_bandwidth = "{2 * bandwidth} words/cycle"\n'
+        f'write_bandwidth = "{OUTPUT_BYTES * bandwidth} words/cycle"\n'
+        "latency = 1  # SCALE-Sim's read_port latency\n\n"
+        "[dma.load]\n"
+        'paths = ["dram -> ifmap"]\n'
+        f'bandwidth = "{bandwidth} words/cycle"\n\n'
+        "[dma.load_filter]\n"
+        'paths = ["dram -> filter"]\n'
+        f'bandwidth = "{bandwidth} words/cycle"\n'
+        'shared_bandwidth = "dram"\n\n'
+        "[dma.store]\n"
+        f'bandwidth = "{OUTPUT_BYTES * bandwidth} words/cycle"\n\n'
+        "[sync]\n"
+        "# finished output tiles queue in the ofmap for the drain, one event per slot, as\n"
+        "# SCALE-Sim's ofmap buffer lets them (its writes stall only when it is full)\n"
+        f"flag_ids = {FLAG_IDS}\n"
+    )
+    return path
+
+
+class _Program:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> None:
+        self.lines.append("  " + line)
+
+
+def kernel(layer: Layer, dataflow: str, machine: Machine) -> str:
+    """The npu kernel of the layer: SCALE-Sim's fold order, double-buffered (module docstring)."""
+    rows, cols = machine.matrix.rows, machine.matrix.cols
+    fold_list = folds(layer, dataflow, rows, cols)
+    a, b = operands(layer, fold_list, machine)
+    m, n, k = layer.m, layer.n, layer.k
+    global_a, global_b, global_c = (
+        f'memref<{m}x{k}xi8, "dram">',
+        f'memref<{k}x{n}xi8, "dram">',
+        f'memref<{m}x{n}xi32, "dram">',
+    )
+    local = {}
+    for operand in (a, b):
+        tr, tc = operand.tile
+        local[operand.name] = (
+            f'memref<{tr}x{tc}xi8, "{operand.space}">'
+            if operand.resident
+            else f'memref<2x{tr}x{tc}xi8, "{operand.space}">'
+        )
+    out_rows = max(f.c[2] for f in fold_list)
+    out_cols = max(f.c[3] for f in fold_list)
+    out_count = len({fold.c for fold in fold_list})
+    # As many output slots as the ofmap holds (up to the flags a pipe pair has): finished tiles
+    # queue there while the drain catches up, as SCALE-Sim's ofmap buffer lets them.
+    slots = min(
+        machine.flag_ids,
+        out_count,
+        machine.memories[machine.matrix.c_space].capacity // (OUTPUT_BYTES * out_rows * out_cols),
+    )
+    local["c"] = f'memref<{slots}x{out_rows}x{out_cols}xi32, "{machine.matrix.c_space}">'
+    global_of = {"a": global_a, "b": global_b}
+
+    # the output tiles: a new one wherever the C window changes; the last fold of each stores it
+    out_numbers, last = [], None
+    for fold in fold_list:
+        out_numbers.append((out_numbers[-1] + (fold.c != last)) if out_numbers else 0)
+        last = fold.c
+
+    loads = {operand.name: operand.loads() for operand in (a, b)}
+    load_count = {name: numbers[-1] + 1 for name, numbers in loads.items()}
+    last_use = {
+        name: {number: i for i, number in enumerate(numbers)} for name, numbers in loads.items()
+    }
+    program = _Program()
+
+    def slot_index(operand: Operand, number: int) -> str:
+        return "" if operand.resident else f"{number % 2}, "
+
+    for i, fold in enumerate(fold_list):
+        for operand in (a, b):
+            number = loads[operand.name][i]
+            if i and loads[operand.name][i - 1] == number:
+                continue  # the window the previous fold read: nothing to load
+            slot = number % 2
+            if number >= 2:  # the slot's previous tile must be done with
+                program.add(f'npu.wait_flag "array" -> "{operand.pipe}", {slot}')
+            r0, c0, tr, tc = (
+                (0, 0, operand.rows, operand.cols)
+                if operand.resident
+                else getattr(fold, operand.name)
+            )
+            program.add(
+                f'npu.dma "{operand.pipe}" %{operand.name.upper()}[{r0}, {c0}] -> '
+                f"%{operand.name}[{slot_index(operand, number)}0, 0] "
+                f"{{shape = array<i64: {tr}, {tc}>}} : {global_of[operand.name]} -> {local[operand.name]}"
+            )
+            program.add(f'npu.set_flag "{operand.pipe}" -> "array", {slot}')
+            program.add(f'npu.wait_flag "{operand.pipe}" -> "array", {slot}')
+        out = out_numbers[i]
+        if (i == 0 or out_numbers[i - 1] != out) and out >= slots:
+            program.add(f'npu.wait_flag "store" -> "array", {out % slots}')  # the slot was stored
+        a_at = f"%a[{fold.a[0]}, {fold.a[1]}]" if a.resident else f"%a[{loads['a'][i] % 2}, 0, 0]"
+        b_at = f"%b[{fold.b[0]}, {fold.b[1]}]" if b.resident else f"%b[{loads['b'][i] % 2}, 0, 0]"
+        mr, kr = fold.a[2], fold.a[3]
+        nc = fold.b[3]
+        program.add(
+            f"npu.mma {a_at}, {b_at} -> %c[{out % slots}, 0, 0] {{m = {mr} : i64, n = {nc} : i64, "
+            f"k = {kr} : i64{', accumulate' if fold.accumulate else ''}}} : "
+            f"{local['a']}, {local['b']} -> {local['c']}"
+        )
+        for operand in (a, b):
+            number = loads[operand.name][i]
+            if last_use[operand.name][number] == i and number + 2 < load_count[operand.name]:
+                program.add(f'npu.set_flag "array" -> "{operand.pipe}", {number % 2}')
+        if i + 1 == len(fold_list) or out_numbers[i + 1] != out:
+            r0, c0, tr, tc = fold.c
+            slot = out % slots
+            program.add(f'npu.set_flag "array" -> "store", {slot}')
+            program.add(f'npu.wait_flag "array" -> "store", {slot}')
+            program.add(
+                f'npu.dma "store" %c[{slot}, 0, 0] -> %C[{r0}, {c0}] '
+                f"{{shape = array<i64: {tr}, {tc}>}} : {local['c']} -> {global_c}"
+            )
+            if out + slots < out_count:
+                program.add(f'npu.set_flag "store" -> "array", {slot}')
+
+    return "\n".join(
+        [
+            f"func.func @main(%A: {global_a}, %B: {global_b}, %C: {global_c}) {{",
+            f"  %a = npu.buffer offset 0 : {local['a']}",
+            f"  %b = npu.buffer offset 0 : {local['b']}",
+            f"  %c = npu.buffer offset 0 : {local['c']}",
+            *program.lines,
+            "  func.return",
+            "}",
+            "",
+        ]
+    )
+
+
+def dram_traffic(layer: Layer, dataflow: str, machine: Machine) -> dict[str, int]:
+    """Words the kernel moves per operand (A and B bytes, C outputs): what its loads and stores add up to."""
+    fold_list = folds(layer, dataflow, machine.matrix.rows, machine.matrix.cols)
+    a, b = operands(layer, fold_list, machine)
+    traffic = {}
+    for operand in (a, b):
+        if operand.resident:
+            traffic[operand.name] = operand.rows * operand.cols
+        else:
+            numbers = operand.loads()
+            traffic[operand.name] = sum(
+                w[2] * w[3]
+                for i, (w, number) in enumerate(zip(operand.windows, numbers))
+                if i == 0 or numbers[i - 1] != number
+            )
+    traffic["c"] = layer.m * layer.n
+    return traffic
+
+
+# --------------------------------------------------------------------------- #
+# Both sides
+# --------------------------------------------------------------------------- #
+
+
+def scalesim_run(layer: Layer, machine: Machine) -> dict[str, int]:
+    """SCALE-Sim 3.0 on the machine's configuration: total cycles (stalls included), stall
+    cycles, and DRAM words read into ifmap and filter and written from ofmap."""
+    from scalesim.scale_sim import scalesim
+
+    with tempfile.TemporaryDirectory() as work:
+        directory = Path(work)
+        (directory / "scale.cfg").write_text(to_scalesim_config(machine, output_bytes=OUTPUT_BYTES))
+        (directory / "topology.csv").write_text(
+            f"Layer, M, N, K,\n{layer.name}, {layer.m}, {layer.n}, {layer.k},\n"
+        )
+        (directory / "layout.csv").write_text("Layer name,\n")
+        with contextlib.redirect_stdout(io.StringIO()):
+            simulator = scalesim(
+                save_disk_space=True,
+                verbose=False,
+                config=str(directory / "scale.cfg"),
+                topology=str(directory / "topology.csv"),
+                layout=str(directory / "layout.csv"),
+                input_type_gemm=True,
+            )
+            simulator.run_scale(top_path=str(directory))
+        (single_layer,) = simulator.runner.single_layer_sim_object_list
+        whole, total, stalls, *_ = single_layer.get_compute_report_items()
+        details = single_layer.get_detail_report_items()
+    # get_detail_report_items: [9..11] ifmap DRAM start, stop, reads; [12..14] filter; [15..17] ofmap writes
+    return {
+        "whole": int(whole),
+        "total": int(total),
+        "stalls": int(stalls),
+        "a": int(details[11]),
+        "b": int(details[14]),
+        "c": int(details[17]),
+    }
+
+
+@dataclass
+class Row:
+    layer: str
+    m: int
+    n: int
+    k: int
+    dataflow: str
+    bandwidth: int
+    machine: str
+    ours: float
+    """From the array's first fold to its last (SCALE-Sim's `Total Cycles` counts the same span:
+    its first demand row to its last, the initial fill of its scratchpads and the final drain
+    of the ofmap left out)."""
+    ours_whole: float
+    """The whole kernel: the first loads before the array starts and the last store after it ends."""
+    scalesim: int
+    scalesim_whole: int
+    """SCALE-Sim's `Total Cycles (incl. prefetch)`: from its first DRAM read to its last DRAM write."""
+    scalesim_stalls: int
+    compute: int
+    """The array's cycles with unlimited bandwidth (SCALE-Sim's total less its stalls)."""
+    ours_words: dict[str, int]
+    scalesim_words: dict[str, int]
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.scalesim
+
+    @property
+    def words_ratio(self) -> dict[str, float]:
+        return {key: self.ours_words[key] / self.scalesim_words[key] for key in self.ours_words}
+
+    @property
+    def reason(self) -> str:
+        """Why the totals differ by more than 10%, from what each side moved: "" when they do not."""
+        if abs(self.ratio - 1) <= TOLERANCE:
+            return ""
+        reasons = []
+        for key, what in (("a", "A"), ("b", "B")):
+            extra = self.scalesim_words[key] / self.ours_words[key]
+            if extra > 1 + TOLERANCE:
+                reasons.append(f"S-Sim reads {what} {extra:.2f}x")
+        extra = self.scalesim_words["c"] / self.ours_words["c"]
+        if extra > 1 + TOLERANCE:
+            reasons.append(f"S-Sim writes C {extra:.2f}x")
+        return "; ".join(reasons) or "unexplained"
+
+
+def measure(layer: Layer, dataflow: str, bandwidth: int, directory: Path) -> Row:
+    path = machine_file(layer, dataflow, bandwidth, directory)
+    machine = load_machine(path)
+    text = kernel(layer, dataflow, machine)
+    a, b = layer_inputs(layer)
+    result = run_kernel(text, f"{layer.name}_{dataflow}", path, [a, b])
+    (c,) = result.outputs
+    if not np.array_equal(c, a.astype(np.int32) @ b.astype(np.int32)):
+        raise AssertionError(f"the kernel of {layer.name} ({dataflow}) computed a wrong C")
+    moved = {
+        "a": result.stats.bytes_written.get("ifmap", 0),
+        "b": result.stats.bytes_written.get("filter", 0),
+        "c": result.stats.bytes_written.get("dram", 0) // OUTPUT_BYTES,
+    }
+    expected = dram_traffic(layer, dataflow, machine)
+    if moved != expected:
+        raise AssertionError(f"{layer.name} ({dataflow}): the kernel moved {moved}, not {expected}")
+    theirs = scalesim_run(layer, machine)
+    folds_run = [e for e in result.stats.events if e.pipe == machine.matrix.pipe]
+    span = max(e.end for e in folds_run) - min(e.start for e in folds_run)
+    return Row(
+        layer.name, layer.m, layer.n, layer.k, dataflow, bandwidth, machine.name,
+        span, result.stats.total_cycles, theirs["total"], theirs["whole"], theirs["stalls"],
+        theirs["total"] - theirs["stalls"], moved,
+        {key: theirs[key] for key in ("a", "b", "c")},
+    )  # fmt: skip
+
+
+def format_table(rows: list[Row]) -> str:
+    header = (
+        f"{'layer':<14} {'M':>4} {'N':>4} {'K':>4} {'df':>3} {'b':>3} {'compute':>8} {'ours':>9} "
+        f"{'SCALE-Sim':>9} {'ratio':>6} {'whole':>9} {'S-Sim':>9} {'ratio':>6} {'A ours':>8} {'A S-Sim':>9} {'B ours':>8} {'B S-Sim':>9} "
+        f"{'C ours':>7} {'C S-Sim':>8}  why not within 10%"
+    )
+    lines = [header]
+    for r in rows:
+        lines.append(
+            f"{r.layer:<14} {r.m:>4} {r.n:>4} {r.k:>4} {r.dataflow:>3} {r.bandwidth:>3} "
+            f"{r.compute:>8,} {r.ours:>9,.0f} {r.scalesim:>9,} {r.ratio:>6.3f} "
+            f"{r.ours_whole:>9,.0f} {r.scalesim_whole:>9,} {r.ours_whole / r.scalesim_whole:>6.3f} "
+            f"{r.ours_words['a']:>8,} {r.scalesim_words['a']:>9,} {r.ours_words['b']:>8,} "
+            f"{r.scalesim_words['b']:>9,} {r.ours_words['c']:>7,} {r.scalesim_words['c']:>8,}  {r.reason}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for layer in LAYERS:
+            for bandwidth in BANDWIDTHS:
+                for dataflow in DATAFLOWS:
+                    rows.append(measure(layer, dataflow, bandwidth, Path(work)))
+                    print(format_table(rows[-1:]).splitlines()[1], flush=True)
+    print()
+    print(format_table(rows))
+    within = [r for r in rows if not r.reason]
+    unexplained = [r for r in rows if r.reason == "unexplained"]
+    print(
+        f"\n{len(rows)} runs: total cycles within {TOLERANCE:.0%} of SCALE-Sim's in {len(within)}; "
+        f"the others: SCALE-Sim moves more DRAM words in {len(rows) - len(within) - len(unexplained)}, "
+        f"unexplained {len(unexplained)}"
+    )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "scalesim_bandwidth.json").write_text(
+        json.dumps([asdict(r) | {"ratio": r.ratio, "reason": r.reason} for r in rows], indent=2)
+        + "\n"
+    )
+    for r in unexplained:
+        print(
+            f"FAIL: {r.layer} ({r.dataflow}, b={r.bandwidth}): ours {r.ours:,.0f} vs SCALE-Sim "
+            f"{r.scalesim:,} cycles with the same DRAM words",
+            file=sys.stderr,
+        )
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
