@@ -646,7 +646,10 @@ def test_scalesim_config_follows_the_machine(tmp_path):
     assert (fields["filtersramszkb"], fields["bandwidth"]) == ("256", "10")
     assert (fields["ifmapsrambankbandwidth"], fields["filtersrambankbandwidth"]) == ("10", "10")
     # engines faster than DRAM get its rate; an i32 output is 4 words to SCALE-Sim
-    faster = text + '\n[dma.load]\nbandwidth = "40 words/cycle"\n\n[dma.store]\nbandwidth = "40 words/cycle"\n'
+    faster = (
+        text
+        + '\n[dma.load]\nbandwidth = "40 words/cycle"\n\n[dma.store]\nbandwidth = "40 words/cycle"\n'
+    )
     fields = scalesim_fields(
         to_scalesim_config(load_machine(write(tmp_path, faster, "faster.toml")), output_bytes=4)
     )
