@@ -251,7 +251,7 @@ def compile_and_simulate(result: ModelResult, path: Path, args: argparse.Namespa
     with stage(result, "compile", "compile_seconds"):
         lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
     with stage(result, "simulate", "simulate_seconds"):
-        run = run_at_emitted_level(module, inputs, machine)
+        run = run_at_emitted_level(module, inputs, machine, verified=True)
     result.cycles = run.stats.total_cycles
     with stage(result, "npu"):
         computed_in = precision.dtype
@@ -283,7 +283,7 @@ def check_rounding_ties(
     probe = with_quantized_outputs(model, dequantized=True)
     module = import_loaded_model(probe, {}, where)
     lower(default_context(), module, lowering_passes(args.machine, "npu", precision))
-    probed = run_at_emitted_level(module, inputs, machine).outputs
+    probed = run_at_emitted_level(module, inputs, machine, verified=True).outputs
     npu = check_rounding(model, feeds, quantized_values(model, probed, dequantized=True), outputs)
     result.rounding = f"npu: {npu}"
     probe = with_quantized_outputs(model)

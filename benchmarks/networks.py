@@ -289,7 +289,7 @@ def compile_simulate_check(
     with stage(result, "compile"), timed(result.compile):
         lower(default_context(), module, passes[split:])
     with stage(result, "simulate"), timed(result.simulate):
-        run = run_at_emitted_level(module, inputs, machine)
+        run = run_at_emitted_level(module, inputs, machine, verified=True)
     report = build_report(run.stats, machine, layers=True)
     result.cycles, result.simulated_seconds = report["total_cycles"], report["seconds"]
     result.roofline_achieved, result.bound_by = (
@@ -336,7 +336,7 @@ def tune_simulate_check(
     with stage(result, "compile tuned"):
         lower(default_context(), module, passes)
     with stage(result, "simulate tuned"):
-        run = run_at_emitted_level(module, inputs, machine)
+        run = run_at_emitted_level(module, inputs, machine, verified=True)
     tuning.cycles = run.stats.total_cycles
     tuning.speedup = result.cycles / tuning.cycles
     tuning.layers = build_report(run.stats, machine, layers=True)["layers"]

@@ -850,14 +850,22 @@ class VectorOperation(NpuOperation):
             for key in (*self.SOURCES, "dst")
         ]
 
-    def lanes(self, machine: Machine) -> int:
+    def lanes(
+        self,
+        machine: Machine,
+        operands: Sequence[tuple[SSAValue, DenseArrayBase, Sequence[SSAValue]]] | None = None,
+    ) -> int:
+        """Lanes of the widest element type among `operands` (default: `buffers()`)."""
         widest = max(
-            element_bytes(buffer.type.get_element_type()) for buffer, _, _ in self.buffers()
+            element_bytes(buffer.type.get_element_type())
+            for buffer, _, _ in (operands or self.buffers())
         )
         return max(1, machine.vector.lanes(widest))
 
-    def active_lanes(self, machine: Machine) -> int:
-        return self.lanes(machine) if self.mask is None else self.mask.value.data
+    def active_lanes(self, machine: Machine, lanes: int | None = None) -> int:
+        if self.mask is not None:
+            return self.mask.value.data
+        return self.lanes(machine) if lanes is None else lanes
 
     def block_lengths(self, active: int) -> list[int]:
         """Elements each repetition touches in each operand (sources, then destination)."""
@@ -866,10 +874,10 @@ class VectorOperation(NpuOperation):
     def default_strides(self, lanes: int) -> list[int]:
         return [lanes] * (len(self.SOURCES) + 1)
 
-    def strides(self, machine: Machine) -> list[int]:
+    def strides(self, machine: Machine, lanes: int | None = None) -> list[int]:
         if self.stride is not None:
             return list(self.stride.get_values())
-        return self.default_strides(self.lanes(machine))
+        return self.default_strides(self.lanes(machine) if lanes is None else lanes)
 
     def pipe(self, machine: Machine) -> str:
         return machine.vector.pipe
@@ -877,7 +885,9 @@ class VectorOperation(NpuOperation):
     def buffer_windows(self, machine: Machine) -> list[BufferWindow]:
         """Each operand's `repeat` blocks of its active lanes, `stride` elements apart; the last one written."""
         operands = self.buffers()
-        lengths, strides = self.block_lengths(self.active_lanes(machine)), self.strides(machine)
+        lanes = self.lanes(machine, operands)  # buffers() reads every operand's properties: once
+        lengths = self.block_lengths(self.active_lanes(machine, lanes))
+        strides = self.strides(machine, lanes)
         return [
             buffer_window(
                 buffer,

@@ -384,14 +384,25 @@ class RunResult:
 
 
 def run_at_emitted_level(
-    module: ModuleOp, inputs: list[np.ndarray], machine: Machine | None, cores: int = 1
+    module: ModuleOp,
+    inputs: list[np.ndarray],
+    machine: Machine | None,
+    cores: int = 1,
+    verified: bool = False,
 ) -> RunResult:
+    """Run @main at the level the module is at; `verified`: the caller just verified the module
+    (`lower` does), so npu code is not verified again (seconds for a network)."""
     function = find_function(module, "main")
     level = level_of(module, function)
     if level == "npu":
         with stage(f"running on {machine.name}"), timed("run"):
             result = run_npu(
-                module, machine, dict(zip(input_names(function), inputs)), "main", cores=cores
+                module,
+                machine,
+                dict(zip(input_names(function), inputs)),
+                "main",
+                cores=cores,
+                verify=not verified,
             )
         return RunResult(result.outputs, result.stats)
     with stage(f"running at the {level} level"), timed("run"):
@@ -509,7 +520,7 @@ def compile_model(args: argparse.Namespace) -> int:
     if not running:
         return 0
 
-    run = run_at_emitted_level(module, inputs, machine, args.cores)
+    run = run_at_emitted_level(module, inputs, machine, args.cores, verified=True)  # by `lower`
     results = run.outputs
     if args.outputs is not None:
         with timed("write"):

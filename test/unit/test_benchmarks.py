@@ -172,6 +172,13 @@ def test_a_difference_must_be_explained_by_the_traffic():
             {"a": 100, "b": 100, "c": 10}, {"a": words, "b": 100, "c": 10},
         )  # fmt: skip
 
-    assert row(95, 100, 100).reason == ""
-    assert row(50, 100, 200).reason == "S-Sim reads A 2.00x"
-    assert row(50, 100, 100).reason == "unexplained"
+    assert (row(95, 100, 100).traffic, row(95, 100, 100).unexplained) == ("", False)
+    assert (row(95, 100, 120).traffic, row(95, 100, 120).unexplained) == (
+        "S-Sim reads A 1.20x",
+        False,
+    )
+    assert (row(50, 100, 200).traffic, row(50, 100, 200).unexplained) == (
+        "S-Sim reads A 2.00x",
+        False,
+    )
+    assert row(50, 100, 100).unexplained

@@ -76,7 +76,17 @@ class _Positions:
     def __init__(self, function: func.FuncOp):
         self.first: dict[Operation, int] = {}
         self.last: dict[Operation, int] = {}
+        self._windows: dict[Operation, list[npu.BufferWindow] | None] = {}
         self._number(function)
+
+    def windows(self, user: Operation, machine: Machine) -> list[npu.BufferWindow] | None:
+        """`user`'s buffer windows (None for an op that is no npu instruction), computed once: the
+        planner asks for them once per buffer the op uses and per later use of that buffer."""
+        if user not in self._windows:
+            self._windows[user] = (
+                user.buffer_windows(machine) if isinstance(user, npu.NpuOperation) else None
+            )
+        return self._windows[user]
 
     def _number(self, op: Operation) -> None:
         self.first[op] = len(self.first)
@@ -101,7 +111,7 @@ class _Positions:
                 ranges
                 and low > ranges[-1][1]
                 and _unconditional(user, alloc)
-                and _overwrites_whole(users[index:], buffer, machine, user.parent_block())
+                and _overwrites_whole(users[index:], buffer, machine, user.parent_block(), self)
             ):
                 ranges.append((low, high))
                 continue
@@ -156,17 +166,23 @@ def _overwritten_first(
 ) -> bool:
     """Whether each iteration of `loop` writes every element of the buffer before it reads any."""
     inside = sorted((u for u in users if loop.is_ancestor(u)), key=lambda u: positions.first[u])
-    return _overwrites_whole(inside, alloc.results[0], machine, loop.regions[-1].blocks[0])
+    return _overwrites_whole(
+        inside, alloc.results[0], machine, loop.regions[-1].blocks[0], positions
+    )
 
 
 def _overwrites_whole(
-    users: list[Operation], buffer: SSAValue, machine: Machine, block: Block | None
+    users: list[Operation],
+    buffer: SSAValue,
+    machine: Machine,
+    block: Block | None,
+    positions: _Positions,
 ) -> bool:
     """Whether the first of `users` (in program order) and those after it, instructions directly in
     `block`, only write `buffer`, at static indices, until together they have covered all of it."""
     covered = np.zeros(math.prod(buffer.type.get_shape()), bool)
     for user in users:
-        windows = user.buffer_windows(machine) if isinstance(user, npu.NpuOperation) else None
+        windows = positions.windows(user, machine)
         if user.parent_block() is not block or windows is None:
             return False
         mine = [w for w in windows if w.buffer is buffer]
