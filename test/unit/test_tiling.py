@@ -358,6 +358,26 @@ def test_gemm_tiles_on_davinci_fill_l0_twice():
     assert contraction_sizes(op, load_machine("davinci"), [1024, 1024, 1024]) == [128, 256, 64]
 
 
+def test_a_conv_whose_epilogue_never_fits_takes_its_fewest_output_points():
+    """No tile of this conv keeps a 4 KiB-per-element epilogue within the vector space: its
+    tile is then the one with the fewest output points whose operands fit (the retry in
+    `tile.fit` goes on from there), never the whole layer, which could not fit either."""
+    from ziggurat.ir.contraction import contraction_dims
+    from ziggurat.transforms.tile.tile_sizes import Limits, contraction_sizes, conv_options
+    from ziggurat.transforms.tile.tiling_interface import tiling_of
+
+    op = contraction_of(KERNELS["conv3x3"])
+    machine = load_machine("davinci")
+    extents = [loop.extent for loop in tiling_of(op).domain(op)]
+    roles = contraction_dims(op)
+    rows, channels = roles.m[-2], roles.n[0]
+    usual = contraction_sizes(op, machine, extents)
+    assert usual[rows] > 1
+    starved = contraction_sizes(op, machine, extents, epilogue_bytes=4096)
+    fewest = min(o["m"] * o["n"] for o in conv_options(op, machine, roles, extents, Limits(2)))
+    assert starved != extents and starved[rows] * starved[channels] == fewest
+
+
 @pytest.mark.parametrize("machine", MACHINES)
 def test_matmul_tiles_fit_the_spaces(machine):
     from xdsl.parser import Parser

@@ -329,19 +329,33 @@ def conv_sizes(
 
     The input tile with its halo (counted as loop-promote-to-memory-space pads it) and
     the weight tile must fit the staging space twice. Among those: the most
-    multiply-accumulates per step (output tile x K tile), then as for matmuls.
+    multiply-accumulates per step (output tile x K tile), then as for matmuls. When no tile
+    keeps its epilogue within half the vector space, within all of it; when none does either
+    (the count is an upper bound), the tile with the fewest output points whose operands fit:
+    the smallest epilogue, which the lowering places or `tile.fit` shrinks further, rather than
+    the whole layer, which could never fit.
     """
     if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
         return list(extents)
     sizes = _conv_base(roles, extents)
     rows = roles.m[-2]
+
+    def chosen(option: dict) -> list[int]:
+        sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = option["m"], option["n"], option["k"]
+        return sizes
+
+    for share in (EPILOGUE_SHARE, 1):
+        for c_copies in (2, 1):
+            best = _best_conv(
+                conv_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes, share))
+            )
+            if best is not None:
+                return chosen(best)
     for c_copies in (2, 1):
-        best = _best_conv(
-            conv_options(op, machine, roles, extents, Limits(c_copies, epilogue_bytes))
-        )
-        if best is not None:
-            sizes[rows], sizes[roles.n[0]], sizes[roles.k[0]] = best["m"], best["n"], best["k"]
-            return sizes
+        options = conv_options(op, machine, roles, extents, Limits(c_copies))
+        if options:
+            fewest = min(option["m"] * option["n"] for option in options)
+            return chosen(_best_conv([o for o in options if o["m"] * o["n"] == fewest]))
     return sizes
 
 
