@@ -73,7 +73,9 @@ LAYERS = (
     # K = filter height x width x channels); GEMM topology rows on both sides
     Layer("conv5x5_rgb", 784, 16, 75),
     Layer("conv3x3_deep", 64, 128, 576),
-    Layer("r50_4_1x1", 196, 256, 256),  # ResNet-50 stage 4's 1x1 conv (14x14 x 256 -> 256)
+    # ResNet-50's 1x1 convs of stages 3 and 4 (28x28 x 512 -> 128, 14x14 x 256 -> 256)
+    Layer("r50_3_1x1", 784, 128, 512),
+    Layer("r50_4_1x1", 196, 256, 256),
 )
 
 
