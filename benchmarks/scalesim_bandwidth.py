@@ -28,8 +28,6 @@ benchmarks/results/scalesim_bandwidth.json.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import sys
@@ -44,7 +42,7 @@ from ziggurat.machine import Machine, load_machine
 from ziggurat.machine.scalesim import to_scalesim_config
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scalesim_validation import Layer, layer_inputs, run_kernel  # noqa: E402
+from scalesim_validation import Layer, layer_inputs, run_kernel, run_scalesim  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DATAFLOWS = ("os", "ws", "is")
@@ -371,28 +369,9 @@ def dram_traffic(layer: Layer, dataflow: str, machine: Machine) -> dict[str, int
 def scalesim_run(layer: Layer, machine: Machine) -> dict[str, int]:
     """SCALE-Sim 3.0 on the machine's configuration: total cycles (stalls included), stall
     cycles, and DRAM words read into ifmap and filter and written from ofmap."""
-    from scalesim.scale_sim import scalesim
-
-    with tempfile.TemporaryDirectory() as work:
-        directory = Path(work)
-        (directory / "scale.cfg").write_text(to_scalesim_config(machine, output_bytes=OUTPUT_BYTES))
-        (directory / "topology.csv").write_text(
-            f"Layer, M, N, K,\n{layer.name}, {layer.m}, {layer.n}, {layer.k},\n"
-        )
-        (directory / "layout.csv").write_text("Layer name,\n")
-        with contextlib.redirect_stdout(io.StringIO()):
-            simulator = scalesim(
-                save_disk_space=True,
-                verbose=False,
-                config=str(directory / "scale.cfg"),
-                topology=str(directory / "topology.csv"),
-                layout=str(directory / "layout.csv"),
-                input_type_gemm=True,
-            )
-            simulator.run_scale(top_path=str(directory))
-        (single_layer,) = simulator.runner.single_layer_sim_object_list
-        whole, total, stalls, *_ = single_layer.get_compute_report_items()
-        details = single_layer.get_detail_report_items()
+    (whole, total, stalls, *_), details = run_scalesim(
+        layer, to_scalesim_config(machine, output_bytes=OUTPUT_BYTES)
+    )
     # get_detail_report_items: [9..11] ifmap DRAM start, stop, reads; [12..14] filter; [15..17] ofmap writes
     return {
         "whole": int(whole),

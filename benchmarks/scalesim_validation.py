@@ -370,13 +370,15 @@ def our_cycles(layer: Layer, machine_path: Path) -> tuple[float, list[float]]:
 # --------------------------------------------------------------------------- #
 
 
-def scalesim_cycles(layer: Layer, machine: Machine) -> int:
-    """SCALE-Sim 3.0's compute cycles (total less memory stalls) for the layer on `machine`'s array."""
+def run_scalesim(layer: Layer, config: str) -> tuple[list, list]:
+    """SCALE-Sim 3.0 on one layer with `config` (the text of its configuration file), in a
+    temporary directory: its compute report items (total cycles with the prefetch, total
+    cycles, stall cycles, ...) and its detailed access report items (SRAM and DRAM accesses)."""
     from scalesim.scale_sim import scalesim
 
     with tempfile.TemporaryDirectory() as work:
         directory = Path(work)
-        (directory / "scale.cfg").write_text(to_scalesim_config(machine))
+        (directory / "scale.cfg").write_text(config)
         (directory / "topology.csv").write_text(layer.topology_csv())
         (directory / "layout.csv").write_text(
             "Layer name,\n"
@@ -392,7 +394,12 @@ def scalesim_cycles(layer: Layer, machine: Machine) -> int:
             )
             simulator.run_scale(top_path=str(directory))
         (single_layer,) = simulator.runner.single_layer_sim_object_list
-        _, total, stalls, *_ = single_layer.get_compute_report_items()
+        return single_layer.get_compute_report_items(), single_layer.get_detail_report_items()
+
+
+def scalesim_cycles(layer: Layer, machine: Machine) -> int:
+    """SCALE-Sim 3.0's compute cycles (total less memory stalls) for the layer on `machine`'s array."""
+    (_, total, stalls, *_), _ = run_scalesim(layer, to_scalesim_config(machine))
     return total - stalls
 
 
