@@ -351,6 +351,9 @@ class _AccessLog:
         self.latest: dict[tuple[str, bool, str], int] = {}
         """The highest `seq` ever logged per (space, kind, pipe): a pipe known to be ordered after
         it is ordered after all of that pipe's records there, which then need no lookup."""
+        self.starts: dict[str, tuple[list[tuple[int, int]], list[_Record]]] = {}
+        """Every record of a space, of any kind, pipe and length, sorted by (start byte, arrival):
+        the records an access contains start inside it, so `inside` needs one range of it."""
         self.size = 0
         self._arrivals = 0
 
@@ -386,25 +389,18 @@ class _AccessLog:
     def inside(self, access: Access, writes: bool, pipe: str | None = None) -> list[_Record]:
         """The records of reads (only `pipe`'s, when given), and with `writes` of writes too,
         overlapping `access` and contained in it."""
-        found = []
-        longest = _length_class(access)  # a record of a longer class is longer than `access`
-        start, end = (access.start,), (access.end,)
-        for kind in (False, True) if writes else (False,):
-            for other, by_length in self.classes[(access.space, kind)].items():
-                if pipe is not None and not kind and other != pipe:
-                    continue
-                for k, c in by_length.items():
-                    if k > longest:
-                        continue
-                    first = bisect.bisect_left(c.keys, start)
-                    last = bisect.bisect_left(c.keys, end, first)
-                    if first < last:
-                        found += [
-                            r
-                            for r in c.records[first:last]
-                            if access.start < r.access.end <= access.end
-                        ]
-        return found
+        starts = self.starts.get(access.space)
+        if starts is None:
+            return []
+        keys, records = starts
+        first = bisect.bisect_left(keys, (access.start,))
+        last = bisect.bisect_left(keys, (access.end,), first)
+        return [
+            r
+            for r in records[first:last]
+            if access.start < r.access.end <= access.end
+            and (writes if r.write else pipe is None or r.pipe == pipe)
+        ]
 
     @staticmethod
     def first(records: Sequence[_Record]) -> _Record:
@@ -427,6 +423,10 @@ class _AccessLog:
         latest = (access.space, record.write, record.pipe)
         if record.seq > self.latest.get(latest, 0):
             self.latest[latest] = record.seq
+        keys, records = self.starts.setdefault(access.space, ([], []))
+        index = bisect.bisect_right(keys, key)
+        keys.insert(index, key)
+        records.insert(index, record)
         self.size += 1
 
     def remove(self, record: _Record) -> None:
@@ -434,8 +434,12 @@ class _AccessLog:
         classes = by_pipe[record.pipe]
         k = _length_class(record.access)
         length_class = classes[k]
-        index = bisect.bisect_left(length_class.keys, (record.access.start, record.arrival))
+        key = (record.access.start, record.arrival)
+        index = bisect.bisect_left(length_class.keys, key)
         del length_class.keys[index], length_class.records[index]
+        keys, records = self.starts[record.access.space]
+        index = bisect.bisect_left(keys, key)
+        del keys[index], records[index]
         if not length_class.records:  # an empty class would still cost every lookup a bisect
             del classes[k]
             if not classes:
@@ -443,10 +447,16 @@ class _AccessLog:
         self.size -= 1
 
     def keep(self, predicate: Callable[[_Record], bool]) -> None:
+        dropped: set[int] = set()
         for by_pipe in self.classes.values():
             for pipe, classes in list(by_pipe.items()):
                 for k, length_class in list(classes.items()):
-                    kept = [r for r in length_class.records if predicate(r)]
+                    kept = []
+                    for r in length_class.records:
+                        if predicate(r):
+                            kept.append(r)
+                        else:
+                            dropped.add(id(r))
                     self.size -= len(length_class.records) - len(kept)
                     length_class.records = kept
                     length_class.keys = [(r.access.start, r.arrival) for r in kept]
@@ -454,6 +464,9 @@ class _AccessLog:
                         del classes[k]
                 if not classes:
                     del by_pipe[pipe]
+        for space, (_, records) in self.starts.items():
+            kept = [r for r in records if id(r) not in dropped]
+            self.starts[space] = ([(r.access.start, r.arrival) for r in kept], kept)
 
 
 class Timeline:
