@@ -942,21 +942,23 @@ class VectorOperation(NpuOperation):
             raise VerifyException(
                 f"vector unit '{unit.name}' of machine '{machine.name}' has no '{self.kind}'"
             )
-        for index, (buffer, _, _) in enumerate(self.buffers()):
+        operands = self.buffers()  # reads every operand's properties: once
+        for index, (buffer, _, _) in enumerate(operands):
             space = space_of(buffer)
             if space not in unit.spaces:
                 raise VerifyException(
                     f"{self.name} operand #{index} is in '{space}'; the vector unit reads and writes "
                     f"{', '.join(unit.spaces)}"
                 )
-        lanes = self.lanes(machine)
-        if self.active_lanes(machine) > lanes:
+        lanes = self.lanes(machine, operands)
+        active = self.active_lanes(machine, lanes)
+        if active > lanes:
             raise VerifyException(
-                f"{self.name} mask {self.active_lanes(machine)} exceeds the {lanes} lanes of the vector unit"
+                f"{self.name} mask {active} exceeds the {lanes} lanes of the vector unit"
             )
-        strides = self.strides(machine)
+        strides = self.strides(machine, lanes)
         for (buffer, static, _), length, stride in zip(
-            self.buffers(), self.block_lengths(self.active_lanes(machine)), strides
+            operands, self.block_lengths(active), strides
         ):
             _verify_window_fits(static, buffer.type, (self.repeats, length), (stride, 1), self.name)
 
