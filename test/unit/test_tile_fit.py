@@ -335,9 +335,11 @@ def test_the_group_with_the_most_ops_at_the_location_is_shrunk_by_the_oversubscr
 
 
 def test_a_group_whose_smaller_tile_changed_nothing_gets_its_tile_back(caplog, monkeypatch):
-    """Tried first (here by taking the groups in program order), the cast's smaller tile leaves the
-    conv's failure as it was: the cast gets its tile back and the conv's is shrunk instead."""
+    """Tried first (here by taking the groups in program order, the buffer's shape not known), the
+    cast's smaller tile leaves the conv's failure as it was: the cast gets its tile back and the
+    conv's is shrunk instead."""
     monkeypatch.setattr(fit, "_ops_at", lambda group, location: 0)
+    monkeypatch.setattr(fit, "_output_tile_elements", lambda group, machine: None)
     module = parse_source(default_context(), STEM_AFTER_A_CAST, "<stem>")
     with caplog.at_level(logging.INFO, logger="ziggurat.transforms.tile.fit"):
         apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
@@ -346,6 +348,18 @@ def test_a_group_whose_smaller_tile_changed_nothing_gets_its_tile_back(caplog, m
         "the failure did not change",
         "tile.sizes [1, 8, 9, 112, 3, 3, 3] -> [1, 8, 5, 112, 3, 3, 3]",
     ]
+    assert 'memref<1x8x5x112xf32, "rf">' in str(module)
+
+
+def test_the_group_whose_tile_made_the_buffer_is_shrunk_first(caplog, monkeypatch):
+    """With both groups at the conv's location and no op count to tell them apart, the buffer that
+    does not fit has the conv's output tile (8 channels x 9 rows x 112), not the cast's: the conv
+    is shrunk in the one retry."""
+    monkeypatch.setattr(fit, "_ops_at", lambda group, location: 0)
+    module = parse_source(default_context(), STEM_AFTER_A_CAST, "<stem>")
+    with caplog.at_level(logging.INFO, logger="ziggurat.transforms.tile.fit"):
+        apply_passes(default_context(), module, build_passes("lower-to-npu{machine=tensorcore}"))
+    assert _retries(caplog) == ["tile.sizes [1, 8, 9, 112, 3, 3, 3] -> [1, 8, 5, 112, 3, 3, 3]"]
     assert 'memref<1x8x5x112xf32, "rf">' in str(module)
 
 

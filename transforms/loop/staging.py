@@ -115,6 +115,7 @@ def check_fits(machine: Machine, op: Operation, what: str, memref_type: MemRefTy
             space,
             byte_size(memref_type),
             capacity,
+            memref_type.get_shape(),
         )
 
 

@@ -27,8 +27,13 @@ from ziggurat.transforms.tile.tile_and_fuse import (
     epilogue_bytes,
     group_sizes,
 )
-from ziggurat.transforms.tile.tile_sizes import apply_override, candidate_sizes, contraction_sizes
-from ziggurat.transforms.tile.tiling_interface import tiling_of
+from ziggurat.transforms.tile.tile_sizes import (
+    apply_override,
+    candidate_sizes,
+    contraction_sizes,
+    slice_elements,
+)
+from ziggurat.transforms.tile.tiling_interface import linear_form, tiling_of
 
 LOG = logging.getLogger(__name__)
 
@@ -46,12 +51,16 @@ class DoesNotFit(DiagnosticError):
         location: Attribute | None,
         space: str | None,
         oversubscribed: float | None = None,
+        shape: tuple[int, ...] | None = None,
     ):
         super().__init__(diagnostic)
         self.group = group
         self.location = location
         self.space = space
         self.oversubscribed = oversubscribed
+        self.shape = shape
+        """The shape of the buffer that does not fit, where known: a group's tile makes buffers
+        of its own tile's shape, which tells it from other groups at the same location."""
         """The bytes the space was asked for over its capacity, where known (> 1)."""
         self.others: list[DoesNotFit] = []
         """Buffers of other groups that do not fit either, found in the same pass (npu-plan-memory
@@ -59,15 +68,26 @@ class DoesNotFit(DiagnosticError):
 
 
 def does_not_fit(
-    op: Operation, message: str, space: str, needed: int | None = None, capacity: int | None = None
+    op: Operation,
+    message: str,
+    space: str,
+    needed: int | None = None,
+    capacity: int | None = None,
+    shape: Sequence[int] | None = None,
 ) -> DoesNotFit:
-    """The error to raise at `op` for a buffer of it that does not fit `space`: `apply_passes` retries
-    its group, with a tile smaller in the ratio `needed` / `capacity` (bytes) where they are given."""
+    """The error to raise at `op` for a buffer of it (of `shape`) that does not fit `space`:
+    `apply_passes` retries its group, with a tile smaller in the ratio `needed` / `capacity`
+    (bytes) where they are given."""
     group = op.attributes.get(GROUP_ATTR)
     group_name = group.data if group is not None else None
     oversubscribed = needed / capacity if needed and capacity else None
     return DoesNotFit(
-        diagnostic_at(op, "error", message), group_name, op.location, space, oversubscribed
+        diagnostic_at(op, "error", message),
+        group_name,
+        op.location,
+        space,
+        oversubscribed,
+        None if shape is None else tuple(shape),
     )
 
 
@@ -160,7 +180,9 @@ def _with_note(error: DoesNotFit, note: str) -> DoesNotFit:
         first.notes,
         first.name,
     )
-    noted = DoesNotFit(changed, error.group, error.location, error.space, error.oversubscribed)
+    noted = DoesNotFit(
+        changed, error.group, error.location, error.space, error.oversubscribed, error.shape
+    )
     noted.others = error.others
     return noted
 
@@ -222,7 +244,10 @@ class _Retry:
         groups = _groups(module)
         self._clear_if_innocent(error, groups)
         innocent = self.innocent.get(_failure_site(error), set())
-        found = [(group, *_current(group, self.machine)) for group in _holding(groups, error)]
+        found = [
+            (group, *_current(group, self.machine))
+            for group in _holding(groups, error, self.machine)
+        ]
         found = [(group, root, current) for group, root, current in found if root not in innocent]
         if not found:
             raise error
@@ -249,7 +274,7 @@ class _Retry:
         shrunk = {self.last[0], *self.twins} if self.last is not None else set()
         groups = _groups(module)
         for other in error.others:
-            for group in _holding(groups, other):
+            for group in _holding(groups, other, self.machine):
                 root, current = _current(group, self.machine)
                 if root in shrunk:
                     break
@@ -339,12 +364,36 @@ def _what(error: DoesNotFit) -> str:
     return error.diagnostics[0].message.split(":")[0]
 
 
-def _holding(groups: list[Group], error: DoesNotFit) -> list[Group]:
-    """The groups of `groups` that hold `error`'s op, the one with the most ops at its location first:
-    ops a lowering adds for a group's operand (a cast to the computing type) carry the location of
-    the op they serve, so the group with the most ops there is the likeliest owner."""
+def _holding(groups: list[Group], error: DoesNotFit, machine: Machine) -> list[Group]:
+    """The groups of `groups` that hold `error`'s op: first those whose output tile has the
+    elements of the buffer that does not fit (once, or twice for a double-buffered one: a
+    group's buffers have its tile's shape; a transpose that `graph-space-to-depth` adds
+    before a patchify conv has the conv's location but not its tile), then the one with the
+    most ops at its location: ops a lowering adds for a group's operand (a cast to the
+    computing type) carry the location of the op they serve, so the group with the most ops
+    there is the likeliest owner."""
     found = [group for group in groups if _holds(group, error)]
-    return sorted(found, key=lambda group: -_ops_at(group, error.location))
+    if len(found) < 2:
+        return found
+    elements = None if error.shape is None else math.prod(error.shape)
+
+    def tile_made_it(group: Group) -> bool:
+        if elements is None:
+            return False
+        tile = _output_tile_elements(group, machine)
+        return tile is not None and elements in (tile, 2 * tile)
+
+    return sorted(found, key=lambda group: (-tile_made_it(group), -_ops_at(group, error.location)))
+
+
+def _output_tile_elements(group: Group, machine: Machine) -> int | None:
+    """Elements of the output tile of `group`'s root at its current tile sizes."""
+    root, sizes = _current(group, machine)
+    maps = tiling_of(root).indexing_maps(root)
+    if not maps:
+        return None
+    forms = [linear_form(result)[0] for result in maps[-1].results]
+    return slice_elements(forms, sizes)
 
 
 def _ops_at(group: Group, location: Attribute | None) -> int:
