@@ -315,7 +315,7 @@ def _overflow(buffer: _Buffer, group: list[_Buffer], machine: Machine) -> DoesNo
         buffer.space,
         max(total, _peak_bytes(group)),
         capacity,
-        buffer.op.results[0].type.get_shape() if buffer.op.results else None,
+        buffer.op.results[0].type.get_shape(),
     )
 
 

@@ -58,10 +58,10 @@ class DoesNotFit(DiagnosticError):
         self.location = location
         self.space = space
         self.oversubscribed = oversubscribed
+        """The bytes the space was asked for over its capacity, where known (> 1)."""
         self.shape = shape
         """The shape of the buffer that does not fit, where known: a group's tile makes buffers
         of its own tile's shape, which tells it from other groups at the same location."""
-        """The bytes the space was asked for over its capacity, where known (> 1)."""
         self.others: list[DoesNotFit] = []
         """Buffers of other groups that do not fit either, found in the same pass (npu-plan-memory
         plans sets of buffers never live at once apart): one retry shrinks all of their groups."""
