@@ -143,16 +143,23 @@ class Operand:
 
     def loads(self) -> list[int]:
         """For each fold, the number of the load it reads (resident: all load 0)."""
+        return [0] * len(self.windows) if self.resident else _numbered(self.windows)
+
+    def at(self, window: tuple[int, int, int, int], number: int) -> str:
+        """Where a fold's `window` of the operand, in load `number`, starts in its scratchpad."""
         if self.resident:
-            return [0] * len(self.windows)
-        numbers, last = [], None
-        for window in self.windows:
-            if window != last:
-                numbers.append(len(numbers) and numbers[-1] + 1)
-            else:
-                numbers.append(numbers[-1])
-            last = window
-        return numbers
+            return f"%{self.name}[{window[0]}, {window[1]}]"
+        return f"%{self.name}[{number % 2}, 0, 0]"
+
+
+def _numbered(windows: list[tuple[int, int, int, int]]) -> list[int]:
+    """For each fold, the number of the window it reads, counting on where it changes: the folds
+    that read one window one after the other share it (one load of an operand tile, one output
+    tile accumulated)."""
+    numbers = [0]
+    for before, window in zip(windows, windows[1:]):
+        numbers.append(numbers[-1] + (window != before))
+    return numbers
 
 
 def operands(layer: Layer, fold_list: list[Fold], machine: Machine) -> tuple[Operand, Operand]:
@@ -253,7 +260,9 @@ def kernel(layer: Layer, dataflow: str, machine: Machine) -> str:
         )
     out_rows = max(f.c[2] for f in fold_list)
     out_cols = max(f.c[3] for f in fold_list)
-    out_count = len({fold.c for fold in fold_list})
+    # the output tiles: a new one wherever the C window changes; the last fold of each stores it
+    out_numbers = _numbered([fold.c for fold in fold_list])
+    out_count = out_numbers[-1] + 1
     # As many output slots as the ofmap holds (up to the flags a pipe pair has): finished tiles
     # queue there while the drain catches up, as SCALE-Sim's ofmap buffer lets them.
     slots = min(
@@ -264,21 +273,12 @@ def kernel(layer: Layer, dataflow: str, machine: Machine) -> str:
     local["c"] = f'memref<{slots}x{out_rows}x{out_cols}xi32, "{machine.matrix.c_space}">'
     global_of = {"a": global_a, "b": global_b}
 
-    # the output tiles: a new one wherever the C window changes; the last fold of each stores it
-    out_numbers, last = [], None
-    for fold in fold_list:
-        out_numbers.append((out_numbers[-1] + (fold.c != last)) if out_numbers else 0)
-        last = fold.c
-
     loads = {operand.name: operand.loads() for operand in (a, b)}
     load_count = {name: numbers[-1] + 1 for name, numbers in loads.items()}
     last_use = {
         name: {number: i for i, number in enumerate(numbers)} for name, numbers in loads.items()
     }
     program = _Program()
-
-    def slot_index(operand: Operand, number: int) -> str:
-        return "" if operand.resident else f"{number % 2}, "
 
     for i, fold in enumerate(fold_list):
         for operand in (a, b):
@@ -295,7 +295,7 @@ def kernel(layer: Layer, dataflow: str, machine: Machine) -> str:
             )
             program.add(
                 f'npu.dma "{operand.pipe}" %{operand.name.upper()}[{r0}, {c0}] -> '
-                f"%{operand.name}[{slot_index(operand, number)}0, 0] "
+                f"{operand.at((0, 0, tr, tc), number)} "
                 f"{{shape = array<i64: {tr}, {tc}>}} : {global_of[operand.name]} -> {local[operand.name]}"
             )
             program.add(f'npu.set_flag "{operand.pipe}" -> "array", {slot}')
@@ -303,8 +303,7 @@ def kernel(layer: Layer, dataflow: str, machine: Machine) -> str:
         out = out_numbers[i]
         if (i == 0 or out_numbers[i - 1] != out) and out >= slots:
             program.add(f'npu.wait_flag "store" -> "array", {out % slots}')  # the slot was stored
-        a_at = f"%a[{fold.a[0]}, {fold.a[1]}]" if a.resident else f"%a[{loads['a'][i] % 2}, 0, 0]"
-        b_at = f"%b[{fold.b[0]}, {fold.b[1]}]" if b.resident else f"%b[{loads['b'][i] % 2}, 0, 0]"
+        a_at, b_at = a.at(fold.a, loads["a"][i]), b.at(fold.b, loads["b"][i])
         mr, kr = fold.a[2], fold.a[3]
         nc = fold.b[3]
         program.add(
@@ -350,12 +349,10 @@ def dram_traffic(layer: Layer, dataflow: str, machine: Machine) -> dict[str, int
     for operand in (a, b):
         if operand.resident:
             traffic[operand.name] = operand.rows * operand.cols
-        else:
-            numbers = operand.loads()
+        else:  # one load wherever the window changes
+            windows = operand.windows
             traffic[operand.name] = sum(
-                w[2] * w[3]
-                for i, (w, number) in enumerate(zip(operand.windows, numbers))
-                if i == 0 or numbers[i - 1] != number
+                w[2] * w[3] for before, w in zip([None, *windows], windows) if w != before
             )
     traffic["c"] = layer.m * layer.n
     return traffic
