@@ -3,7 +3,7 @@
 The `systolic` preset's parameters are SCALE-Sim's own, one to one:
 
     [matrix] rows, cols, dataflow         ArrayHeight, ArrayWidth, Dataflow
-    capacity of [matrix] a/b/c_space      IfmapSramSzkB, FilterSramSzkB, OfmapSramSzkB (kB = 1024 words)
+    capacity of [matrix] a/b/c_space      IfmapSramSzkB, FilterSramSzkB (kB = 1024 B), OfmapSramSzkB (in outputs)
     rate of the DMA into a_space / b_space    IfmapSRAMBankBandwidth / FilterSRAMBankBandwidth
     rate of the DMA out of c_space        Bandwidth (words per cycle, InterfaceBandwidth = USER)
 
@@ -57,9 +57,16 @@ def to_scalesim_config(machine: Machine, output_bytes: int | None = None) -> str
     if problems:  # not a machine SCALE-Sim describes: its spaces and engines say no more
         raise MachineError([Diagnostic("error", problem, machine.source) for problem in problems])
 
-    def kilobytes(space: MemorySpace, what: str) -> int:
+    word = machine.word_bytes
+    output = output_bytes or word
+
+    def kilowords(space: MemorySpace, what: str, unit_bytes: int) -> int:
+        """Ki of `unit_bytes`-byte values the space holds (its KiB for 1)."""
         return _whole(
-            space.capacity / 1024, f"{what} (capacity of '{space.name}' in KiB)", machine, problems
+            space.capacity / unit_bytes / 1024,
+            f"{what} (capacity of '{space.name}' in Ki of {unit_bytes}-byte values)",
+            machine,
+            problems,
         )
 
     global_space = machine.global_memory()
@@ -89,19 +96,13 @@ def to_scalesim_config(machine: Machine, output_bytes: int | None = None) -> str
         machine.memories[name] for name in (matrix.a_space, matrix.b_space, matrix.c_space)
     )
     ifmap_kb, filter_kb, ofmap_kb = (
-        kilobytes(ifmap, "IfmapSramSzkB"),
-        kilobytes(filter_, "FilterSramSzkB"),
-        _whole(
-            ofmap.capacity / (output_bytes or machine.word_bytes) / 1024,
-            f"OfmapSramSzkB (outputs '{ofmap.name}' holds, in Ki)",
-            machine,
-            problems,
-        ),
+        kilowords(ifmap, "IfmapSramSzkB", 1),
+        kilowords(filter_, "FilterSramSzkB", 1),
+        kilowords(ofmap, "OfmapSramSzkB", output),
     )
-    word = machine.word_bytes
     ifmap_bank = rate(global_space.name, ifmap.name, "IfmapSRAMBankBandwidth", word)
     filter_bank = rate(global_space.name, filter_.name, "FilterSRAMBankBandwidth", word)
-    bandwidth = rate(ofmap.name, global_space.name, "Bandwidth", output_bytes or word)
+    bandwidth = rate(ofmap.name, global_space.name, "Bandwidth", output)
     if problems:
         raise MachineError([Diagnostic("error", problem, machine.source) for problem in problems])
     return f"""\
