@@ -63,6 +63,9 @@ class _Loop:
         self.opaque: set[SSAValue] = set()
         """Buffers some op in the loop uses without saying how (no windows, or not an instruction)."""
         self.windows: dict[Operation, list[npu.BufferWindow]] = {}
+        self.groups: dict[frozenset[SSAValue], list[tuple[Operation, list[Operation]]] | None] = {}
+        """`writers_group` per set of buffers written; forgotten when a group moves, as that may let
+        the readers of its buffers move."""
         for op in self.loop.body.walk():
             windows = op.buffer_windows(self.machine) if isinstance(op, npu.NpuOperation) else None
             if windows is None:
@@ -132,10 +135,27 @@ class _Loop:
         if not self.movable(op):
             return None
         written = self.written(op)
+        key = frozenset(written)
+        if key not in self.groups:
+            self.groups[key] = self.writers_group(written)
+        group = self.groups[key]
+        if group is None or group[0][0] is not op:
+            return None
+        for member, duplicates in group:
+            for dropped in (member, *duplicates):
+                for buffer in written:
+                    self.writers[buffer].remove(dropped)
+        self.groups.clear()
+        return group
+
+    def writers_group(
+        self, written: set[SSAValue]
+    ) -> list[tuple[Operation, list[Operation]]] | None:
+        """`invariant_group` for whichever op comes first in it: the same for every writer of
+        `written`, so it is asked once per set of buffers (asking per writer was quadratic in a
+        body with hundreds of instructions writing one buffer)."""
         writers = sorted({w for b in written for w in self.writers.get(b, ())}, key=self.position)
-        if any(
-            w is not op and (self.written(w) != written or not self.movable(w)) for w in writers
-        ):
+        if any(self.written(w) != written or not self.movable(w) for w in writers):
             return None
         copies: dict[tuple, list[list[Operation]]] = {}
         """Per name and operands, the writers that are one instruction (each list: one and its copies)."""
@@ -150,19 +170,14 @@ class _Loop:
             ((kind[0], kind[1:]) for same in copies.values() for kind in same),
             key=lambda m: self.position(m[0]),
         )
-        if group[0][0] is not op:
-            return None
         last = self.position(group[-1][0])
+        members = set(writers)
         for buffer in written:
             for use in buffer.uses:
-                if use.operation in writers:
+                if use.operation in members:
                     continue
                 if not self.loop.is_ancestor(use.operation) or self.position(use.operation) <= last:
                     return None
-        for member, duplicates in group:
-            for dropped in (member, *duplicates):
-                for buffer in written:
-                    self.writers[buffer].remove(dropped)
         return group
 
     def position(self, op: Operation) -> int:

@@ -385,10 +385,20 @@ class _Function:
         for dependence in forward:
             waits[dependence.consumer, dependence.dst].append(dependence)
         needed: list[_Dependence] = []
+        later: list[set[str]] = [set() for _ in range(count + 1)]
+        """Per j, the pipes of steps j and after: the only producers step j scans for."""
+        for j in range(count - 1, -1, -1):
+            later[j] = later[j + 1] | steps[j].accesses.keys()
         for j, step in enumerate(steps):
             _drain(known, step, j, self.machine.pipes)
             for dst in step.accesses:
-                producers = self.producers(steps, j, dst, range(count - 1, j - 1, -1))
+                # As in `forward`: steps that `dst` knows every other pipe finished in the previous
+                # iteration need no flag, so the scan stops before them (it was quadratic in the body).
+                ordered = min(
+                    (known[dst].get(src, _NEVER) for src in later[j] if src != dst), default=-1
+                )
+                candidates = range(count - 1, max(j, ordered + count + 1) - 1, -1)
+                producers = self.producers(steps, j, dst, candidates)
                 needing = {src: step.first_needing(dst, steps[j:], src) for src in producers}
                 for dependence in waits[j, dst]:
                     clock = snapshots[dependence.producer][dependence.src]
