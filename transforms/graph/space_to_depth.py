@@ -46,10 +46,12 @@ def _to_depth(value: SSAValue, sh: int, sw: int, rewriter: PatternRewriter) -> S
     return merged.output
 
 
-def rearranges_by_dma(machine: Machine) -> bool:
-    """Whether one DMA copies global memory into the vector unit's space and one copies it back."""
+def rearranges(machine: Machine) -> bool:
+    """Whether DMAs connect global memory and the vector unit's space both ways, directly or
+    through other spaces (tensorcore: gm -> smem -> rf, rf -> gm), so that the input's
+    rearrangement can be lowered."""
     outer, inner = machine.global_memory().name, machine.vector.spaces[0]
-    return all(len(route(machine, a, b) or ()) == 2 for a, b in ((outer, inner), (inner, outer)))
+    return all(route(machine, a, b) is not None for a, b in ((outer, inner), (inner, outer)))
 
 
 def matrix_k(machine: Machine, conv: Conv2dOp) -> int | None:
@@ -159,9 +161,8 @@ class GraphSpaceToDepthPass(ModulePass):
 
     Option `k-multiple` (default 16): `k`, the multiple of channels the matrix unit
     pads a reduction to. Option `machine` (a preset or TOML file) takes `k` from the
-    machine's matrix unit instead, and rewrites only where DMAs can do the input's
-    strided rearrangement directly between global memory and the vector unit's
-    space (davinci, not tensorcore), since `loop-to-npu` refuses it on the vector unit.
+    machine's matrix unit instead, and rewrites only where DMAs connect global memory
+    and the vector unit's space both ways, as the input's rearrangement goes through it.
     """
 
     name = "graph-space-to-depth"
@@ -177,6 +178,6 @@ class GraphSpaceToDepthPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         machine = None if self.machine is None else load_machine(self.machine)
-        if machine is not None and not rearranges_by_dma(machine):
+        if machine is not None and not rearranges(machine):
             return
         PatternRewriteWalker(Located(SpaceToDepthConv(self.k_multiple, machine))).rewrite_module(op)
