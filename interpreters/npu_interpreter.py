@@ -38,6 +38,7 @@ from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
 from ziggurat.dialects import graph, loop, npu
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.interpreters.interpreter import argument_names, find_function
+from ziggurat.ir.useful_work import UsefulWork, recorded_macs
 from ziggurat.interpreters.timing import (
     Access,
     GlobalTraffic,
@@ -214,7 +215,40 @@ def run_npu(
     outputs = [arguments[name] for name in names if name not in given] or list(arguments.values())
     core_stats = [timeline.finish() for timeline in timelines]
     stats = core_stats[0] if cores == 1 else TimingStats.combine(core_stats)
+    macs = recorded_macs(module)
+    if macs is not None:
+        stats.useful = _useful_work(macs, entry, names, set(given), machine)
     return NpuRunResult(outputs, stats, arguments, core_stats)
+
+
+def _useful_work(
+    macs: dict[tuple[str, str], int],
+    entry: func.FuncOp,
+    names: Sequence[str],
+    given: set[str],
+    machine: Machine,
+) -> UsefulWork:
+    """The recorded MACs, with the compulsory global traffic of the entry function: each
+    argument given as an input and each global it reads (a weight) read once, each other
+    argument (an output) written once."""
+    outer = machine.global_memory().name
+
+    def global_bytes(value: SSAValue) -> int:
+        if not isinstance(value.type, MemRefType) or npu.space_of(value) != outer:
+            return 0
+        return npu.type_bytes(value.type)
+
+    read = written = 0
+    for arg, name in zip(entry.args, names):
+        if name in given:
+            read += global_bytes(arg)
+        else:
+            written += global_bytes(arg)
+    weights = {
+        op.name_.string_value(): op.memref for op in entry.walk() if isinstance(op, memref.GetGlobalOp)
+    }
+    read += sum(global_bytes(value) for value in weights.values())
+    return UsefulWork(macs, read, written)
 
 
 def compiled_cores(module: ModuleOp) -> int | None:

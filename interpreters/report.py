@@ -118,6 +118,22 @@ def roofline(compute: float, memory: float, total_cycles: float) -> dict[str, An
     }
 
 
+def useful_peak(machine: Machine, pair: tuple[str, str]) -> float:
+    """The matrix unit's MACs per cycle for a recorded (input, output) pair: the pair's own rate,
+    else that of the unit's first pair with the same input type (a contraction whose output is
+    f16 accumulates in the unit's f32)."""
+    rate = machine.peak_macs_per_cycle(*pair)
+    if rate:
+        return rate
+    rates = [rate for (source, _), rate in machine.matrix.dtypes.items() if source == pair[0]]
+    if not rates:
+        raise ValueError(
+            f"machine '{machine.name}' has no matrix instruction for {pair[0]} inputs: "
+            "the program was compiled for another machine"
+        )
+    return rates[0]
+
+
 def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> dict[str, Any]:
     """The report of one run as plain data (JSON-serializable); with `layers`, also the
     per-layer breakdown under "layers".
@@ -127,7 +143,12 @@ def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> 
     (spread over the cores that ran) and the global-memory traffic at the read and
     write bandwidths those cores share (the slower direction, since the timing
     model streams reads and writes side by side); the report gives the fraction of
-    it the run achieved. Layers group the instructions by the source location they
+    it the run achieved. That bound counts what ran: MACs padded to the unit's
+    instruction shape, and every byte moved, however often. When the program records
+    the model's own work (`ziggurat.ir.useful_work`), the useful roofline bounds the
+    run by that instead: the unpadded MACs at the same peaks, and each input and
+    weight read and each output written once; the waste of a lowering lowers its
+    share achieved there, never its bound. Layers group the instructions by the source location they
     were lowered from (an ONNX node's name, or `file:line` of a graph-level op); a
     layer's time is the span from its first instruction's start to its last one's
     end, and the spans add up to about the total.
@@ -153,6 +174,19 @@ def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> 
         default=0.0,
     )
     report = stats.to_dict()
+    useful = None
+    if stats.useful is not None:
+        useful_compute = (
+            sum(macs / useful_peak(machine, pair) for pair, macs in stats.useful.macs.items())
+            / stats.cores
+        )
+        space = machine.global_memory()
+        useful_memory = share * max(
+            stats.useful.bytes_read / space.read_bytes_per_cycle,
+            stats.useful.bytes_written / space.write_bytes_per_cycle,
+        )
+        useful = (useful_compute, useful_memory)
+        report["useful_roofline"] = roofline(*useful, stats.total_cycles)
     if stats.cores > 1:
         # the whole chip: every core's matrix unit, and global bandwidth all to itself
         chip_compute = compute * stats.cores / machine.cores
@@ -161,6 +195,10 @@ def build_report(stats: TimingStats, machine: Machine, layers: bool = False) -> 
             chip_roofline=roofline(chip_compute, chip_memory, stats.total_cycles),
             per_core=core_breakdown(stats),
         )
+        if useful is not None:
+            report["chip_useful_roofline"] = roofline(
+                useful[0] * stats.cores / machine.cores, useful[1] / share, stats.total_cycles
+            )
     report.update(
         clock_hz=machine.clock_hz,
         machine_cores=machine.cores,
@@ -183,6 +221,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"total       {cycles:>12,.0f} cycles  {report['seconds'] * 1e6:.3f} us",
         f"roofline    {roofline['bound_cycles']:>12,.0f} cycles  bound by {roofline['bound_by']}, "
         f"{roofline['achieved']:.1%} achieved",
+        *_useful_lines(report),
         f"throughput  {report['flops']:>12,} FLOP   {report['flops_per_second'] / 1e12:.3f} TFLOP/s",
         *_chip_lines(report),
         "",
@@ -224,14 +263,31 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _useful_lines(report: dict[str, Any]) -> list[str]:
+    useful = report.get("useful_roofline")
+    if useful is None:
+        return []
+    return [
+        f"useful      {useful['bound_cycles']:>12,.0f} cycles  bound by {useful['bound_by']}, "
+        f"{useful['achieved']:.1%} achieved (unpadded MACs; inputs, weights, outputs moved once)"
+    ]
+
+
 def _chip_lines(report: dict[str, Any]) -> list[str]:
     chip = report.get("chip_roofline")
     if chip is None:
         return []
-    return [
+    lines = [
         f"chip        {chip['bound_cycles']:>12,.0f} cycles  all {report['machine_cores']} cores' "
         f"roofline, bound by {chip['bound_by']}, {chip['achieved']:.1%} achieved"
     ]
+    useful = report.get("chip_useful_roofline")
+    if useful is not None:
+        lines.append(
+            f"chip useful {useful['bound_cycles']:>12,.0f} cycles  all {report['machine_cores']} cores' "
+            f"useful roofline, bound by {useful['bound_by']}, {useful['achieved']:.1%} achieved"
+        )
+    return lines
 
 
 def _per_core_lines(report: dict[str, Any]) -> list[str]:

@@ -16,6 +16,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ziggurat.diagnostics import emit_warning, error_at, note_at
+from ziggurat.ir.useful_work import UsefulWork
 
 if TYPE_CHECKING:
     from ziggurat.machine import DmaEngine, Machine
@@ -239,6 +240,8 @@ class TimingStats:
     cores: int = 1
     """Cores whose runs these statistics cover (see `combine`)."""
     events: list[PipeEvent] = field(default_factory=list, repr=False)
+    useful: UsefulWork | None = None
+    """What the model asked for (`ziggurat.ir.useful_work`), when the program records it."""
 
     @property
     def seconds(self) -> float:
@@ -262,6 +265,7 @@ class TimingStats:
             "macs": {f"{a}->{b}": n for (a, b), n in self.macs.items()},
             "active_cores": self.active_cores,
             "cores": self.cores,
+            **({} if self.useful is None else {"useful": _useful_dict(self.useful)}),
         }
 
     @classmethod
@@ -742,3 +746,11 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
                         note_at(record.op, f"the write on core {other}")
                     )
                     raise error
+
+
+def _useful_dict(useful: UsefulWork) -> dict[str, object]:
+    return {
+        "macs": {f"{a}->{b}": n for (a, b), n in useful.macs.items()},
+        "bytes_read": useful.bytes_read,
+        "bytes_written": useful.bytes_written,
+    }

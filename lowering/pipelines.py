@@ -124,6 +124,7 @@ def machine_option(pipeline: str, options: PipelineOptions) -> str:
 LOWER_TO_NPU_PASSES = (
     "graph-fuse",
     "graph-to-tile",
+    "tile-record-useful-work",
     "tile-and-fuse{M}",
     "tile-decompose-conv",
     "tile-vectorize{M}",

@@ -201,6 +201,12 @@ def _tile_and_fuse() -> type[ModulePass]:
     return TileAndFusePass
 
 
+def _tile_record_useful_work() -> type[ModulePass]:
+    from ziggurat.transforms.tile.record_useful_work import TileRecordUsefulWorkPass
+
+    return TileRecordUsefulWorkPass
+
+
 def _tile_pack() -> type[ModulePass]:
     from ziggurat.transforms.tile.pack import TilePackPass
 
@@ -220,6 +226,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-unfuse": _graph_unfuse,
     "graph-to-tile": _graph_to_tile,
     "tile-pack": _tile_pack,
+    "tile-record-useful-work": _tile_record_useful_work,
     "tile-and-fuse": _tile_and_fuse,
     "tile-vectorize": _tile_vectorize,
     "loop-promote-to-memory-space": _loop_promote_to_memory_space,

@@ -25,7 +25,7 @@
 // CHECK:         npu.sync_cores
 // CHECK:         npu.dma "mte2" %[[SHARED]][%{{.*}}, 0]
 
-// COMPILED:    module attributes {npu.cores = 4 : i64, npu.machine = "tensorcore"}
+// COMPILED:    module attributes {ziggurat.useful_macs = {{.*}}, npu.cores = 4 : i64, npu.machine = "tensorcore"}
 // COMPILED:    npu.buffer offset {{[0-9]+}} : memref<4x1x32x{{[0-9]+}}x30xf16, "gm">
 // NUMBERS:     result0: float16[1, 64, 28, 28] {{.*}} ok{{$}}
 // COUNT:       error: cannot run on 2 cores: the program was compiled for 4 (npu.cores = 4)

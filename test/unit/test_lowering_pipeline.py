@@ -41,7 +41,7 @@ MACHINES = ("davinci", "systolic", "tensorcore")
 def test_lower_to_npu_expands_to_the_passes_of_the_contract(machine: str):
     passes = expand_pipeline(f"lower-to-npu{{machine={machine}}}").split(",")
     assert [p.split("{")[0] for p in passes] == [p.split("{")[0] for p in LOWER_TO_NPU_PASSES]
-    assert passes[2] == f'tile-and-fuse{{machine="{machine}"}}'
+    assert passes[3] == f'tile-and-fuse{{machine="{machine}"}}'
     assert passes[-2:] == [
         f'npu-plan-memory{{machine="{machine}"}}',
         f'npu-insert-sync{{machine="{machine}"}}',
