@@ -48,10 +48,15 @@ def test_a_small_run_writes_sane_results_and_a_plot(tmp_path: Path, capsys):
         )
         assert 0 < row["of_bound"] <= 1, row
         assert row["of_bound"] == pytest.approx(row["bound_cycles"] / row["cycles"])
+        # the useful bound never exceeds what ran: no padding, each argument moved once (none
+        # for a kernel without a matrix-unit contraction: a depthwise conv, a layer norm)
+        useful = row["of_useful_bound"]
+        assert useful is None or 0 < useful <= row["of_bound"] + 1e-9, row
         assert row["global_bytes_read"] > 0 and row["intensity"] > 0
     gemm = default
     assert gemm["bound_by"] == "compute" and gemm["bound_cycles"] == pytest.approx(64**3 / 4096)
     assert gemm["of_peak"] == pytest.approx(64**3 / 4096 / gemm["cycles"])
+    assert gemm["of_useful_bound"] == pytest.approx(gemm["of_peak"])  # compute-bound, 64 fits 16
     assert results["machines"]["davinci"]["peak_flops_per_cycle"] == 2 * 4096
     assert results["machines"]["davinci"]["core_read_bytes_per_cycle"] == 128  # MTE2
     assert "| gemm | davinci | 64x64x64 |" in (tmp_path / "kernels.md").read_text()
@@ -155,6 +160,11 @@ def test_the_targets_are_read_from_the_gemm_1024_row_and_the_resnet50_convs_on_d
     gemm_target, conv_target = kernels.targets([gemm, tuned, *convs])
     assert gemm_target["tuned"] == 0.921 and gemm_target["met"]
     assert conv_target["tuned"] == pytest.approx(0.85) and conv_target["met"]
+    assert conv_target["useful"]["tuned"] == 0.0  # these rows carry no useful bound
+    convs[2].of_useful_bound, convs[3].of_useful_bound = 0.7, 0.5
+    (_, conv_target) = kernels.targets([gemm, tuned, *convs])
+    assert conv_target["useful"]["tuned"] == pytest.approx(0.6)
+    assert kernels.target_line(conv_target).endswith("; against their useful bound: default 0.0%, tuned 60.0%")
     assert "(2) on davinci" in conv_target["target"]
     assert kernels.targets([kernels.Row("gemm", "256x256x256", "davinci", "f16")]) == []
 
