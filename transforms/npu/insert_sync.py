@@ -67,12 +67,18 @@ class _Addresses:
     def __init__(self, machine: Machine):
         self.machine = machine
         self.bounds: dict[SSAValue, tuple[int, int] | None] = {}
+        self.known: dict[Operation, tuple[_Access, ...]] = {}
+        """Per instruction, its accesses: a block's steps ask again for every loop around it."""
 
     def accesses(self, op: npu.NpuOperation) -> tuple[_Access, ...]:
-        windows = op.buffer_windows(self.machine)
-        if windows is None:
-            return _EVERYTHING
-        return tuple(self._access(window) for window in windows)
+        found = self.known.get(op)
+        if found is None:
+            windows = op.buffer_windows(self.machine)
+            found = (
+                _EVERYTHING if windows is None else tuple(self._access(w) for w in windows)
+            )
+            self.known[op] = found
+        return found
 
     def _access(self, window: npu.BufferWindow) -> _Access:
         storage, offset = self._storage(window.buffer)
