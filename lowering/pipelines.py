@@ -171,6 +171,8 @@ def lower_to_npu(options: PipelineOptions) -> str:
     spec = f"{{machine={quoted(machine)}}}"
     passes = [name.replace("{M}", spec) for name in LOWER_TO_NPU_PASSES]
     if cores != 1:
+        at = passes.index(f"tile-and-fuse{spec}")
+        passes[at] = f"tile-and-fuse{{machine={quoted(machine)} cores={cores}}}"
         at = LOWER_TO_NPU_PASSES.index("tile-to-loop{M}") + 1
         passes.insert(at, f"loop-distribute{{machine={quoted(machine)} cores={cores}}}")
         at = passes.index(f"npu-plan-memory{spec}")

@@ -512,3 +512,49 @@ def test_a_fill_outside_the_group_is_filled_per_tile():
         op.results[0].type.get_shape() for op in module.walk() if isinstance(op, linalg.FillOp)
     ]
     assert set(fills) == {(64, 64), (32, 64)}
+
+
+LATE_1X1 = """
+    func.func @main(%x: tensor<1x1024x14x14xf16>, %w: tensor<256x1024x1x1xf16>) -> tensor<1x256x14x14xf16> {
+      %y = graph.conv2d %x, %w : (tensor<1x1024x14x14xf16>, tensor<256x1024x1x1xf16>) -> tensor<1x256x14x14xf16>
+      func.return %y : tensor<1x256x14x14xf16>
+    }"""
+
+
+def test_several_cores_split_a_layer_into_as_many_tiles_on_its_longer_side():
+    """ResNet-50's 1x1 reduce at 14x14 gets two tiles on one davinci core; for 32 cores its tile is
+    split until it has 32, output channels first while they are the longer side (each core then
+    reads a slice of the weights, not all of them), never below the cube's N."""
+    from ziggurat.ir.contraction import contraction_dims
+    from ziggurat.transforms.tile.tile_sizes import (
+        contraction_sizes,
+        spread_contraction,
+        tile_count,
+    )
+    from ziggurat.transforms.tile.tiling_interface import tiling_of
+
+    op = contraction_of(LATE_1X1)
+    machine = load_machine("davinci")
+    extents = [loop.extent for loop in tiling_of(op).domain(op)]
+    roles = contraction_dims(op)
+    parallel = [*roles.batch, *roles.m, *roles.n]
+    one = contraction_sizes(op, machine, extents)
+    assert tile_count(extents, one, parallel) < 32
+    spread = spread_contraction(op, machine, extents, one, 32)
+    assert tile_count(extents, spread, parallel) >= 32
+    (channels,) = roles.n
+    assert spread[channels] < one[channels] and spread[channels] % 16 == 0
+    assert [spread[d] for d in roles.k] == [one[d] for d in roles.k]  # the reduction is untouched
+    # a layer with fewer points than cores stops at the floors
+    floor = spread_contraction(op, machine, extents, one, 10**6)
+    assert floor[channels] == 16 and all(floor[d] == 1 for d in roles.m)
+
+
+def test_several_cores_split_a_vector_group_down_to_its_lanes():
+    from ziggurat.transforms.tile.tile_sizes import spread_vector, tile_count
+
+    extents, sizes = [1, 64, 7, 7 * 32], [1, 64, 7, 224]
+    spread = spread_vector(extents, sizes, whole=set(), lanes=64, cores=32)
+    assert tile_count(extents, spread, range(4)) >= 32
+    assert spread[3] % 64 == 0 or spread[3] == extents[3]
+    assert spread_vector(extents, sizes, whole={1, 2, 3}, lanes=64, cores=32) == sizes

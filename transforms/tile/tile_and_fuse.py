@@ -27,6 +27,8 @@ from ziggurat.transforms.tile.tile_sizes import (
     apply_override,
     contraction_sizes,
     element_bytes,
+    spread_contraction,
+    spread_vector,
     vector_sizes,
 )
 from ziggurat.transforms.tile.tiling_interface import (
@@ -243,7 +245,11 @@ def _override(op: Operation, option: Sequence[int]) -> Sequence[int] | None:
 
 
 def group_sizes(
-    group: Group, analysis: Analysis, machine: Machine | None, option: Sequence[int]
+    group: Group,
+    analysis: Analysis,
+    machine: Machine | None,
+    option: Sequence[int],
+    cores: int = 1,
 ) -> Sizes:
     last_domain = tiling_of(group.last).domain(group.last)
     extents = [loop.extent for loop in last_domain]
@@ -259,6 +265,8 @@ def group_sizes(
             sizes = apply_override(anchor_extents, override)
         elif machine is not None:
             sizes = contraction_sizes(anchor, machine, anchor_extents, epilogue_bytes(group))
+            if cores > 1:
+                sizes = spread_contraction(anchor, machine, anchor_extents, sizes, cores)
         else:
             sizes = anchor_extents
         window = set(contraction_dims(anchor).window)
@@ -287,6 +295,9 @@ def group_sizes(
             outer = vector_sizes(
                 extents, whole, partial(_vector_footprint, group, analysis), machine, lane_bytes
             )
+            if cores > 1:
+                lanes = machine.vector.lanes(lane_bytes)
+                outer = spread_vector(extents, outer, whole, lanes, cores)
     for d, loop in enumerate(last_domain):
         if d in analysis.whole or loop.reduction:
             outer[d] = loop.extent
@@ -592,9 +603,11 @@ def check_static(function: func.FuncOp) -> None:
                 )
 
 
-def tile_group(group: Group, machine: Machine | None, option: Sequence[int]) -> None:
+def tile_group(
+    group: Group, machine: Machine | None, option: Sequence[int], cores: int = 1
+) -> None:
     analysis = analyze(group)
-    sizes = group_sizes(group, analysis, machine, option)
+    sizes = group_sizes(group, analysis, machine, option, cores)
     extents = [loop.extent for loop in tiling_of(group.last).domain(group.last)]
     if sizes.outer == extents and not sizes.reduction:
         return
@@ -648,6 +661,10 @@ class TileAndFusePass(ModulePass):
     sizes: tuple[int, ...] = ()
     """Tile sizes for every group's root (0: whole); wins over the machine's."""
 
+    cores: int = 1
+    """The cores `loop-distribute` will divide each group's tiles among: the machine's tiles are
+    split until a group has that many where its loops allow (`spread_contraction`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.machine is None and not self.sizes:
             raise error_at(op, "tile-and-fuse needs machine=NAME or sizes=S1,S2,...")
@@ -662,7 +679,7 @@ class TileAndFusePass(ModulePass):
             check_static(function)
             block = function.body.block
             for group in collect_groups(block):
-                tile_group(group, machine, self.sizes)
+                tile_group(group, machine, self.sizes, self.cores)
             remove_dead(block)
 
 

@@ -392,6 +392,62 @@ def vector_sizes(
     return sizes
 
 
+def tile_count(extents: Sequence[int], sizes: Sequence[int], loops: Sequence[int]) -> int:
+    """Tiles of `sizes` over `loops` (remainders count as tiles)."""
+    return math.prod(-(-extents[d] // sizes[d]) for d in loops)
+
+
+def spread_contraction(
+    op: Operation, machine: Machine, extents: Sequence[int], sizes: Sequence[int], cores: int
+) -> list[int]:
+    """`sizes` with the contraction's output tile split until there are `cores` tiles, where the
+    layer has that many: `loop-distribute` gives each core whole tiles, so a layer of fewer tiles
+    leaves cores idle (ResNet-50's 14x14 layers took two tiles on davinci's 32 cores).
+
+    Each split halves the output rows (M loops, outermost first, down to one) or the output
+    channels (N, down to the matrix unit's N), whichever tile side is longer: every M tile reads
+    all of B's N columns of its tile and every N tile all of A's rows, so the global traffic,
+    K * (M * N-tiles + N * M-tiles), grows least by splitting the longer side (a late layer's
+    weights are split among the cores rather than each core reading them all)."""
+    roles = contraction_dims(op)
+    _, unit_n, _ = _unit_shape(machine, op)
+    sizes = list(sizes)
+    parallel = [*roles.batch, *roles.m, *roles.n]
+    floors = {**{d: 1 for d in (*roles.batch, *roles.m)}, **{d: unit_n for d in roles.n}}
+    rows, columns = [*roles.batch, *roles.m], list(roles.n)
+    while tile_count(extents, sizes, parallel) < cores:
+        sides = sorted(
+            (rows, columns), key=lambda side: -math.prod(sizes[d] for d in side)
+        )
+        splittable = [d for side in sides for d in side if sizes[d] > floors[d]]
+        if not splittable:
+            break
+        d = splittable[0]
+        sizes[d] = max(floors[d], _round_up(-(-sizes[d] // 2), floors[d]))
+    return sizes
+
+
+def spread_vector(
+    extents: Sequence[int], sizes: Sequence[int], whole: set[int], lanes: int, cores: int
+) -> list[int]:
+    """`vector_sizes`' tile split, as `spread_contraction`'s, until there are `cores` tiles where
+    the group has that many: outer loops halve first, down to one; the innermost down to the
+    lanes."""
+    sizes = list(sizes)
+    loops = [d for d in range(len(sizes)) if d not in whole]
+    last = len(sizes) - 1
+    while tile_count(extents, sizes, loops) < cores:
+        for d in loops:
+            floor = min(lanes, extents[d]) if d == last else 1
+            if sizes[d] > floor:
+                half = -(-sizes[d] // 2)
+                sizes[d] = max(floor, _round_up(half, lanes) if d == last else half)
+                break
+        else:
+            break
+    return sizes
+
+
 def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]:
     """`override` per loop (0 or missing: whole), clipped to the extents."""
     sizes = list(extents)
