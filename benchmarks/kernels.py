@@ -744,7 +744,9 @@ def target_line(target: dict) -> str:
     useful = target.get("useful")
     if useful:
         against = ", ".join(
-            f"{schedule} {useful[schedule]:.1%}" for schedule in ("default", "tuned") if schedule in useful
+            f"{schedule} {useful[schedule]:.1%}"
+            for schedule in ("default", "tuned")
+            if schedule in useful
         )
         line += f"; against their useful bound: {against}"
     return line

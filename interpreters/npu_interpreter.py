@@ -38,7 +38,6 @@ from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
 from ziggurat.dialects import graph, loop, npu
 from ziggurat.dtypes import to_numpy_dtype
 from ziggurat.interpreters.interpreter import argument_names, find_function
-from ziggurat.ir.useful_work import UsefulWork, recorded_macs
 from ziggurat.interpreters.timing import (
     Access,
     GlobalTraffic,
@@ -51,6 +50,7 @@ from ziggurat.interpreters.timing import (
     shared_side,
     vector_cycles,
 )
+from ziggurat.ir.useful_work import UsefulWork, recorded_macs
 from ziggurat.machine import Machine, load_machine
 from ziggurat.plugins import loaded_entry_points
 from ziggurat.verifier import verify_module
@@ -245,7 +245,9 @@ def _useful_work(
         else:
             written += global_bytes(arg)
     weights = {
-        op.name_.string_value(): op.memref for op in entry.walk() if isinstance(op, memref.GetGlobalOp)
+        op.name_.string_value(): op.memref
+        for op in entry.walk()
+        if isinstance(op, memref.GetGlobalOp)
     }
     read += sum(global_bytes(value) for value in weights.values())
     return UsefulWork(macs, read, written)

@@ -164,7 +164,9 @@ def test_the_targets_are_read_from_the_gemm_1024_row_and_the_resnet50_convs_on_d
     convs[2].of_useful_bound, convs[3].of_useful_bound = 0.7, 0.5
     (_, conv_target) = kernels.targets([gemm, tuned, *convs])
     assert conv_target["useful"]["tuned"] == pytest.approx(0.6)
-    assert kernels.target_line(conv_target).endswith("; against their useful bound: default 0.0%, tuned 60.0%")
+    assert kernels.target_line(conv_target).endswith(
+        "; against their useful bound: default 0.0%, tuned 60.0%"
+    )
     assert "(2) on davinci" in conv_target["target"]
     assert kernels.targets([kernels.Row("gemm", "256x256x256", "davinci", "f16")]) == []
 

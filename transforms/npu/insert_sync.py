@@ -74,9 +74,7 @@ class _Addresses:
         found = self.known.get(op)
         if found is None:
             windows = op.buffer_windows(self.machine)
-            found = (
-                _EVERYTHING if windows is None else tuple(self._access(w) for w in windows)
-            )
+            found = _EVERYTHING if windows is None else tuple(self._access(w) for w in windows)
             self.known[op] = found
         return found
 

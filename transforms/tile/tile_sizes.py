@@ -416,9 +416,7 @@ def spread_contraction(
     floors = {**{d: 1 for d in (*roles.batch, *roles.m)}, **{d: unit_n for d in roles.n}}
     rows, columns = [*roles.batch, *roles.m], list(roles.n)
     while tile_count(extents, sizes, parallel) < cores:
-        sides = sorted(
-            (rows, columns), key=lambda side: -math.prod(sizes[d] for d in side)
-        )
+        sides = sorted((rows, columns), key=lambda side: -math.prod(sizes[d] for d in side))
         splittable = [d for side in sides for d in side if sizes[d] > floors[d]]
         if not splittable:
             break
