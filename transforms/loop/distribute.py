@@ -143,6 +143,87 @@ def _collapsed(outer: scf.ForOp, inner: scf.ForOp) -> scf.ForOp:
     return loop
 
 
+def _replicated(units: list[_Unit]) -> set[Operation] | None:
+    """The ops every core runs for itself: those of the group's straight-line code that fill a
+    buffer a later part of the group reads (a conv's padded copy of its whole input), each from
+    buffers no earlier part of the group writes (the group's inputs, whole since the cores met
+    before it). `npu-private-scratch` gives each core its own copy of such a buffer, so each
+    core must fill its own. None when a later part reads what another op wrote (one core then
+    runs the group)."""
+    written: dict[SSAValue, list[Operation]] = {}
+    divided: set[Operation] = set()
+    """The parallel loops, which the cores divide: what they write no core has whole."""
+    replicated: set[Operation] = set()
+    for unit in units:
+        for root in unit.roots(write=False) & written.keys():
+            writers = written[root]
+            if (
+                not isinstance(root.owner, memref.AllocOp)
+                or any(op in divided for op in writers)
+                or any(
+                    root_of(v) in written
+                    for op in writers
+                    for _, v, write in _accesses(op)
+                    if not write
+                )
+            ):
+                return None
+            replicated.update(writers)
+        if unit.parallel:
+            divided.update(unit.ops)
+        for op in unit.ops:
+            for _, value, write in _accesses(op):
+                if write:
+                    written.setdefault(root_of(value), []).append(op)
+    return replicated
+
+
+def _independent_tiles(
+    ops: list[Operation], private: set[SSAValue] = frozenset()
+) -> list[list[Operation]]:
+    """Straight-line code as the tiles it computes, each to run on a core of its own: ops that
+    share a buffer the function allocates (a tile's staging and accumulators) are one tile, and
+    tiles touch other buffers (arguments, weights) only to read them or to write each its own
+    part (peeled tiles of a padded input, which tile-and-fuse writes as straight-line code).
+    Buffers in `private` every core has filled for itself, so they join no tiles. One tile, all
+    `ops`, where some tile reads a buffer another writes."""
+    parent: dict[Operation, Operation] = {op: op for op in ops}
+
+    def find(op: Operation) -> Operation:
+        while parent[op] is not op:
+            parent[op] = parent[parent[op]]
+            op = parent[op]
+        return op
+
+    owner: dict[SSAValue, Operation] = {}
+    for op in ops:
+        for _, value, _ in _accesses(op):
+            root = root_of(value)
+            if not isinstance(root.owner, memref.AllocOp) or root in private:
+                continue
+            if root in owner:
+                parent[find(op)] = find(owner[root])
+            else:
+                owner[root] = op
+    tiles: dict[Operation, list[Operation]] = {}
+    for op in ops:
+        tiles.setdefault(find(op), []).append(op)
+    found = list(tiles.values())
+    if len(found) == 1:
+        return found
+    shared = [
+        (
+            {root_of(v) for op in tile for _, v, write in _accesses(op) if not write} - set(owner),
+            {root_of(v) for op in tile for _, v, write in _accesses(op) if write} - set(owner),
+        )
+        for tile in found
+    ]
+    for i, (_, written) in enumerate(shared):
+        if any(read & written for j, (read, _) in enumerate(shared) if j != i):
+            return [ops]
+    return found
+
+
 @dataclass
 class _Unit:
     """Top-level ops of one group that run on the same cores: a parallel tile loop, or a run
@@ -229,20 +310,21 @@ class _Distribute:
 
     def distribute(self, group: _Group) -> None:
         units = self.units(group)
-        written: set[SSAValue] = set()
-        for unit in units:
-            if unit.roots(write=False) & written:
-                # a later part of the group reads what an earlier one wrote: one core runs it all
-                self.on_one_core(group.ops)
-                return
-            written |= unit.roots(write=True)
+        replicated = _replicated(units)
+        if replicated is None:
+            # a later part of the group reads what an earlier one wrote: one core runs it all
+            self.on_one_core(group.ops)
+            return
+        shared = {root_of(v) for op in replicated for _, v, write in _accesses(op) if write}
         for unit in units:
             if unit.parallel:
                 (loop,) = unit.ops
                 assert isinstance(loop, scf.ForOp)
                 self.split_loop(loop)
-            else:
-                self.on_one_core(unit.ops)
+                continue
+            ops = [op for op in unit.ops if op not in replicated]
+            for tile in _independent_tiles(ops, shared) if ops else ():
+                self.on_one_core(tile)
 
     def on_one_core(self, ops: list[Operation]) -> None:
         """Move `ops` into an `scf.if` on the next core in turn, where the last of them stood
@@ -338,8 +420,11 @@ class DistributePass(ModulePass):
     `npu.core_id`: core c runs iterations [c q, (c + 1) q), q = n // cores, in a loop
     with static bounds, and iteration cores q + c when c < n % cores. The group's other
     top-level code (the peeled first and last tiles, a loop that is not parallel) runs
-    on one core, under `scf.if`, the cores taking such parts in turn; a group whose
-    later part reads what an earlier part wrote runs on one core whole. Between two
+    on one core, under `scf.if`, the cores taking such parts in turn, one tile each where
+    the tiles share no buffer (a peeled tile's staging and accumulators are its own). An
+    op that fills a buffer a later part of the group reads (a conv's padded copy of its
+    input) runs on every core, each filling its own copy; a group whose later part reads
+    what any other earlier part wrote runs on one core whole. Between two
     groups stands an `npu.sync_cores`: a group reads what the others wrote in global
     memory only once they are done. The module records the count (`npu.cores = N`), which
     `npu-private-scratch` and the interpreter read. With `cores=1` nothing changes.
