@@ -177,7 +177,9 @@ def run_npu(
     active_cores = cores if active_cores is None else active_cores
     if verify:
         verify_module(module)
-    npu.verify_for_machine(module, machine)
+    if _named_machine(module) != machine:
+        # verifying checked each op against the machine the module names, not this one
+        npu.verify_for_machine(module, machine)
     entry = _entry_function(module, function)
     memory = _Memory.for_function(machine, entry)
     names = argument_names(entry)
@@ -356,6 +358,17 @@ def _resolve_machine(module: ModuleOp, machine: Machine | str | None) -> Machine
             f'no machine given: pass one or set {npu.MACHINE_ATTR} = "davinci" on the module',
         )
     return load_machine(name.data)
+
+
+def _named_machine(module: ModuleOp) -> Machine | None:
+    """The machine the module's `npu.machine` names, when it loads."""
+    name = module.attributes.get(npu.MACHINE_ATTR)
+    if not isinstance(name, StringAttr):
+        return None
+    try:
+        return load_machine(name.data)
+    except DiagnosticError:
+        return None
 
 
 def _entry_function(module: ModuleOp, name: str | None) -> func.FuncOp:
