@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -179,7 +180,7 @@ def _replicated(units: list[_Unit]) -> set[Operation] | None:
 
 
 def _independent_tiles(
-    ops: list[Operation], private: set[SSAValue] = frozenset()
+    ops: list[Operation], private: AbstractSet[SSAValue] = frozenset()
 ) -> list[list[Operation]]:
     """Straight-line code as the tiles it computes, each to run on a core of its own: ops that
     share a buffer the function allocates (a tile's staging and accumulators) are one tile, and
@@ -211,10 +212,11 @@ def _independent_tiles(
     found = list(tiles.values())
     if len(found) == 1:
         return found
+    local = owner.keys()
     shared = [
         (
-            {root_of(v) for op in tile for _, v, write in _accesses(op) if not write} - set(owner),
-            {root_of(v) for op in tile for _, v, write in _accesses(op) if write} - set(owner),
+            _Unit(tile, False).roots(write=False) - local,
+            _Unit(tile, False).roots(write=True) - local,
         )
         for tile in found
     ]
@@ -315,7 +317,7 @@ class _Distribute:
             # a later part of the group reads what an earlier one wrote: one core runs it all
             self.on_one_core(group.ops)
             return
-        shared = {root_of(v) for op in replicated for _, v, write in _accesses(op) if write}
+        shared = _Unit(list(replicated), False).roots(write=True)
         for unit in units:
             if unit.parallel:
                 (loop,) = unit.ops
