@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ziggurat.diagnostics import emit_warning, error_at, note_at
-from ziggurat.ir.useful_work import UsefulWork
+from ziggurat.ir.useful_work import UsefulWork, pair_key
 
 if TYPE_CHECKING:
     from ziggurat.machine import DmaEngine, Machine
@@ -262,10 +262,10 @@ class TimingStats:
             "bytes_read": dict(self.bytes_read),
             "bytes_written": dict(self.bytes_written),
             "flops": self.flops,
-            "macs": {f"{a}->{b}": n for (a, b), n in self.macs.items()},
+            "macs": {pair_key(*pair): n for pair, n in self.macs.items()},
             "active_cores": self.active_cores,
             "cores": self.cores,
-            **({} if self.useful is None else {"useful": _useful_dict(self.useful)}),
+            **({} if self.useful is None else {"useful": self.useful.to_dict()}),
         }
 
     @classmethod
@@ -746,11 +746,3 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
                         note_at(record.op, f"the write on core {other}")
                     )
                     raise error
-
-
-def _useful_dict(useful: UsefulWork) -> dict[str, object]:
-    return {
-        "macs": {f"{a}->{b}": n for (a, b), n in useful.macs.items()},
-        "bytes_read": useful.bytes_read,
-        "bytes_written": useful.bytes_written,
-    }

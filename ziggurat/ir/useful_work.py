@@ -31,6 +31,18 @@ class UsefulWork:
     bytes_read: int
     bytes_written: int
 
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "macs": {pair_key(*pair): n for pair, n in self.macs.items()},
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+        }
+
+
+def pair_key(source: str, target: str) -> str:
+    """`"f16->f32"`: an (input, output) element type pair as reports and `USEFUL_MACS_ATTR` name it."""
+    return f"{source}->{target}"
+
 
 def runs_on_matrix_unit(op: Operation) -> bool:
     """A contraction with an N and a reduction (a K or a window) loop: a matmul or a conv, which
@@ -59,7 +71,7 @@ def contraction_macs(op: LinalgStructuredOperation) -> int:
 def contraction_pair(op: LinalgStructuredOperation) -> str:
     """`"<input type>-><output type>"`, the key of `USEFUL_MACS_ATTR`."""
     lhs, out = op.inputs[0].type, op.outputs[0].type
-    return f"{lhs.get_element_type()}->{out.get_element_type()}"
+    return pair_key(str(lhs.get_element_type()), str(out.get_element_type()))
 
 
 def recorded_macs(module: ModuleOp) -> dict[tuple[str, str], int] | None:
