@@ -397,6 +397,25 @@ def tile_count(extents: Sequence[int], sizes: Sequence[int], loops: Sequence[int
     return math.prod(-(-extents[d] // sizes[d]) for d in loops)
 
 
+def _halve_until(
+    extents: Sequence[int],
+    sizes: Sequence[int],
+    cores: int,
+    order: Callable[[list[int]], list[int]],
+    floors: dict[int, int],
+    multiples: dict[int, int],
+) -> list[int]:
+    """`sizes` with the first loop of `order(sizes)` above its floor halved (rounded up to its
+    multiple), again and again, until the loops of `floors` make `cores` tiles or none can shrink."""
+    sizes = list(sizes)
+    while tile_count(extents, sizes, list(floors)) < cores:
+        d = next((d for d in order(sizes) if sizes[d] > floors[d]), None)
+        if d is None:
+            break
+        sizes[d] = max(floors[d], _round_up(-(-sizes[d] // 2), multiples[d]))
+    return sizes
+
+
 def spread_contraction(
     op: Operation, machine: Machine, extents: Sequence[int], sizes: Sequence[int], cores: int
 ) -> list[int]:
@@ -411,18 +430,14 @@ def spread_contraction(
     weights are split among the cores rather than each core reading them all)."""
     roles = contraction_dims(op)
     _, unit_n, _ = _unit_shape(machine, op)
-    sizes = list(sizes)
-    parallel = [*roles.batch, *roles.m, *roles.n]
-    floors = {**{d: 1 for d in (*roles.batch, *roles.m)}, **{d: unit_n for d in roles.n}}
     rows, columns = [*roles.batch, *roles.m], list(roles.n)
-    while tile_count(extents, sizes, parallel) < cores:
+    floors = {**{d: 1 for d in rows}, **{d: unit_n for d in columns}}
+
+    def longer_side_first(sizes: list[int]) -> list[int]:
         sides = sorted((rows, columns), key=lambda side: -math.prod(sizes[d] for d in side))
-        splittable = [d for side in sides for d in side if sizes[d] > floors[d]]
-        if not splittable:
-            break
-        d = splittable[0]
-        sizes[d] = max(floors[d], _round_up(-(-sizes[d] // 2), floors[d]))
-    return sizes
+        return [d for side in sides for d in side]
+
+    return _halve_until(extents, sizes, cores, longer_side_first, floors, floors)
 
 
 def spread_vector(
@@ -431,19 +446,11 @@ def spread_vector(
     """`vector_sizes`' tile split, as `spread_contraction`'s, until there are `cores` tiles where
     the group has that many: outer loops halve first, down to one; the innermost down to the
     lanes."""
-    sizes = list(sizes)
-    loops = [d for d in range(len(sizes)) if d not in whole]
     last = len(sizes) - 1
-    while tile_count(extents, sizes, loops) < cores:
-        for d in loops:
-            floor = min(lanes, extents[d]) if d == last else 1
-            if sizes[d] > floor:
-                half = -(-sizes[d] // 2)
-                sizes[d] = max(floor, _round_up(half, lanes) if d == last else half)
-                break
-        else:
-            break
-    return sizes
+    loops = [d for d in range(len(sizes)) if d not in whole]
+    floors = {d: min(lanes, extents[d]) if d == last else 1 for d in loops}
+    multiples = {d: lanes if d == last else 1 for d in loops}
+    return _halve_until(extents, sizes, cores, lambda _: loops, floors, multiples)
 
 
 def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]:
