@@ -5,6 +5,9 @@
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=davinci}' | filecheck %s --check-prefix=KEPT
 // RUN: ziggurat-opt %s -p 'lower-to-npu{machine=davinci}' | ziggurat-run - --seed 1 --report json | filecheck %s --check-prefix=REPORT
 // RUN: ziggurat-opt %s --split-input-file -p 'graph-fuse,graph-to-tile,tile-record-useful-work' | filecheck %s --check-prefix=NONE
+// The pass only records: the tile-level module computes exactly what it did before the pass.
+// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile' | ziggurat-run - --seed 3 --outputs %t.before.npz
+// RUN: ziggurat-opt %s -p 'graph-fuse,graph-to-tile,tile-record-useful-work' | ziggurat-run - --seed 3 --expect %t.before.npz --rtol 0 --atol 0
 
 // matmul 100*30*64 = 192,000; grouped conv 1*32*10*10 outputs * 8 channels * 9 = 230,400.
 // CHECK: builtin.module attributes {ziggurat.useful_macs = {"f16->f32" = 422400 : i64}}
