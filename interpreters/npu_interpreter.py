@@ -437,6 +437,20 @@ def _global_constant(machine: Machine, op: memref.GetGlobalOp) -> tuple[str, np.
     return space, graph.ConstantOp(symbol.initial_value).to_array()
 
 
+def called_functions(entry: func.FuncOp) -> list[func.FuncOp]:
+    """`entry` and the functions it calls (kernels), directly or not, each once."""
+    found = [entry]
+    for function in found:
+        for op in function.walk():
+            if isinstance(op, func.CallOp):
+                callee = SymbolTable.lookup_symbol(op, op.callee)
+                if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
+                    raise error_at(op, f"{op.callee} is not a function with a body to run")
+                if callee not in found:
+                    found.append(callee)
+    return found
+
+
 def _buffer_of(value: SSAValue, offset: int) -> _Buffer:
     memref_type = value.type
     assert isinstance(memref_type, MemRefType)
@@ -468,14 +482,15 @@ class _Memory:
         """Local spaces at their capacity; global spaces hold their buffers, then the constants
         (`memref.global`s the function reads), then the arguments."""
         used: dict[str, int] = {}
-        for op in entry.walk():
+        functions = called_functions(entry)
+        for op in (op for function in functions for op in function.walk()):
             if isinstance(op, npu.BufferOp):
                 space = npu.space_of(op.result)
                 used[space] = max(
                     used.get(space, 0), op.byte_offset + npu.type_bytes(op.result.type)
                 )
         constants: dict[str, tuple[_Buffer, np.ndarray]] = {}
-        for op in entry.walk():
+        for op in (op for function in functions for op in function.walk()):
             if isinstance(op, memref.GetGlobalOp) and op.name_.root_reference.data not in constants:
                 name = op.name_.root_reference.data
                 space, data = _global_constant(machine, op)
@@ -746,6 +761,8 @@ class _Executor:
                 yield from self._if(op, env)
             elif isinstance(op, npu.SyncCoresOp):
                 yield op
+            elif isinstance(op, func.CallOp):
+                yield from self._call(op, env)
             elif isinstance(op, npu.DmaOp):
                 yield from self._shared_dma(op, env)
             elif type(op) in _INTEGER_BINARY:
@@ -810,6 +827,24 @@ class _Executor:
             self.timeline.scalar(1)
         for result, value in zip(op.results, carried):
             env[result] = value
+
+    def _call(
+        self, op: func.CallOp, env: dict[SSAValue, object]
+    ) -> Generator[Operation, None, None]:
+        """A kernel launch: it starts when every pipe has drained, on every core (the cores meet
+        as at `npu.sync_cores`; one core only drains), and runs the callee's body."""
+        callee = self._plan(op, lambda call: SymbolTable.lookup_symbol(call, call.callee))
+        assert isinstance(callee, func.FuncOp)
+        if self.cores > 1:
+            yield op
+        else:
+            self.timeline.sync_cores(op, 0.0)
+        inner = dict(zip(callee.args, (env[v] for v in op.arguments)))
+        launching, self.timeline.call = self.timeline.call, op
+        try:
+            yield from self.run_block(callee.body.block, inner)
+        finally:
+            self.timeline.call = launching
 
     def _if(self, op: scf.IfOp, env: dict[SSAValue, object]) -> Generator[Operation, None, None]:
         region = op.true_region if env[op.cond] else op.false_region

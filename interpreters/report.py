@@ -54,7 +54,7 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
     count: dict[str, int] = defaultdict(int)
     ops: dict[str, set[Operation]] = defaultdict(set)
     for event in stats.events:
-        layer = layer_of(event.op)
+        layer = layer_of(event.call if event.call is not None else event.op)
         ops[layer].add(event.op)
         start, end = spans.setdefault(layer, [event.start, event.end])
         spans[layer] = [min(start, event.start), max(end, event.end)]

@@ -215,6 +215,8 @@ class PipeEvent:
     end: float
     op: Operation
     core: int = 0
+    call: Operation | None = None
+    """The `func.call` (a kernel launch) the instruction ran in, if any: its layer."""
 
 
 @dataclass
@@ -551,6 +553,8 @@ class Timeline:
         self.flops = 0
         self.macs: dict[tuple[str, str], int] = defaultdict(int)
         self.events: list[PipeEvent] | None = [] if record_events else None
+        self.call: Operation | None = None
+        """The kernel launch (`func.call`) running now, which events record as their layer."""
 
     @property
     def cycles(self) -> float:
@@ -667,7 +671,7 @@ class Timeline:
         self.busy[pipe] += end - start
         self.count[pipe] += 1
         if self.events is not None:
-            self.events.append(PipeEvent(pipe, op.name, start, end, op, self.core))
+            self.events.append(PipeEvent(pipe, op.name, start, end, op, self.core, self.call))
 
     def _learn(self, pipe: str, clock: dict[str, int]) -> None:
         known = self.known[pipe]

@@ -51,6 +51,7 @@ from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
+from ziggurat.lowering.kernels import KernelCache, lower_to_kernels
 from ziggurat.lowering.precision import PRECISIONS, Precision, choose_precision
 from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
@@ -157,6 +158,27 @@ def build_argument_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --machine: divide each layer's tiles among N cores of the machine "
         "(loop-distribute) and run on N cores (default: 1)",
+    )
+    compilation.add_argument(
+        "--kernels",
+        action="store_true",
+        help="with --machine: lower each fusion group on its own, as a kernel that @main calls; "
+        "groups that differ only in their weights share one kernel (docs/lowering.md, Kernels)",
+    )
+    compilation.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --kernels: lower the distinct kernels in N processes (default: one per CPU); "
+        "the IR does not depend on N",
+    )
+    compilation.add_argument(
+        "--kernel-cache",
+        metavar="DIR",
+        type=Path,
+        help="with --kernels: read lowered kernels from DIR and write new ones there, so that "
+        "compiling the model again, or another with the same layers, lowers only what is new",
     )
     compilation.add_argument(
         "--opt",
@@ -505,7 +527,22 @@ def compile_model(args: argparse.Namespace) -> int:
                     args.cluster,
                 )
             passes = passes[split:]
-        lower(ctx, module, passes)
+        if args.kernels:
+            at = next(i for i, one in enumerate(passes) if one.name == "graph-to-tile")
+            lower(ctx, module, passes[:at])
+            with counted_stage("lowering kernels"), timed("kernels"):
+                module = lower_to_kernels(
+                    ctx,
+                    module,
+                    passes[at:],
+                    machine,
+                    jobs=args.jobs or os.cpu_count() or 1,
+                    cache=KernelCache(args.kernel_cache),
+                )
+            with timed("verify"):
+                verify_module(module)
+        else:
+            lower(ctx, module, passes)
 
     if args.output is not None:
         with timed("print"):

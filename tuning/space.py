@@ -10,7 +10,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from io import StringIO
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -39,9 +38,9 @@ from ziggurat.dialects.tile import (
 )
 from ziggurat.dtypes import is_splat
 from ziggurat.ir.contraction import contraction_dims, is_contraction
+from ziggurat.lowering.kernels import extract_group, printed, without_ids_and_locations
 from ziggurat.machine import Machine
 from ziggurat.parsing import parse_source
-from ziggurat.printing import Printer
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
 from ziggurat.transforms.tile.tile_and_fuse import Group as TileGroup
@@ -97,35 +96,10 @@ def _is_graph_op(op: Operation) -> bool:
     return op.name.startswith("graph.") and op.name not in ("graph.fused", "graph.yield")
 
 
-def _printed(op: Operation) -> str:
-    stream = StringIO()
-    Printer(stream=stream).print_op(op)
-    return stream.getvalue()
-
-
 def _extract(op: Operation) -> ModuleOp:
     """`op` (a top-level op of a function after graph-fuse) alone in `@main`: the producers of
     shapes, scalars and splats are copied in (`_copied_in`), every other operand is an argument."""
-    arguments: list[SSAValue] = []
-    copied: list[Operation] = []
-    for operand in op.operands:
-        if _copied_in(operand):
-            producer = operand.owner
-            if producer not in copied:
-                copied.append(producer)
-        elif operand not in arguments:
-            arguments.append(operand)
-    function = func.FuncOp("main", ([a.type for a in arguments], [r.type for r in op.results]))
-    block = function.body.block
-    mapping = dict(zip(arguments, block.args))
-    for producer in copied:
-        clone = producer.clone()
-        block.add_op(clone)
-        mapping.update(zip(producer.results, clone.results))
-    clone = op.clone(value_mapper=dict(mapping))
-    block.add_op(clone)
-    block.add_op(func.ReturnOp(*clone.results))
-    return ModuleOp([function])
+    return extract_group(op, _copied_in)
 
 
 def _elements(value: SSAValue) -> int:
@@ -169,15 +143,7 @@ def _cache_key(machine: Machine, extracted: ModuleOp, text: str) -> str:
 
 def _without_ids_and_locations(module: ModuleOp) -> str:
     """The IR a cache key hashes: the same group anywhere in any model prints the same."""
-    copy = module.clone()
-    for op in copy.walk():
-        op.attributes.pop(TUNE_ID_ATTR, None)
-        for value in (
-            *op.results,
-            *(arg for region in op.regions for block in region.blocks for arg in block.args),
-        ):
-            value.name_hint = None
-    return _printed(copy)
+    return without_ids_and_locations(module, drop=(TUNE_ID_ATTR,))
 
 
 def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
@@ -310,7 +276,7 @@ def _line(op: Operation) -> str:
 
 
 def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
-    module_text = _printed(extracted)
+    module_text = printed(extracted)
     key = _cache_key(machine, extracted, _without_ids_and_locations(extracted))
     lowered = extracted.clone()
     apply_pipeline(lowered, "graph-to-tile")

@@ -1,0 +1,881 @@
+"""Kernels: each fusion group of a graph-level model lowered on its own, as a function that the npu
+program's @main calls (docs/lowering.md, "Kernels").
+
+A model repeats its layers (ResNet-50's 60 groups are 31 distinct ones), so lowering each group
+once and calling it wherever it recurs makes the compile's work proportional to what is distinct,
+as IREE's dispatch regions are outlined into executables and deduplicated. After `graph-opt`,
+`outline` takes every group of @main (a `graph.fused` or a lone graph op) out as a module of its
+own, its constants with it, and keys it by its IR with the weights left out: groups that differ
+only in their weights share a key. `lower_kernels` lowers one module per key through
+`lower-to-npu` (in worker processes with `jobs` > 1, and read from or written to an on-disk
+`KernelCache`), and `assemble` builds the npu program:
+
+    func.func private @kernel0(%x: memref<..., "gm">, %result0: memref<..., "gm">,
+                               %w0: memref<..., "gm">) { ...npu instructions... }
+    func.func @main(%data: memref<..., "gm">, %result0: memref<..., "gm">) {
+      %a = npu.buffer offset 0 : memref<..., "gm">       // an activation between kernels
+      %w = memref.get_global @kernel0_w0_0 : memref<..., "gm">
+      func.call @kernel0(%data, %a, %w) : (...) -> ()
+      ...
+    }
+
+A kernel takes its group's inputs, then its results (destination-passing, as @main), then its
+weights, which stay globals of the module, one per layer. A kernel is shared only where the lowered
+kernel reads each weight unchanged (as a global with the weight's values, at most narrowed to the
+type it is read in); otherwise each group with that key is lowered with its own weights. The
+activations between kernels are planned in global memory here, first fit by live range; each
+kernel's own global scratch lies above them, at the same offsets for every kernel, as kernels run
+one after another. The interpreter runs a call as a kernel launch (`run_npu`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    LocationAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    UnknownLoc,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ziggurat.context import default_context
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, error_at
+from ziggurat.dialects import graph, npu
+from ziggurat.dialects.loop import output_argument_name
+from ziggurat.dtypes import is_splat, to_numpy_dtype
+from ziggurat.ir.useful_work import USEFUL_MACS_ATTR
+from ziggurat.locations import locate
+from ziggurat.machine import Machine
+from ziggurat.parsing import parse_source
+from ziggurat.printing import Printer
+from ziggurat.timing_report import timed
+from ziggurat.transforms.tile.fit import apply_passes
+
+INTEGER_WEIGHT_ELEMENTS = 64
+"""Integer constants of more elements (not splats) are weights; smaller ones may be shapes, which
+decide the lowering, so they stay in the kernel and its key. Every non-splat float constant of
+several elements is a weight (a bias, a per-channel scale)."""
+
+
+# --------------------------------------------------------------------------- #
+# One group alone
+# --------------------------------------------------------------------------- #
+
+
+def is_group(op: Operation) -> bool:
+    """A top-level op of a function after `graph-fuse` that lowers to code: a `graph.fused`, or a
+    graph op with operands (constants are not groups: their users take them in)."""
+    return op.name == "graph.fused" or (
+        op.name.startswith("graph.") and op.name != "graph.yield" and bool(op.operands)
+    )
+
+
+def extract_group(
+    op: Operation,
+    copied_in: Callable[[SSAValue], bool],
+    narrowed: frozenset[SSAValue] = frozenset(),
+) -> ModuleOp:
+    """`op` (a group, `is_group`) alone in `@main`: the producers of the operands `copied_in`
+    accepts are copied in, every other operand is an argument, in the order `op` first reads it.
+    A value in `narrowed` (`narrow_widenings`) crosses as the narrow integers its producer
+    widens last: `op` returns those if it produces it, and widens them first if it reads it."""
+    arguments: list[SSAValue] = []
+    copied: list[Operation] = []
+    for operand in op.operands:
+        if copied_in(operand):
+            producer = operand.owner
+            if producer not in copied:
+                copied.append(producer)
+        elif operand not in arguments:
+            arguments.append(operand)
+    function = func.FuncOp(
+        "main",
+        (
+            [_narrow_type(a) if a in narrowed else a.type for a in arguments],
+            [_narrow_type(r) if r in narrowed else r.type for r in op.results],
+        ),
+    )
+    block = function.body.block
+    mapping: dict[SSAValue, SSAValue] = {}
+    for value, argument in zip(arguments, block.args):
+        if value in narrowed:
+            widen = graph.CastOp(argument, value.type)
+            block.add_op(widen)
+            argument = widen.results[0]
+        mapping[value] = argument
+    for producer in copied:
+        clone = producer.clone()
+        block.add_op(clone)
+        mapping.update(zip(producer.results, clone.results))
+    clone = op.clone(value_mapper=dict(mapping))
+    if any(r in narrowed for r in op.results):
+        clone = _returning_narrow(clone)
+    block.add_op(clone)
+    block.add_op(func.ReturnOp(*clone.results))
+    return ModuleOp([function])
+
+
+def _widened(value: SSAValue) -> SSAValue | None:
+    """The narrow integers (at most 8 bits) that `value`, a group's result, widens last, if so."""
+    group = value.owner
+    if not isinstance(group, graph.FusedOp) or len(group.results) != 1:
+        return None
+    last = group.body.block.last_op
+    cast = last.operands[0].owner if last is not None and last.operands else None
+    if not isinstance(cast, graph.CastOp):
+        return None
+    narrow, wide = cast.operands[0].type.get_element_type(), value.type.get_element_type()
+    if not (isinstance(narrow, IntegerType) and isinstance(wide, IntegerType)):
+        return None
+    return cast.operands[0] if narrow.width.data <= 8 < wide.width.data else None
+
+
+def _narrow_type(value: SSAValue) -> Attribute:
+    narrow = _widened(value)
+    assert narrow is not None
+    return narrow.type
+
+
+def _returning_narrow(group: Operation) -> Operation:
+    """`group` (a `graph.fused` whose one result it widens last) yielding the narrow value."""
+    terminator = group.body.block.last_op
+    cast = terminator.operands[0].owner
+    terminator.operands = [cast.operands[0]]
+    narrowed = type(group).create(
+        operands=list(group.operands),
+        result_types=[cast.operands[0].type],
+        properties=dict(group.properties),
+        attributes=dict(group.attributes),
+        regions=[group.detach_region(region) for region in list(group.regions)],
+    )
+    if not cast.results[0].uses:
+        cast.detach()
+        cast.erase()
+    return narrowed
+
+
+def narrow_widenings(function: func.FuncOp) -> frozenset[SSAValue]:
+    """The results of groups of `function` that widen 8-bit integers last (an int8 QDQ model's
+    quantized activations, widened for the convolution that reads them) and that only other
+    groups read: they cross between kernels as the narrow integers, as `graph-to-tile` has a
+    contraction read them in one program, and each reader widens them itself."""
+    returned = set(function.body.block.last_op.operands)
+    return frozenset(
+        value
+        for op in function.body.block.ops
+        if is_group(op)
+        for value in op.results
+        if _widened(value) is not None
+        and value not in returned
+        and all(is_group(use.operation) for use in value.uses)
+    )
+
+
+def printed(op: Operation) -> str:
+    stream = StringIO()
+    Printer(stream=stream).print_op(op)
+    return stream.getvalue()
+
+
+def without_ids_and_locations(module: ModuleOp, drop: Sequence[str] = ()) -> str:
+    """The IR a key hashes: the same group anywhere in any model prints the same (value names
+    and the attributes `drop` names left out; locations are not printed)."""
+    copy = module.clone()
+    for op in copy.walk():
+        for name in drop:
+            op.attributes.pop(name, None)
+        for value in (
+            *op.results,
+            *(arg for region in op.regions for block in region.blocks for arg in block.args),
+        ):
+            value.name_hint = None
+    return printed(copy)
+
+
+def _is_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, graph.ConstantOp)
+
+
+def _is_weight(value: SSAValue) -> bool:
+    owner = value.owner
+    if not isinstance(owner, graph.ConstantOp):
+        return False
+    elements = math.prod(owner.output.type.get_shape())
+    if isinstance(owner.output.type.get_element_type(), IntegerType | IndexType):
+        small = elements <= INTEGER_WEIGHT_ELEMENTS
+    else:
+        small = elements <= 1
+    return not small and not is_splat(owner.value)
+
+
+# --------------------------------------------------------------------------- #
+# Views
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True)
+class View:
+    """A group that only reinterprets bytes another group wrote (a reshape, a slice of
+    contiguous rows): no kernel, its result is a buffer at those bytes."""
+
+    source: SSAValue
+    """The value it views: a kernel's result, or another view."""
+    element_offset: int
+    """Where its first element lies in `source`, in elements."""
+
+
+_RESHAPES = (graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp)
+
+
+def view_offset(op: Operation) -> int | None:
+    """The element of its input where `op`'s result starts, if the result is a row-major
+    contiguous part of the input (a reshape; a slice whose rows are contiguous); else None."""
+    if isinstance(op, _RESHAPES):
+        return 0
+    if not isinstance(op, graph.SliceOp):
+        return None
+    shape = list(op.operands[0].type.get_shape())
+    ranges = []
+    for dim, part in zip(shape, graph.SliceOp.slices(shape, op.properties)):
+        if part.step not in (None, 1):
+            return None
+        start, stop, _ = part.indices(dim)
+        ranges.append((start, max(stop, start)))
+    partial = [d for d, (start, stop) in enumerate(ranges) if (start, stop) != (0, shape[d])]
+    last = partial[-1] if partial else 0
+    if any(stop - start != 1 for start, stop in ranges[:last]):
+        return None
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    return sum(start * stride for (start, _), stride in zip(ranges, strides))
+
+
+def find_views(
+    function: func.FuncOp, narrowed: frozenset[SSAValue], alignment: int
+) -> dict[SSAValue, View]:
+    """The groups of `function` that `assemble` makes views (`View`): a lone view op of static
+    shapes over a value another group computes, at an offset of `alignment` bytes, neither read
+    as narrowed integers nor returned (@main's results are its arguments, written by kernels)."""
+    returned = set(function.body.block.last_op.operands)
+    views: dict[SSAValue, View] = {}
+    for op in function.body.block.ops:
+        if not is_group(op) or len(op.results) != 1 or op.results[0] in returned:
+            continue
+        source = op.operands[0]
+        if source in narrowed or op.results[0] in narrowed:
+            continue
+        if not isinstance(source.owner, Operation) or not is_group(source.owner):
+            continue
+        if not all(
+            isinstance(v.type, TensorType) and v.type.has_static_shape()
+            for v in (source, op.results[0])
+        ):
+            continue
+        offset = view_offset(op)
+        if offset is None:
+            continue
+        element_bits = source.type.get_element_type().bitwidth
+        if (offset * element_bits) % (8 * alignment):
+            continue
+        views[op.results[0]] = View(source, offset)
+    return views
+
+
+def _root(value: SSAValue, views: dict[SSAValue, View]) -> tuple[SSAValue, int]:
+    """The kernel result that `value` views, and the element where it starts in it."""
+    offset = 0
+    while value in views:
+        view = views[value]
+        # a view's offset counts elements of its source; reshapes keep the element type
+        offset += view.element_offset
+        value = view.source
+    return value, offset
+
+
+# --------------------------------------------------------------------------- #
+# Outlining
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Instance:
+    """One group of the model, to be a call of its kernel."""
+
+    op: Operation
+    """The group in the graph-level @main."""
+    inputs: list[SSAValue]
+    """Its operands that are not constants: the kernel's first arguments."""
+    weights: list[np.ndarray]
+    """The values of its weights (`_is_weight`), in the order it reads them."""
+    module: ModuleOp
+    """The group alone as @main, with all of its constants: what is lowered."""
+    key: str
+    """The key of its kernel: groups with the same key differ at most in their weights."""
+
+
+def outline(
+    function: func.FuncOp, salt: str, views: dict[SSAValue, View] | None = None
+) -> list[Instance]:
+    """The groups of `function` (graph level, after `graph-fuse`) in program order, each alone
+    with its key: a hash of `salt` (what else decides the lowering: machine, options, code), of
+    the group with its weights as arguments, and of each integer weight's range (whether it fits
+    in i8, which decides how a contraction reads it)."""
+    instances = []
+    narrowed = narrow_widenings(function)
+    views = views or {}
+    for op in function.body.block.ops:
+        if not is_group(op) or any(r in views for r in op.results):
+            continue
+        weights = [v for v in dict.fromkeys(op.operands) if _is_weight(v)]
+        shape = extract_group(op, lambda v: _is_constant(v) and not _is_weight(v), narrowed)
+        values = [v.owner.to_array() for v in weights]
+        ranges = [
+            bool(a.size and a.min() >= -128 and a.max() <= 127)
+            if isinstance(v.type.get_element_type(), IntegerType)
+            else None
+            for v, a in zip(weights, values)
+        ]
+        text = f"{salt}\n{ranges}\n{without_ids_and_locations(shape)}"
+        instances.append(
+            Instance(
+                op=op,
+                inputs=[v for v in dict.fromkeys(op.operands) if not _is_constant(v)],
+                weights=values,
+                module=extract_group(op, _is_constant, narrowed),
+                key=hashlib.sha256(text.encode()).hexdigest()[:20],
+            )
+        )
+    return instances
+
+
+# --------------------------------------------------------------------------- #
+# Lowering the distinct kernels
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Kernel:
+    """A lowered group: the npu module of its @main, and how its weights map to its globals."""
+
+    text: str | None
+    """The npu module, printed (from a worker process or the cache): its @main takes the group's
+    inputs, then its results."""
+    weight_globals: list[str] | None
+    """Per weight of the group it was lowered from, the `memref.global` holding it unchanged;
+    None when some weight is not read unchanged: then only that group can call the kernel."""
+    module: ModuleOp | None = None
+    """The npu module itself, when it was lowered in this process."""
+
+    def printed(self) -> str:
+        if self.text is None:
+            assert self.module is not None
+            self.text = printed(self.module)
+        return self.text
+
+    def parsed(self, ctx: Context, where: str) -> ModuleOp:
+        if self.module is None:
+            assert self.text is not None
+            self.module = parse_source(ctx, self.text, where)
+        return self.module
+
+
+def _values_equal(global_value: np.ndarray, weight: np.ndarray) -> bool:
+    if global_value.size != weight.size:
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(
+            np.array_equal(
+                global_value.reshape(-1).astype(np.float64), weight.reshape(-1).astype(np.float64)
+            )
+        )
+
+
+def weight_globals(module: ModuleOp, weights: Sequence[np.ndarray]) -> list[str] | None:
+    """Per weight, the one global of the lowered `module` holding its values (at most narrowed),
+    or None if a weight has none, or shares its values with another weight (the lowering may
+    have merged them)."""
+    globals_ = {
+        op.sym_name.data: graph.ConstantOp(op.initial_value).to_array()
+        for op in module.ops
+        if isinstance(op, memref.GlobalOp)
+        and isinstance(op.initial_value, DenseIntOrFPElementsAttr)
+    }
+    names: list[str] = []
+    for index, weight in enumerate(weights):
+        if any(_values_equal(other, weight) for other in weights[:index]):
+            return None
+        found = [name for name, value in globals_.items() if _values_equal(value, weight)]
+        if len(found) != 1:
+            return None
+        names.append(found[0])
+    return names
+
+
+def lower_kernel(
+    module: ModuleOp | str, weights: Sequence[np.ndarray], passes: Sequence[ModulePass]
+) -> Kernel:
+    """Lower one group (its module, or the module printed) with `passes`, retrying smaller tiles
+    where a buffer does not fit (`apply_passes`); each pass is a stage of `--timing` when it
+    runs in process."""
+    ctx = default_context()
+    if isinstance(module, str):
+        module = parse_source(ctx, module, "<kernel>")
+
+    def run(index: int, one: ModulePass) -> None:
+        with timed(one.name):
+            one.apply(ctx, module)
+
+    apply_passes(ctx, module, passes, run)
+    return Kernel(None, weight_globals(module, weights), module)
+
+
+class KernelCache:
+    """Lowered kernels on disk, one JSON file per key in a directory: a second compile of a model,
+    or of another that shares its layers, reads them instead of lowering again."""
+
+    def __init__(self, directory: Path | None):
+        self.directory = directory
+        self.hits = 0
+
+    def _path(self, key: str) -> Path | None:
+        return None if self.directory is None else self.directory / f"{key}.json"
+
+    def get(self, key: str) -> Kernel | None:
+        path = self._path(key)
+        if path is None or not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+            kernel = Kernel(data["text"], data["weight_globals"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # a damaged entry is lowered again and rewritten
+        self.hits += 1
+        return kernel
+
+    def put(self, key: str, kernel: Kernel) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(
+            json.dumps({"text": kernel.printed(), "weight_globals": kernel.weight_globals})
+        )
+        partial.replace(path)  # atomically: a concurrent compile reads a whole entry or none
+
+
+def _lower_in_worker(job: tuple[str, list[np.ndarray], Sequence[ModulePass]]) -> Kernel | None:
+    """`lower_kernel` in a worker process: the kernel as text; None where the lowering reports an
+    error, which the parent then meets again in its own process, with the group's locations."""
+    try:
+        kernel = lower_kernel(*job)
+    except DiagnosticError:
+        return None
+    kernel.printed()
+    kernel.module = None
+    return kernel
+
+
+def lower_kernels(
+    instances: Sequence[Instance],
+    passes: Sequence[ModulePass],
+    jobs: int = 1,
+    cache: KernelCache | None = None,
+) -> dict[str, Kernel]:
+    """The kernel of each instance, by `kernel_name`: one lowering per key whose kernel reads its
+    weights unchanged, else one per instance; from `cache` where it has them, in `jobs` processes.
+    The result does not depend on `jobs` or on the cache."""
+    cache = cache or KernelCache(None)
+    kernels: dict[str, Kernel] = {}
+    first: dict[str, Instance] = {}
+    for instance in instances:
+        first.setdefault(instance.key, instance)
+    pending: dict[str, Instance] = {}
+    for key, instance in first.items():
+        cached = cache.get(key)
+        if cached is not None:
+            kernels[key] = cached
+        else:
+            pending[key] = instance
+    _lower_all(pending, passes, jobs, cache, kernels)
+    # a kernel that does not read its weights unchanged serves only the group it was lowered from
+    alone: dict[str, Instance] = {}
+    for instance in instances:
+        name = kernel_name(instance, kernels)
+        if name not in kernels and name not in alone:
+            cached = cache.get(name)
+            if cached is not None:
+                kernels[name] = cached
+            else:
+                alone[name] = instance
+    _lower_all(alone, passes, jobs, cache, kernels)
+    return kernels
+
+
+def _lower_all(
+    pending: dict[str, Instance],
+    passes: Sequence[ModulePass],
+    jobs: int,
+    cache: KernelCache,
+    kernels: dict[str, Kernel],
+) -> None:
+    if jobs > 1 and len(pending) > 1:
+        work = [(printed(i.module), i.weights, passes) for i in pending.values()]
+        with ProcessPoolExecutor(min(jobs, len(work))) as pool:
+            lowered = list(pool.map(_lower_in_worker, work))
+    else:
+        lowered = [None] * len(pending)
+    for index, instance in enumerate(pending.values()):
+        if lowered[index] is None:
+            lowered[index] = lower_kernel(instance.module.clone(), instance.weights, passes)
+    for key, kernel in zip(pending, lowered):
+        kernels[key] = kernel
+        cache.put(key, kernel)
+
+
+def kernel_name(instance: Instance, kernels: dict[str, Kernel]) -> str:
+    """The key of the kernel `instance` calls: its own key where that kernel is shared, else its
+    key with a hash of its weights."""
+    shared = kernels.get(instance.key)
+    if shared is not None and shared.weight_globals is not None:
+        return instance.key
+    digest = hashlib.sha256()
+    for weight in instance.weights:
+        digest.update(str((weight.dtype, weight.shape)).encode())
+        digest.update(weight.tobytes())
+    return f"{instance.key}-{digest.hexdigest()[:12]}"
+
+
+# --------------------------------------------------------------------------- #
+# Assembly
+# --------------------------------------------------------------------------- #
+
+
+def _round_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def _plan_activations(
+    instances: Sequence[Instance],
+    returned: set[SSAValue],
+    sizes: dict[SSAValue, int],
+    alignment: int,
+    views: dict[SSAValue, View],
+) -> tuple[dict[SSAValue, int], int]:
+    """Offsets in global memory for the results of `instances` that @main does not return, first
+    fit by live range (from the call that writes one to the last that reads it or a view of it),
+    and the bytes they take."""
+    last_use: dict[SSAValue, int] = {}
+    for index, instance in enumerate(instances):
+        for value in instance.inputs:
+            last_use[_root(value, views)[0]] = index
+    offsets: dict[SSAValue, int] = {}
+    live: list[tuple[int, int, SSAValue]] = []  # (offset, end, value)
+    peak = 0
+    for index, instance in enumerate(instances):
+        live = [entry for entry in live if last_use.get(entry[2], -1) >= index]
+        for result in instance.op.results:
+            if result in returned:
+                continue
+            size = _round_up(max(sizes[result], 1), alignment)
+            offset = 0
+            for start, end, _ in sorted(live):
+                if offset + size <= start:
+                    break
+                offset = max(offset, end)
+            offsets[result] = offset
+            live.append((offset, offset + size, result))
+            peak = max(peak, offset + size)
+    return offsets, peak
+
+
+def assemble(
+    graph_main: func.FuncOp,
+    instances: Sequence[Instance],
+    kernels: dict[str, Kernel],
+    machine: Machine,
+    views: dict[SSAValue, View] | None = None,
+) -> ModuleOp:
+    """The npu program: one private function per kernel that `instances` call, the weights as
+    globals, and @main calling the kernels in program order (see the module docstring)."""
+    ctx = default_context()
+    views = views or {}
+    gm = machine.global_memory()
+    returns = graph_main.body.block.last_op
+    assert isinstance(returns, func.ReturnOp)
+    returned = list(returns.operands)
+    producers = {r: i for i in instances for r in i.op.results}
+    for value in returned:
+        if value not in producers or returned.count(value) > 1:
+            raise error_at(
+                returns,
+                "kernels: each result of @main must be computed by a group of its own "
+                "(compile without --kernels for a model that returns an input or a constant)",
+            )
+
+    modules: dict[str, ModuleOp] = {}
+    names: dict[str, str] = {}
+    for instance in instances:
+        key = kernel_name(instance, kernels)
+        if key not in modules:
+            names[key] = f"kernel{len(modules)}"
+            modules[key] = kernels[key].parsed(ctx, f"<kernel {key}>").clone()
+
+    # the signature of each kernel, lowered: its inputs, its results, then its weights
+    entries = {key: _entry(module) for key, module in modules.items()}
+    sizes: dict[SSAValue, int] = {}
+    for instance in instances:
+        entry = entries[kernel_name(instance, kernels)]
+        for result, arg in zip(instance.op.results, entry.args[len(instance.inputs) :]):
+            sizes[result] = npu.type_bytes(arg.type)
+    offsets, scratch_base = _plan_activations(instances, set(returned), sizes, gm.alignment, views)
+    scratch_base = _round_up(scratch_base, gm.alignment)
+
+    program = ModuleOp([])
+    useful: dict[str, int] = {}
+    for key, module in modules.items():
+        kernel = kernels[key]
+        calls = sum(1 for i in instances if kernel_name(i, kernels) == key)
+        macs = module.attributes.get(USEFUL_MACS_ATTR)
+        if isinstance(macs, DictionaryAttr):
+            for pair, count in macs.data.items():
+                useful[pair] = useful.get(pair, 0) + count.value.data * calls
+        for attr in (npu.MACHINE_ATTR, npu.CORES_ATTR):
+            if attr in module.attributes:
+                program.attributes[attr] = module.attributes[attr]
+        _into_kernel(module, names[key], kernel.weight_globals or [], gm.name, scratch_base)
+        for op in list(module.ops):
+            op.detach()
+            program.body.block.add_op(op)
+    if useful:
+        program.attributes[USEFUL_MACS_ATTR] = DictionaryAttr(
+            {pair: IntegerAttr(count, i64) for pair, count in sorted(useful.items())}
+        )
+    program.body.block.add_op(
+        _main(graph_main, instances, kernels, entries, names, offsets, returned, views, program)
+    )
+    return program
+
+
+def group_location(group: Operation) -> LocationAttr:
+    """Where a group comes from: its own location, else that of the first op inside it that has
+    one (a `graph.fused`'s root: the ONNX node of its conv or matrix product)."""
+    for op in group.walk():
+        if not isinstance(op.location, UnknownLoc):
+            return op.location
+    return group.location
+
+
+def _entry(module: ModuleOp) -> func.FuncOp:
+    return next(
+        op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"
+    )
+
+
+def _into_kernel(
+    module: ModuleOp, name: str, weight_globals: Sequence[str], gm: str, scratch_base: int
+) -> None:
+    """Make the lowered group `module`'s @main the private `@name`: its weights' globals become
+    arguments after its results, its other globals are renamed `@name_<global>`, and its
+    global scratch moves up by `scratch_base` bytes."""
+    entry = _entry(module)
+    entry.sym_name = StringAttr(name)
+    entry.sym_visibility = StringAttr("private")
+    block = entry.body.block
+    weight_args: dict[str, SSAValue] = {}
+    declarations = {op.sym_name.data: op for op in module.ops if isinstance(op, memref.GlobalOp)}
+    for index, symbol in enumerate(weight_globals):
+        declared = declarations.pop(symbol)
+        weight_args[symbol] = block.insert_arg(declared.type, len(block.args))
+        weight_args[symbol].name_hint = f"w{index}"
+        declared.detach()
+    for op in list(entry.walk()):
+        if isinstance(op, memref.GetGlobalOp):
+            symbol = op.name_.root_reference.data
+            if symbol in weight_args:
+                op.memref.replace_all_uses_with(weight_args[symbol])
+                op.detach()
+                op.erase()
+            else:
+                op.name_ = SymbolRefAttr(f"{name}_{symbol}")
+        elif isinstance(op, npu.BufferOp) and npu.space_of(op.result) == gm and scratch_base:
+            op.offset = IntegerAttr(op.byte_offset + scratch_base, i64)
+    for symbol, declared in declarations.items():
+        declared.sym_name = StringAttr(f"{name}_{symbol}")
+    inputs = [arg.type for arg in block.args]
+    entry.function_type = func.FunctionType.from_lists(inputs, [])
+    if entry.arg_attrs is not None:
+        attrs = list(entry.arg_attrs.data)
+        attrs += [DictionaryAttr({})] * (len(inputs) - len(attrs))
+        entry.arg_attrs = ArrayAttr(attrs)
+
+
+def _main(
+    graph_main: func.FuncOp,
+    instances: Sequence[Instance],
+    kernels: dict[str, Kernel],
+    entries: dict[str, func.FuncOp],
+    names: dict[str, str],
+    offsets: dict[SSAValue, int],
+    returned: list[SSAValue],
+    views: dict[SSAValue, View],
+    program: ModuleOp,
+) -> func.FuncOp:
+    """@main: the model's inputs and results in global memory, each group a call of its kernel."""
+    # types and ABI attributes of @main's arguments, from the kernels that read or write them
+    arg_types: dict[SSAValue, MemRefType] = {}
+    arg_attrs: dict[SSAValue, DictionaryAttr] = {}
+    for instance in instances:
+        entry = entries[kernel_name(instance, kernels)]
+        own_attrs = entry.arg_attrs.data if entry.arg_attrs is not None else None
+        bound = [*instance.inputs, *instance.op.results]
+        for index, value in enumerate(bound):
+            if value in graph_main.args or value in returned:
+                arg_types.setdefault(value, entry.args[index].type)
+                if own_attrs is not None and own_attrs[index].data:
+                    arg_attrs.setdefault(value, own_attrs[index])
+    parameters = [*graph_main.args, *returned]
+    missing = [v for v in parameters if v not in arg_types]
+    if missing:
+        raise error_at(graph_main, "kernels: an input of @main that no group reads")
+    function = func.FuncOp("main", ([arg_types[v] for v in parameters], []))
+    block = function.body.block
+    values: dict[SSAValue, SSAValue] = {}
+    for index, (value, arg) in enumerate(zip(parameters, block.args)):
+        values[value] = arg
+        arg.name_hint = (
+            value.name_hint
+            if index < len(graph_main.args)
+            else output_argument_name(index - len(graph_main.args))
+        )
+    if arg_attrs:
+        function.arg_attrs = ArrayAttr([arg_attrs.get(v, DictionaryAttr({})) for v in parameters])
+    for instance in instances:
+        entry = entries[kernel_name(instance, kernels)]
+        for result, arg in zip(instance.op.results, entry.args[len(instance.inputs) :]):
+            if result not in values:
+                buffer = npu.BufferOp(arg.type, offsets[result])
+                block.add_op(buffer)
+                values[result] = buffer.result
+    for view in views:
+        root, element = _root(view, views)
+        root_type = values[root].type
+        assert isinstance(root_type, MemRefType)
+        view_type = MemRefType(
+            root_type.element_type, view.type.get_shape(), memory_space=root_type.memory_space
+        )
+        element_bytes = npu.type_bytes(root_type) // max(math.prod(root_type.get_shape()), 1)
+        buffer = npu.BufferOp(view_type, offsets[root] + element * element_bytes)
+        block.add_op(buffer)
+        values[view] = buffer.result
+    weight_number = 0
+    for instance in instances:
+        key = kernel_name(instance, kernels)
+        name = names[key]
+        entry = entries[key]
+        operands = [values[v] for v in (*instance.inputs, *instance.op.results)]
+        for weight, arg in zip(instance.weights, entry.args[len(operands) :]):
+            symbol = f"{name}_w{weight_number}"
+            weight_number += 1
+            weight_type = arg.type
+            assert isinstance(weight_type, MemRefType)
+            data = weight.astype(to_numpy_dtype(weight_type.get_element_type())).reshape(
+                weight_type.get_shape()
+            )
+            program.body.block.insert_op_before(
+                memref.GlobalOp.get(
+                    StringAttr(symbol),
+                    weight_type,
+                    graph.ConstantOp.from_array(data).value,
+                    constant=UnitAttr(),
+                ),
+                program.body.block.first_op,
+            )
+            get = memref.GetGlobalOp(symbol, weight_type)
+            block.add_op(get)
+            operands.append(get.memref)
+        call = func.CallOp(name, operands, [])
+        locate(call, group_location(instance.op))  # diagnostics, the report's layers
+        block.add_op(call)
+    block.add_op(func.ReturnOp())
+    return function
+
+
+SALT_PATTERN = re.compile(r"\s+")
+
+
+def kernel_salt(pipeline: str, machine: Machine, extra: str = "") -> str:
+    """What besides a group decides its kernel: the lowering passes, the machine's content and
+    the code (ziggurat's sources), so that a cached kernel is never read for another of them."""
+    digest = hashlib.sha256()
+    digest.update(SALT_PATTERN.sub(" ", pipeline).encode())
+    digest.update(repr(machine).encode())
+    digest.update(extra.encode())
+    digest.update(_code_digest().encode())
+    return digest.hexdigest()
+
+
+_CODE_DIGEST: str | None = None
+
+
+def _code_digest() -> str:
+    """A hash of the installed ziggurat sources: a cache entry holds only for the code that wrote it."""
+    global _CODE_DIGEST
+    if _CODE_DIGEST is None:
+        root = Path(__file__).resolve().parent.parent
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            if ".venv" in path.parts or "build" in path.parts or "test" in path.parts:
+                continue
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+        _CODE_DIGEST = digest.hexdigest()
+    return _CODE_DIGEST
+
+
+def lower_to_kernels(
+    ctx: Context,
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    machine: Machine,
+    jobs: int = 1,
+    cache: KernelCache | None = None,
+) -> ModuleOp:
+    """`module` (graph level, after `graph-opt`) as an npu program of kernels: `outline`,
+    `lower_kernels` with `passes` (those of `lower-to-npu`), `assemble`."""
+    del ctx
+    graph_main = next(
+        op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"
+    )
+    if any(isinstance(op, func.FuncOp) and op is not graph_main for op in module.ops):
+        raise DiagnosticError(Diagnostic("error", "kernels: the model must be one function, @main"))
+    pipeline = ",".join(str(p.pipeline_pass_spec()) for p in passes)
+    views = find_views(graph_main, narrow_widenings(graph_main), machine.global_memory().alignment)
+    instances = outline(graph_main, kernel_salt(pipeline, machine), views)
+    kernels = lower_kernels(instances, passes, jobs, cache)
+    return assemble(graph_main, instances, kernels, machine, views)

@@ -1,0 +1,254 @@
+"""`ziggurat-compile --kernels` (lowering/kernels.py): each group lowered once as a kernel that
+@main calls, shared by the groups that differ only in their weights; `--jobs` and the on-disk
+`--kernel-cache` do not change the IR; the program computes what the flat lowering computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from test_compile_check import qdq_conv_model
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, StringAttr, i64
+
+from ziggurat.context import default_context
+from ziggurat.dialects import graph
+from ziggurat.lowering import kernels
+from ziggurat.parsing import parse_source
+from ziggurat.tools import ziggurat_compile
+
+
+def compile_main(argv: list[str]) -> int:
+    return ziggurat_compile.compile_model(ziggurat_compile.build_argument_parser().parse_args(argv))
+
+
+def residual_model() -> onnx.ModelProto:
+    """Three 3x3 conv + bias + relu blocks of the same shape with their own dense weights (one
+    kernel), a 1x1 conv to 24 channels and a global pool with a Gemm: odd sizes, O(1) activations."""
+    rng = np.random.default_rng(3)
+    channels = 12
+    initializers, nodes = [], []
+    x = "x"
+    for block in range(3):
+        w = rng.normal(0, 1 / np.sqrt(9 * channels), (channels, channels, 3, 3)).astype(np.float32)
+        b = rng.normal(0, 0.1, channels).astype(np.float32)
+        initializers += [
+            numpy_helper.from_array(w, f"w{block}"),
+            numpy_helper.from_array(b, f"b{block}"),
+        ]
+        nodes += [
+            helper.make_node(
+                "Conv", [x, f"w{block}", f"b{block}"], [f"c{block}"], pads=[1, 1, 1, 1]
+            ),
+            helper.make_node("Relu", [f"c{block}"], [f"r{block}"]),
+        ]
+        x = f"r{block}"
+    w = rng.normal(0, 1 / np.sqrt(channels), (24, channels, 1, 1)).astype(np.float32)
+    g = rng.normal(0, 1 / np.sqrt(24), (10, 24)).astype(np.float32)
+    initializers += [numpy_helper.from_array(w, "wide"), numpy_helper.from_array(g, "fc")]
+    nodes += [
+        helper.make_node("Conv", [x, "wide"], ["wide_out"]),
+        helper.make_node("GlobalAveragePool", ["wide_out"], ["pooled"]),
+        helper.make_node("Flatten", ["pooled"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fc"], ["y"], transB=1),
+    ]
+    graph_ = helper.make_graph(
+        nodes,
+        "residual",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 13, 13])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        initializers,
+    )
+    return helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "residual.onnx"
+    onnx.save(residual_model(), path)
+    inputs = {"x": np.random.default_rng(5).normal(0, 1, (1, 12, 13, 13)).astype(np.float32)}
+    np.savez(tmp_path / "in.npz", **inputs)
+    return path
+
+
+def read(path: Path) -> ModuleOp:
+    return parse_source(default_context(), path.read_text(), str(path))
+
+
+def test_groups_that_differ_in_weights_share_one_kernel(model: Path, tmp_path: Path):
+    out = tmp_path / "k.mlir"
+    assert (
+        compile_main(
+            [str(model), "--machine", "davinci", "--kernels", "--jobs", "1", "-o", str(out)]
+        )
+        == 0
+    )
+    program = read(out)
+    functions = [op for op in program.ops if isinstance(op, func.FuncOp)]
+    calls = [op for op in functions[-1].walk() if isinstance(op, func.CallOp)]
+    called = [call.callee.root_reference.data for call in calls]
+    assert functions[-1].sym_name.data == "main"
+    assert len(called) == len(functions) - 1 + 2  # the three conv blocks call one kernel
+    assert max(called.count(name) for name in called) == 3
+    # each block passes its own weights, a global of the model's values
+    weights = [
+        op for op in program.ops if isinstance(op, memref.GlobalOp) and "_w" in op.sym_name.data
+    ]
+    assert len(weights) >= 5
+    shared = [c for c in calls if called.count(c.callee.root_reference.data) == 3]
+    passed = {str(c.arguments[-1].owner.name_.root_reference.data) for c in shared}
+    assert len(passed) == 3
+
+
+def test_kernels_compute_what_the_flat_lowering_computes(model: Path, tmp_path: Path, capsys):
+    inputs = str(tmp_path / "in.npz")
+    flat, outlined = tmp_path / "flat.npz", tmp_path / "kernels.npz"
+    assert (
+        compile_main(
+            [
+                str(model),
+                "--machine",
+                "davinci",
+                "--inputs",
+                inputs,
+                "--run",
+                "--outputs",
+                str(flat),
+            ]
+        )
+        == 0
+    )
+    assert (
+        compile_main(
+            [
+                str(model),
+                "--machine",
+                "davinci",
+                "--kernels",
+                "--inputs",
+                inputs,
+                "--outputs",
+                str(outlined),
+                "--check",
+            ]
+        )
+        == 0
+    )
+    assert "check passed" in capsys.readouterr().out
+    # the same tiles in the same order: the same bits
+    np.testing.assert_array_equal(np.load(flat)["y"], np.load(outlined)["y"])
+
+
+def test_jobs_and_the_cache_do_not_change_the_ir(model: Path, tmp_path: Path, monkeypatch):
+    texts = []
+    cache = tmp_path / "cache"
+    for argv in (["--jobs", "1"], ["--jobs", "2"], ["--jobs", "1", "--kernel-cache", str(cache)]):
+        out = tmp_path / f"k{len(texts)}.mlir"
+        assert (
+            compile_main([str(model), "--machine", "davinci", "--kernels", *argv, "-o", str(out)])
+            == 0
+        )
+        texts.append(out.read_text())
+    assert texts[0] == texts[1] == texts[2]
+    entries = sorted(cache.glob("*.json"))
+    assert entries
+
+    # warm: every kernel comes from the cache, none is lowered
+    def refuse(*args, **kwargs):
+        raise AssertionError("lowered a kernel the cache holds")
+
+    monkeypatch.setattr(kernels, "lower_kernel", refuse)
+    out = tmp_path / "warm.mlir"
+    argv = [
+        str(model),
+        "--machine",
+        "davinci",
+        "--kernels",
+        "--jobs",
+        "1",
+        "--kernel-cache",
+        str(cache),
+    ]
+    assert compile_main([*argv, "-o", str(out)]) == 0
+    assert out.read_text() == texts[0]
+    # a damaged entry is lowered again
+    monkeypatch.undo()
+    entries[0].write_text("{not json")
+    assert compile_main([*argv, "-o", str(out)]) == 0
+    assert out.read_text() == texts[0]
+
+
+def test_kernels_on_several_cores_match_one_core(model: Path, tmp_path: Path, capsys):
+    inputs = str(tmp_path / "in.npz")
+    one, four = tmp_path / "one.npz", tmp_path / "four.npz"
+    base = [str(model), "--machine", "davinci", "--kernels", "--inputs", inputs]
+    assert compile_main([*base, "--run", "--outputs", str(one)]) == 0
+    assert compile_main([*base, "--cores", "4", "--outputs", str(four), "--check"]) == 0
+    assert "check passed" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(one)["y"], np.load(four)["y"])
+
+
+def test_int8_kernels_are_exact_on_a_qdq_conv(tmp_path: Path, capsys):
+    path = tmp_path / "qdq.onnx"
+    onnx.save(qdq_conv_model(), path)
+    np.savez(
+        tmp_path / "in.npz",
+        x=np.random.default_rng(1).normal(0, 1.0, (1, 8, 12, 12)).astype(np.float32),
+    )
+    assert (
+        compile_main(
+            [
+                str(path),
+                "--machine",
+                "davinci",
+                "--kernels",
+                "--check",
+                "--inputs",
+                str(tmp_path / "in.npz"),
+            ]
+        )
+        == 0
+    )
+    assert "check passed" in capsys.readouterr().out
+
+
+def _global_module(array: np.ndarray) -> ModuleOp:
+    value = graph.ConstantOp.from_array(array).value
+    memref_type = MemRefType(value.get_element_type(), array.shape, memory_space=StringAttr("gm"))
+    return ModuleOp([memref.GlobalOp.get(StringAttr("constant0"), memref_type, value)])
+
+
+def test_a_weight_the_lowering_changes_is_not_shared():
+    """A kernel whose global holds a weight rearranged (here transposed) cannot take another
+    group's weight in its place: `weight_globals` finds no global with the weight's values."""
+    weight = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert kernels.weight_globals(_global_module(weight.T.copy()), [weight]) is None
+    same = _global_module(weight)
+    assert kernels.weight_globals(same, [weight]) == ["constant0"]
+    # narrowed to the type the kernel reads it in: still the weight
+    assert kernels.weight_globals(_global_module(weight.astype(np.int8)), [weight]) == ["constant0"]
+    # two weights of equal values: the lowering may have merged them
+    assert kernels.weight_globals(same, [weight, weight.copy()]) is None
+
+
+def test_views_are_contiguous_parts_of_their_input():
+    """A reshape, and a slice of whole rows, are row-major contiguous: a buffer at an offset."""
+    x = graph.ConstantOp.from_array(np.zeros((1, 8, 5, 5), np.float32)).output
+
+    def sliced(starts, ends, axes):
+        return graph.SliceOp.create(
+            operands=[x],
+            result_types=[x.type],
+            properties={
+                "starts": DenseArrayBase.from_list(i64, starts),
+                "ends": DenseArrayBase.from_list(i64, ends),
+                "axes": DenseArrayBase.from_list(i64, axes),
+            },
+        )
+
+    assert kernels.view_offset(sliced([4], [8], [1])) == 4 * 25  # channels 4..7 of one image
+    assert kernels.view_offset(sliced([1], [3], [2])) is None  # rows 1..2 of every channel
+    assert kernels.view_offset(sliced([2, 1], [3, 3], [1, 2])) == 2 * 25 + 5  # one channel's rows
