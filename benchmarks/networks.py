@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from compile_speed import light_model
 from conformance import StageFailed, number, reference_data, stage
+from peers import COMPILERS, Peer, measure_peer
 from rich.console import Console
 from rich.table import Table
 
@@ -170,17 +171,6 @@ class Check:
     max_abs: float
     max_rel: float
     passed: bool
-
-
-@dataclass
-class Peer:
-    """Another compiler's compile time for the same ONNX file, or why it was skipped."""
-
-    name: str
-    version: str | None = None
-    wall_seconds: float | None = None
-    cpu_seconds: float | None = None
-    skipped: str | None = None
 
 
 @dataclass
@@ -411,80 +401,6 @@ def layer_chart(result: NetworkResult, path: Path, count: int) -> None:
 
 
 # --------------------------------------------------------------------------- #
-# Peers: TVM and IREE compile the same ONNX file
-# --------------------------------------------------------------------------- #
-
-NOT_INSTALLED = 3
-"""A peer script's exit status when its package does not import."""
-
-_PEER_PROLOGUE = f"""\
-import json, os, resource, sys, tempfile, time
-NOT_INSTALLED = {NOT_INSTALLED}
-def cpu():
-    return sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
-"""
-_PEER_EPILOGUE = """
-print(json.dumps({"version": version, "wall_seconds": time.perf_counter() - wall, "cpu_seconds": cpu() - used}))
-"""
-
-PEERS: dict[str, tuple[str, str]] = {
-    "TVM": (
-        "pip install apache-tvm",
-        """\
-try:
-    import onnx, tvm
-    from tvm import relax
-    from tvm.relax.frontend.onnx import from_onnx
-except ImportError:
-    sys.exit(NOT_INSTALLED)
-version = tvm.__version__
-wall, used = time.perf_counter(), cpu()
-relax.build(from_onnx(onnx.load(sys.argv[1]), keep_params_in_input=False), target="llvm")
-""",
-    ),
-    "IREE": (
-        "pip install 'iree-base-compiler[onnx]'",
-        """\
-try:
-    import iree.compiler.tools as iree
-    from iree.compiler.tools.import_onnx.__main__ import main as import_onnx, parse_arguments
-    from iree.compiler.version import VERSION as version
-except ImportError:
-    sys.exit(NOT_INSTALLED)
-wall, used = time.perf_counter(), cpu()
-with tempfile.TemporaryDirectory() as folder:
-    imported = os.path.join(folder, "model.mlir")
-    # opset 17: IREE legalizes the recent forms of ops (ResNet-50's opset-9 BatchNormalization it does not)
-    import_onnx(parse_arguments([sys.argv[1], "--opset-version", "17", "-o", imported]))
-    iree.compile_file(imported, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"],
-                      output_file=os.path.join(folder, "model.vmfb"))
-""",
-    ),
-}
-"""Peer name -> (how to install it, the script that compiles argv[1] and sets `version`, `wall`, `used`)."""
-
-
-def measure_peer(name: str, model: Path, python: str, timeout: float) -> Peer:
-    """`name`'s compile time for `model` in a child process of `python`, or why it was skipped."""
-    install, body = PEERS[name]
-    script = _PEER_PROLOGUE + body + _PEER_EPILOGUE
-    try:
-        done = subprocess.run(
-            [python, "-c", script, str(model)], capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        return Peer(name, skipped=f"stopped after {timeout:g} s")
-    except OSError as error:
-        return Peer(name, skipped=f"cannot run {python}: {error.strerror}")
-    if done.returncode == NOT_INSTALLED:
-        return Peer(name, skipped=f"not installed ({install})")
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        return Peer(name, skipped=f"failed: {last[:300]}")
-    return Peer(name, **json.loads(done.stdout.strip().splitlines()[-1]))
-
-
-# --------------------------------------------------------------------------- #
 # Table and command line
 # --------------------------------------------------------------------------- #
 
@@ -515,7 +431,7 @@ def results_table(results: list[NetworkResult], machine: str) -> Table:
         "simulate s",
         "check (max abs)",
     )
-    for column in (*columns, *(f"{peer} compile s" for peer in PEERS)):
+    for column in (*columns, *(f"{peer} compile s" for peer in COMPILERS)):
         table.add_column(
             column, justify="left" if column in ("network", "check (max abs)") else "right"
         )
@@ -534,7 +450,7 @@ def results_table(results: list[NetworkResult], machine: str) -> Table:
             if r.cycles is not None
             else "",
             verdict(r),
-            *(peer_seconds(r, peer) for peer in PEERS),
+            *(peer_seconds(r, peer) for peer in COMPILERS),
         )
     return table
 
@@ -713,7 +629,8 @@ def main(argv: list[str] | None = None) -> int:
                 result.chart = str(chart)
             if args.peers:
                 result.peers = [
-                    measure_peer(name, path, args.peer_python, args.peer_timeout) for name in PEERS
+                    measure_peer(name, path, args.peer_python, args.peer_timeout)
+                    for name in COMPILERS
                 ]
             results.append(result)
     print_results(results, machine.name, Console(width=None if sys.stdout.isatty() else 160))

@@ -76,6 +76,7 @@ from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
 from ziggurat.timing_report import timed
 from ziggurat.transforms.tile.fit import apply_passes
+from ziggurat.verifier import verify_module
 
 INTEGER_WEIGHT_ELEMENTS = 64
 """Integer constants of more elements (not splats) are weights; smaller ones may be shapes, which
@@ -380,28 +381,40 @@ def outline(
 
 @dataclass
 class Kernel:
-    """A lowered group: the npu module of its @main, and how its weights map to its globals."""
+    """A lowered group as ops of the npu program: its function `@symbol` (the group's inputs, its
+    results, then its weights if `shared`) and the globals only it reads (`@symbol_constant0`,
+    ...), with what assembling the program needs. Nothing in it depends on the model around the
+    group, so the cache keeps it as it is."""
 
-    text: str | None
-    """The npu module, printed (from a worker process or the cache): its @main takes the group's
-    inputs, then its results."""
-    weight_globals: list[str] | None
-    """Per weight of the group it was lowered from, the `memref.global` holding it unchanged;
-    None when some weight is not read unchanged: then only that group can call the kernel."""
+    symbol: str
+    text: str
+    """The ops, printed as a module prints them (two spaces in)."""
+    declaration: str
+    """`func.func private @symbol(...)`: the signature with its argument attributes, no body."""
+    shared: bool
+    """Whether it takes its weights as arguments: any group of its key can call it. Otherwise its
+    weights are its own globals, and only the group it was lowered from calls it."""
+    scratch: int
+    """Bytes of global memory it uses as scratch, from offset 0 (@main's buffers lie above)."""
+    machine: str
+    cores: int | None
+    useful_macs: dict[str, int]
     module: ModuleOp | None = None
-    """The npu module itself, when it was lowered in this process."""
+    """The ops themselves, as a module, when it was lowered in this process."""
 
-    def printed(self) -> str:
-        if self.text is None:
-            assert self.module is not None
-            self.text = printed(self.module)
-        return self.text
+    def to_json(self) -> str:
+        fields = {k: v for k, v in self.__dict__.items() if k != "module"}
+        return json.dumps(fields)
 
-    def parsed(self, ctx: Context, where: str) -> ModuleOp:
+    @classmethod
+    def from_json(cls, text: str) -> Kernel:
+        return cls(**json.loads(text))
+
+    def ops(self, ctx: Context) -> ModuleOp:
+        """Its ops in a module of their own (a copy: callers move them)."""
         if self.module is None:
-            assert self.text is not None
-            self.module = parse_source(ctx, self.text, where)
-        return self.module
+            self.module = parse_source(ctx, f"builtin.module {{\n{self.text}}}", f"<{self.symbol}>")
+        return self.module.clone()
 
 
 def _values_equal(global_value: np.ndarray, weight: np.ndarray) -> bool:
@@ -436,22 +449,65 @@ def weight_globals(module: ModuleOp, weights: Sequence[np.ndarray]) -> list[str]
     return names
 
 
-def lower_kernel(
-    module: ModuleOp | str, weights: Sequence[np.ndarray], passes: Sequence[ModulePass]
-) -> Kernel:
-    """Lower one group (its module, or the module printed) with `passes`, retrying smaller tiles
-    where a buffer does not fit (`apply_passes`); each pass is a stage of `--timing` when it
-    runs in process."""
+@dataclass(frozen=True)
+class Job:
+    """One group to lower: what a worker process gets."""
+
+    module: str
+    """The group alone as @main, printed (`Instance.module`)."""
+    weights: list[np.ndarray]
+    symbol: str
+    passes: tuple[ModulePass, ...]
+    global_space: str
+
+
+def lower_kernel(job: Job, module: ModuleOp | None = None) -> Kernel:
+    """Lower one group with `job.passes`, retrying smaller tiles where a buffer does not fit
+    (`apply_passes`), make its @main the kernel `job.symbol` and verify it; each pass is a stage
+    of `--timing` when it runs in process. `module`: the group's module itself, to lower in place
+    of parsing `job.module`."""
     ctx = default_context()
-    if isinstance(module, str):
-        module = parse_source(ctx, module, "<kernel>")
+    if module is None:
+        module = parse_source(ctx, job.module, f"<{job.symbol}>")
 
     def run(index: int, one: ModulePass) -> None:
         with timed(one.name):
             one.apply(ctx, module)
 
-    apply_passes(ctx, module, passes, run)
-    return Kernel(None, weight_globals(module, weights), module)
+    apply_passes(ctx, module, job.passes, run)
+    found = weight_globals(module, job.weights)
+    entry = _into_kernel(module, job.symbol, found or [])
+    with timed("verify"):
+        verify_module(module)
+    machine = module.attributes.get(npu.MACHINE_ATTR)
+    cores = module.attributes.get(npu.CORES_ATTR)
+    macs = module.attributes.get(USEFUL_MACS_ATTR)
+    scratch = max(
+        (
+            op.byte_offset + npu.type_bytes(op.result.type)
+            for op in module.walk()
+            if isinstance(op, npu.BufferOp) and npu.space_of(op.result) == job.global_space
+        ),
+        default=0,
+    )
+    declaration = func.FuncOp.external(job.symbol, list(entry.function_type.inputs.data), [])
+    declaration.arg_attrs = entry.arg_attrs
+    module.attributes.clear()
+    with timed("print"):
+        text = printed(module)
+    return Kernel(
+        symbol=job.symbol,
+        text=text[text.index("\n") + 1 : text.rindex("}")],
+        declaration=printed(declaration),
+        shared=found is not None,
+        scratch=scratch,
+        machine=machine.data if isinstance(machine, StringAttr) else "",
+        cores=cores.value.data if isinstance(cores, IntegerAttr) else None,
+        useful_macs={pair: count.value.data for pair, count in macs.data.items()}
+        if isinstance(macs, DictionaryAttr)
+        else {},
+        module=module,
+    )
 
 
 class KernelCache:
@@ -470,8 +526,7 @@ class KernelCache:
         if path is None or not path.exists():
             return None
         try:
-            data = json.loads(path.read_text())
-            kernel = Kernel(data["text"], data["weight_globals"])
+            kernel = Kernel.from_json(path.read_text())
         except (OSError, ValueError, KeyError, TypeError):
             return None  # a damaged entry is lowered again and rewritten
         self.hits += 1
@@ -483,86 +538,99 @@ class KernelCache:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(
-            json.dumps({"text": kernel.printed(), "weight_globals": kernel.weight_globals})
-        )
+        partial.write_text(kernel.to_json())
         partial.replace(path)  # atomically: a concurrent compile reads a whole entry or none
 
 
-def _lower_in_worker(job: tuple[str, list[np.ndarray], Sequence[ModulePass]]) -> Kernel | None:
-    """`lower_kernel` in a worker process: the kernel as text; None where the lowering reports an
-    error, which the parent then meets again in its own process, with the group's locations."""
+def _lower_in_worker(job: Job) -> Kernel | None:
+    """`lower_kernel` in a worker process, the kernel without its module (the text goes back);
+    None where the lowering reports an error, which the parent then meets again in its own
+    process, with the group's locations."""
     try:
-        kernel = lower_kernel(*job)
+        kernel = lower_kernel(job)
     except DiagnosticError:
         return None
-    kernel.printed()
     kernel.module = None
     return kernel
+
+
+def kernel_symbol(instance: Instance, key: str) -> str:
+    """The kernel's function name: the group's kind and a hash of its key (`conv2d_relu_3fa9c1e2d4`)."""
+    op = instance.op
+    kind = op.group_name.data if isinstance(op, graph.FusedOp) else op.name.removeprefix("graph.")
+    kind = re.sub(r"[^A-Za-z0-9_]", "_", kind)[:40]
+    return f"{kind}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
 def lower_kernels(
     instances: Sequence[Instance],
     passes: Sequence[ModulePass],
+    global_space: str,
     jobs: int = 1,
     cache: KernelCache | None = None,
 ) -> dict[str, Kernel]:
-    """The kernel of each instance, by `kernel_name`: one lowering per key whose kernel reads its
+    """The kernel of each instance, by `kernel_key`: one lowering per key whose kernel reads its
     weights unchanged, else one per instance; from `cache` where it has them, in `jobs` processes.
-    The result does not depend on `jobs` or on the cache."""
+    The kernels do not depend on `jobs` or on the cache."""
     cache = cache or KernelCache(None)
     kernels: dict[str, Kernel] = {}
     first: dict[str, Instance] = {}
     for instance in instances:
         first.setdefault(instance.key, instance)
+    _lower_all(first, passes, global_space, jobs, cache, kernels)
+    # a kernel that does not read its weights unchanged serves only the group it was lowered from
+    alone: dict[str, Instance] = {}
+    for instance in instances:
+        key = kernel_key(instance, kernels)
+        if key not in kernels:
+            alone.setdefault(key, instance)
+    _lower_all(alone, passes, global_space, jobs, cache, kernels)
+    return kernels
+
+
+def _lower_all(
+    wanted: dict[str, Instance],
+    passes: Sequence[ModulePass],
+    global_space: str,
+    jobs: int,
+    cache: KernelCache,
+    kernels: dict[str, Kernel],
+) -> None:
     pending: dict[str, Instance] = {}
-    for key, instance in first.items():
+    for key, instance in wanted.items():
         cached = cache.get(key)
         if cached is not None:
             kernels[key] = cached
         else:
             pending[key] = instance
-    _lower_all(pending, passes, jobs, cache, kernels)
-    # a kernel that does not read its weights unchanged serves only the group it was lowered from
-    alone: dict[str, Instance] = {}
-    for instance in instances:
-        name = kernel_name(instance, kernels)
-        if name not in kernels and name not in alone:
-            cached = cache.get(name)
-            if cached is not None:
-                kernels[name] = cached
-            else:
-                alone[name] = instance
-    _lower_all(alone, passes, jobs, cache, kernels)
-    return kernels
-
-
-def _lower_all(
-    pending: dict[str, Instance],
-    passes: Sequence[ModulePass],
-    jobs: int,
-    cache: KernelCache,
-    kernels: dict[str, Kernel],
-) -> None:
-    if jobs > 1 and len(pending) > 1:
-        work = [(printed(i.module), i.weights, passes) for i in pending.values()]
+    work = [
+        Job(
+            printed(i.module) if jobs > 1 else "",
+            i.weights,
+            kernel_symbol(i, key),
+            tuple(passes),
+            global_space,
+        )
+        for key, i in pending.items()
+    ]
+    lowered: list[Kernel | None] = [None] * len(work)
+    if jobs > 1 and len(work) > 1:
         with ProcessPoolExecutor(min(jobs, len(work))) as pool:
             lowered = list(pool.map(_lower_in_worker, work))
-    else:
-        lowered = [None] * len(pending)
     for index, instance in enumerate(pending.values()):
         if lowered[index] is None:
-            lowered[index] = lower_kernel(instance.module.clone(), instance.weights, passes)
+            lowered[index] = lower_kernel(work[index], instance.module.clone())
     for key, kernel in zip(pending, lowered):
+        assert kernel is not None
         kernels[key] = kernel
         cache.put(key, kernel)
 
 
-def kernel_name(instance: Instance, kernels: dict[str, Kernel]) -> str:
+def kernel_key(instance: Instance, kernels: dict[str, Kernel]) -> str:
     """The key of the kernel `instance` calls: its own key where that kernel is shared, else its
     key with a hash of its weights."""
     shared = kernels.get(instance.key)
-    if shared is not None and shared.weight_globals is not None:
+    if shared is not None and shared.shared:
         return instance.key
     digest = hashlib.sha256()
     for weight in instance.weights:
@@ -586,17 +654,15 @@ def _plan_activations(
     sizes: dict[SSAValue, int],
     alignment: int,
     views: dict[SSAValue, View],
-) -> tuple[dict[SSAValue, int], int]:
+) -> dict[SSAValue, int]:
     """Offsets in global memory for the results of `instances` that @main does not return, first
-    fit by live range (from the call that writes one to the last that reads it or a view of it),
-    and the bytes they take."""
+    fit by live range (from the call that writes one to the last that reads it or a view of it)."""
     last_use: dict[SSAValue, int] = {}
     for index, instance in enumerate(instances):
         for value in instance.inputs:
             last_use[_root(value, views)[0]] = index
     offsets: dict[SSAValue, int] = {}
     live: list[tuple[int, int, SSAValue]] = []  # (offset, end, value)
-    peak = 0
     for index, instance in enumerate(instances):
         live = [entry for entry in live if last_use.get(entry[2], -1) >= index]
         for result in instance.op.results:
@@ -610,8 +676,33 @@ def _plan_activations(
                 offset = max(offset, end)
             offsets[result] = offset
             live.append((offset, offset + size, result))
-            peak = max(peak, offset + size)
-    return offsets, peak
+    return offsets
+
+
+@dataclass
+class Program:
+    """The npu program: @main and the weights (`stub`, whose kernel declarations stand for the
+    kernels), and the kernels it calls."""
+
+    stub: ModuleOp
+    kernels: list[Kernel]
+
+    def text(self) -> str:
+        """The program printed: the stub's globals, then each kernel's ops, then @main."""
+        printed_stub = printed(self.stub)
+        at = printed_stub.index("\n  func.func @main(") + 1
+        return printed_stub[:at] + "".join(k.text for k in self.kernels) + printed_stub[at:]
+
+    def module(self, ctx: Context) -> ModuleOp:
+        """The program as one module (what `text` prints)."""
+        program = self.stub.clone()
+        main = program.body.block.last_op
+        for kernel in self.kernels:
+            ops = kernel.ops(ctx)
+            for op in list(ops.ops):
+                op.detach()
+                program.body.block.insert_op_before(op, main)
+        return program
 
 
 def assemble(
@@ -620,9 +711,10 @@ def assemble(
     kernels: dict[str, Kernel],
     machine: Machine,
     views: dict[SSAValue, View] | None = None,
-) -> ModuleOp:
-    """The npu program: one private function per kernel that `instances` call, the weights as
-    globals, and @main calling the kernels in program order (see the module docstring)."""
+) -> Program:
+    """The npu program: the kernels that `instances` call, the weights as globals, and @main
+    calling the kernels in program order (see the module docstring). @main is verified against
+    the kernels' declarations; each kernel was verified as it was lowered."""
     ctx = default_context()
     views = views or {}
     gm = machine.global_memory()
@@ -637,49 +729,55 @@ def assemble(
                 "kernels: each result of @main must be computed by a group of its own "
                 "(compile without --kernels for a model that returns an input or a constant)",
             )
-
-    modules: dict[str, ModuleOp] = {}
-    names: dict[str, str] = {}
+    used: dict[str, Kernel] = {}
+    calls: dict[str, int] = {}
     for instance in instances:
-        key = kernel_name(instance, kernels)
-        if key not in modules:
-            names[key] = f"kernel{len(modules)}"
-            modules[key] = kernels[key].parsed(ctx, f"<kernel {key}>").clone()
-
-    # the signature of each kernel, lowered: its inputs, its results, then its weights
-    entries = {key: _entry(module) for key, module in modules.items()}
+        key = kernel_key(instance, kernels)
+        used.setdefault(key, kernels[key])
+        calls[key] = calls.get(key, 0) + 1
+    declarations = {
+        key: next(op for op in parse_source(ctx, k.declaration, "<declaration>").ops)
+        for key, k in used.items()
+    }
     sizes: dict[SSAValue, int] = {}
     for instance in instances:
-        entry = entries[kernel_name(instance, kernels)]
-        for result, arg in zip(instance.op.results, entry.args[len(instance.inputs) :]):
-            sizes[result] = npu.type_bytes(arg.type)
-    offsets, scratch_base = _plan_activations(instances, set(returned), sizes, gm.alignment, views)
-    scratch_base = _round_up(scratch_base, gm.alignment)
+        declared = declarations[kernel_key(instance, kernels)]
+        inputs = declared.function_type.inputs.data
+        for result, arg_type in zip(instance.op.results, inputs[len(instance.inputs) :]):
+            sizes[result] = npu.type_bytes(arg_type)
+    # the kernels' scratch lies at the bottom of global memory, the activations above
+    base = _round_up(max((k.scratch for k in used.values()), default=0), gm.alignment)
+    offsets = {
+        value: base + offset
+        for value, offset in _plan_activations(
+            instances, set(returned), sizes, gm.alignment, views
+        ).items()
+    }
 
-    program = ModuleOp([])
+    stub = ModuleOp([])
+    first = next(iter(used.values()), None)
+    if first is not None and first.machine:
+        stub.attributes[npu.MACHINE_ATTR] = StringAttr(first.machine)
+    if first is not None and first.cores is not None:
+        stub.attributes[npu.CORES_ATTR] = IntegerAttr(first.cores, i64)
     useful: dict[str, int] = {}
-    for key, module in modules.items():
-        kernel = kernels[key]
-        calls = sum(1 for i in instances if kernel_name(i, kernels) == key)
-        macs = module.attributes.get(USEFUL_MACS_ATTR)
-        if isinstance(macs, DictionaryAttr):
-            for pair, count in macs.data.items():
-                useful[pair] = useful.get(pair, 0) + count.value.data * calls
-        for attr in (npu.MACHINE_ATTR, npu.CORES_ATTR):
-            if attr in module.attributes:
-                program.attributes[attr] = module.attributes[attr]
-        _into_kernel(module, names[key], kernel.weight_globals or [], gm.name, scratch_base)
-        for op in list(module.ops):
-            op.detach()
-            program.body.block.add_op(op)
+    for key, kernel in used.items():
+        for pair, count in kernel.useful_macs.items():
+            useful[pair] = useful.get(pair, 0) + count * calls[key]
     if useful:
-        program.attributes[USEFUL_MACS_ATTR] = DictionaryAttr(
+        stub.attributes[USEFUL_MACS_ATTR] = DictionaryAttr(
             {pair: IntegerAttr(count, i64) for pair, count in sorted(useful.items())}
         )
-    program.body.block.add_op(
-        _main(graph_main, instances, kernels, entries, names, offsets, returned, views, program)
-    )
-    return program
+    for declared in declarations.values():
+        declared.detach()
+        stub.body.block.add_op(declared)
+    main = _main(graph_main, instances, kernels, declarations, offsets, returned, views, stub)
+    stub.body.block.add_op(main)
+    with timed("verify"):
+        verify_module(stub)
+    for declared in declarations.values():
+        declared.detach()
+    return Program(stub, list(used.values()))
 
 
 def group_location(group: Operation) -> LocationAttr:
@@ -697,12 +795,9 @@ def _entry(module: ModuleOp) -> func.FuncOp:
     )
 
 
-def _into_kernel(
-    module: ModuleOp, name: str, weight_globals: Sequence[str], gm: str, scratch_base: int
-) -> None:
+def _into_kernel(module: ModuleOp, name: str, weight_globals: Sequence[str]) -> func.FuncOp:
     """Make the lowered group `module`'s @main the private `@name`: its weights' globals become
-    arguments after its results, its other globals are renamed `@name_<global>`, and its
-    global scratch moves up by `scratch_base` bytes."""
+    arguments after its results, its other globals are renamed `@name_<global>`."""
     entry = _entry(module)
     entry.sym_name = StringAttr(name)
     entry.sym_visibility = StringAttr("private")
@@ -723,8 +818,6 @@ def _into_kernel(
                 op.erase()
             else:
                 op.name_ = SymbolRefAttr(f"{name}_{symbol}")
-        elif isinstance(op, npu.BufferOp) and npu.space_of(op.result) == gm and scratch_base:
-            op.offset = IntegerAttr(op.byte_offset + scratch_base, i64)
     for symbol, declared in declarations.items():
         declared.sym_name = StringAttr(f"{name}_{symbol}")
     inputs = [arg.type for arg in block.args]
@@ -733,14 +826,14 @@ def _into_kernel(
         attrs = list(entry.arg_attrs.data)
         attrs += [DictionaryAttr({})] * (len(inputs) - len(attrs))
         entry.arg_attrs = ArrayAttr(attrs)
+    return entry
 
 
 def _main(
     graph_main: func.FuncOp,
     instances: Sequence[Instance],
     kernels: dict[str, Kernel],
-    entries: dict[str, func.FuncOp],
-    names: dict[str, str],
+    declarations: dict[str, func.FuncOp],
     offsets: dict[SSAValue, int],
     returned: list[SSAValue],
     views: dict[SSAValue, View],
@@ -748,38 +841,38 @@ def _main(
 ) -> func.FuncOp:
     """@main: the model's inputs and results in global memory, each group a call of its kernel."""
     # types and ABI attributes of @main's arguments, from the kernels that read or write them
-    arg_types: dict[SSAValue, MemRefType] = {}
+    arg_types: dict[SSAValue, Attribute] = {}
     arg_attrs: dict[SSAValue, DictionaryAttr] = {}
     for instance in instances:
-        entry = entries[kernel_name(instance, kernels)]
-        own_attrs = entry.arg_attrs.data if entry.arg_attrs is not None else None
+        declared = declarations[kernel_key(instance, kernels)]
+        inputs = declared.function_type.inputs.data
+        own_attrs = declared.arg_attrs.data if declared.arg_attrs is not None else None
         bound = [*instance.inputs, *instance.op.results]
         for index, value in enumerate(bound):
             if value in graph_main.args or value in returned:
-                arg_types.setdefault(value, entry.args[index].type)
+                arg_types.setdefault(value, inputs[index])
                 if own_attrs is not None and own_attrs[index].data:
                     arg_attrs.setdefault(value, own_attrs[index])
     parameters = [*graph_main.args, *returned]
-    missing = [v for v in parameters if v not in arg_types]
-    if missing:
+    if any(v not in arg_types for v in parameters):
         raise error_at(graph_main, "kernels: an input of @main that no group reads")
     function = func.FuncOp("main", ([arg_types[v] for v in parameters], []))
     block = function.body.block
     values: dict[SSAValue, SSAValue] = {}
+    inputs_count = len(graph_main.args)
     for index, (value, arg) in enumerate(zip(parameters, block.args)):
         values[value] = arg
         arg.name_hint = (
-            value.name_hint
-            if index < len(graph_main.args)
-            else output_argument_name(index - len(graph_main.args))
+            value.name_hint if index < inputs_count else output_argument_name(index - inputs_count)
         )
     if arg_attrs:
         function.arg_attrs = ArrayAttr([arg_attrs.get(v, DictionaryAttr({})) for v in parameters])
     for instance in instances:
-        entry = entries[kernel_name(instance, kernels)]
-        for result, arg in zip(instance.op.results, entry.args[len(instance.inputs) :]):
+        declared = declarations[kernel_key(instance, kernels)]
+        inputs = declared.function_type.inputs.data
+        for result, arg_type in zip(instance.op.results, inputs[len(instance.inputs) :]):
             if result not in values:
-                buffer = npu.BufferOp(arg.type, offsets[result])
+                buffer = npu.BufferOp(arg_type, offsets[result])
                 block.add_op(buffer)
                 values[result] = buffer.result
     for view in views:
@@ -795,14 +888,13 @@ def _main(
         values[view] = buffer.result
     weight_number = 0
     for instance in instances:
-        key = kernel_name(instance, kernels)
-        name = names[key]
-        entry = entries[key]
+        declared = declarations[kernel_key(instance, kernels)]
+        name = declared.sym_name.data
+        inputs = declared.function_type.inputs.data
         operands = [values[v] for v in (*instance.inputs, *instance.op.results)]
-        for weight, arg in zip(instance.weights, entry.args[len(operands) :]):
-            symbol = f"{name}_w{weight_number}"
+        for weight, weight_type in zip(instance.weights, inputs[len(operands) :]):
+            symbol = f"weight{weight_number}"
             weight_number += 1
-            weight_type = arg.type
             assert isinstance(weight_type, MemRefType)
             data = weight.astype(to_numpy_dtype(weight_type.get_element_type())).reshape(
                 weight_type.get_shape()
@@ -859,23 +951,22 @@ def _code_digest() -> str:
 
 
 def lower_to_kernels(
-    ctx: Context,
     module: ModuleOp,
     passes: Sequence[ModulePass],
     machine: Machine,
     jobs: int = 1,
     cache: KernelCache | None = None,
-) -> ModuleOp:
+) -> Program:
     """`module` (graph level, after `graph-opt`) as an npu program of kernels: `outline`,
     `lower_kernels` with `passes` (those of `lower-to-npu`), `assemble`."""
-    del ctx
     graph_main = next(
         op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"
     )
     if any(isinstance(op, func.FuncOp) and op is not graph_main for op in module.ops):
         raise DiagnosticError(Diagnostic("error", "kernels: the model must be one function, @main"))
+    gm = machine.global_memory()
     pipeline = ",".join(str(p.pipeline_pass_spec()) for p in passes)
-    views = find_views(graph_main, narrow_widenings(graph_main), machine.global_memory().alignment)
+    views = find_views(graph_main, narrow_widenings(graph_main), gm.alignment)
     instances = outline(graph_main, kernel_salt(pipeline, machine), views)
-    kernels = lower_kernels(instances, passes, jobs, cache)
+    kernels = lower_kernels(instances, passes, gm.name, jobs, cache)
     return assemble(graph_main, instances, kernels, machine, views)

@@ -456,6 +456,18 @@ def check_options(args: argparse.Namespace, emit: str) -> None:
         raise DiagnosticError(
             Diagnostic("error", f"--emit {emit} lowers for a machine: give --machine NAME")
         )
+    if args.kernels and emit != "npu":
+        raise DiagnosticError(
+            Diagnostic("error", "--kernels lowers to npu kernels: give --machine (and --emit npu)")
+        )
+    if (args.jobs is not None or args.kernel_cache is not None) and not args.kernels:
+        raise DiagnosticError(
+            Diagnostic(
+                "error", "--jobs and --kernel-cache say how --kernels lowers: give --kernels"
+            )
+        )
+    if args.jobs is not None and args.jobs < 1:
+        raise DiagnosticError(Diagnostic("error", f"--jobs takes a count >= 1, got {args.jobs}"))
     if (args.report or args.trace) and emit != "npu":
         raise DiagnosticError(
             Diagnostic(
@@ -505,6 +517,7 @@ def compile_model(args: argparse.Namespace) -> int:
             else:
                 inputs = random_inputs(graph_function, args.seed)
     precision = Precision(None, "no machine")
+    program = None
     if machine is not None:
         with stage("choosing the precision"), timed("choose-precision"):
             precision = choose_precision(args.precision, machine, module, inputs)
@@ -531,31 +544,34 @@ def compile_model(args: argparse.Namespace) -> int:
             at = next(i for i, one in enumerate(passes) if one.name == "graph-to-tile")
             lower(ctx, module, passes[:at])
             with counted_stage("lowering kernels"), timed("kernels"):
-                module = lower_to_kernels(
-                    ctx,
+                program = lower_to_kernels(
                     module,
                     passes[at:],
                     machine,
                     jobs=args.jobs or os.cpu_count() or 1,
                     cache=KernelCache(args.kernel_cache),
                 )
-            with timed("verify"):
-                verify_module(module)
         else:
             lower(ctx, module, passes)
 
-    if args.output is not None:
+    if args.output is not None or not running:
         with timed("print"):
-            text = io.StringIO()
-            Printer(stream=text).print_op(module)
-        with timed("write"):
-            _write(args.output, text.getvalue() + "\n", "IR")
-    elif not running:
-        with timed("print"):
-            Printer(stream=sys.stdout).print_op(module)
-            print()
+            if program is not None:
+                text = program.text()
+            else:
+                stream = io.StringIO()
+                Printer(stream=stream).print_op(module)
+                text = stream.getvalue()
+        if args.output is not None:
+            with timed("write"):
+                _write(args.output, text + "\n", "IR")
+        else:
+            print(text)
     if not running:
         return 0
+    if program is not None:
+        with timed("assemble"):
+            module = program.module(ctx)
 
     run = run_at_emitted_level(module, inputs, machine, args.cores, verified=True)  # by `lower`
     results = run.outputs

@@ -14,7 +14,9 @@ BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
 def load_benchmark(name: str):
-    """benchmarks/<name>.py as the module `name`."""
+    """benchmarks/<name>.py as the module `name` (the scripts import each other, as they do when run)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.append(str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up

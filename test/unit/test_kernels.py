@@ -95,7 +95,9 @@ def test_groups_that_differ_in_weights_share_one_kernel(model: Path, tmp_path: P
     assert max(called.count(name) for name in called) == 3
     # each block passes its own weights, a global of the model's values
     weights = [
-        op for op in program.ops if isinstance(op, memref.GlobalOp) and "_w" in op.sym_name.data
+        op
+        for op in program.ops
+        if isinstance(op, memref.GlobalOp) and op.sym_name.data.startswith("weight")
     ]
     assert len(weights) >= 5
     shared = [c for c in calls if called.count(c.callee.root_reference.data) == 3]
@@ -252,3 +254,21 @@ def test_views_are_contiguous_parts_of_their_input():
     assert kernels.view_offset(sliced([4], [8], [1])) == 4 * 25  # channels 4..7 of one image
     assert kernels.view_offset(sliced([1], [3], [2])) is None  # rows 1..2 of every channel
     assert kernels.view_offset(sliced([2, 1], [3, 3], [1, 2])) == 2 * 25 + 5  # one channel's rows
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_printed_program_is_the_program_that_runs(model: Path, monkeypatch, jobs: str):
+    """`-o` writes `Program.text()`; `--run` runs `Program.module()`: the same IR, whether the
+    kernels were lowered in this process (IR objects) or in workers (parsed back)."""
+    seen = {}
+    module_of = kernels.Program.module
+
+    def spy(self, ctx):
+        module = module_of(self, ctx)
+        seen["module"], seen["text"] = kernels.printed(module), self.text()
+        return module
+
+    monkeypatch.setattr(kernels.Program, "module", spy)
+    argv = [str(model), "--machine", "davinci", "--kernels", "--jobs", jobs, "--run"]
+    assert compile_main(argv) == 0
+    assert seen["module"] == seen["text"]

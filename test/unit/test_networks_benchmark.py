@@ -14,6 +14,7 @@ sys.path.insert(
     0, str(BENCHMARKS)
 )  # networks.py imports compile_speed's and conformance's helpers, as when run
 networks = load_benchmark("networks")
+peers = load_benchmark("peers")
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -60,12 +61,12 @@ def test_a_peer_that_is_not_installed_is_skipped_with_how_to_install_it(tmp_path
     python = tmp_path / "bare-python"
     python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
     python.chmod(0o755)
-    peer = networks.measure_peer("TVM", two_layers(tmp_path), str(python), timeout=60)
+    peer = peers.measure_peer("TVM", two_layers(tmp_path), str(python), timeout=60)
     assert peer.skipped == "not installed (pip install apache-tvm)" and peer.wall_seconds is None
 
 
 def test_a_peer_that_fails_is_skipped_with_its_last_error_line(tmp_path: Path):
-    peer = networks.measure_peer("TVM", tmp_path / "missing.onnx", "/bin/false", timeout=60)
+    peer = peers.measure_peer("TVM", tmp_path / "missing.onnx", "/bin/false", timeout=60)
     assert peer.skipped == "failed: exit status 1"
 
 
