@@ -35,6 +35,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -511,35 +512,52 @@ def lower_kernel(job: Job, module: ModuleOp | None = None) -> Kernel:
 
 
 class KernelCache:
-    """Lowered kernels on disk, one JSON file per key in a directory: a second compile of a model,
-    or of another that shares its layers, reads them instead of lowering again."""
+    """The compile cache: files in a directory, each named by a hash of its key and of ziggurat's
+    sources (`code_digest`), written atomically. It holds lowered kernels (`get`, `put`): a second
+    compile of a model, or of another that shares its layers, reads them instead of lowering again;
+    and, through `read` and `write`, other decisions a compile can reuse (`--precision auto`'s)."""
 
     def __init__(self, directory: Path | None):
         self.directory = directory
         self.hits = 0
 
     def _path(self, key: str) -> Path | None:
-        return None if self.directory is None else self.directory / f"{key}.json"
+        if self.directory is None:
+            return None
+        entry = hashlib.sha256(f"{key}|{code_digest()}".encode()).hexdigest()[:32]
+        return self.directory / f"{entry}.json"
 
-    def get(self, key: str) -> Kernel | None:
+    def read(self, key: str) -> str | None:
         path = self._path(key)
         if path is None or not path.exists():
             return None
         try:
-            kernel = Kernel.from_json(path.read_text())
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # a damaged entry is lowered again and rewritten
-        self.hits += 1
-        return kernel
+            return path.read_text()
+        except OSError:
+            return None
 
-    def put(self, key: str, kernel: Kernel) -> None:
+    def write(self, key: str, text: str) -> None:
         path = self._path(key)
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(kernel.to_json())
+        partial.write_text(text)
         partial.replace(path)  # atomically: a concurrent compile reads a whole entry or none
+
+    def get(self, key: str) -> Kernel | None:
+        text = self.read(f"kernel|{key}")
+        if text is None:
+            return None
+        try:
+            kernel = Kernel.from_json(text)
+        except (ValueError, KeyError, TypeError):
+            return None  # a damaged entry is lowered again and rewritten
+        self.hits += 1
+        return kernel
+
+    def put(self, key: str, kernel: Kernel) -> None:
+        self.write(f"kernel|{key}", kernel.to_json())
 
 
 def _lower_in_worker(job: Job) -> Kernel | None:
@@ -921,31 +939,35 @@ def _main(
 SALT_PATTERN = re.compile(r"\s+")
 
 
-def kernel_salt(pipeline: str, machine: Machine, extra: str = "") -> str:
-    """What besides a group decides its kernel: the lowering passes, the machine's content and
-    the code (ziggurat's sources), so that a cached kernel is never read for another of them."""
+def kernel_salt(pipeline: str, machine: Machine) -> str:
+    """What besides a group decides its kernel: the lowering passes with their options and the
+    machine's content (its key, and so its name, does not depend on the code)."""
     digest = hashlib.sha256()
     digest.update(SALT_PATTERN.sub(" ", pipeline).encode())
     digest.update(repr(machine).encode())
-    digest.update(extra.encode())
-    digest.update(_code_digest().encode())
     return digest.hexdigest()
 
 
 _CODE_DIGEST: str | None = None
 
 
-def _code_digest() -> str:
-    """A hash of the installed ziggurat sources: a cache entry holds only for the code that wrote it."""
+def code_digest() -> str:
+    """A hash of ziggurat's sources (every Python file in a folder that a loaded ziggurat module
+    comes from, plugins' included): a cached kernel holds only for the code that lowered it."""
     global _CODE_DIGEST
     if _CODE_DIGEST is None:
-        root = Path(__file__).resolve().parent.parent
+        folders = sorted(
+            {
+                Path(module.__file__).resolve().parent
+                for name, module in list(sys.modules.items())
+                if name.split(".")[0] == "ziggurat" and getattr(module, "__file__", None)
+            }
+        )
         digest = hashlib.sha256()
-        for path in sorted(root.rglob("*.py")):
-            if ".venv" in path.parts or "build" in path.parts or "test" in path.parts:
-                continue
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
+        for folder in folders:
+            for path in sorted(folder.glob("*.py")):
+                digest.update(path.name.encode())
+                digest.update(path.read_bytes())
         _CODE_DIGEST = digest.hexdigest()
     return _CODE_DIGEST
 

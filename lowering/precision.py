@@ -12,6 +12,8 @@ any finite value (constants included) must be at most f16's largest value over `
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +27,7 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import op_location, op_name_location
 from ziggurat.dialects import graph
 from ziggurat.interpreters.interpreter import find_function, run_function
+from ziggurat.lowering.kernels import KernelCache
 from ziggurat.machine import Machine
 from ziggurat.transforms.graph.convert_float import PRECISION_ATTR
 from ziggurat.transforms.graph.integer_qdq import GraphIntegerQDQPass, has_integer_matrix
@@ -211,3 +214,46 @@ def choose_precision(
         f"the largest value on the calibration inputs is {largest:.4g}{at}, beyond f16's range, "
         f"but the matrix unit of {machine.name} has no bf16",
     )
+
+
+def cached_precision(
+    requested: str,
+    machine: Machine,
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    cache: KernelCache,
+    model_digest: str,
+) -> Precision:
+    """`choose_precision`, read from the compile `cache` where it decided for the same model
+    (`model_digest`: a hash of the file and of how it was imported), calibration inputs, machine and
+    `requested`, and written there otherwise. The ops it marks to compute in bf16 are marked again
+    (by their place in `module.walk()`)."""
+    digest = hashlib.sha256(f"precision|{requested}|{model_digest}|{machine!r}".encode())
+    for array in inputs:
+        digest.update(str((array.dtype, array.shape)).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    key = digest.hexdigest()
+    text = cache.read(key)
+    if text is not None:
+        try:
+            data = json.loads(text)
+            ops = list(module.walk())
+            for index in data["marked"]:
+                ops[index].attributes[PRECISION_ATTR] = BFloat16Type()
+            return Precision(data["element_type"], data["reason"], data["in_bf16"])
+        except (ValueError, KeyError, TypeError, IndexError):
+            pass  # a damaged entry: decide again
+    precision = choose_precision(requested, machine, module, inputs)
+    marked = [i for i, op in enumerate(module.walk()) if PRECISION_ATTR in op.attributes]
+    cache.write(
+        key,
+        json.dumps(
+            {
+                "element_type": precision.element_type,
+                "reason": precision.reason,
+                "in_bf16": precision.in_bf16,
+                "marked": marked,
+            }
+        ),
+    )
+    return precision

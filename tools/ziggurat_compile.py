@@ -16,6 +16,7 @@ in a narrower float type where the machine's matrix unit lacks the model's
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -52,7 +53,12 @@ from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
 from ziggurat.lowering.kernels import KernelCache, lower_to_kernels
-from ziggurat.lowering.precision import PRECISIONS, Precision, choose_precision
+from ziggurat.lowering.precision import (
+    PRECISIONS,
+    Precision,
+    cached_precision,
+    choose_precision,
+)
 from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
 from ziggurat.printing import Printer
@@ -520,7 +526,17 @@ def compile_model(args: argparse.Namespace) -> int:
     program = None
     if machine is not None:
         with stage("choosing the precision"), timed("choose-precision"):
-            precision = choose_precision(args.precision, machine, module, inputs)
+            if args.kernel_cache is not None:
+                precision = cached_precision(
+                    args.precision,
+                    machine,
+                    module,
+                    inputs,
+                    KernelCache(args.kernel_cache),
+                    model_digest(Path(args.model), input_shapes, bound),
+                )
+            else:
+                precision = choose_precision(args.precision, machine, module, inputs)
         if args.precision == "auto" and precision.element_type is not None:
             print(
                 f"note: computing in {precision.element_type}: {precision.reason}", file=sys.stderr
@@ -630,6 +646,19 @@ def compile_model(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def model_digest(
+    path: Path, input_shapes: dict[str, tuple[int, ...]], bound: dict[str, np.ndarray]
+) -> str:
+    """A hash of the model file and of how it is imported (input shapes, bound inputs): the
+    compile cache's key for what is decided on the whole model."""
+    digest = hashlib.sha256(path.read_bytes())
+    digest.update(repr(sorted(input_shapes.items())).encode())
+    for name, array in sorted(bound.items()):
+        digest.update(f"{name}{array.dtype}{array.shape}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
 
 def shapes_from_inputs(

@@ -41,10 +41,12 @@ from ziggurat.xdsl_workarounds import (
     WorkaroundParser,
     accept_numeric_block_labels,
     lex_string_literals_in_linear_time,
+    reuse_isa_constraints,
 )
 
 lex_string_literals_in_linear_time()
 accept_numeric_block_labels()
+reuse_isa_constraints()
 
 MAX_SPLAT_ELEMENTS = 1 << 24
 """The most elements a splat `dense<v> : tensor<...>` may have.

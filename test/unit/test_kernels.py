@@ -272,3 +272,55 @@ def test_the_printed_program_is_the_program_that_runs(model: Path, monkeypatch, 
     argv = [str(model), "--machine", "davinci", "--kernels", "--jobs", jobs, "--run"]
     assert compile_main(argv) == 0
     assert seen["module"] == seen["text"]
+
+
+def test_the_precision_decision_is_cached_with_the_ops_it_marks(tmp_path: Path, monkeypatch):
+    """`--precision auto` calibrates once per model and inputs; a cached decision marks the same
+    ops for bf16 as the calibration did."""
+    from ziggurat.lowering import precision as precisions
+    from ziggurat.machine import load_machine
+    from ziggurat.transforms.graph.convert_float import PRECISION_ATTR
+
+    def module():
+        return parse_source(
+            default_context(),
+            """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+              %y = graph.relu %x : tensor<4xf32>
+              %z = graph.exp %y : tensor<4xf32>
+              func.return %z : tensor<4xf32>
+            }""",
+            "<test>",
+        )
+
+    calibrations = []
+
+    def calibrate(requested, machine, module, inputs=()):
+        calibrations.append(inputs)
+        exp = next(op for op in module.walk() if op.name == "graph.exp")
+        exp.attributes[PRECISION_ATTR] = precisions.BFloat16Type()
+        return precisions.Precision("f16", "calibrated", in_bf16=1)
+
+    cache = kernels.KernelCache(tmp_path / "cache")
+    machine = load_machine("davinci")
+    inputs = [np.ones(4, np.float32)]
+    monkeypatch.setattr(precisions, "choose_precision", calibrate)
+    first = precisions.cached_precision("auto", machine, module(), inputs, cache, "model")
+    monkeypatch.setattr(precisions, "choose_precision", None)  # a second calibration would fail
+    again = module()
+    assert precisions.cached_precision("auto", machine, again, inputs, cache, "model") == first
+    marked = [op.name for op in again.walk() if PRECISION_ATTR in op.attributes]
+    assert marked == ["graph.exp"]
+    # other inputs are another calibration
+    monkeypatch.setattr(precisions, "choose_precision", calibrate)
+    other = precisions.cached_precision("auto", machine, module(), [inputs[0] * 2], cache, "model")
+    assert other == first and len(calibrations) == 2
+
+
+def test_isa_answers_as_before_with_its_constraints_reused():
+    from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerType
+    from xdsl.utils.hints import isa
+
+    for _ in range(2):
+        assert isa(ArrayAttr([IntAttr(1)]), ArrayAttr[IntAttr])
+        assert not isa(ArrayAttr([IntegerType(8)]), ArrayAttr[IntAttr])
+        assert isa(DenseArrayBase.from_list(i64, [1]), DenseArrayBase[IntegerType])
