@@ -30,6 +30,7 @@ one after another. The interpreter runs a call as a kernel launch (`run_npu`).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -144,12 +145,14 @@ def extract_group(
 
 
 def _widened(value: SSAValue) -> SSAValue | None:
-    """The narrow integers (at most 8 bits) that `value`, a group's result, widens last, if so."""
-    group = value.owner
-    if not isinstance(group, graph.FusedOp) or len(group.results) != 1:
-        return None
-    last = group.body.block.last_op
-    cast = last.operands[0].owner if last is not None and last.operands else None
+    """The narrow integers (at most 8 bits) that `value` widens, if it is a lone `graph.cast` that
+    widens them or the result of a `graph.fused` that widens them last."""
+    cast = value.owner
+    if isinstance(cast, graph.FusedOp):
+        last = cast.body.block.last_op
+        if len(cast.results) != 1 or last is None or not last.operands:
+            return None
+        cast = last.operands[0].owner
     if not isinstance(cast, graph.CastOp):
         return None
     narrow, wide = cast.operands[0].type.get_element_type(), value.type.get_element_type()
@@ -183,10 +186,11 @@ def _returning_narrow(group: Operation) -> Operation:
 
 
 def narrow_widenings(function: func.FuncOp) -> frozenset[SSAValue]:
-    """The results of groups of `function` that widen 8-bit integers last (an int8 QDQ model's
-    quantized activations, widened for the convolution that reads them) and that only other
-    groups read: they cross between kernels as the narrow integers, as `graph-to-tile` has a
-    contraction read them in one program, and each reader widens them itself."""
+    """The results of groups of `function` that widen 8-bit integers (last, or as a lone cast: an
+    int8 QDQ model's quantized activations, widened for the convolution that reads them) and
+    that only other groups read: they cross between kernels as the narrow integers, as
+    `graph-to-tile` has a contraction read them in one program, and each reader widens them
+    itself. A lone cast is then no kernel (`find_views`)."""
     returned = set(function.body.block.last_op.operands)
     return frozenset(
         value
@@ -244,7 +248,9 @@ def _is_weight(value: SSAValue) -> bool:
 @dataclass(frozen=True)
 class View:
     """A group that only reinterprets bytes another group wrote (a reshape, a slice of
-    contiguous rows): no kernel, its result is a buffer at those bytes."""
+    contiguous rows): no kernel, its result is a buffer at those bytes. A lone cast that widens
+    8-bit integers for kernels that read them narrow (`narrow_widenings`) is one too: its readers
+    get its source."""
 
     source: SSAValue
     """The value it views: a kernel's result, or another view."""
@@ -289,6 +295,9 @@ def find_views(
         if not is_group(op) or len(op.results) != 1 or op.results[0] in returned:
             continue
         source = op.operands[0]
+        if isinstance(op, graph.CastOp) and op.results[0] in narrowed:
+            views[op.results[0]] = View(source, 0)  # its readers take the narrow integers
+            continue
         if source in narrowed or op.results[0] in narrowed:
             continue
         if not isinstance(source.owner, Operation) or not is_group(source.owner):
@@ -633,8 +642,14 @@ def _lower_all(
     ]
     lowered: list[Kernel | None] = [None] * len(work)
     if jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(min(jobs, len(work))) as pool:
-            lowered = list(pool.map(_lower_in_worker, work))
+        # The workers are forked: with the parent's objects frozen, their collections do not
+        # walk (and so copy, page by page) the parent's heap: a model's IR and weights.
+        gc.freeze()
+        try:
+            with ProcessPoolExecutor(min(jobs, len(work))) as pool:
+                lowered = list(pool.map(_lower_in_worker, work))
+        finally:
+            gc.unfreeze()
     for index, instance in enumerate(pending.values()):
         if lowered[index] is None:
             lowered[index] = lower_kernel(work[index], instance.module.clone())
@@ -894,6 +909,9 @@ def _main(
                 block.add_op(buffer)
                 values[result] = buffer.result
     for view in views:
+        if isinstance(view.owner, graph.CastOp):
+            values[view] = values[views[view].source]  # narrowed: the kernels read the source
+            continue
         root, element = _root(view, views)
         root_type = values[root].type
         assert isinstance(root_type, MemRefType)
