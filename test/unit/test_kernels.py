@@ -324,3 +324,72 @@ def test_isa_answers_as_before_with_its_constraints_reused():
         assert isa(ArrayAttr([IntAttr(1)]), ArrayAttr[IntAttr])
         assert not isa(ArrayAttr([IntegerType(8)]), ArrayAttr[IntAttr])
         assert isa(DenseArrayBase.from_list(i64, [1]), DenseArrayBase[IntegerType])
+
+
+def qdq_residual_model() -> onnx.ModelProto:
+    """Two int8 QDQ convs and a residual add of the first one's quantized output: that output is
+    read by the add and, widened by a cast of its own, by the second conv."""
+    rng = np.random.default_rng(11)
+    channels = 16
+    initializers = [
+        numpy_helper.from_array(np.array(0.02, np.float32), "s_x"),
+        numpy_helper.from_array(np.array(0, np.int8), "z"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "s_y"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "s_r"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s_x", "z"], ["x_q"]),
+        helper.make_node("DequantizeLinear", ["x_q", "s_x", "z"], ["x_dq"]),
+    ]
+    source = "x_dq"
+    for n in range(2):
+        w = rng.normal(0, 0.3, (channels, channels, 3, 3)).astype(np.float32)
+        scale = (np.abs(w).reshape(channels, -1).max(axis=1) / 127).astype(np.float32)
+        q = np.clip(np.round(w / scale[:, None, None, None]), -127, 127).astype(np.int8)
+        initializers += [
+            numpy_helper.from_array(q, f"w{n}_q"),
+            numpy_helper.from_array(scale, f"w{n}_s"),
+            numpy_helper.from_array(np.zeros(channels, np.int8), f"w{n}_z"),
+        ]
+        nodes += [
+            helper.make_node(
+                "DequantizeLinear", [f"w{n}_q", f"w{n}_s", f"w{n}_z"], [f"w{n}"], axis=0
+            ),
+            helper.make_node("Conv", [source, f"w{n}"], [f"c{n}"], pads=[1, 1, 1, 1]),
+            helper.make_node("QuantizeLinear", [f"c{n}", "s_y", "z"], [f"c{n}_q"]),
+            helper.make_node("DequantizeLinear", [f"c{n}_q", "s_y", "z"], [f"c{n}_dq"]),
+        ]
+        source = f"c{n}_dq"
+    nodes += [
+        helper.make_node("Add", ["c0_dq", "c1_dq"], ["sum"]),
+        helper.make_node("QuantizeLinear", ["sum", "s_r", "z"], ["sum_q"]),
+        helper.make_node("DequantizeLinear", ["sum_q", "s_r", "z"], ["y"]),
+    ]
+    graph_ = helper.make_graph(
+        nodes,
+        "qdq_residual",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, 10, 10])],
+        initializers,
+    )
+    return helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_int8_activations_cross_kernels_narrow(tmp_path: Path, capsys):
+    path = tmp_path / "residual.onnx"
+    onnx.save(qdq_residual_model(), path)
+    x = np.random.default_rng(2).normal(0, 1, (1, 16, 10, 10)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    base = [str(path), "--machine", "davinci", "--inputs", str(tmp_path / "in.npz")]
+    assert compile_main([*base, "--run", "--outputs", str(tmp_path / "flat.npz")]) == 0
+    out = tmp_path / "k.mlir"
+    argv = [*base, "--kernels", "--check", "--outputs", str(tmp_path / "k.npz"), "-o", str(out)]
+    assert compile_main(argv) == 0
+    assert "check passed" in capsys.readouterr().out
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "flat.npz")["y"], np.load(tmp_path / "k.npz")["y"]
+    )
+    # no kernel widens an activation to i32 for another: what crosses between them is i8
+    main = [op for op in read(out).ops if isinstance(op, func.FuncOp)][-1]
+    crossing = [op.result.type for op in main.walk() if op.name == "npu.buffer"]
+    assert crossing and all("i32" not in str(t) for t in crossing)
