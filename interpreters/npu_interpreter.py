@@ -194,11 +194,20 @@ def run_npu(
         Timeline(machine, active_cores, core, record_global=cores > 1) for core in range(cores)
     ]
     runs = []
+    plans: dict[Operation, object] = {}
     for core, timeline in enumerate(timelines):
         limits = None if max_cycles is None and watch is None else _Limits(max_cycles, watch)
         local = memory if core == 0 else memory.for_core()
         executor = _Executor(
-            machine, local, timeline, 1 if traffic else active_cores, core, cores, limits, traffic
+            machine,
+            local,
+            timeline,
+            1 if traffic else active_cores,
+            core,
+            cores,
+            limits,
+            traffic,
+            plans,
         )
         runs.append(executor.run_block(entry.body.block, dict(memory.arguments)))
     _run_phases(runs, timelines, machine)
@@ -710,6 +719,7 @@ class _Executor:
         cores: int,
         limits: _Limits | None,
         traffic: GlobalTraffic | None = None,
+        plans: dict[Operation, object] | None = None,
     ):
         self.machine = machine
         self.traffic = traffic
@@ -719,7 +729,8 @@ class _Executor:
         self.core = core
         self.cores = cores
         self.limits = limits
-        self.plans: dict[Operation, object] = {}
+        self.plans: dict[Operation, object] = {} if plans is None else plans
+        """Each instruction's decoded properties (`_plan`): the cores of one run share them."""
         self.handlers: dict[
             type[Operation], Callable[[Operation, dict[SSAValue, object]], None]
         ] = {

@@ -724,29 +724,33 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
     another reads or writes are a race: each core must keep to its own part of
     global memory (typically chosen by `npu.core_id`).
     """
-    written: list[_AccessLog] = []
+    # One log of every core's writes, each record knowing its core: an access is looked up once,
+    # not once per other core.
+    log = _AccessLog()
+    core_of: dict[int, int] = {}
     for core, accesses in enumerate(per_core):
-        log = _AccessLog()
         for access, write, op in accesses:
             if write:
-                log.add(_Record(access, f"core {core}", 0, True, op))
-        written.append(log)
+                record = _Record(access, f"core {core}", 0, True, op)
+                core_of[id(record)] = core
+                log.add(record)
     for core, accesses in enumerate(per_core):
         for access, write, op in accesses:
-            for other, log in enumerate(written):
-                if other == core:
-                    continue
-                races = [r for r in log.overlapping(access) if windows_overlap(access, r.access)]
-                if races:
-                    record = log.first(races)
-                    error = error_at(
-                        op,
-                        f"{op.name} on core {core} {'writes' if write else 'reads'} '{access.space}' bytes "
-                        f"[{access.start}, {access.end}) that {record.op.name} on core {other} writes "
-                        f"[{record.access.start}, {record.access.end}): cores do not synchronize, so each must "
-                        "keep to its own part of global memory (or an npu.sync_cores must separate them)",
-                    )
-                    error.diagnostics[0].notes.append(
-                        note_at(record.op, f"the write on core {other}")
-                    )
-                    raise error
+            races = [
+                r
+                for r in log.overlapping(access)
+                if core_of[id(r)] != core and windows_overlap(access, r.access)
+            ]
+            if races:
+                # the lowest-numbered other core's earliest write, as a scan core by core finds it
+                other = min(core_of[id(r)] for r in races)
+                record = log.first([r for r in races if core_of[id(r)] == other])
+                error = error_at(
+                    op,
+                    f"{op.name} on core {core} {'writes' if write else 'reads'} '{access.space}' bytes "
+                    f"[{access.start}, {access.end}) that {record.op.name} on core {other} writes "
+                    f"[{record.access.start}, {record.access.end}): cores do not synchronize, so each must "
+                    "keep to its own part of global memory (or an npu.sync_cores must separate them)",
+                )
+                error.diagnostics[0].notes.append(note_at(record.op, f"the write on core {other}"))
+                raise error

@@ -30,6 +30,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer as XdslPrinter
 
 from ziggurat.context import default_context
+from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.dtypes import is_splat
 from ziggurat.interpreters.timing import Access, _AccessLog, _Record
 from ziggurat.ir.contraction import is_contraction
@@ -482,3 +483,79 @@ def test_the_tools_collect_young_garbage_less_often():
         assert gc.get_threshold() == (YOUNG_OBJECTS_PER_COLLECTION, *old[1:])
     finally:
         gc.set_threshold(*old)
+
+
+class _Op:
+    """Stands for the op of an access in the check across cores (its name, its location)."""
+
+    name = "npu.dma"
+
+    def __init__(self, number: int):
+        self.number = number
+
+
+def _first_race_core_by_core(per_core):
+    """The check across cores as it was: each core's writes in a log of its own, each access
+    looked up in every other core's log, in core order."""
+    from ziggurat.interpreters.timing import windows_overlap
+
+    written = []
+    for core, accesses in enumerate(per_core):
+        log = _AccessLog()
+        for access, write, op in accesses:
+            if write:
+                log.add(_Record(access, f"core {core}", 0, True, op))
+        written.append(log)
+    for core, accesses in enumerate(per_core):
+        for access, _, op in accesses:
+            for other, log in enumerate(written):
+                if other == core:
+                    continue
+                races = [r for r in log.overlapping(access) if windows_overlap(access, r.access)]
+                if races:
+                    return core, op, other, log.first(races).op
+    return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 300), st.integers(1, 40), st.booleans()),
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_check_across_cores_finds_the_race_a_scan_core_by_core_finds(cores):
+    """One log of all cores' writes reports the same race as looking each access up in every
+    other core's log: the same access, the lowest-numbered other core, its earliest write."""
+    from unittest.mock import patch
+
+    from ziggurat.interpreters import timing
+
+    number = iter(range(10**6))
+    per_core = [
+        [(Access("gm", s, s + n, n), write, _Op(next(number))) for s, n, write in accesses]
+        for accesses in cores
+    ]
+    expected = _first_race_core_by_core(per_core)
+    raised = []
+
+    def error_at(op, message):
+        raised.append((op, message))
+        return DiagnosticError(Diagnostic("error", message))
+
+    with patch.object(timing, "error_at", error_at), patch.object(timing, "note_at") as note:
+        try:
+            timing.check_cores_disjoint(per_core)
+        except DiagnosticError:
+            pass
+    if expected is None:
+        assert not raised
+    else:
+        core, op, other, write = expected
+        assert raised[0][0] is op
+        assert f"on core {core} " in raised[0][1] and f"on core {other} writes" in raised[0][1]
+        assert note.call_args[0][0] is write
