@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import heapq
+import itertools
 import math
 import operator
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -41,6 +42,8 @@ from ziggurat.interpreters.interpreter import argument_names, find_function
 from ziggurat.interpreters.timing import (
     Access,
     GlobalTraffic,
+    LaunchCost,
+    NumericsOnly,
     Timeline,
     TimingStats,
     check_cores_disjoint,
@@ -117,6 +120,7 @@ def run_npu(
     max_cycles: float | None = None,
     watch: Callable[[Timeline, Operation], None] | None = None,
     verify: bool = True,
+    time_each_launch: bool = False,
 ) -> NpuRunResult:
     """Run the entry function of an npu program on `machine` (default: the module's `npu.machine`).
 
@@ -151,6 +155,11 @@ def run_npu(
     race; a core that ends while another waits at `npu.sync_cores` is a deadlock. `stats` combines the cores (`TimingStats.combine`),
     `core_stats` has each. `active_cores` (default: `cores`) is how many cores share the
     global-memory bandwidth, e.g. to time one core of a kernel that runs on all of them.
+
+    A kernel launched again (a `func.call` of `ziggurat-compile --kernels`' program) on arguments
+    that share bytes as they did before is timed once: its numbers are computed again, its
+    timing (cycles, busy time, traffic, events) is the first launch's, from where it starts
+    (`time_each_launch=True` times every launch; the report is the same).
 
     Long runs can be bounded and observed: every `WATCH_EVERY` ops the scalar unit walks
     (and at the end), a run past `max_cycles` stops with an error at the op it reached,
@@ -208,6 +217,7 @@ def run_npu(
             limits,
             traffic,
             plans,
+            time_each_launch,
         )
         runs.append(executor.run_block(entry.body.block, dict(memory.arguments)))
     _run_phases(runs, timelines, machine)
@@ -720,6 +730,7 @@ class _Executor:
         limits: _Limits | None,
         traffic: GlobalTraffic | None = None,
         plans: dict[Operation, object] | None = None,
+        time_each_launch: bool = False,
     ):
         self.machine = machine
         self.traffic = traffic
@@ -729,6 +740,9 @@ class _Executor:
         self.core = core
         self.cores = cores
         self.limits = limits
+        self.time_each_launch = time_each_launch
+        self.launches: dict[tuple, LaunchCost] = {}
+        """The timing of each kernel launched so far, by `_launch_key`."""
         self.plans: dict[Operation, object] = {} if plans is None else plans
         """Each instruction's decoded properties (`_plan`): the cores of one run share them."""
         self.handlers: dict[
@@ -850,12 +864,47 @@ class _Executor:
             yield op
         else:
             self.timeline.sync_cores(op, 0.0)
-        inner = dict(zip(callee.args, (env[v] for v in op.arguments)))
-        launching, self.timeline.call = self.timeline.call, op
+        arguments = [env[v] for v in op.arguments]
+        inner = dict(zip(callee.args, arguments))
+        key = self._launch_key(callee, arguments)
+        timeline = self.timeline
+        launching, timeline.call = timeline.call, op
+        cost = self.launches.get(key) if key is not None else None
+        mark = timeline.mark() if key is not None and cost is None else None
+        if cost is not None:
+            self.timeline = NumericsOnly(timeline)
         try:
             yield from self.run_block(callee.body.block, inner)
         finally:
-            self.timeline.call = launching
+            self.timeline = timeline
+            timeline.call = launching
+        if cost is not None:
+            timeline.replay(cost, op)
+        elif mark is not None:
+            self.launches[key] = timeline.launch_since(mark)
+
+    def _launch_key(self, callee: func.FuncOp, arguments: list[object]) -> tuple | None:
+        """What decides a launch's timing, where it is timed once (`LaunchCost`): the kernel, and
+        which of its arguments share bytes (its hazards, and so its flags' waits, follow from
+        that; no instruction's cycles depend on an address). None where a launch is timed each
+        time: several cores (their transfers share bandwidth as they happen), a bounded or
+        watched run, or a timeline not quiet at the launch."""
+        if self.time_each_launch or self.cores > 1 or self.traffic is not None:
+            return None
+        if self.limits is not None:
+            return None
+        if not self.timeline.quiet():
+            return None
+        buffers = [a for a in arguments if isinstance(a, _Buffer)]
+        if len(buffers) != len(arguments):
+            return None
+        spans = [(b.space, b.offset, b.offset + b.elements * b.dtype.itemsize) for b in buffers]
+        shared = tuple(
+            i
+            for i, (x, y) in enumerate(itertools.combinations(spans, 2))
+            if x[0] == y[0] and x[1] < y[2] and y[1] < x[2]
+        )
+        return (callee, shared)
 
     def _if(self, op: scf.IfOp, env: dict[SSAValue, object]) -> Generator[Operation, None, None]:
         region = op.true_region if env[op.cond] else op.false_region

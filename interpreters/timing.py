@@ -475,6 +475,70 @@ class _AccessLog:
             self.starts[space] = ([(r.access.start, r.arrival) for r in kept], kept)
 
 
+@dataclass(frozen=True)
+class _Mark:
+    now: float
+    busy: dict
+    count: dict
+    bytes_read: dict
+    bytes_written: dict
+    flops: int
+    macs: dict
+    events: int
+
+
+@dataclass(frozen=True)
+class LaunchCost:
+    """What a kernel launch added to a quiet timeline, relative to where it started: `Timeline.replay`
+    adds it again for a launch of the same kernel on arguments that alias alike."""
+
+    now: float
+    free: dict[str, float]
+    busy: dict[str, float]
+    count: dict[str, int]
+    bytes_read: dict[str, int]
+    bytes_written: dict[str, int]
+    flops: int
+    macs: dict
+    events: list[PipeEvent]
+    """The launch's events as the first launch recorded them, from `since`."""
+    since: float
+
+
+def _minus(after: dict, before: dict) -> dict:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
+class NumericsOnly:
+    """A timeline that times nothing: the interpreter runs a launch whose timing it already has
+    (`LaunchCost`) on it, computing the numbers only."""
+
+    def __init__(self, timeline: Timeline):
+        self.machine = timeline.machine
+        self.core = timeline.core
+        self.call: Operation | None = timeline.call
+        self.macs: dict = defaultdict(int)
+        self.global_accesses = None
+
+    def scalar(self, cycles: float = 1) -> None:
+        pass
+
+    def issue(self, op, pipe, cycles, reads=(), writes=(), flops=0) -> None:
+        pass
+
+    def start_of(self, pipe: str) -> float:
+        return 0.0
+
+    def set_flag(self, op, src, dst, event) -> None:
+        pass
+
+    def wait_flag(self, op, src, dst, event) -> None:
+        pass
+
+    def barrier(self, op, pipe=None) -> None:
+        pass
+
+
 class Timeline:
     """Issues instructions of one core in program order, timing them and checking their ordering.
 
@@ -641,6 +705,65 @@ class Timeline:
         for other in self.pipes:
             self._learn(other, clock)
         self.now = max(self.drained(), release)
+
+    # -- kernel launches timed once -------------------------------------- #
+
+    def quiet(self) -> bool:
+        """Whether nothing issued so far can delay what is issued next beyond `now`: every pipe
+        drained, every flag waited for, and (`sync_cores` having run) every record ordered."""
+        return all(f <= self.now for f in self.free.values()) and not any(self.flags.values())
+
+    def mark(self) -> _Mark:
+        """Where the timeline stands, to measure a launch from (`launch_since`)."""
+        return _Mark(
+            self.now,
+            dict(self.busy),
+            dict(self.count),
+            dict(self.bytes_read),
+            dict(self.bytes_written),
+            self.flops,
+            dict(self.macs),
+            len(self.events) if self.events is not None else 0,
+        )
+
+    def launch_since(self, mark: _Mark) -> LaunchCost:
+        """What ran since `mark` (taken on a quiet timeline), relative to it."""
+        return LaunchCost(
+            self.now - mark.now,
+            {p: f - mark.now for p, f in self.free.items() if self.count[p] != mark.count[p]},
+            _minus(self.busy, mark.busy),
+            _minus(self.count, mark.count),
+            _minus(self.bytes_read, mark.bytes_read),
+            _minus(self.bytes_written, mark.bytes_written),
+            self.flops - mark.flops,
+            _minus(self.macs, mark.macs),
+            self.events[mark.events :] if self.events is not None else [],
+            mark.now,
+        )
+
+    def replay(self, cost: LaunchCost, call: Operation) -> None:
+        """Add `cost` (a launch of the same instructions, measured from a quiet timeline) from
+        `now`, on a quiet timeline: its events are the launch `call`'s."""
+        start = self.now
+        self.now = start + cost.now
+        for pipe, end in cost.free.items():
+            self.free[pipe] = start + end
+        for mine, more in (
+            (self.busy, cost.busy),
+            (self.count, cost.count),
+            (self.bytes_read, cost.bytes_read),
+            (self.bytes_written, cost.bytes_written),
+            (self.macs, cost.macs),
+        ):
+            for key, value in more.items():
+                mine[key] += value
+        self.flops += cost.flops
+        if self.events is not None:
+            shift = start - cost.since
+            self.events += [
+                PipeEvent(e.pipe, e.name, e.start + shift, e.end + shift, e.op, e.core, call)
+                for e in cost.events
+            ]
 
     def finish(self) -> TimingStats:
         """The run's statistics; a warning for each flag still set, which the next program would inherit."""

@@ -393,3 +393,87 @@ def test_int8_activations_cross_kernels_narrow(tmp_path: Path, capsys):
     main = [op for op in read(out).ops if isinstance(op, func.FuncOp)][-1]
     crossing = [op.result.type for op in main.walk() if op.name == "npu.buffer"]
     assert crossing and all("i32" not in str(t) for t in crossing)
+
+
+def test_a_kernel_launched_again_is_timed_once_to_the_same_report(model: Path, tmp_path: Path):
+    """The three conv blocks launch one kernel: the second and third launches compute their
+    numbers and take the first one's timing; every figure of the report, the per-layer cycles
+    and the trace included, is what timing each launch gives."""
+    import json
+
+    from ziggurat.interpreters import npu_interpreter
+    from ziggurat.interpreters.report import build_report
+    from ziggurat.interpreters.timing import Timeline
+    from ziggurat.interpreters.trace import trace_events
+    from ziggurat.machine import load_machine
+
+    out = tmp_path / "k.mlir"
+    assert compile_main([str(model), "--machine", "davinci", "--kernels", "-o", str(out)]) == 0
+    program = read(out)
+    x = np.load(tmp_path / "in.npz")["x"]
+    replayed = []
+    replay = Timeline.replay
+
+    def counting(self, cost, call):
+        replayed.append(call)
+        return replay(self, cost, call)
+
+    runs = {}
+    for each in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Timeline, "replay", counting)
+            runs[each] = npu_interpreter.run_npu(program, None, [x], time_each_launch=each)
+    assert len(replayed) == 2  # only when not timing each launch: the 2nd and 3rd conv block
+    davinci = load_machine("davinci")
+    timed, once = (
+        json.dumps(build_report(runs[e].stats, davinci, layers=True), sort_keys=True)
+        for e in (True, False)
+    )
+    assert timed == once
+    assert json.dumps(trace_events(runs[True].stats)) == json.dumps(trace_events(runs[False].stats))
+    np.testing.assert_array_equal(runs[True].outputs[0], runs[False].outputs[0])
+
+
+KERNEL_CALLS = """
+module attributes {npu.machine = "davinci"} {
+  func.func private @relu(%src: memref<16x64xf32, "gm">, %dst: memref<16x64xf32, "gm">) {
+    %t = npu.buffer offset 0 : memref<16x64xf32, "ub">
+    npu.dma "mte2" %src[0, 0] -> %t[0, 0] {shape = array<i64: 16, 64>} : memref<16x64xf32, "gm"> -> memref<16x64xf32, "ub">
+    npu.set_flag "mte2" -> "vector", 0
+    npu.wait_flag "mte2" -> "vector", 0
+    npu.vec.relu %t[0, 0] -> %t[0, 0] {repeat = 16 : i64} : memref<16x64xf32, "ub"> -> memref<16x64xf32, "ub">
+    npu.set_flag "vector" -> "mte3", 0
+    npu.wait_flag "vector" -> "mte3", 0
+    npu.dma "mte3" %t[0, 0] -> %dst[0, 0] {shape = array<i64: 16, 64>} : memref<16x64xf32, "ub"> -> memref<16x64xf32, "gm">
+    func.return
+  }
+  func.func @main(%x: memref<16x64xf32, "gm">, %z: memref<16x64xf32, "gm">) {
+    %y = npu.buffer offset 0 : memref<16x64xf32, "gm">
+    func.call @relu(%x, %y) : (memref<16x64xf32, "gm">, memref<16x64xf32, "gm">) -> ()
+    func.call @relu(SECOND) : (memref<16x64xf32, "gm">, memref<16x64xf32, "gm">) -> ()
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("second", "replays"), [("%y, %z", 1), ("%y, %y", 0)])
+def test_a_launch_whose_arguments_alias_otherwise_is_timed_again(second: str, replays: int):
+    """A launch takes an earlier launch's timing only where its arguments share bytes as that
+    one's did: in place (source = destination), its hazards, and so its waits, may differ."""
+    from ziggurat.interpreters import npu_interpreter
+    from ziggurat.interpreters.timing import Timeline
+
+    program = parse_source(default_context(), KERNEL_CALLS.replace("SECOND", second), "<calls>")
+    x = np.arange(-512, 512, dtype=np.float32).reshape(16, 64)
+    replayed = []
+    replay = Timeline.replay
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Timeline, "replay", lambda *a: replayed.append(a) or replay(*a))
+        once = npu_interpreter.run_npu(program, None, [x])
+    each = npu_interpreter.run_npu(program, None, [x], time_each_launch=True)
+    assert len(replayed) == replays
+    assert once.stats.total_cycles == each.stats.total_cycles
+    np.testing.assert_array_equal(once.outputs[0], each.outputs[0])
+    if second == "%y, %z":
+        np.testing.assert_array_equal(once.outputs[0], np.maximum(x, 0))
