@@ -203,9 +203,9 @@ def narrow_widenings(function: func.FuncOp) -> frozenset[SSAValue]:
     )
 
 
-def printed(op: Operation) -> str:
+def printed(op: Operation, generic: bool = False) -> str:
     stream = StringIO()
-    Printer(stream=stream).print_op(op)
+    Printer(stream=stream, print_generic_format=generic).print_op(op)
     return stream.getvalue()
 
 
@@ -400,7 +400,8 @@ class Kernel:
     text: str
     """The ops, printed as a module prints them (two spaces in)."""
     declaration: str
-    """`func.func private @symbol(...)`: the signature with its argument attributes, no body."""
+    """`func.func private @symbol(...)` in the generic form: the signature with its argument
+    attributes (`loop.ABI_ELEMENT_TYPE`), no body."""
     shared: bool
     """Whether it takes its weights as arguments: any group of its key can call it. Otherwise its
     weights are its own globals, and only the group it was lowered from calls it."""
@@ -508,7 +509,7 @@ def lower_kernel(job: Job, module: ModuleOp | None = None) -> Kernel:
     return Kernel(
         symbol=job.symbol,
         text=text[text.index("\n") + 1 : text.rindex("}")],
-        declaration=printed(declaration),
+        declaration=printed(declaration, generic=True),  # the custom form drops arg_attrs
         shared=found is not None,
         scratch=scratch,
         machine=machine.data if isinstance(machine, StringAttr) else "",

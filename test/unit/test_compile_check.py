@@ -115,16 +115,22 @@ def integer_io_conv_model() -> onnx.ModelProto:
     return model
 
 
-@pytest.mark.parametrize("machine", ["davinci", "tensorcore"])
-def test_uint8_inputs_and_outputs_run_on_the_npu_bit_for_bit(tmp_path: Path, capsys, machine):
+@pytest.mark.parametrize(
+    ("machine", "kernels"), [("davinci", []), ("tensorcore", []), ("davinci", ["--kernels"])]
+)
+def test_uint8_inputs_and_outputs_run_on_the_npu_bit_for_bit(
+    tmp_path: Path, capsys, machine, kernels
+):
     """Buffers hold signless integers; the uint8 arguments say how callers read them
-    (`ziggurat.element_type`), and the vector unit's conversions zero-extend and saturate
-    unsigned. Integers compare exactly: --check's bound is 0."""
+    (`ziggurat.element_type`, which @main of `--kernels` takes from its kernels), and the
+    vector unit's conversions zero-extend and saturate unsigned. Integers compare exactly:
+    --check's bound is 0."""
     path = tmp_path / "qdq_u8.onnx"
     onnx.save(integer_io_conv_model(), path)
     image = np.random.default_rng(2).integers(0, 256, (1, 8, 12, 12), dtype=np.uint8)
     np.savez(tmp_path / "in.npz", x=image)
     argv = [str(path), "--machine", machine, "--check", "--inputs", str(tmp_path / "in.npz")]
+    argv += kernels
     assert compile_main([*argv, "--outputs", str(tmp_path / "out.npz")]) == 0
     assert "check passed: 1 output(s) match onnxruntime" in capsys.readouterr().out
     ours = np.load(tmp_path / "out.npz")["y_q"]
