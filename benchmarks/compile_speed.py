@@ -7,10 +7,10 @@ inference in at most 10 s.
 
 Each stage runs as a user runs it, in a fresh process, one after another on the same machine:
 
-* compile: `ziggurat-compile light_resnet50.onnx --machine davinci -o resnet50.mlir`
+* compile: `ziggurat-compile light_resnet50.onnx --machine davinci --no-kernels -o resnet50.mlir`
   (import, graph-opt, precision, the whole lowering of @main, printing the IR);
-* compile, kernels: the same with `--kernels --kernel-cache DIR`, DIR empty: each distinct group
-  lowered once, in one worker process per CPU (docs/lowering.md, "Kernels");
+* compile, kernels: `--kernels --kernel-cache DIR` (kernels are the default), DIR empty: each
+  distinct group lowered once, in one worker process per CPU (docs/lowering.md, "Kernels");
 * compile, kernels, warm cache: the same command again, every kernel read from DIR;
 * simulate, simulate kernels: `ziggurat-run F --machine davinci --report json` on each npu file
   (parsing, verifying, the npu interpreter with its timing model);
@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         compiling = [str(model), "--machine", MACHINE, "--emit", "npu"]
         kernels = [*compiling, "--kernels", "--kernel-cache", cache, "-o", outlined]
         run = []
-        run.append(timed("compile", "ziggurat_compile", [*compiling, "-o", flat])[0])
+        whole = [*compiling, "--no-kernels", "-o", flat]
+        run.append(timed("compile", "ziggurat_compile", whole)[0])
         run.append(timed("compile, kernels", "ziggurat_compile", kernels)[0])
         run.append(timed("compile, kernels, warm cache", "ziggurat_compile", kernels)[0])
         cycles = {}

@@ -333,6 +333,11 @@ def _root(value: SSAValue, views: dict[SSAValue, View]) -> tuple[SSAValue, int]:
 # --------------------------------------------------------------------------- #
 
 
+class NotKernels(DiagnosticError):
+    """The model has what a program of kernels cannot express (a result that no group of its own
+    computes, a function besides @main); `ziggurat-compile` then lowers @main whole."""
+
+
 @dataclass
 class Instance:
     """One group of the model, to be a call of its kernel."""
@@ -758,10 +763,12 @@ def assemble(
     producers = {r: i for i in instances for r in i.op.results}
     for value in returned:
         if value not in producers or returned.count(value) > 1:
-            raise error_at(
-                returns,
-                "kernels: each result of @main must be computed by a group of its own "
-                "(compile without --kernels for a model that returns an input or a constant)",
+            raise NotKernels(
+                error_at(
+                    returns,
+                    "kernels: each result of @main must be computed by a group of its own "
+                    "(this model returns an input, a constant or one value twice)",
+                ).diagnostics[0]
             )
     used: dict[str, Kernel] = {}
     calls: dict[str, int] = {}
@@ -889,7 +896,9 @@ def _main(
                     arg_attrs.setdefault(value, own_attrs[index])
     parameters = [*graph_main.args, *returned]
     if any(v not in arg_types for v in parameters):
-        raise error_at(graph_main, "kernels: an input of @main that no group reads")
+        raise NotKernels(
+            error_at(graph_main, "kernels: an input of @main that no group reads").diagnostics[0]
+        )
     function = func.FuncOp("main", ([arg_types[v] for v in parameters], []))
     block = function.body.block
     values: dict[SSAValue, SSAValue] = {}
@@ -1004,7 +1013,7 @@ def lower_to_kernels(
         op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"
     )
     if any(isinstance(op, func.FuncOp) and op is not graph_main for op in module.ops):
-        raise DiagnosticError(Diagnostic("error", "kernels: the model must be one function, @main"))
+        raise NotKernels(Diagnostic("error", "kernels: the model must be one function, @main"))
     gm = machine.global_memory()
     pipeline = ",".join(str(p.pipeline_pass_spec()) for p in passes)
     views = find_views(graph_main, narrow_widenings(graph_main), gm.alignment)

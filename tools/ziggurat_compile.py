@@ -52,7 +52,7 @@ from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
-from ziggurat.lowering.kernels import KernelCache, lower_to_kernels
+from ziggurat.lowering.kernels import KernelCache, NotKernels, lower_to_kernels
 from ziggurat.lowering.precision import (
     PRECISIONS,
     Precision,
@@ -167,9 +167,11 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     compilation.add_argument(
         "--kernels",
-        action="store_true",
-        help="with --machine: lower each fusion group on its own, as a kernel that @main calls; "
-        "groups that differ only in their weights share one kernel (docs/lowering.md, Kernels)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="npu code as kernels (the default with --emit npu): each fusion group lowered on its "
+        "own, as a kernel that @main calls, groups that differ only in their weights sharing one "
+        "(docs/lowering.md, Kernels); --no-kernels lowers @main whole, as `compile{machine=M}` does",
     )
     compilation.add_argument(
         "--jobs",
@@ -466,10 +468,14 @@ def check_options(args: argparse.Namespace, emit: str) -> None:
         raise DiagnosticError(
             Diagnostic("error", "--kernels lowers to npu kernels: give --machine (and --emit npu)")
         )
-    if (args.jobs is not None or args.kernel_cache is not None) and not args.kernels:
+    if (args.jobs is not None or args.kernel_cache is not None) and (
+        args.kernels is False or emit != "npu"
+    ):
         raise DiagnosticError(
             Diagnostic(
-                "error", "--jobs and --kernel-cache say how --kernels lowers: give --kernels"
+                "error",
+                "--jobs and --kernel-cache say how npu kernels are lowered: give --machine, "
+                "without --no-kernels",
             )
         )
     if args.jobs is not None and args.jobs < 1:
@@ -556,17 +562,26 @@ def compile_model(args: argparse.Namespace) -> int:
                     args.cluster,
                 )
             passes = passes[split:]
-        if args.kernels:
+        if args.kernels is not False and emit == "npu":
             at = next(i for i, one in enumerate(passes) if one.name == "graph-to-tile")
             lower(ctx, module, passes[:at])
-            with counted_stage("lowering kernels"), timed("kernels"):
-                program = lower_to_kernels(
-                    module,
-                    passes[at:],
-                    machine,
-                    jobs=args.jobs or os.cpu_count() or 1,
-                    cache=KernelCache(args.kernel_cache),
+            try:
+                with counted_stage("lowering kernels"), timed("kernels"):
+                    program = lower_to_kernels(
+                        module,
+                        passes[at:],
+                        machine,
+                        jobs=args.jobs or os.cpu_count() or 1,
+                        cache=KernelCache(args.kernel_cache),
+                    )
+            except NotKernels as error:
+                if args.kernels:
+                    raise
+                # the default: a model kernels cannot express is lowered whole
+                print(
+                    f"note: {error.diagnostics[0].message}; lowering @main whole", file=sys.stderr
                 )
+                lower(ctx, module, passes[at:])
         else:
             lower(ctx, module, passes)
 

@@ -1,6 +1,6 @@
 """`ziggurat-compile --kernels` (lowering/kernels.py): each group lowered once as a kernel that
 @main calls, shared by the groups that differ only in their weights; `--jobs` and the on-disk
-`--kernel-cache` do not change the IR; the program computes what the flat lowering computes."""
+`--kernel-cache` do not change the IR; the program computes what the whole lowering (`--no-kernels`) computes."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_groups_that_differ_in_weights_share_one_kernel(model: Path, tmp_path: P
     assert len(passed) == 3
 
 
-def test_kernels_compute_what_the_flat_lowering_computes(model: Path, tmp_path: Path, capsys):
+def test_kernels_compute_what_the_whole_lowering_computes(model: Path, tmp_path: Path, capsys):
     inputs = str(tmp_path / "in.npz")
     flat, outlined = tmp_path / "flat.npz", tmp_path / "kernels.npz"
     assert (
@@ -117,6 +117,7 @@ def test_kernels_compute_what_the_flat_lowering_computes(model: Path, tmp_path: 
                 "--inputs",
                 inputs,
                 "--run",
+                "--no-kernels",
                 "--outputs",
                 str(flat),
             ]
@@ -381,7 +382,8 @@ def test_int8_activations_cross_kernels_narrow(tmp_path: Path, capsys):
     x = np.random.default_rng(2).normal(0, 1, (1, 16, 10, 10)).astype(np.float32)
     np.savez(tmp_path / "in.npz", x=x)
     base = [str(path), "--machine", "davinci", "--inputs", str(tmp_path / "in.npz")]
-    assert compile_main([*base, "--run", "--outputs", str(tmp_path / "flat.npz")]) == 0
+    whole = [*base, "--run", "--no-kernels", "--outputs", str(tmp_path / "flat.npz")]
+    assert compile_main(whole) == 0
     out = tmp_path / "k.mlir"
     argv = [*base, "--kernels", "--check", "--outputs", str(tmp_path / "k.npz"), "-o", str(out)]
     assert compile_main(argv) == 0
@@ -477,3 +479,20 @@ def test_a_launch_whose_arguments_alias_otherwise_is_timed_again(second: str, re
     np.testing.assert_array_equal(once.outputs[0], each.outputs[0])
     if second == "%y, %z":
         np.testing.assert_array_equal(once.outputs[0], np.maximum(x, 0))
+
+
+def test_a_model_kernels_cannot_express_is_lowered_whole(tmp_path: Path, capsys):
+    """A model that returns its input: no kernel writes that result. By default it is lowered
+    whole, with a note; asked for kernels, it is an error that says why."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    graph_ = helper.make_graph(nodes, "returns_input", [x], [y, x])
+    path = tmp_path / "returns_input.onnx"
+    onnx.save(helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)]), path)
+    assert compile_main([str(path), "--machine", "davinci", "--check"]) == 0
+    captured = capsys.readouterr()
+    assert "check passed: 2 output(s)" in captured.out
+    assert "returns an input, a constant or one value twice); lowering @main whole" in captured.err
+    with pytest.raises(kernels.NotKernels, match="computed by a group of its own"):
+        compile_main([str(path), "--machine", "davinci", "--kernels"])

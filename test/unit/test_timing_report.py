@@ -241,7 +241,7 @@ def test_compile_times_import_each_lowering_pass_and_the_run(tmp_path, capsys):
     output = tmp_path / "mlp.npu.mlir"
     report = with_and_without_timing(
         ziggurat_compile.main,
-        [str(model), "--machine", "davinci", "-o", str(output), "--run", "--check"],
+        [str(model), "--machine", "davinci", "-o", str(output), "--run", "--check", "--no-kernels"],
         capsys,
         [output],
     )
@@ -253,6 +253,19 @@ def test_compile_times_import_each_lowering_pass_and_the_run(tmp_path, capsys):
     )  # fmt: skip
     # graph-fold-constants runs in graph-opt and again in lower-to-npu
     assert calls(report, "graph-fold-constants") == 2
+    # kernels lowered in this process: each pass a row under `kernels`, one call per kernel
+    report = with_and_without_timing(
+        ziggurat_compile.main,
+        [str(model), "--machine", "davinci", "-o", str(output), "--run", "--jobs", "1"],
+        capsys,
+        [output],
+    )
+    in_order(
+        report,
+        ["load", "import", "choose-precision", "graph-convert-float", "kernels",
+         "  graph-to-tile", "  tile-and-fuse", "  loop-to-npu", "  npu-insert-sync", "  verify",
+         "  print", "print", "write", "assemble", "run", "Total"],
+    )  # fmt: skip
     report = with_and_without_timing(ziggurat_compile.main, [str(model), "--opt"], capsys)
     in_order(report, ["import", "graph-fold-constants", "graph-canonicalize", "cse", "dce",
                       "verify", "print"])  # fmt: skip
