@@ -178,14 +178,14 @@ def build_argument_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="with --kernels: lower the distinct kernels in N processes (default: one per CPU); "
+        help="lower the distinct kernels of npu code in N processes (default: one per CPU); "
         "the IR does not depend on N",
     )
     compilation.add_argument(
         "--kernel-cache",
         metavar="DIR",
         type=Path,
-        help="with --kernels: read lowered kernels from DIR and write new ones there, so that "
+        help="read the kernels of npu code from DIR and write new ones there, so that "
         "compiling the model again, or another with the same layers, lowers only what is new",
     )
     compilation.add_argument(
