@@ -98,6 +98,14 @@ def splat_elements(scalar: float, result_type: TensorType) -> DenseIntOrFPElemen
     return DenseIntOrFPElementsAttr(result_type, BytesAttr(element.tobytes()))
 
 
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def _all_bitwise_equal(data: np.ndarray) -> bool:
-    raw = data.view(np.uint8).reshape(data.size, data.dtype.itemsize)
-    return bool((raw == raw[0]).all())
+    word = _WORDS.get(data.dtype.itemsize)
+    if word is None:  # complex128 and wider: byte by byte
+        raw = data.view(np.uint8).reshape(data.size, data.dtype.itemsize)
+        return bool((raw == raw[0]).all())
+    # an element as one unsigned word: a compare per element, not per byte (weights: megabytes)
+    raw = data.view(word)
+    return bool(raw[-1] == raw[0] and (raw == raw[0]).all())
