@@ -12,6 +12,7 @@ import itertools
 import math
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -559,3 +560,22 @@ def test_the_check_across_cores_finds_the_race_a_scan_core_by_core_finds(cores):
         assert raised[0][0] is op
         assert f"on core {core} " in raised[0][1] and f"on core {other} writes" in raised[0][1]
         assert note.call_args[0][0] is write
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["float32", "float16", "bfloat16", "int8", "int64", "complex128", "bool"]),
+    st.lists(st.sampled_from([0.0, -0.0, 1.0, float("nan"), 2.5]), min_size=1, max_size=9),
+)
+def test_the_splat_test_compares_bits_as_a_byte_by_byte_compare_does(dtype, values):
+    """`_all_bitwise_equal` compares an element as one word: the same answer as comparing every
+    byte with the first element's, signed zeros and NaNs told apart by their bits."""
+    import ml_dtypes
+
+    from ziggurat.ir.tensor_constants import _all_bitwise_equal
+
+    numpy_type = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    with np.errstate(invalid="ignore"):
+        data = np.array(values).astype(numpy_type)
+    raw = data.view(np.uint8).reshape(data.size, data.dtype.itemsize)
+    assert _all_bitwise_equal(data) == bool((raw == raw[0]).all())
