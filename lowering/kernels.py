@@ -37,9 +37,9 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from io import StringIO
 from pathlib import Path
 
@@ -63,7 +63,7 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ziggurat.context import default_context
@@ -77,7 +77,7 @@ from ziggurat.machine import Machine
 from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
 from ziggurat.timing_report import timed
-from ziggurat.transforms.tile.fit import apply_passes
+from ziggurat.transforms.tile.fit import DoesNotFit, apply_passes
 from ziggurat.verifier import verify_module
 
 INTEGER_WEIGHT_ELEMENTS = 64
@@ -103,11 +103,15 @@ def extract_group(
     op: Operation,
     copied_in: Callable[[SSAValue], bool],
     narrowed: frozenset[SSAValue] = frozenset(),
+    reshaped: Mapping[SSAValue, Attribute] | None = None,
 ) -> ModuleOp:
     """`op` (a group, `is_group`) alone in `@main`: the producers of the operands `copied_in`
     accepts are copied in, every other operand is an argument, in the order `op` first reads it.
     A value in `narrowed` (`narrow_widenings`) crosses as the narrow integers its producer
-    widens last: `op` returns those if it produces it, and widens them first if it reads it."""
+    widens last: `op` returns those if it produces it, and widens them first if it reads it.
+    A value in `reshaped` (`reshaped_inputs`) is an argument of the shape `op` reshapes it to
+    first, and that reshape is dropped: the caller passes the same bytes in that shape."""
+    reshaped = reshaped or {}
     arguments: list[SSAValue] = []
     copied: list[Operation] = []
     for operand in op.operands:
@@ -120,7 +124,7 @@ def extract_group(
     function = func.FuncOp(
         "main",
         (
-            [_narrow_type(a) if a in narrowed else a.type for a in arguments],
+            [_narrow_type(a) if a in narrowed else reshaped.get(a, a.type) for a in arguments],
             [_narrow_type(r) if r in narrowed else r.type for r in op.results],
         ),
     )
@@ -137,11 +141,48 @@ def extract_group(
         block.add_op(clone)
         mapping.update(zip(producer.results, clone.results))
     clone = op.clone(value_mapper=dict(mapping))
+    for index, operand in enumerate(op.operands):
+        if operand in reshaped:
+            _drop_leading_reshape(clone, index)
     if any(r in narrowed for r in op.results):
         clone = _returning_narrow(clone)
     block.add_op(clone)
     block.add_op(func.ReturnOp(*clone.results))
     return ModuleOp([function])
+
+
+def reshaped_inputs(group: Operation) -> dict[int, Attribute]:
+    """Per operand of a `graph.fused` that its body only reshapes (its one use a reshape,
+    flatten, squeeze or unsqueeze of static shape), the type it is reshaped to. As a kernel's
+    argument in that shape (the same bytes, row-major), the kernel does not reshape a buffer it
+    does not own, which the lowering folds only into the producer's own loops."""
+    if not isinstance(group, graph.FusedOp):
+        return {}
+    found: dict[int, Attribute] = {}
+    for index, (operand, arg) in enumerate(zip(group.operands, group.body.block.args)):
+        uses = list(arg.uses)
+        if len(uses) != 1 or list(group.operands).count(operand) != 1:
+            continue
+        reshape = uses[0].operation
+        result_type = reshape.results[0].type if reshape.results else None
+        if isinstance(reshape, _RESHAPES) and isinstance(result_type, TensorType):
+            if result_type.has_static_shape():
+                found[index] = result_type
+    return found
+
+
+def _drop_leading_reshape(group: Operation, index: int) -> None:
+    """In `group` (a clone whose operand `index` already has the reshaped type), the body's
+    argument takes that type and its reshape is dropped."""
+    block = group.body.block
+    old = block.args[index]
+    reshape = next(iter(old.uses)).operation
+    new = block.insert_arg(group.operands[index].type, index)
+    new.name_hint = old.name_hint
+    reshape.results[0].replace_all_uses_with(new)
+    reshape.detach()
+    reshape.erase()
+    block.erase_arg(old)
 
 
 def _widened(value: SSAValue) -> SSAValue | None:
@@ -302,6 +343,8 @@ def find_views(
             continue
         if not isinstance(source.owner, Operation) or not is_group(source.owner):
             continue
+        if source in returned:  # @main's result argument, not a buffer it places
+            continue
         if not all(
             isinstance(v.type, TensorType) and v.type.has_static_shape()
             for v in (source, op.results[0])
@@ -335,7 +378,9 @@ def _root(value: SSAValue, views: dict[SSAValue, View]) -> tuple[SSAValue, int]:
 
 class NotKernels(DiagnosticError):
     """The model has what a program of kernels cannot express (a result that no group of its own
-    computes, a function besides @main); `ziggurat-compile` then lowers @main whole."""
+    computes, a function besides @main, a group that lowers only with its neighbours, as a
+    reshape of one group's output that the whole lowering folds into the next group's loops);
+    `ziggurat-compile` then lowers @main whole."""
 
 
 @dataclass
@@ -352,6 +397,8 @@ class Instance:
     """The group alone as @main, with all of its constants: what is lowered."""
     key: str
     """The key of its kernel: groups with the same key differ at most in their weights."""
+    reshaped: dict[SSAValue, Attribute] = field(default_factory=dict)
+    """Inputs the kernel takes in the shape the group reshapes them to (`reshaped_inputs`)."""
 
 
 def outline(
@@ -364,11 +411,23 @@ def outline(
     instances = []
     narrowed = narrow_widenings(function)
     views = views or {}
+    returned = set(function.body.block.last_op.operands)
     for op in function.body.block.ops:
         if not is_group(op) or any(r in views for r in op.results):
             continue
         weights = [v for v in dict.fromkeys(op.operands) if _is_weight(v)]
-        shape = extract_group(op, lambda v: _is_constant(v) and not _is_weight(v), narrowed)
+        # an input passed reshaped must be a buffer of @main's: another group's result or a view
+        reshaped = {
+            op.operands[index]: reshaped_type
+            for index, reshaped_type in reshaped_inputs(op).items()
+            if isinstance(op.operands[index].owner, Operation)
+            and is_group(op.operands[index].owner)
+            and op.operands[index] not in narrowed
+            and op.operands[index] not in returned
+        }
+        shape = extract_group(
+            op, lambda v: _is_constant(v) and not _is_weight(v), narrowed, reshaped
+        )
         values = [v.owner.to_array() for v in weights]
         ranges = [
             bool(a.size and a.min() >= -128 and a.max() <= 127)
@@ -382,8 +441,9 @@ def outline(
                 op=op,
                 inputs=[v for v in dict.fromkeys(op.operands) if not _is_constant(v)],
                 weights=values,
-                module=extract_group(op, _is_constant, narrowed),
+                module=extract_group(op, _is_constant, narrowed, reshaped),
                 key=hashlib.sha256(text.encode()).hexdigest()[:20],
+                reshaped=reshaped,
             )
         )
     return instances
@@ -658,7 +718,23 @@ def _lower_all(
             gc.unfreeze()
     for index, instance in enumerate(pending.values()):
         if lowered[index] is None:
-            lowered[index] = lower_kernel(work[index], instance.module.clone())
+            try:
+                lowered[index] = lower_kernel(work[index], instance.module.clone())
+            except DoesNotFit:
+                raise  # as the whole lowering would: the group's smallest tile does not fit
+            except DiagnosticError as error:
+                # what only the whole lowering does across groups (a view of one group's
+                # output folded into the next group's loops): say so, with the group's error
+                first = error.diagnostics[0]
+                raise NotKernels(
+                    [
+                        replace(
+                            first,
+                            message=f"kernels: a group does not lower on its own: {first.message}",
+                        ),
+                        *error.diagnostics[1:],
+                    ]
+                ) from None
     for key, kernel in zip(pending, lowered):
         assert kernel is not None
         kernels[key] = kernel
@@ -821,6 +897,23 @@ def assemble(
     return Program(stub, list(used.values()))
 
 
+def _reshaped(buffer: SSAValue, shape_type: Attribute | None, block: Block) -> SSAValue:
+    """`buffer` (an `npu.buffer` of @main), or the same bytes in the shape of `shape_type`."""
+    if shape_type is None:
+        return buffer
+    owner = buffer.owner
+    assert isinstance(owner, npu.BufferOp) and isinstance(buffer.type, MemRefType)
+    assert isinstance(shape_type, TensorType)
+    view = npu.BufferOp(
+        MemRefType(
+            buffer.type.element_type, shape_type.get_shape(), memory_space=buffer.type.memory_space
+        ),
+        owner.byte_offset,
+    )
+    block.add_op(view)
+    return view.result
+
+
 def group_location(group: Operation) -> LocationAttr:
     """Where a group comes from: its own location, else that of the first op inside it that has
     one (a `graph.fused`'s root: the ONNX node of its conv or matrix product)."""
@@ -937,7 +1030,8 @@ def _main(
         declared = declarations[kernel_key(instance, kernels)]
         name = declared.sym_name.data
         inputs = declared.function_type.inputs.data
-        operands = [values[v] for v in (*instance.inputs, *instance.op.results)]
+        operands = [_reshaped(values[v], instance.reshaped.get(v), block) for v in instance.inputs]
+        operands += [values[v] for v in instance.op.results]
         for weight, weight_type in zip(instance.weights, inputs[len(operands) :]):
             symbol = f"weight{weight_number}"
             weight_number += 1

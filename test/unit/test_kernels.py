@@ -496,3 +496,70 @@ def test_a_model_kernels_cannot_express_is_lowered_whole(tmp_path: Path, capsys)
     assert "returns an input, a constant or one value twice); lowering @main whole" in captured.err
     with pytest.raises(kernels.NotKernels, match="computed by a group of its own"):
         compile_main([str(path), "--machine", "davinci", "--kernels"])
+
+
+def patches_model() -> onnx.ModelProto:
+    """A ViT's patch embedding: a conv, then a group that reshapes its output to tokens,
+    transposes them and adds a position embedding."""
+    rng = np.random.default_rng(4)
+    w = rng.normal(0, 0.2, (24, 8, 2, 2)).astype(np.float32)
+    position = rng.normal(0, 0.1, (1, 36, 24)).astype(np.float32)
+    initializers = [
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(np.array([1, 24, 36], np.int64), "tokens"),
+        numpy_helper.from_array(position, "position"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2]),
+        helper.make_node("Reshape", ["c", "tokens"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+        helper.make_node("Add", ["t", "position"], ["y"]),
+    ]
+    graph_ = helper.make_graph(
+        nodes,
+        "patches",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 36, 24])],
+        initializers,
+    )
+    return helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_a_group_that_reshapes_its_input_takes_it_reshaped(tmp_path: Path, capsys):
+    """The tokens group reshapes the conv's output first: its kernel takes the conv's buffer as
+    1x24x36 (the same bytes), as the whole lowering folds that reshape into the group's loops."""
+    path = tmp_path / "patches.onnx"
+    onnx.save(patches_model(), path)
+    out = tmp_path / "k.mlir"
+    assert compile_main([str(path), "--machine", "davinci", "--check", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "check passed" in captured.out and "lowering @main whole" not in captured.err
+    main = [op for op in read(out).ops if isinstance(op, func.FuncOp)][-1]
+    buffers = {op.result: op for op in main.walk() if op.name == "npu.buffer"}
+    shapes = [tuple(b.result.type.get_shape()) for b in buffers.values()]
+    conv_out = next(
+        b for b in buffers.values() if tuple(b.result.type.get_shape()) == (1, 24, 6, 6)
+    )
+    tokens = next(b for b in buffers.values() if tuple(b.result.type.get_shape()) == (1, 24, 36))
+    assert tokens.byte_offset == conv_out.byte_offset, shapes  # the same bytes, reshaped
+
+
+def test_a_group_that_lowers_only_with_its_neighbours_makes_the_whole_lowering(
+    model: Path, monkeypatch, capsys
+):
+    """Where a group does not lower on its own, the default lowers @main whole, saying why;
+    asked for kernels, the error is the group's."""
+    from ziggurat.diagnostics import Diagnostic, DiagnosticError
+
+    def refuse(job, module=None):
+        raise DiagnosticError(Diagnostic("error", "loop-to-npu cannot fold this view"))
+
+    monkeypatch.setattr(kernels, "lower_kernel", refuse)
+    argv = [str(model), "--machine", "davinci", "--jobs", "1", "--run"]
+    assert compile_main(argv) == 0
+    assert (
+        "note: kernels: a group does not lower on its own: loop-to-npu cannot fold this view; "
+        "lowering @main whole" in capsys.readouterr().err
+    )
+    with pytest.raises(kernels.NotKernels, match="cannot fold this view"):
+        compile_main([*argv, "--kernels"])
