@@ -1,31 +1,32 @@
 """Kernels: each fusion group of a graph-level model lowered on its own, as a function that the npu
-program's @main calls (docs/lowering.md, "Kernels").
+program's @main calls: `ziggurat-compile`'s npu code (docs/lowering.md, "Kernels").
 
-A model repeats its layers (ResNet-50's 60 groups are 31 distinct ones), so lowering each group
-once and calling it wherever it recurs makes the compile's work proportional to what is distinct,
-as IREE's dispatch regions are outlined into executables and deduplicated. After `graph-opt`,
-`outline` takes every group of @main (a `graph.fused` or a lone graph op) out as a module of its
-own, its constants with it, and keys it by its IR with the weights left out: groups that differ
-only in their weights share a key. `lower_kernels` lowers one module per key through
-`lower-to-npu` (in worker processes with `jobs` > 1, and read from or written to an on-disk
-`KernelCache`), and `assemble` builds the npu program:
+A model repeats its layers (the light ResNet-50's 59 groups are 30 distinct ones), so lowering
+each group once and calling it wherever it recurs makes the compile's work proportional to what
+is distinct, as IREE's dispatch regions are outlined into executables and deduplicated. After
+`graph-opt`, `outline` takes every group of @main (a `graph.fused` or a lone graph op; views are
+not groups, `find_views`) out as a module of its own, its constants with it, and keys it by its
+IR with the weights left out: groups that differ only in their weights share a key.
+`lower_kernels` lowers one module per key through `lower-to-npu` (in worker processes with
+`jobs` > 1, and read from or written to an on-disk `KernelCache`), and `assemble` builds the
+npu program:
 
-    func.func private @kernel0(%x: memref<..., "gm">, %result0: memref<..., "gm">,
-                               %w0: memref<..., "gm">) { ...npu instructions... }
-    func.func @main(%data: memref<..., "gm">, %result0: memref<..., "gm">) {
-      %a = npu.buffer offset 0 : memref<..., "gm">       // an activation between kernels
-      %w = memref.get_global @kernel0_w0_0 : memref<..., "gm">
-      func.call @kernel0(%data, %a, %w) : (...) -> ()
+    func.func private @conv2d_relu_94c18d83cb(%0: memref<..., "gm">,
+        %result0: memref<..., "gm">, %w0: memref<..., "gm">) { ...npu instructions... }
+    func.func @main(%x: memref<..., "gm">, %result0: memref<..., "gm">) {
+      %1 = npu.buffer offset 4064 : memref<..., "gm">    // an activation between kernels
+      %7 = memref.get_global @weight0 : memref<..., "gm">
+      func.call @conv2d_relu_94c18d83cb(%0, %1, %7) : (...) -> ()
       ...
     }
 
 A kernel takes its group's inputs, then its results (destination-passing, as @main), then its
 weights, which stay globals of the module, one per layer. A kernel is shared only where the lowered
 kernel reads each weight unchanged (as a global with the weight's values, at most narrowed to the
-type it is read in); otherwise each group with that key is lowered with its own weights. The
-activations between kernels are planned in global memory here, first fit by live range; each
-kernel's own global scratch lies above them, at the same offsets for every kernel, as kernels run
-one after another. The interpreter runs a call as a kernel launch (`run_npu`).
+type it is read in); otherwise each group with that key is lowered with its own weights. Each
+kernel's global scratch starts at offset 0, the same bytes for every kernel, as kernels run one
+after another; the activations between kernels are planned above the largest scratch, first fit
+by live range. The interpreter runs a call as a kernel launch (`run_npu`).
 """
 
 from __future__ import annotations
