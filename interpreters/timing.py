@@ -514,11 +514,8 @@ class NumericsOnly:
     (`LaunchCost`) on it, computing the numbers only."""
 
     def __init__(self, timeline: Timeline):
-        self.machine = timeline.machine
-        self.core = timeline.core
         self.call: Operation | None = timeline.call
         self.macs: dict = defaultdict(int)
-        self.global_accesses = None
 
     def scalar(self, cycles: float = 1) -> None:
         pass

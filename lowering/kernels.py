@@ -31,7 +31,6 @@ by live range. The interpreter runs a call as a kernel launch (`run_npu`).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import math
@@ -403,14 +402,18 @@ class Instance:
 
 
 def outline(
-    function: func.FuncOp, salt: str, views: dict[SSAValue, View] | None = None
+    function: func.FuncOp,
+    salt: str,
+    views: dict[SSAValue, View] | None = None,
+    narrowed: frozenset[SSAValue] | None = None,
 ) -> list[Instance]:
-    """The groups of `function` (graph level, after `graph-fuse`) in program order, each alone
-    with its key: a hash of `salt` (what else decides the lowering: machine, options, code), of
-    the group with its weights as arguments, and of each integer weight's range (whether it fits
-    in i8, which decides how a contraction reads it)."""
+    """The groups of `function` (graph level, after `graph-fuse`) in program order, but `views`,
+    each alone with its key: a hash of `salt` (what else decides the lowering: the passes and the
+    machine), of the group with its weights as arguments, and of each integer weight's range
+    (whether it fits in i8, which decides how a contraction reads it). `narrowed`: the values
+    that cross as narrow integers (default: `narrow_widenings`)."""
     instances = []
-    narrowed = narrow_widenings(function)
+    narrowed = narrow_widenings(function) if narrowed is None else narrowed
     views = views or {}
     returned = set(function.body.block.last_op.operands)
     for op in function.body.block.ops:
@@ -595,7 +598,6 @@ class KernelCache:
 
     def __init__(self, directory: Path | None):
         self.directory = directory
-        self.hits = 0
 
     def _path(self, key: str) -> Path | None:
         if self.directory is None:
@@ -629,7 +631,6 @@ class KernelCache:
             kernel = Kernel.from_json(text)
         except (ValueError, KeyError, TypeError):
             return None  # a damaged entry is lowered again and rewritten
-        self.hits += 1
         return kernel
 
     def put(self, key: str, kernel: Kernel) -> None:
@@ -697,9 +698,10 @@ def _lower_all(
             kernels[key] = cached
         else:
             pending[key] = instance
+    parallel = jobs > 1 and len(pending) > 1
     work = [
         Job(
-            printed(i.module) if jobs > 1 else "",
+            printed(i.module) if parallel else "",  # what a worker parses
             i.weights,
             kernel_symbol(i, key),
             tuple(passes),
@@ -708,15 +710,9 @@ def _lower_all(
         for key, i in pending.items()
     ]
     lowered: list[Kernel | None] = [None] * len(work)
-    if jobs > 1 and len(work) > 1:
-        # The workers are forked: with the parent's objects frozen, their collections do not
-        # walk (and so copy, page by page) the parent's heap: a model's IR and weights.
-        gc.freeze()
-        try:
-            with ProcessPoolExecutor(min(jobs, len(work))) as pool:
-                lowered = list(pool.map(_lower_in_worker, work))
-        finally:
-            gc.unfreeze()
+    if parallel:
+        with ProcessPoolExecutor(min(jobs, len(work))) as pool:
+            lowered = list(pool.map(_lower_in_worker, work))
     for index, instance in enumerate(pending.values()):
         if lowered[index] is None:
             try:
@@ -749,10 +745,16 @@ def kernel_key(instance: Instance, kernels: dict[str, Kernel]) -> str:
     if shared is not None and shared.shared:
         return instance.key
     digest = hashlib.sha256()
-    for weight in instance.weights:
-        digest.update(str((weight.dtype, weight.shape)).encode())
-        digest.update(weight.tobytes())
+    update_with_arrays(digest, instance.weights)
     return f"{instance.key}-{digest.hexdigest()[:12]}"
+
+
+def update_with_arrays(digest, arrays: Sequence[np.ndarray]) -> None:
+    """Feed `digest` each array's type, shape and elements (row-major bytes): a cache key's part
+    for values a compile reads (a group's weights, calibration inputs)."""
+    for array in arrays:
+        digest.update(str((array.dtype, array.shape)).encode())
+        digest.update(array.tobytes())
 
 
 # --------------------------------------------------------------------------- #
@@ -847,19 +849,19 @@ def assemble(
                     "(this model returns an input, a constant or one value twice)",
                 ).diagnostics[0]
             )
+    keys = [kernel_key(instance, kernels) for instance in instances]  # hashes weights: once
     used: dict[str, Kernel] = {}
     calls: dict[str, int] = {}
-    for instance in instances:
-        key = kernel_key(instance, kernels)
+    for key in keys:
         used.setdefault(key, kernels[key])
         calls[key] = calls.get(key, 0) + 1
     declarations = {
         key: next(op for op in parse_source(ctx, k.declaration, "<declaration>").ops)
         for key, k in used.items()
     }
+    declared_of = [declarations[key] for key in keys]
     sizes: dict[SSAValue, int] = {}
-    for instance in instances:
-        declared = declarations[kernel_key(instance, kernels)]
+    for instance, declared in zip(instances, declared_of):
         inputs = declared.function_type.inputs.data
         for result, arg_type in zip(instance.op.results, inputs[len(instance.inputs) :]):
             sizes[result] = npu.type_bytes(arg_type)
@@ -889,7 +891,7 @@ def assemble(
     for declared in declarations.values():
         declared.detach()
         stub.body.block.add_op(declared)
-    main = _main(graph_main, instances, kernels, declarations, offsets, returned, views, stub)
+    main = _main(graph_main, instances, declared_of, offsets, returned, views, stub)
     stub.body.block.add_op(main)
     with timed("verify"):
         verify_module(stub)
@@ -967,19 +969,18 @@ def _into_kernel(module: ModuleOp, name: str, weight_globals: Sequence[str]) -> 
 def _main(
     graph_main: func.FuncOp,
     instances: Sequence[Instance],
-    kernels: dict[str, Kernel],
-    declarations: dict[str, func.FuncOp],
+    declared_of: Sequence[func.FuncOp],
     offsets: dict[SSAValue, int],
     returned: list[SSAValue],
     views: dict[SSAValue, View],
     program: ModuleOp,
 ) -> func.FuncOp:
-    """@main: the model's inputs and results in global memory, each group a call of its kernel."""
+    """@main: the model's inputs and results in global memory, each group a call of its kernel
+    (`declared_of`: the declaration of each instance's kernel)."""
     # types and ABI attributes of @main's arguments, from the kernels that read or write them
     arg_types: dict[SSAValue, Attribute] = {}
     arg_attrs: dict[SSAValue, DictionaryAttr] = {}
-    for instance in instances:
-        declared = declarations[kernel_key(instance, kernels)]
+    for instance, declared in zip(instances, declared_of):
         inputs = declared.function_type.inputs.data
         own_attrs = declared.arg_attrs.data if declared.arg_attrs is not None else None
         bound = [*instance.inputs, *instance.op.results]
@@ -1004,8 +1005,7 @@ def _main(
         )
     if arg_attrs:
         function.arg_attrs = ArrayAttr([arg_attrs.get(v, DictionaryAttr({})) for v in parameters])
-    for instance in instances:
-        declared = declarations[kernel_key(instance, kernels)]
+    for instance, declared in zip(instances, declared_of):
         inputs = declared.function_type.inputs.data
         for result, arg_type in zip(instance.op.results, inputs[len(instance.inputs) :]):
             if result not in values:
@@ -1027,8 +1027,7 @@ def _main(
         block.add_op(buffer)
         values[view] = buffer.result
     weight_number = 0
-    for instance in instances:
-        declared = declarations[kernel_key(instance, kernels)]
+    for instance, declared in zip(instances, declared_of):
         name = declared.sym_name.data
         inputs = declared.function_type.inputs.data
         operands = [_reshaped(values[v], instance.reshaped.get(v), block) for v in instance.inputs]
@@ -1111,7 +1110,8 @@ def lower_to_kernels(
         raise NotKernels(Diagnostic("error", "kernels: the model must be one function, @main"))
     gm = machine.global_memory()
     pipeline = ",".join(str(p.pipeline_pass_spec()) for p in passes)
-    views = find_views(graph_main, narrow_widenings(graph_main), gm.alignment)
-    instances = outline(graph_main, kernel_salt(pipeline, machine), views)
+    narrowed = narrow_widenings(graph_main)
+    views = find_views(graph_main, narrowed, gm.alignment)
+    instances = outline(graph_main, kernel_salt(pipeline, machine), views, narrowed)
     kernels = lower_kernels(instances, passes, gm.name, jobs, cache)
     return assemble(graph_main, instances, kernels, machine, views)

@@ -27,7 +27,7 @@ from ziggurat.context import default_context
 from ziggurat.diagnostics import op_location, op_name_location
 from ziggurat.dialects import graph
 from ziggurat.interpreters.interpreter import find_function, run_function
-from ziggurat.lowering.kernels import KernelCache
+from ziggurat.lowering.kernels import KernelCache, update_with_arrays
 from ziggurat.machine import Machine
 from ziggurat.transforms.graph.convert_float import PRECISION_ATTR
 from ziggurat.transforms.graph.integer_qdq import GraphIntegerQDQPass, has_integer_matrix
@@ -229,9 +229,7 @@ def cached_precision(
     `requested`, and written there otherwise. The ops it marks to compute in bf16 are marked again
     (by their place in `module.walk()`)."""
     digest = hashlib.sha256(f"precision|{requested}|{model_digest}|{machine!r}".encode())
-    for array in inputs:
-        digest.update(str((array.dtype, array.shape)).encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
+    update_with_arrays(digest, inputs)
     key = digest.hexdigest()
     text = cache.read(key)
     if text is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import sys
@@ -52,7 +51,7 @@ from ziggurat.interpreters.npu_interpreter import run_npu
 from ziggurat.interpreters.report import build_report, format_report
 from ziggurat.interpreters.timing import TimingStats
 from ziggurat.interpreters.trace import trace_events
-from ziggurat.lowering.kernels import KernelCache, NotKernels, lower_to_kernels
+from ziggurat.lowering.kernels import KernelCache, NotKernels, lower_to_kernels, printed
 from ziggurat.lowering.precision import (
     PRECISIONS,
     Precision,
@@ -61,7 +60,6 @@ from ziggurat.lowering.precision import (
 )
 from ziggurat.machine import Machine, load_machine
 from ziggurat.npz import candidate_keys, npz_bytes, read_npz, restore_element_type
-from ziggurat.printing import Printer
 from ziggurat.testing.differential import build_passes, input_names, level_of, run_at_level
 from ziggurat.timing_report import add_timing_option, timed, timing
 from ziggurat.tools.ziggurat_run import summarize
@@ -587,12 +585,7 @@ def compile_model(args: argparse.Namespace) -> int:
 
     if args.output is not None or not running:
         with timed("print"):
-            if program is not None:
-                text = program.text()
-            else:
-                stream = io.StringIO()
-                Printer(stream=stream).print_op(module)
-                text = stream.getvalue()
+            text = program.text() if program is not None else printed(module)
         if args.output is not None:
             with timed("write"):
                 _write(args.output, text + "\n", "IR")

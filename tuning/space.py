@@ -38,7 +38,12 @@ from ziggurat.dialects.tile import (
 )
 from ziggurat.dtypes import is_splat
 from ziggurat.ir.contraction import contraction_dims, is_contraction
-from ziggurat.lowering.kernels import extract_group, printed, without_ids_and_locations
+from ziggurat.lowering.kernels import (
+    extract_group,
+    is_group,
+    printed,
+    without_ids_and_locations,
+)
 from ziggurat.machine import Machine
 from ziggurat.parsing import parse_source
 from ziggurat.testing.differential import apply_pipeline
@@ -163,7 +168,7 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
     groups = []
     for function in functions_of(fused_with_marks(module)):
         for op in list(function.body.block.ops):
-            if op.name == "graph.fused" or _is_graph_op(op) and op.operands:
+            if is_group(op):
                 try:
                     extracted = _extract(op)
                     found = _groups_of(extracted, machine)
