@@ -6,6 +6,7 @@ Every tool prints IR through it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from io import StringIO
 from typing import IO
 
 from xdsl.context import Context
@@ -14,6 +15,7 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer as XdslPrinter
 from xdsl.syntax_printer import SyntaxPrinter as XdslSyntaxPrinter
 from xdsl.targets.mlir import MLIRTarget as XdslMLIRTarget
+from xdsl.utils.identity import identity
 
 from ziggurat.dtypes import is_splat
 from ziggurat.parsing import MAX_SPLAT_ELEMENTS
@@ -34,9 +36,41 @@ class Printer(XdslPrinter):
         dense<"0x3CA4"> : tensor<4096x25088xbf16>
     """
 
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        # xDSL's print_string, without its per-call encoding and newline splitting where
+        # the text has no newline (most of the hundreds of thousands of tokens a module prints)
+        if self._encode is not identity or "\n" in text:
+            return super().print_string(text, indent=indent)
+        self._current_column += len(text)
+        self.stream.write(text)
+
     def print_attribute(self, attribute: Attribute) -> None:
-        if not isinstance(attribute, DenseIntOrFPElementsAttr) or len(attribute) <= HEX_ELEMENTS:
+        if isinstance(attribute, DenseIntOrFPElementsAttr):
+            if len(attribute) > HEX_ELEMENTS:
+                return self._print_large_dense(attribute)
             return super().print_attribute(attribute)
+        # An attribute prints the same text wherever it appears (it holds no SSA value): print
+        # each once per printer. A module repeats few distinct types and attributes many times.
+        texts = self.__dict__.setdefault("_attribute_texts", {})
+        text = texts.get(attribute)
+        if text is None:
+            stream, self.stream = self.stream, StringIO()
+            column, self._names_resource = self._current_column, False
+            try:
+                super().print_attribute(attribute)
+                text = self.stream.getvalue()
+            finally:
+                self.stream = stream
+                self._current_column = column
+            if not self._names_resource:  # a resource is also listed at the end of the module
+                texts[attribute] = text
+        self.print_string(text)
+
+    def print_resource_handle(self, dialect: str, handle: str) -> None:
+        self._names_resource = True
+        super().print_resource_handle(dialect, handle)
+
+    def _print_large_dense(self, attribute: DenseIntOrFPElementsAttr) -> None:
         element_type = attribute.get_element_type()
         first = attribute.data.data[: element_type.compile_time_size]
         if not is_splat(attribute):

@@ -579,3 +579,131 @@ def test_the_splat_test_compares_bits_as_a_byte_by_byte_compare_does(dtype, valu
         data = np.array(values).astype(numpy_type)
     raw = data.view(np.uint8).reshape(data.size, data.dtype.itemsize)
     assert _all_bitwise_equal(data) == bool((raw == raw[0]).all())
+
+
+_LEXER_FRAGMENTS = [
+    "%",
+    "#",
+    "!",
+    "^",
+    "@",
+    "-",
+    ">",
+    "{",
+    "}",
+    "-#",
+    "#-}",
+    "{-#",
+    "0x",
+    "0x1F",
+    "12",
+    "0",
+    "5.",
+    "1.5e3",
+    "e5",
+    "abc",
+    "_x",
+    "a.b$c",
+    '"s"',
+    '"a\\"b"',
+    '"\\0A"',
+    '""',
+    " ",
+    "\n",
+    "//c\n",
+    "/",
+    "*",
+    "...",
+    ".",
+    ":",
+    ",",
+    "(",
+    ")",
+    "[",
+    "]",
+    "<",
+    "=",
+    "+",
+    "?",
+    "|",
+    "é",
+    "x",
+    '"open',
+    "\t",
+    "\v",
+    "$",
+    "-1",
+    "->",
+    "%0",
+    "%arg1",
+    "@f",
+    '@"s"',
+    "i64",
+    "4x4xf32",
+]
+
+
+def _tokens(lexer_class, text: str) -> list:
+    from xdsl.utils.lexer import Input
+    from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+    lexer, found = lexer_class(Input(text, "t.mlir")), []
+    while True:
+        try:
+            token = lexer.lex()
+        except Exception as error:  # the same error, at the same place
+            return [*found, (type(error).__name__, str(error))]
+        found.append((token.kind, token.span.start, token.span.end, type(token.span)))
+        if token.kind == MLIRTokenKind.EOF:
+            return found
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_LEXER_FRAGMENTS), max_size=14))
+def test_the_fast_lexer_lexes_as_xdsls(fragments):
+    """`FastLexer` gives xDSL's tokens (kind, span, span type) and errors, on text made of the
+    fragments where the two could part: prefixes, numbers, strings, comments, punctuation."""
+    from xdsl.utils.mlir_lexer import MLIRLexer
+
+    from ziggurat.parsing import FastLexer
+
+    text = "".join(fragments)
+    assert _tokens(FastLexer, text) == _tokens(MLIRLexer, text)
+
+
+def test_the_fast_lexer_lexes_the_lit_tests_as_xdsls():
+    from pathlib import Path
+
+    from xdsl.utils.mlir_lexer import MLIRLexer
+
+    from ziggurat.parsing import FastLexer
+
+    files = sorted(Path(__file__).parents[1].glob("**/*.mlir"))
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text()
+        assert _tokens(FastLexer, text) == _tokens(MLIRLexer, text), path
+
+
+def test_the_printer_prints_each_attribute_as_xdsls():
+    """`Printer` prints an attribute's text once and reuses it, and writes plain tokens straight
+    to its stream: the lit tests' npu and loop modules print as xDSL's printer prints them,
+    generic form included."""
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    printed = 0
+    for path in sorted([*root.glob("npu/*.mlir"), *root.glob("loop/*.mlir")]):
+        context = default_context()
+        context.allow_unregistered = True
+        try:
+            module = parse_source(context, path.read_text().split("// -----")[0], path.name)
+        except DiagnosticError:
+            continue
+        for generic in (False, True):
+            ours, theirs = io.StringIO(), io.StringIO()
+            Printer(stream=ours, print_generic_format=generic).print_op(module)
+            XdslPrinter(stream=theirs, print_generic_format=generic).print_op(module)
+            assert ours.getvalue() == theirs.getvalue(), path
+        printed += 1
+    assert printed > 20
