@@ -71,8 +71,11 @@ class Precision:
 def _largest_finite(value) -> float:
     """The largest magnitude of a float array's finite elements (0 for anything else): an
     infinity or NaN is one in f16 as well (a causal mask's -inf), only finite values overflow."""
-    if not isinstance(value, np.ndarray) or value.dtype.kind != "f":
+    if not isinstance(value, np.ndarray) or value.dtype.kind != "f" or not value.size:
         return 0.0
+    largest = max(float(value.max()), -float(value.min()))  # two passes, no copies
+    if np.isfinite(largest):
+        return largest
     finite = np.abs(value[np.isfinite(value)])
     return float(finite.max()) if finite.size else 0.0
 

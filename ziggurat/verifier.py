@@ -28,14 +28,18 @@ from ziggurat.xdsl_workarounds import (
 
 def verify_module(module: Operation) -> None:
     """Verify every op of `module`; `DiagnosticError` with one diagnostic per failing op, at that op."""
+    with without_module_dump():
+        _verify_ops(module)
+
+
+def _verify_ops(module: Operation) -> None:
     diagnostics: list[Diagnostic] = []
     dominance = Dominance()
     for op in module.walk():
         try:
             for verify in VERIFIERS_BEFORE_XDSL:
                 verify(op)
-            with without_module_dump():
-                op.verify(verify_nested_ops=False)
+            op.verify(verify_nested_ops=False)
             _verify_regions_not_empty(op)
             for verify in VERIFIERS_AFTER_XDSL:
                 verify(op)
