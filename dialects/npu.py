@@ -200,8 +200,17 @@ def _verify_tile_fits(
             )
 
 
+@functools.lru_cache(maxsize=4096)
 def _int_prop(value: int) -> IntegerAttr:
+    # immutable, as `_i64_array`'s: npu-insert-sync makes two flags per dependence, each with
+    # its event id, and building and verifying the attribute again cost as much as the flag
     return IntegerAttr(value, i64)
+
+
+@functools.lru_cache(maxsize=256)
+def _name(value: str) -> StringAttr:
+    """A pipe's or engine's name as an attribute (a few distinct names, made thousands of times)."""
+    return StringAttr(value)
 
 
 def _array(values: Sequence[int]) -> DenseArrayBase:
@@ -564,7 +573,7 @@ class DmaOp(NpuOperation):
         static_src, dynamic_src = split_indices(src_indices)
         static_dst, dynamic_dst = split_indices(dst_indices)
         properties: dict[str, Attribute] = {
-            "engine": StringAttr(engine),
+            "engine": _name(engine),
             "static_src_indices": static_src,
             "static_dst_indices": static_dst,
             "shape": _array(shape),
@@ -1446,8 +1455,8 @@ class FlagOperation(NpuOperation):
         Operation.__init__(
             self,
             properties={
-                "src_pipe": StringAttr(src_pipe),
-                "dst_pipe": StringAttr(dst_pipe),
+                "src_pipe": _name(src_pipe),
+                "dst_pipe": _name(dst_pipe),
                 "event_id": _int_prop(event_id),
             },
         )
@@ -1483,6 +1492,10 @@ class FlagOperation(NpuOperation):
     @property
     def event(self) -> int:
         return self.event_id.value.data
+
+    @event.setter
+    def event(self, event: int) -> None:
+        self.properties["event_id"] = _int_prop(event)
 
     def pipe(self, machine: Machine) -> None:
         return None
@@ -1581,7 +1594,7 @@ class BarrierOp(NpuOperation):
     assembly_format = "($pipe^)? attr-dict"
 
     def __init__(self, pipe: str | None = None):
-        super().__init__(properties={} if pipe is None else {"pipe": StringAttr(pipe)})
+        super().__init__(properties={} if pipe is None else {"pipe": _name(pipe)})
 
     # Its `pipe` is the property above (the pipe it drains): a barrier is not an instruction of a pipe.
     def buffer_windows(self, machine: Machine) -> list[BufferWindow]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -499,7 +499,7 @@ class _Function:
             if event < self.machine.flag_ids:
                 pair.append((flag, event))
                 for op in flag.ops:
-                    op.properties["event_id"] = IntegerAttr(event, i64)
+                    op.event = event
             else:
                 self.fall_back(flag)
 
