@@ -41,6 +41,7 @@ from ziggurat.diagnostics import (
 from ziggurat.xdsl_workarounds import (
     WorkaroundParser,
     accept_numeric_block_labels,
+    keep_dense_array_values,
     lex_string_literals_in_linear_time,
     reuse_isa_constraints,
 )
@@ -48,6 +49,7 @@ from ziggurat.xdsl_workarounds import (
 lex_string_literals_in_linear_time()
 accept_numeric_block_labels()
 reuse_isa_constraints()
+keep_dense_array_values()
 
 MAX_SPLAT_ELEMENTS = 1 << 24
 """The most elements a splat `dense<v> : tensor<...>` may have.
