@@ -43,6 +43,7 @@ from ziggurat.xdsl_workarounds import (
     accept_numeric_block_labels,
     keep_dense_array_values,
     lex_string_literals_in_linear_time,
+    reuse_integer_dense_arrays,
     reuse_isa_constraints,
 )
 
@@ -50,6 +51,7 @@ lex_string_literals_in_linear_time()
 accept_numeric_block_labels()
 reuse_isa_constraints()
 keep_dense_array_values()
+reuse_integer_dense_arrays()
 
 MAX_SPLAT_ELEMENTS = 1 << 24
 """The most elements a splat `dense<v> : tensor<...>` may have.

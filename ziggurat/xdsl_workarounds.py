@@ -52,6 +52,7 @@ xDSL closes the gap (a `Parser` mixin that `WorkaroundParser` lists, a verifier 
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Callable, Iterator
@@ -60,17 +61,23 @@ from typing import NoReturn
 
 import xdsl.irdl
 from xdsl.context import Context
+from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     AnyFloat,
     ArrayAttr,
     DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
 )
+from xdsl.dialects.linalg.ops import GenericOp, IndexOp, TransposeOp
+from xdsl.dialects.memref import SubviewOp
+from xdsl.dialects.scf import ForOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineMap
 from xdsl.irdl import AttributeInvT
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser, UnresolvedOperand
@@ -148,6 +155,33 @@ def keep_dense_array_values() -> None:
 
     get_values.keeps_values = True
     DenseArrayBase.get_values = get_values
+
+
+def reuse_integer_dense_arrays() -> None:
+    """Build each integer `DenseArrayBase` once per process, as xDSL's `from_list` is given it.
+
+    `from_list` normalizes and packs every element in Python; IRDL's op constructor calls it for
+    the `operandSegmentSizes` of every op with variadic operands it builds, and the lowering
+    builds the same few index, shape and segment arrays thousands of times. The attribute is
+    immutable; float arrays are built as before (0.0 and -0.0 are equal keys but differ in bits)."""
+    build = DenseArrayBase.from_list
+    if getattr(build, "reuses", False):
+        return
+
+    @functools.lru_cache(maxsize=8192)
+    def built(data_type: IntegerType, data: tuple[int, ...]) -> DenseArrayBase:
+        return build(data_type, data)
+
+    def from_list(data_type, data):
+        if isinstance(data_type, IntegerType):
+            try:
+                return built(data_type, tuple(data))
+            except TypeError:  # an unhashable element: xDSL's own error, or its array
+                pass
+        return build(data_type, data)
+
+    from_list.reuses = True
+    DenseArrayBase.from_list = staticmethod(from_list)
 
 
 def accept_numeric_block_labels() -> None:
@@ -378,7 +412,6 @@ def _affine_maps(attribute: Attribute) -> Iterator[AffineMap]:
 def verify_affine_divisors(op: Operation) -> None:
     # MLIR's rule for affine expressions: mod, floordiv and ceildiv take a positive constant. xDSL
     # accepts `mod 0`, and evaluating the map (linalg.generic's verifier does) divides by zero.
-    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr
 
     divisions = (AffineBinaryOpKind.Mod, AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv)
     for attribute in (*op.attributes.values(), *op.properties.values()):
@@ -400,7 +433,6 @@ def verify_affine_divisors(op: Operation) -> None:
 def verify_transpose_permutation(op: Operation) -> None:
     # MLIR's linalg.transpose verifier checks the permutation first; xDSL's indexes the input's
     # shape with it unchecked (IndexError on an entry past the rank).
-    from xdsl.dialects.linalg.ops import TransposeOp
 
     if not isinstance(op, TransposeOp):
         return
@@ -413,7 +445,6 @@ def verify_transpose_permutation(op: Operation) -> None:
 
 def verify_linalg_index(op: Operation) -> None:
     # MLIR's linalg.index verifier, which xDSL lacks: an index past the loops crashed the interpreter.
-    from xdsl.dialects.linalg.ops import GenericOp, IndexOp
 
     if not isinstance(op, IndexOp):
         return
@@ -429,9 +460,6 @@ def verify_linalg_index(op: Operation) -> None:
 
 def verify_scf_for_step(op: Operation) -> None:
     # MLIR's scf.for verifier, which xDSL lacks: a zero step crashed the interpreters.
-    from xdsl.dialects.arith import ConstantOp
-    from xdsl.dialects.builtin import IntegerAttr
-    from xdsl.dialects.scf import ForOp
 
     if not isinstance(op, ForOp) or not isinstance(step := op.step.owner, ConstantOp):
         return
@@ -443,7 +471,6 @@ def verify_subview_layout(op: Operation) -> None:
     # MLIR's memref.subview verifier, which xDSL lacks: the result's layout is the source's strides
     # times the subview's, at the source's offset plus the offsets along them (a zero stride the
     # result type did not say crashed the interpreters).
-    from xdsl.dialects.memref import SubviewOp
 
     if not isinstance(op, SubviewOp):
         return

@@ -862,3 +862,25 @@ def test_dense_array_values_are_kept_as_unpacked(element_type, values):
     expected = element.unpack(asked.data.data, len(asked))
     assert asked.get_values() == expected and asked.get_values() is asked.get_values()
     assert asked == fresh and hash(asked) == hash(fresh)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["i1", "i8", "i32", "i64"]),
+    st.lists(st.integers(-(2**7), 2**7 - 1), max_size=8),
+)
+def test_integer_dense_arrays_are_built_once_as_xdsl_builds_them(element_type, values):
+    """`reuse_integer_dense_arrays`: the same integer array asked again is the first one, and each
+    is the attribute xDSL's own packing gives (bytes and values)."""
+    from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, i1, i8, i32, i64
+
+    import ziggurat.parsing  # noqa: F401  (installs the workaround)
+
+    element = {"i1": i1, "i8": i8, "i32": i32, "i64": i64}[element_type]
+    if element_type == "i1":
+        values = [v & 1 for v in values]
+    built = DenseArrayBase.from_list(element, values)
+    assert DenseArrayBase.from_list(element, tuple(values)) is built
+    normalized = tuple(element.get_normalized_value(v) for v in values)
+    assert built == DenseArrayBase(element, BytesAttr(element.pack(normalized)))
+    assert built.get_values() == element.unpack(element.pack(normalized), len(values))
