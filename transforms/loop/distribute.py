@@ -4,7 +4,6 @@ the chip by `npu.core_id`, with `npu.sync_cores` between groups (docs/lowering.m
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -253,7 +252,12 @@ class _Distribute:
     def __init__(self, func: FuncOp, cores: int):
         self.func = func
         self.cores = cores
-        self.owners = itertools.cycle(range(cores))
+        self.next_core = 0
+        """The core the next tile that not every core runs goes to: such tiles (straight-line
+        parts, a loop's iterations past a multiple of the cores) take the cores in turn across
+        the function, so that a group of several tile loops fills every core (a convolution
+        peeled into its top, middle and bottom rows put the top's and the bottom's tiles on the
+        same first cores)."""
         self.core: SSAValue | None = None
 
     def run(self) -> None:
@@ -333,7 +337,8 @@ class _Distribute:
         (the side-effect-free ops between them, which they may use, stay before it)."""
         assert self.core is not None
         last = ops[-1]
-        owner = _index(next(self.owners))
+        owner = _index(self.next_core)
+        self.next_core = (self.next_core + 1) % self.cores
         is_owner = arith.CmpiOp(self.core, owner.result, "eq")
         body = Block()
         branch = scf.IfOp(is_owner.result, [], Region(body))
@@ -358,9 +363,9 @@ class _Distribute:
         return loop
 
     def split_loop(self, loop: scf.ForOp) -> None:
-        """Core c runs iterations [c q, (c + 1) q) of the loop's n (q = n // cores), and
-        iteration cores q + c when c < n % cores: at most ceil(n / cores) each, the main loop
-        keeping static bounds for loop-double-buffer."""
+        """Core c runs iterations [c q, (c + 1) q) of the loop's n (q = n // cores), and the
+        n % cores left one each on the cores next in turn: at most ceil(n / cores) each, the
+        main loop keeping static bounds for loop-double-buffer."""
         assert self.core is not None
         loop = self.collapse(loop)
         lb, step = constant_index(loop.lb), constant_index(loop.step)
@@ -392,12 +397,22 @@ class _Distribute:
             locate(op, loop.location)
 
     def remainder(self, loop: scf.ForOp, base: int, step: int, ragged: int) -> list[Operation]:
-        """Iteration `base + c step` of `loop` on core c < `ragged`, as an `scf.if` after it."""
+        """Iteration `base + r step` of `loop` on the core r places after the next one in turn
+        (`next_core`), for r < `ragged`, as an `scf.if` after it."""
         assert self.core is not None
         clone = loop.clone()
+        turn: list[Operation] = []
+        rank = self.core
+        if self.next_core:
+            # r = (core - next_core) mod cores
+            back, cores = _index(self.cores - self.next_core), _index(self.cores)
+            shifted = arith.AddiOp(self.core, back.result)
+            wrapped = arith.RemUIOp(shifted.result, cores.result)
+            turn, rank = [back, cores, shifted, wrapped], wrapped.result
+        self.next_core = (self.next_core + ragged) % self.cores
         limit, stride, offset = _index(ragged), _index(step), _index(base)
-        takes = arith.CmpiOp(self.core, limit.result, "ult")
-        scaled = arith.MuliOp(self.core, stride.result)
+        takes = arith.CmpiOp(rank, limit.result, "ult")
+        scaled = arith.MuliOp(rank, stride.result)
         iv = arith.AddiOp(scaled.result, offset.result)
         body = clone.body.block
         inner = Block()
@@ -407,7 +422,7 @@ class _Distribute:
         body.args[0].replace_all_uses_with(iv.result)
         clone.erase()
         branch = scf.IfOp(takes.result, [], Region(inner))
-        ops = [limit, stride, offset, takes, scaled, iv, branch]
+        ops = [*turn, limit, stride, offset, takes, scaled, iv, branch]
         Rewriter.insert_op(ops, InsertPoint.after(loop))
         return ops
 
@@ -420,9 +435,10 @@ class DistributePass(ModulePass):
     whose iterations write disjoint buffers (a tile loop over batch, output rows or
     channels; never a reduction loop, which accumulates into one buffer) is split by
     `npu.core_id`: core c runs iterations [c q, (c + 1) q), q = n // cores, in a loop
-    with static bounds, and iteration cores q + c when c < n % cores. The group's other
-    top-level code (the peeled first and last tiles, a loop that is not parallel) runs
-    on one core, under `scf.if`, the cores taking such parts in turn, one tile each where
+    with static bounds, and the n % cores iterations left one each on the cores next in
+    turn. The group's other top-level code (the peeled first and last tiles, a loop that is
+    not parallel) runs on one core, under `scf.if`, the cores taking such parts in turn (the
+    turn runs on across the function, past the iterations left over), one tile each where
     the tiles share no buffer (a peeled tile's staging and accumulators are its own). An
     op that fills a buffer a later part of the group reads (a conv's padded copy of its
     input) runs on every core, each filling its own copy; a group whose later part reads
