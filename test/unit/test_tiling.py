@@ -521,14 +521,14 @@ LATE_1X1 = """
     }"""
 
 
-def test_several_cores_split_a_layer_into_as_many_tiles_on_its_longer_side():
-    """ResNet-50's 1x1 reduce at 14x14 gets two tiles on one davinci core; for 32 cores its tile is
-    split until it has 32, output channels first while they are the longer side (each core then
-    reads a slice of the weights, not all of them), never below the cube's N."""
+def test_halving_for_cores_splits_a_layer_into_as_many_tiles_on_its_longer_side():
+    """ResNet-50's 1x1 reduce at 14x14 gets two tiles on one davinci core; halved for 32 cores
+    its tile is split until it has 32, output channels first while they are the longer side
+    (each core then reads a slice of the weights, not all of them), never below the cube's N."""
     from ziggurat.ir.contraction import contraction_dims
     from ziggurat.transforms.tile.tile_sizes import (
         contraction_sizes,
-        spread_contraction,
+        halved_for_cores,
         tile_count,
     )
     from ziggurat.transforms.tile.tiling_interface import tiling_of
@@ -540,14 +540,55 @@ def test_several_cores_split_a_layer_into_as_many_tiles_on_its_longer_side():
     parallel = [*roles.batch, *roles.m, *roles.n]
     one = contraction_sizes(op, machine, extents)
     assert tile_count(extents, one, parallel) < 32
-    spread = spread_contraction(op, machine, extents, one, 32)
+    spread = halved_for_cores(op, machine, extents, one, 32)
     assert tile_count(extents, spread, parallel) >= 32
     (channels,) = roles.n
     assert spread[channels] < one[channels] and spread[channels] % 16 == 0
-    assert [spread[d] for d in roles.k] == [one[d] for d in roles.k]  # the reduction is untouched
+    assert [spread[d] for d in roles.k] == [one[d] for d in roles.k]  # a conv's K is untouched
     # a layer with fewer points than cores stops at the floors
-    floor = spread_contraction(op, machine, extents, one, 10**6)
+    floor = halved_for_cores(op, machine, extents, one, 10**6)
     assert floor[channels] == 16 and all(floor[d] == 1 for d in roles.m)
+
+
+LATE_3X3 = """
+    func.func @main(%x: tensor<1x512x7x7xf16>, %w: tensor<512x512x3x3xf16>) -> tensor<1x512x7x7xf16> {
+      %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x512x7x7xf16>, tensor<512x512x3x3xf16>) -> tensor<1x512x7x7xf16>
+      func.return %y : tensor<1x512x7x7xf16>
+    }"""
+
+
+@pytest.mark.parametrize("text", [LATE_1X1, LATE_3X3], ids=["1x1 at 14x14", "3x3 at 7x7"])
+def test_several_cores_take_the_tile_the_layer_runs_fastest_with(text):
+    """For several cores, `spread_contraction` takes the tile of least modelled time among every
+    tile that fits, the one-core tile and its halving; the last 3x3 convs of ResNet-50, whose
+    weights outweigh their input 28 to 1, keep all 7 output rows in one tile and split only
+    their output channels: each core reads its slice of the weights once (halving had three row
+    tiles reading them three times), and the result is the graph's."""
+    from ziggurat.ir.contraction import contraction_dims
+    from ziggurat.transforms.tile.tile_sizes import (
+        contraction_sizes,
+        halved_for_cores,
+        spread_contraction,
+        time_on_cores,
+    )
+    from ziggurat.transforms.tile.tiling_interface import tiling_of
+
+    op = contraction_of(text)
+    machine = load_machine("davinci")
+    extents = [loop.extent for loop in tiling_of(op).domain(op)]
+    one = contraction_sizes(op, machine, extents)
+    halved = halved_for_cores(op, machine, extents, one, 32)
+    chosen = spread_contraction(op, machine, extents, one, 32)
+    time = lambda sizes: time_on_cores(op, machine, extents, sizes, 32)  # noqa: E731
+    assert time(chosen) <= min(time(one), time(halved))
+    if text is LATE_3X3:
+        rows = contraction_dims(op).m[-2]
+        assert chosen[rows] == extents[rows] and halved[rows] < extents[rows]
+        assert time(chosen) < time(halved)
+    report = check_pass_preserves_numerics(
+        text, "graph-to-tile,tile-and-fuse{machine=davinci cores=32}"
+    )
+    assert report.ok, report
 
 
 def test_several_cores_split_a_vector_group_down_to_its_lanes():

@@ -264,9 +264,10 @@ def group_sizes(
         if override is not None:
             sizes = apply_override(anchor_extents, override)
         elif machine is not None:
-            sizes = contraction_sizes(anchor, machine, anchor_extents, epilogue_bytes(group))
+            epilogue = epilogue_bytes(group)
+            sizes = contraction_sizes(anchor, machine, anchor_extents, epilogue)
             if cores > 1:
-                sizes = spread_contraction(anchor, machine, anchor_extents, sizes, cores)
+                sizes = spread_contraction(anchor, machine, anchor_extents, sizes, cores, epilogue)
         else:
             sizes = anchor_extents
         window = set(contraction_dims(anchor).window)
@@ -662,8 +663,9 @@ class TileAndFusePass(ModulePass):
     """Tile sizes for every group's root (0: whole); wins over the machine's."""
 
     cores: int = 1
-    """The cores `loop-distribute` will divide each group's tiles among: the machine's tiles are
-    split until a group has that many where its loops allow (`spread_contraction`)."""
+    """The cores `loop-distribute` will divide each group's tiles among: a contraction takes the
+    tile its layer runs fastest with on that many cores (`spread_contraction`), a vector group's
+    tiles are split until it has that many where its loops allow (`spread_vector`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.machine is None and not self.sizes:

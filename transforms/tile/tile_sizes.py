@@ -417,10 +417,106 @@ def _halve_until(
 
 
 def spread_contraction(
+    op: Operation,
+    machine: Machine,
+    extents: Sequence[int],
+    sizes: Sequence[int],
+    cores: int,
+    epilogue_bytes: int = 0,
+) -> list[int]:
+    """The tile of a contraction whose layer runs fastest on `cores` cores by `time_on_cores`:
+    among every tile that fits (`conv_options`, `matmul_options`), the one-core tile, and that
+    tile split by `halved_for_cores`. A layer whose weights outweigh its activations then splits
+    its output channels among the cores, each core reading a slice of the weights once, where
+    halving the longer side had kept several row tiles, each reading all of its channels'
+    weights again (ResNet-50's 7x7 3x3 convs on 32 cores: three row tiles)."""
+    halved = halved_for_cores(op, machine, extents, sizes, cores)
+    candidates = [list(sizes), halved, *_option_sizes(op, machine, extents, epilogue_bytes)]
+    return min(candidates, key=lambda tile: time_on_cores(op, machine, extents, tile, cores))
+
+
+def _option_sizes(
+    op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int
+) -> list[list[int]]:
+    """Every tile the one-core heuristic chooses from, as sizes per loop (double-buffered
+    accumulators where any tile allows them, as `contraction_sizes` prefers)."""
+    roles = contraction_dims(op)
+    if roles.is_convolution:
+        if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
+            return []
+        base, rows, options_of = _conv_base(roles, extents), roles.m[-2], conv_options
+    else:
+        roles = matmul_roles(roles, extents)
+        if len(roles.m) != 1 or len(roles.n) != 1 or len(roles.k) != 1:
+            return []
+        base, rows, options_of = list(extents), roles.m[0], matmul_options
+        for d in roles.batch:
+            base[d] = 1
+    for c_copies in (2, 1):
+        options = options_of(op, machine, roles, extents, Limits(c_copies, epilogue_bytes))
+        if options:
+            break
+    tiles = []
+    for option in options:
+        tile = list(base)
+        tile[rows], tile[roles.n[0]], tile[roles.k[0]] = option["m"], option["n"], option["k"]
+        tiles.append(tile)
+    return tiles
+
+
+def time_on_cores(
+    op: Operation, machine: Machine, extents: Sequence[int], sizes: Sequence[int], cores: int
+) -> float:
+    """Cycles the busiest core spends on a contraction tiled by `sizes` on `cores` cores: its
+    tiles (ceil(tiles / cores)), each taking the longer of moving its operands from global memory
+    (all of K: the input rows its output rows need, the weights of its output channels) at the
+    core's share of the bandwidth and computing its multiply-accumulates, plus a DMA setup per
+    K step (a conv's window taps are steps of their own). A model for choosing, not a timing."""
+    roles = contraction_dims(op)
+    parallel = [*roles.batch, *roles.m, *roles.n]
+    tiles = tile_count(extents, sizes, parallel)
+    active = min(tiles, cores)
+    in_bytes, _ = _element_bytes(op)
+    box = [min(s, e) for s, e in zip(sizes, extents)]
+    for d in (*roles.k, *roles.window):
+        box[d] = extents[d]
+    lhs_map, rhs_map = tiling_of(op).indexing_maps(op)[:2]
+    moved = (
+        sum(
+            slice_elements([linear_form(result)[0] for result in m.results], box)
+            for m in (lhs_map, rhs_map)
+        )
+        * in_bytes
+    )
+    loader = next(
+        (e for e in machine.dmas.values() if e.shared_bandwidth == machine.global_memory().name),
+        None,
+    )
+    bandwidth = machine.global_memory().read_bytes_per_cycle / active
+    setup = 0
+    if loader is not None:
+        bandwidth, setup = min(bandwidth, loader.bytes_per_cycle), loader.setup_latency
+    macs = math.prod(box[d] for d in parallel) * math.prod(
+        extents[d] for d in (*roles.k, *roles.window)
+    )
+    steps = math.prod(-(-extents[d] // max(1, sizes[d])) for d in roles.k) * math.prod(
+        extents[d] for d in roles.window
+    )
+    source = str(op.operands[0].type.get_element_type())
+    peak = max(
+        (rate for (given, _), rate in machine.matrix.dtypes.items() if given == source), default=0.0
+    )
+    compute = macs / peak if peak else 0.0
+    per_tile = max(moved / bandwidth, compute) + 2 * setup * steps
+    return -(-tiles // cores) * per_tile
+
+
+def halved_for_cores(
     op: Operation, machine: Machine, extents: Sequence[int], sizes: Sequence[int], cores: int
 ) -> list[int]:
     """`sizes` with the contraction's output tile split until there are `cores` tiles, where the
-    layer has that many: `loop-distribute` gives each core whole tiles, so a layer of fewer tiles
+    layer has that many (then a matmul's K grown into the room left, `_longest_k`):
+    `loop-distribute` gives each core whole tiles, so a layer of fewer tiles
     leaves cores idle (ResNet-50's 14x14 layers took two tiles on davinci's 32 cores).
 
     Each split halves the output rows (M loops, outermost first, down to one) or the output
