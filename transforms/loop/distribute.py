@@ -318,8 +318,8 @@ class _Distribute:
         units = self.units(group)
         replicated = _replicated(units)
         if replicated is None:
-            # a later part of the group reads what an earlier one wrote: one core runs it all
-            self.on_one_core(group.ops)
+            # a later part of the group reads what an earlier one wrote
+            self.in_phases(units)
             return
         shared = _Unit(list(replicated), False).roots(write=True)
         for unit in units:
@@ -331,6 +331,32 @@ class _Distribute:
             ops = [op for op in unit.ops if op not in replicated]
             for tile in _independent_tiles(ops, shared) if ops else ():
                 self.on_one_core(tile)
+
+    def in_phases(self, units: list[_Unit]) -> None:
+        """Each part of a group divided among the cores on its own, with `npu.sync_cores` before a
+        part that reads what an earlier part of its phase wrote, or writes what one read or
+        wrote (the stem's space-to-depth casts its input into a scratch buffer, then rearranges
+        it: both halves spread over the cores, a barrier between them, where one core ran both).
+        A buffer written in one phase and read in the next stays one buffer for all cores
+        (`npu-private-scratch` privatizes only what one phase alone uses)."""
+        read: set[SSAValue] = set()
+        written: set[SSAValue] = set()
+        for unit in units:
+            reads, writes = unit.roots(write=False), unit.roots(write=True)
+            if reads & written or writes & (read | written):
+                sync = npu.SyncCoresOp()
+                locate(sync, unit.ops[0].location)
+                Rewriter.insert_op(sync, InsertPoint.before(unit.ops[0]))
+                read, written = set(), set()
+            if unit.parallel:
+                (loop,) = unit.ops
+                assert isinstance(loop, scf.ForOp)
+                self.split_loop(loop)
+            else:
+                for tile in _independent_tiles(unit.ops):
+                    self.on_one_core(tile)
+            read |= reads
+            written |= writes
 
     def on_one_core(self, ops: list[Operation]) -> None:
         """Move `ops` into an `scf.if` on the next core in turn, where the last of them stood
@@ -442,7 +468,8 @@ class DistributePass(ModulePass):
     the tiles share no buffer (a peeled tile's staging and accumulators are its own). An
     op that fills a buffer a later part of the group reads (a conv's padded copy of its
     input) runs on every core, each filling its own copy; a group whose later part reads
-    what any other earlier part wrote runs on one core whole. Between two
+    what any other earlier part wrote runs in phases, each part divided on its own and
+    `npu.sync_cores` between them where one reads what another wrote. Between two
     groups stands an `npu.sync_cores`: a group reads what the others wrote in global
     memory only once they are done. The module records the count (`npu.cores = N`), which
     `npu-private-scratch` and the interpreter read. With `cores=1` nothing changes.
