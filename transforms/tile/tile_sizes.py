@@ -431,15 +431,22 @@ def spread_contraction(
     halving the longer side had kept several row tiles, each reading all of its channels'
     weights again (ResNet-50's 7x7 3x3 convs on 32 cores: three row tiles)."""
     halved = halved_for_cores(op, machine, extents, sizes, cores)
-    candidates = [list(sizes), halved, *_option_sizes(op, machine, extents, epilogue_bytes)]
-    return min(candidates, key=lambda tile: time_on_cores(op, machine, extents, tile, cores))
+    single = _option_sizes(op, machine, extents, epilogue_bytes, c_copies=1)
+    double = {tuple(tile) for tile in _option_sizes(op, machine, extents, epilogue_bytes)}
+
+    def time(tile: list[int]) -> float:
+        # a tile whose accumulator fits only once waits for it to drain before the next starts
+        drains = tuple(tile) not in double and tile in single
+        return time_on_cores(op, machine, extents, tile, cores, drains)
+
+    return min([list(sizes), halved, *single], key=time)
 
 
 def _option_sizes(
-    op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int
+    op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int, c_copies: int = 2
 ) -> list[list[int]]:
-    """Every tile the one-core heuristic chooses from, as sizes per loop (double-buffered
-    accumulators where any tile allows them, as `contraction_sizes` prefers)."""
+    """Every tile that fits with `c_copies` accumulators, as sizes per loop (with one where no
+    tile fits two)."""
     roles = contraction_dims(op)
     if roles.is_convolution:
         if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
@@ -452,8 +459,8 @@ def _option_sizes(
         base, rows, options_of = list(extents), roles.m[0], matmul_options
         for d in roles.batch:
             base[d] = 1
-    for c_copies in (2, 1):
-        options = options_of(op, machine, roles, extents, Limits(c_copies, epilogue_bytes))
+    for copies in sorted({c_copies, 1}, reverse=True):
+        options = options_of(op, machine, roles, extents, Limits(copies, epilogue_bytes))
         if options:
             break
     tiles = []
@@ -465,13 +472,19 @@ def _option_sizes(
 
 
 def time_on_cores(
-    op: Operation, machine: Machine, extents: Sequence[int], sizes: Sequence[int], cores: int
+    op: Operation,
+    machine: Machine,
+    extents: Sequence[int],
+    sizes: Sequence[int],
+    cores: int,
+    drains: bool = False,
 ) -> float:
     """Cycles the busiest core spends on a contraction tiled by `sizes` on `cores` cores: its
     tiles (ceil(tiles / cores)), each taking the longer of moving its operands from global memory
     (all of K: the input rows its output rows need, the weights of its output channels) at the
     core's share of the bandwidth and computing its multiply-accumulates, plus a DMA setup per
-    K step (a conv's window taps are steps of their own). A model for choosing, not a timing."""
+    K step (a conv's window taps are steps of their own), and, where its accumulator fits only
+    once (`drains`), the time to drain it. A model for choosing, not a timing."""
     roles = contraction_dims(op)
     parallel = [*roles.batch, *roles.m, *roles.n]
     tiles = tile_count(extents, sizes, parallel)
@@ -508,6 +521,18 @@ def time_on_cores(
     )
     compute = macs / peak if peak else 0.0
     per_tile = max(moved / bandwidth, compute) + 2 * setup * steps
+    if drains:
+        _, acc_bytes = _element_bytes(op)
+        drain = next(
+            (
+                e
+                for e in machine.dmas.values()
+                if e.paths and e.paths[0][0] == machine.matrix.c_space
+            ),
+            None,
+        )
+        points = math.prod(box[d] for d in parallel)
+        per_tile += points * acc_bytes / drain.bytes_per_cycle if drain is not None else 0.0
     return -(-tiles // cores) * per_tile
 
 
