@@ -425,8 +425,8 @@ def spread_contraction(
     epilogue_bytes: int = 0,
 ) -> list[int]:
     """The tile of a contraction whose layer runs fastest on `cores` cores by `time_on_cores`:
-    among every tile that fits (`conv_options`, `matmul_options`), the one-core tile, and that
-    tile split by `halved_for_cores`. A layer whose weights outweigh its activations then splits
+    among every tile that fits (`conv_options`, `matmul_options`; with its accumulator once,
+    charged its drain, or twice), the one-core tile, and that tile split by `halved_for_cores`. A layer whose weights outweigh its activations then splits
     its output channels among the cores, each core reading a slice of the weights once, where
     halving the longer side had kept several row tiles, each reading all of its channels'
     weights again (ResNet-50's 7x7 3x3 convs on 32 cores: three row tiles)."""
@@ -445,8 +445,8 @@ def spread_contraction(
 def _option_sizes(
     op: Operation, machine: Machine, extents: Sequence[int], epilogue_bytes: int, c_copies: int = 2
 ) -> list[list[int]]:
-    """Every tile that fits with `c_copies` accumulators, as sizes per loop (with one where no
-    tile fits two)."""
+    """Every tile that fits with `c_copies` accumulators in the matrix unit's output space, as
+    sizes per loop; with one accumulator where none fits `c_copies`."""
     roles = contraction_dims(op)
     if roles.is_convolution:
         if len(roles.n) != 1 or len(roles.k) != 1 or len(roles.m) < 2:
