@@ -426,10 +426,11 @@ def spread_contraction(
 ) -> list[int]:
     """The tile of a contraction whose layer runs fastest on `cores` cores by `time_on_cores`:
     among every tile that fits (`conv_options`, `matmul_options`; with its accumulator once,
-    charged its drain, or twice), the one-core tile, and that tile split by `halved_for_cores`. A layer whose weights outweigh its activations then splits
-    its output channels among the cores, each core reading a slice of the weights once, where
-    halving the longer side had kept several row tiles, each reading all of its channels'
-    weights again (ResNet-50's 7x7 3x3 convs on 32 cores: three row tiles)."""
+    charged its drain, or twice), the one-core tile, and that tile split by `halved_for_cores`.
+    A layer whose weights outweigh its activations then splits its output channels among the
+    cores, each core reading a slice of the weights once, where halving the longer side had
+    kept several row tiles, each reading all of its channels' weights again (ResNet-50's 7x7
+    3x3 convs on 32 cores: three row tiles)."""
     halved = halved_for_cores(op, machine, extents, sizes, cores)
     single = _option_sizes(op, machine, extents, epilogue_bytes, c_copies=1)
     double = {tuple(tile) for tile in _option_sizes(op, machine, extents, epilogue_bytes)}
