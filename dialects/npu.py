@@ -47,6 +47,7 @@ from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    IRDLOperationInvT,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -56,7 +57,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -236,54 +237,69 @@ def split_indices(indices: Sequence[SSAValue | int]) -> tuple[DenseArrayBase, li
 # of each, and xDSL's declarative format spent 0.35 ms parsing a DMA and 0.5 ms an mma.
 
 
-def _parse_indexed(
+def _parse_buffers(
+    cls: type[IRDLOperationInvT],
     parser: Parser,
-) -> tuple[UnresolvedOperand, Sequence[UnresolvedOperand], list[int]]:
-    """`%buffer[0, %i, 4]`: the buffer, the index values and the static indices."""
-    buffer = parser.parse_unresolved_operand()
-    values, static = parse_dynamic_index_list_without_types(parser, DYNAMIC_INDEX)
-    return buffer, values, list(static)
-
-
-def _print_indexed(
-    printer: Printer, buffer: SSAValue, values: Sequence[SSAValue], static: DenseArrayBase
-) -> None:
-    printer.print_ssa_value(buffer)
-    print_dynamic_index_list(printer, DYNAMIC_INDEX, values, static.get_values())
-
-
-def _parse_dictionary(
-    parser: Parser, in_format: frozenset[str], in_dictionary: frozenset[str]
-) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
-    """The attribute dictionary's properties (`in_dictionary`) and attributes."""
+    buffers: Sequence[str],
+    separators: Sequence[str],
+    leading: dict[str, Attribute],
+) -> IRDLOperationInvT:
+    """`%a[0, %i] sep %b[...] ... attr-dict : type sep type ...`, one indexed operand per name in
+    `buffers` (its values `<name>_indices`, its static indices `static_<name>_indices`), the
+    separators as printed (", ", " -> "); `leading`: the properties parsed before the buffers.
+    The dictionary holds the properties in `cls._IN_DICTIONARY` and the op's attributes."""
+    indexed = []
+    for position, _ in enumerate(buffers):
+        if position:
+            parser.parse_punctuation(separators[position - 1].strip())
+        buffer = parser.parse_unresolved_operand()
+        values, static = parse_dynamic_index_list_without_types(parser, DYNAMIC_INDEX)
+        indexed.append((buffer, values, static))
     attributes = parser.parse_optional_attr_dict()
+    in_format = {"operandSegmentSizes", *leading, *(f"static_{name}_indices" for name in buffers)}
     if reserved := in_format & attributes.keys():
         parser.raise_error(
             f"attributes {', '.join(reserved)} are defined in other parts of the assembly "
             "format, and thus should not be defined in the attribute dictionary."
         )
-    properties = {name: attributes.pop(name) for name in list(attributes) if name in in_dictionary}
-    return properties, attributes
+    properties = {
+        name: attributes.pop(name) for name in list(attributes) if name in cls._IN_DICTIONARY
+    }
+    properties |= leading
+    parser.parse_punctuation(":")
+    operands: list[SSAValue | Sequence[SSAValue]] = []
+    index = IndexType()
+    for position, (name, (buffer, values, static)) in enumerate(zip(buffers, indexed)):
+        if position:
+            parser.parse_punctuation(separators[position - 1].strip())
+        properties[f"static_{name}_indices"] = _array(static)
+        operands.append(parser.resolve_operand(buffer, parser.parse_type()))
+        operands.append(parser.resolve_operands(values, [index] * len(values), parser.pos))
+    return cls.build(operands=operands, properties=properties, attributes=attributes)
 
 
-def _print_dictionary(printer: Printer, op: Operation, in_dictionary: frozenset[str]) -> None:
+def _print_buffers(
+    printer: Printer, op: IRDLOperation, buffers: Sequence[str], separators: Sequence[str]
+) -> None:
+    """What `_parse_buffers` reads, after the properties printed before the buffers."""
+    in_dictionary = op._IN_DICTIONARY
     if not op.attributes.keys().isdisjoint(in_dictionary):
         raise ValueError(
             "Cannot print attributes and properties with the same name in a single dictionary"
         )
+    for position, name in enumerate(buffers):
+        printer.print_string(separators[position - 1] if position else " ")
+        printer.print_ssa_value(getattr(op, name))
+        static = getattr(op, f"static_{name}_indices").get_values()
+        print_dynamic_index_list(printer, DYNAMIC_INDEX, getattr(op, f"{name}_indices"), static)
     printer.print_op_attributes(
         op.attributes | {k: v for k, v in op.properties.items() if k in in_dictionary}
     )
-
-
-def _resolve_indexed(
-    parser: Parser, buffer: UnresolvedOperand, values: Sequence[UnresolvedOperand], type: Attribute
-) -> list[SSAValue | Sequence[SSAValue]]:
-    index = IndexType()
-    return [
-        parser.resolve_operand(buffer, type),
-        parser.resolve_operands(values, [index] * len(values), parser.pos),
-    ]
+    printer.print_string(" : ")
+    for position, name in enumerate(buffers):
+        if position:
+            printer.print_string(separators[position - 1])
+        printer.print_attribute(getattr(op, name).type)
 
 
 @dataclass(frozen=True)
@@ -508,11 +524,8 @@ class DmaOp(NpuOperation):
 
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
 
-    # `"engine" %src[indices] -> %dst[indices] attr-dict : type -> type`, by hand (see
-    # `_parse_indexed`)
-    _IN_FORMAT: ClassVar[frozenset[str]] = frozenset(
-        ("engine", "static_src_indices", "static_dst_indices", "operandSegmentSizes")
-    )
+    # `"engine" %src[indices] -> %dst[indices] attr-dict : type -> type`, by hand
+    # (`_parse_buffers`)
     _IN_DICTIONARY: ClassVar[frozenset[str]] = frozenset(
         ("shape", "src_strides", "dst_strides", "pad", "pad_value", "transpose")
     )
@@ -520,40 +533,12 @@ class DmaOp(NpuOperation):
     @classmethod
     def parse(cls, parser: Parser) -> DmaOp:
         engine = parser.parse_attribute()
-        src, src_values, src_static = _parse_indexed(parser)
-        parser.parse_punctuation("->")
-        dst, dst_values, dst_static = _parse_indexed(parser)
-        properties, attributes = _parse_dictionary(parser, cls._IN_FORMAT, cls._IN_DICTIONARY)
-        parser.parse_punctuation(":")
-        src_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        dst_type = parser.parse_type()
-        properties |= {
-            "engine": engine,
-            "static_src_indices": _array(src_static),
-            "static_dst_indices": _array(dst_static),
-        }
-        return cls.build(
-            operands=[
-                *_resolve_indexed(parser, src, src_values, src_type),
-                *_resolve_indexed(parser, dst, dst_values, dst_type),
-            ],
-            properties=properties,
-            attributes=attributes,
-        )
+        return _parse_buffers(cls, parser, ("src", "dst"), (" -> ",), {"engine": engine})
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_attribute(self.engine)
-        printer.print_string(" ")
-        _print_indexed(printer, self.src, self.src_indices, self.static_src_indices)
-        printer.print_string(" -> ")
-        _print_indexed(printer, self.dst, self.dst_indices, self.static_dst_indices)
-        _print_dictionary(printer, self, self._IN_DICTIONARY)
-        printer.print_string(" : ")
-        printer.print_attribute(self.src.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.dst.type)
+        _print_buffers(printer, self, ("src", "dst"), (" -> ",))
 
     def __init__(
         self,
@@ -763,56 +748,16 @@ class MmaOp(NpuOperation):
 
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
 
-    # `%a[indices], %b[indices] -> %c[indices] attr-dict : type, type -> type`, by hand (see
-    # `_parse_indexed`)
-    _IN_FORMAT: ClassVar[frozenset[str]] = frozenset(
-        ("static_a_indices", "static_b_indices", "static_c_indices", "operandSegmentSizes")
-    )
+    # `%a[indices], %b[indices] -> %c[indices] attr-dict : type, type -> type`, by hand
+    # (`_parse_buffers`)
     _IN_DICTIONARY: ClassVar[frozenset[str]] = frozenset(("m", "n", "k", "accumulate"))
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaOp:
-        a, a_values, a_static = _parse_indexed(parser)
-        parser.parse_punctuation(",")
-        b, b_values, b_static = _parse_indexed(parser)
-        parser.parse_punctuation("->")
-        c, c_values, c_static = _parse_indexed(parser)
-        properties, attributes = _parse_dictionary(parser, cls._IN_FORMAT, cls._IN_DICTIONARY)
-        parser.parse_punctuation(":")
-        a_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        b_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        c_type = parser.parse_type()
-        properties |= {
-            "static_a_indices": _array(a_static),
-            "static_b_indices": _array(b_static),
-            "static_c_indices": _array(c_static),
-        }
-        return cls.build(
-            operands=[
-                *_resolve_indexed(parser, a, a_values, a_type),
-                *_resolve_indexed(parser, b, b_values, b_type),
-                *_resolve_indexed(parser, c, c_values, c_type),
-            ],
-            properties=properties,
-            attributes=attributes,
-        )
+        return _parse_buffers(cls, parser, ("a", "b", "c"), (", ", " -> "), {})
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _print_indexed(printer, self.a, self.a_indices, self.static_a_indices)
-        printer.print_string(", ")
-        _print_indexed(printer, self.b, self.b_indices, self.static_b_indices)
-        printer.print_string(" -> ")
-        _print_indexed(printer, self.c, self.c_indices, self.static_c_indices)
-        _print_dictionary(printer, self, self._IN_DICTIONARY)
-        printer.print_string(" : ")
-        printer.print_attribute(self.a.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.b.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.c.type)
+        _print_buffers(printer, self, ("a", "b", "c"), (", ", " -> "))
 
     def __init__(
         self,
