@@ -225,6 +225,13 @@ def _independent_tiles(
     return found
 
 
+def _barrier_before(op: Operation) -> None:
+    """An `npu.sync_cores` before `op`, located at it."""
+    sync = npu.SyncCoresOp()
+    locate(sync, op.location)
+    Rewriter.insert_op(sync, InsertPoint.before(op))
+
+
 @dataclass
 class _Unit:
     """Top-level ops of one group that run on the same cores: a parallel tile loop, or a run
@@ -270,9 +277,7 @@ class _Distribute:
         self.core = core.result
         for index, group in enumerate(groups):
             if index:
-                sync = npu.SyncCoresOp()
-                locate(sync, group.ops[0].location)
-                Rewriter.insert_op(sync, InsertPoint.before(group.ops[0]))
+                _barrier_before(group.ops[0])
             self.distribute(group)
 
     def groups(self) -> list[_Group] | None:
@@ -323,14 +328,25 @@ class _Distribute:
             return
         shared = _Unit(list(replicated), False).roots(write=True)
         for unit in units:
-            if unit.parallel:
-                (loop,) = unit.ops
-                assert isinstance(loop, scf.ForOp)
-                self.split_loop(loop)
-                continue
-            ops = [op for op in unit.ops if op not in replicated]
-            for tile in _independent_tiles(ops, shared) if ops else ():
-                self.on_one_core(tile)
+            self.divide(unit, replicated, shared)
+
+    def divide(
+        self,
+        unit: _Unit,
+        replicated: AbstractSet[Operation] = frozenset(),
+        shared: AbstractSet[SSAValue] = frozenset(),
+    ) -> None:
+        """Give each core its share of `unit`: a parallel loop's iterations, or each tile of its
+        straight-line code but the ops every core runs (`replicated`, which fill the buffers in
+        `shared`) to the next core in turn."""
+        if unit.parallel:
+            (loop,) = unit.ops
+            assert isinstance(loop, scf.ForOp)
+            self.split_loop(loop)
+            return
+        ops = [op for op in unit.ops if op not in replicated]
+        for tile in _independent_tiles(ops, shared) if ops else ():
+            self.on_one_core(tile)
 
     def in_phases(self, units: list[_Unit]) -> None:
         """Each part of a group divided among the cores on its own, with `npu.sync_cores` before a
@@ -344,17 +360,9 @@ class _Distribute:
         for unit in units:
             reads, writes = unit.roots(write=False), unit.roots(write=True)
             if reads & written or writes & (read | written):
-                sync = npu.SyncCoresOp()
-                locate(sync, unit.ops[0].location)
-                Rewriter.insert_op(sync, InsertPoint.before(unit.ops[0]))
+                _barrier_before(unit.ops[0])
                 read, written = set(), set()
-            if unit.parallel:
-                (loop,) = unit.ops
-                assert isinstance(loop, scf.ForOp)
-                self.split_loop(loop)
-            else:
-                for tile in _independent_tiles(unit.ops):
-                    self.on_one_core(tile)
+            self.divide(unit)
             read |= reads
             written |= writes
 
