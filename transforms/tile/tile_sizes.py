@@ -424,7 +424,7 @@ def spread_contraction(
     cores: int,
     epilogue_bytes: int = 0,
 ) -> list[int]:
-    """The tile of a contraction whose layer runs fastest on `cores` cores by `time_on_cores`:
+    """The tile of a contraction whose layer runs fastest on `cores` cores by `_CoreTime`:
     among every tile that fits (`conv_options`, `matmul_options`; with its accumulator once,
     charged its drain, or twice), the one-core tile, and that tile split by `halved_for_cores`.
     A layer whose weights outweigh its activations then splits its output channels among the
@@ -434,11 +434,12 @@ def spread_contraction(
     halved = halved_for_cores(op, machine, extents, sizes, cores)
     single = _option_sizes(op, machine, extents, epilogue_bytes, c_copies=1)
     double = {tuple(tile) for tile in _option_sizes(op, machine, extents, epilogue_bytes)}
+    # a tile whose accumulator fits only once waits for it to drain before the next starts
+    once = {tuple(tile) for tile in single} - double
+    core_time = _CoreTime(op, machine, extents, cores)
 
     def time(tile: list[int]) -> float:
-        # a tile whose accumulator fits only once waits for it to drain before the next starts
-        drains = tuple(tile) not in double and tile in single
-        return time_on_cores(op, machine, extents, tile, cores, drains)
+        return core_time(tile, drains=tuple(tile) in once)
 
     return min([list(sizes), halved, *single], key=time)
 
@@ -480,50 +481,40 @@ def time_on_cores(
     cores: int,
     drains: bool = False,
 ) -> float:
-    """Cycles the busiest core spends on a contraction tiled by `sizes` on `cores` cores: its
-    tiles (ceil(tiles / cores)), each taking the longer of moving its operands from global memory
-    (all of K: the input rows its output rows need, the weights of its output channels) at the
-    core's share of the bandwidth and computing its multiply-accumulates, plus a DMA setup per
-    K step (a conv's window taps are steps of their own), and, where its accumulator fits only
-    once (`drains`), the time to drain it. A model for choosing, not a timing."""
-    roles = contraction_dims(op)
-    parallel = [*roles.batch, *roles.m, *roles.n]
-    tiles = tile_count(extents, sizes, parallel)
-    active = min(tiles, cores)
-    in_bytes, _ = _element_bytes(op)
-    box = [min(s, e) for s, e in zip(sizes, extents)]
-    for d in (*roles.k, *roles.window):
-        box[d] = extents[d]
-    lhs_map, rhs_map = tiling_of(op).indexing_maps(op)[:2]
-    moved = (
-        sum(
-            slice_elements([linear_form(result)[0] for result in m.results], box)
-            for m in (lhs_map, rhs_map)
+    """Cycles the busiest core spends on a contraction tiled by `sizes` on `cores` cores
+    (`_CoreTime`). A model for choosing, not a timing."""
+    return _CoreTime(op, machine, extents, cores)(sizes, drains)
+
+
+class _CoreTime:
+    """The cycles of the busiest core for each tile of one contraction on `cores` cores: its tiles
+    (ceil(tiles / cores)), each taking the longer of moving its operands from global memory (all
+    of K: the input rows its output rows need, the weights of its output channels) at the core's
+    share of the bandwidth and computing its multiply-accumulates, plus a DMA setup per K step (a
+    conv's window taps are steps of their own), and, where its accumulator fits only once
+    (`drains`), the time to drain it. What does not depend on the tile is worked out once."""
+
+    def __init__(self, op: Operation, machine: Machine, extents: Sequence[int], cores: int):
+        self.extents, self.cores = extents, cores
+        roles = contraction_dims(op)
+        self.parallel = [*roles.batch, *roles.m, *roles.n]
+        self.whole = [*roles.k, *roles.window]
+        self.k, self.window = roles.k, roles.window
+        self.in_bytes, self.acc_bytes = _element_bytes(op)
+        self.forms = [
+            [linear_form(result)[0] for result in indexing_map.results]
+            for indexing_map in tiling_of(op).indexing_maps(op)[:2]
+        ]
+        gm = machine.global_memory()
+        loader = next((e for e in machine.dmas.values() if e.shared_bandwidth == gm.name), None)
+        self.gm_bandwidth = gm.read_bytes_per_cycle
+        self.loader_bandwidth = loader.bytes_per_cycle if loader is not None else None
+        self.setup = loader.setup_latency if loader is not None else 0
+        source = str(op.operands[0].type.get_element_type())
+        self.peak = max(
+            (rate for (given, _), rate in machine.matrix.dtypes.items() if given == source),
+            default=0.0,
         )
-        * in_bytes
-    )
-    loader = next(
-        (e for e in machine.dmas.values() if e.shared_bandwidth == machine.global_memory().name),
-        None,
-    )
-    bandwidth = machine.global_memory().read_bytes_per_cycle / active
-    setup = 0
-    if loader is not None:
-        bandwidth, setup = min(bandwidth, loader.bytes_per_cycle), loader.setup_latency
-    macs = math.prod(box[d] for d in parallel) * math.prod(
-        extents[d] for d in (*roles.k, *roles.window)
-    )
-    steps = math.prod(-(-extents[d] // max(1, sizes[d])) for d in roles.k) * math.prod(
-        extents[d] for d in roles.window
-    )
-    source = str(op.operands[0].type.get_element_type())
-    peak = max(
-        (rate for (given, _), rate in machine.matrix.dtypes.items() if given == source), default=0.0
-    )
-    compute = macs / peak if peak else 0.0
-    per_tile = max(moved / bandwidth, compute) + 2 * setup * steps
-    if drains:
-        _, acc_bytes = _element_bytes(op)
         drain = next(
             (
                 e
@@ -532,9 +523,28 @@ def time_on_cores(
             ),
             None,
         )
-        points = math.prod(box[d] for d in parallel)
-        per_tile += points * acc_bytes / drain.bytes_per_cycle if drain is not None else 0.0
-    return -(-tiles // cores) * per_tile
+        self.drain_bandwidth = drain.bytes_per_cycle if drain is not None else None
+
+    def __call__(self, sizes: Sequence[int], drains: bool = False) -> float:
+        extents = self.extents
+        tiles = tile_count(extents, sizes, self.parallel)
+        box = [min(s, e) for s, e in zip(sizes, extents)]
+        for d in self.whole:
+            box[d] = extents[d]
+        moved = sum(slice_elements(forms, box) for forms in self.forms) * self.in_bytes
+        bandwidth = self.gm_bandwidth / min(tiles, self.cores)
+        if self.loader_bandwidth is not None:
+            bandwidth = min(bandwidth, self.loader_bandwidth)
+        points = math.prod(box[d] for d in self.parallel)
+        macs = points * math.prod(extents[d] for d in self.whole)
+        steps = math.prod(-(-extents[d] // max(1, sizes[d])) for d in self.k) * math.prod(
+            extents[d] for d in self.window
+        )
+        compute = macs / self.peak if self.peak else 0.0
+        per_tile = max(moved / bandwidth, compute) + 2 * self.setup * steps
+        if drains and self.drain_bandwidth is not None:
+            per_tile += points * self.acc_bytes / self.drain_bandwidth
+        return -(-tiles // self.cores) * per_tile
 
 
 def halved_for_cores(
