@@ -29,7 +29,13 @@ from xdsl.ir import Attribute, Operation
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Span, Token
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLiteral
+from xdsl.utils.mlir_lexer import (
+    KIND_BY_PUNCTUATION_SPELLING,
+    MLIRLexer,
+    MLIRToken,
+    MLIRTokenKind,
+    StringLiteral,
+)
 
 from ziggurat.diagnostics import (
     Diagnostic,
@@ -74,26 +80,6 @@ class _LineIndex:
         return index + 1 + self.line_offset, position - self.starts[index] + 1
 
 
-_PUNCTUATION = {
-    ":": MLIRTokenKind.COLON,
-    ",": MLIRTokenKind.COMMA,
-    "(": MLIRTokenKind.L_PAREN,
-    ")": MLIRTokenKind.R_PAREN,
-    "}": MLIRTokenKind.R_BRACE,
-    "[": MLIRTokenKind.L_SQUARE,
-    "]": MLIRTokenKind.R_SQUARE,
-    "<": MLIRTokenKind.LESS,
-    ">": MLIRTokenKind.GREATER,
-    "=": MLIRTokenKind.EQUAL,
-    "+": MLIRTokenKind.PLUS,
-    "/": MLIRTokenKind.SLASH,
-    "*": MLIRTokenKind.STAR,
-    "?": MLIRTokenKind.QUESTION,
-    "|": MLIRTokenKind.VERTICAL_BAR,
-    "{": MLIRTokenKind.L_BRACE,
-    "-": MLIRTokenKind.MINUS,
-    "->": MLIRTokenKind.ARROW,
-}
 _PREFIXED = {
     "%": MLIRTokenKind.PERCENT_IDENT,
     "^": MLIRTokenKind.CARET_IDENT,
@@ -138,7 +124,9 @@ class FastLexer(MLIRLexer):
         if group == "integer":
             return Token(MLIRTokenKind.INTEGER_LIT, Span(start, end, self.input))
         if group == "punctuation":
-            return Token(_PUNCTUATION[match.group(group)], Span(start, end, self.input))
+            return Token(
+                KIND_BY_PUNCTUATION_SPELLING[match.group(group)], Span(start, end, self.input)
+            )
         if group == "string":
             return Token(MLIRTokenKind.STRING_LIT, StringLiteral(start, end, self.input))
         return Token(MLIRTokenKind.AT_IDENT, Span(start, end, self.input))
