@@ -852,13 +852,15 @@ def test_npu_dma_and_mma_print_and_parse_as_their_assembly_formats():
 def test_dense_array_values_are_kept_as_unpacked(element_type, values):
     """`get_values` keeps its tuple with the attribute (`keep_dense_array_values`): the values are
     xDSL's unpacking of the bytes, and the attribute equals and hashes as one never asked."""
-    from xdsl.dialects.builtin import DenseArrayBase, f32, f64, i8, i32, i64
+    from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, f32, f64, i8, i32, i64
 
     import ziggurat.parsing  # noqa: F401  (installs the workaround)
 
     element = {"i8": i8, "i32": i32, "i64": i64, "f32": f32, "f64": f64}[element_type]
     data = [float(v) for v in values] if element_type.startswith("f") else values
-    asked, fresh = DenseArrayBase.from_list(element, data), DenseArrayBase.from_list(element, data)
+    asked = DenseArrayBase.from_list(element, data)
+    # built from its bytes, not from_list: integer arrays from from_list are one shared object
+    fresh = DenseArrayBase(element, BytesAttr(asked.data.data))
     expected = element.unpack(asked.data.data, len(asked))
     assert asked.get_values() == expected and asked.get_values() is asked.get_values()
     assert asked == fresh and hash(asked) == hash(fresh)
