@@ -886,3 +886,30 @@ def test_integer_dense_arrays_are_built_once_as_xdsl_builds_them(element_type, v
     normalized = tuple(element.get_normalized_value(v) for v in values)
     assert built == DenseArrayBase(element, BytesAttr(element.pack(normalized)))
     assert built.get_values() == element.unpack(element.pack(normalized), len(values))
+
+
+def test_xdsl_interpreters_is_whole_when_used_whole_and_lean_otherwise():
+    """`import ziggurat` defers `xdsl.interpreters`' `__init__` (which imports every interpreter
+    xDSL has, RISC-V's among them); submodules import alone, and a name only the `__init__`
+    defines runs it, so the package is the same to code that uses it whole."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import ziggurat.tools.ziggurat_compile\n"
+        "from xdsl.interpreters import builtin, scf\n"
+        "assert 'xdsl.interpreters.riscv' not in sys.modules, 'riscv imported'\n"
+        "import xdsl.interpreters as package\n"
+        "assert callable(package.register_implementations)\n"
+        "from xdsl.interpreters import riscv\n"
+        "assert package.riscv is riscv and package.builtin is builtin\n"
+        "try:\n"
+        "    package.no_such_name\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError('no AttributeError')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
