@@ -87,11 +87,13 @@ class GlobalTraffic:
         per_core = self.in_flight.get(side)
         if per_core is None:
             return 1 + starting
-        busy = sum(
-            1
-            for other, transfers in enumerate(per_core)
-            if other != core and any(s <= start < e for s, e in transfers)
-        )
+        busy = 0
+        for other, transfers in enumerate(per_core):  # loops, not generators: once per DMA
+            if other != core:
+                for s, e in transfers:
+                    if s <= start < e:
+                        busy += 1
+                        break
         return 1 + busy + starting
 
     def add(self, side: tuple[str, str], core: int, start: float, end: float) -> None:
@@ -844,6 +846,8 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
     another reads or writes are a race: each core must keep to its own part of
     global memory (typically chosen by `npu.core_id`).
     """
+    if not _cores_may_race(per_core):
+        return
     # One log of every core's writes, each record knowing its core: an access is looked up once,
     # not once per other core.
     log = _AccessLog()
@@ -874,3 +878,91 @@ def check_cores_disjoint(per_core: Sequence[Sequence[tuple[Access, bool, Operati
                 )
                 error.diagnostics[0].notes.append(note_at(record.op, f"the write on core {other}"))
                 raise error
+
+
+def _cores_may_race(per_core: Sequence[Sequence[tuple[Access, bool, Operation]]]) -> bool:
+    """Whether an access of one core touches a byte another core writes (what
+    `check_cores_disjoint` reports), decided with numpy over byte ranges: the writes are few
+    (a phase's output tiles), the reads many (every operand of every DMA).
+
+    Per memory space, each core's write runs are merged and cut at every run boundary into
+    segments; a segment two cores write is a race. Otherwise each segment has at most one owner,
+    and a read races where a segment it overlaps has another owner: its bounding range first,
+    for all reads at once (the sum of (owner - core)^2 over the written segments it overlaps is
+    zero only if every one is its own core's), then, for a read whose range does meet another
+    core's segment (rows of an NCHW tensor interleave), its strided runs. It may say True
+    where there is no race (the caller then looks, exactly), never False where there is one."""
+    spaces: dict[str, list[tuple[Access, int, bool]]] = defaultdict(list)
+    for core, accesses in enumerate(per_core):
+        for access, write, _ in accesses:
+            spaces[access.space].append((access, core, write))
+    for accesses in spaces.values():
+        written: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+        for access, core, write in accesses:
+            if write:
+                written[core].append(_runs(access))
+        if not written:
+            continue
+        starts, ends, owners = [], [], []
+        for core, runs in written.items():
+            s, e = _merged(
+                np.concatenate([r[0] for r in runs]), np.concatenate([r[1] for r in runs])
+            )
+            starts.append(s)
+            ends.append(e)
+            owners.append(np.full(len(s), core, np.int64))
+        s, e, o = np.concatenate(starts), np.concatenate(ends), np.concatenate(owners)
+        bounds = np.unique(np.concatenate([s, e]))
+        first, last = np.searchsorted(bounds, s), np.searchsorted(bounds, e)
+        count, owner, square = (np.zeros(len(bounds) + 1, np.int64) for _ in range(3))
+        for total, value in ((count, 1), (owner, o), (square, o * o)):
+            np.add.at(total, first, value)
+            np.add.at(total, last, -value)
+        count, owner, square = (np.cumsum(t[:-1]) for t in (count, owner, square))
+        if np.any(count > 1):
+            return True
+        # prefix sums over the segments [bounds[k], bounds[k + 1])
+        prefix = [np.concatenate([[0], np.cumsum(t[:-1])]) for t in (count, owner, square)]
+        reads = [(a, core) for a, core, write in accesses if not write]
+        if not reads:
+            continue
+        read_starts = np.array([a.start for a, _ in reads], np.int64)
+        read_ends = np.array([a.end for a, _ in reads], np.int64)
+        read_cores = np.array([core for _, core in reads], np.int64)
+        suspects = np.flatnonzero(_meets_other(bounds, prefix, read_starts, read_ends, read_cores))
+        for index in suspects:
+            access, core = reads[index]
+            run_starts, run_ends = _runs(access)
+            if np.any(
+                _meets_other(bounds, prefix, run_starts, run_ends, np.full(len(run_starts), core))
+            ):
+                return True
+    return False
+
+
+def _merged(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Byte runs, sorted and with the overlapping or touching ones joined."""
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    begins = np.concatenate([[True], starts[1:] > reach[:-1]])
+    closing = np.concatenate([begins[1:], [True]])
+    return starts[begins], reach[closing]
+
+
+def _meets_other(
+    bounds: np.ndarray,
+    prefix: list[np.ndarray],
+    starts: np.ndarray,
+    ends: np.ndarray,
+    cores: np.ndarray,
+) -> np.ndarray:
+    """For each byte range [start, end) of a core: whether a written segment it overlaps has
+    another owner (the segments [bounds[k], bounds[k + 1]) with their prefix sums of count,
+    owner and owner squared)."""
+    segments = len(bounds) - 1
+    low = np.clip(np.searchsorted(bounds, starts, side="right") - 1, 0, segments)
+    high = np.clip(np.searchsorted(bounds, ends, side="left"), 0, segments)
+    high = np.maximum(high, low)
+    count, owner, square = ((p[high] - p[low]) for p in prefix)
+    return square - 2 * cores * owner + cores * cores * count > 0
