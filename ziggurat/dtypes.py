@@ -31,9 +31,14 @@ _FLOATS: list[tuple[type[Attribute], np.dtype]] = [
     (Float8E5M2Type, np.dtype(ml_dtypes.float8_e5m2)),
 ]
 
+_FLOAT_DTYPES: dict[type[Attribute], np.dtype] = dict(_FLOATS)
+
 
 def to_numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype that holds values of a builtin element type."""
+    dtype = _FLOAT_DTYPES.get(type(element_type))  # the usual case, without isinstance's ABC walk
+    if dtype is not None:
+        return dtype
     for attr_type, dtype in _FLOATS:
         if isinstance(element_type, attr_type):
             return dtype
