@@ -177,6 +177,12 @@ Loop = Dialect("loop", [CopyAsyncOp, CopyOp, WaitOp], [TokenType])
 _OUTPUT_ARGUMENT = re.compile(r"result\d+")
 
 
+SHARED_BY_CORES_ATTR = "loop.shared_by_cores"
+"""Unit, on a `memref.alloc`: cores other than the one that wrote its bytes read them
+(`loop-distribute` marks it), so `loop-promote-to-memory-space` keeps it in global memory, which
+every core sees, and never in a core's own memories."""
+
+
 ABI_ELEMENT_TYPE = "ziggurat.element_type"
 """The argument attribute giving the element type a caller reads and writes a memref argument of
 signless integers as (`ui8` for a model's uint8 input or output): buffers hold signless integers,

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -19,6 +26,7 @@ from xdsl.traits import is_side_effect_free
 
 from ziggurat.diagnostics import error_at
 from ziggurat.dialects import npu
+from ziggurat.dialects.loop import SHARED_BY_CORES_ATTR
 from ziggurat.dialects.tile import GROUP_ATTR
 from ziggurat.locations import locate
 from ziggurat.machine import load_machine
@@ -266,6 +274,10 @@ class _Distribute:
         peeled into its top, middle and bottom rows put the top's and the bottom's tiles on the
         same first cores)."""
         self.core: SSAValue | None = None
+        self.place: dict[Operation, object] = {}
+        """Which cores run each top-level op that touches memory: `EVERY_CORE` (an op every core
+        runs, on its own copy), `("core", c)` (core c alone) or `("loop", id)` (the cores a
+        split loop and its leftover iterations share)."""
 
     def run(self) -> None:
         groups = self.groups()
@@ -279,6 +291,31 @@ class _Distribute:
             if index:
                 _barrier_before(group.ops[0])
             self.distribute(group)
+        self.mark_shared()
+
+    def mark_shared(self) -> None:
+        """Mark each buffer that crosses cores (`SHARED_BY_CORES_ATTR`): its bytes are written by
+        ops not every core runs, and touched by ops on other cores than theirs. A core's own
+        memories cannot hold it: another core would read its own, stale copy (a group on one
+        core reading what the previous group wrote on another, or one split otherwise)."""
+        places: dict[SSAValue, set[object]] = {}
+        writers: dict[SSAValue, set[object]] = {}
+        for top in self.func.body.block.ops:
+            place = self.place.get(top)
+            if place is None:
+                continue
+            for _, value, write in _accesses(top):
+                root = root_of(value)
+                if isinstance(root.owner, memref.AllocOp) and not _inside(root, top):
+                    places.setdefault(root, set()).add(place)
+                    if write:
+                        writers.setdefault(root, set()).add(place)
+        for root, where in places.items():
+            written = writers.get(root, set())
+            if not written - {EVERY_CORE}:
+                continue  # every core writes its own whole copy
+            if len(where) > 1:
+                root.owner.attributes[SHARED_BY_CORES_ATTR] = UnitAttr()
 
     def groups(self) -> list[_Group] | None:
         """The function's top-level ops that touch memory, in groups of consecutive ops of one
@@ -339,6 +376,8 @@ class _Distribute:
         """Give each core its share of `unit`: a parallel loop's iterations, or each tile of its
         straight-line code but the ops every core runs (`replicated`, which fill the buffers in
         `shared`) to the next core in turn."""
+        for op in replicated:
+            self.place[op] = EVERY_CORE
         if unit.parallel:
             (loop,) = unit.ops
             assert isinstance(loop, scf.ForOp)
@@ -372,6 +411,7 @@ class _Distribute:
         assert self.core is not None
         last = ops[-1]
         owner = _index(self.next_core)
+        place = ("core", self.next_core)
         self.next_core = (self.next_core + 1) % self.cores
         is_owner = arith.CmpiOp(self.core, owner.result, "eq")
         body = Block()
@@ -379,6 +419,7 @@ class _Distribute:
         for created in (owner, is_owner, branch):
             locate(created, ops[0].location)
         Rewriter.insert_op([owner, is_owner, branch], InsertPoint.after(last))
+        self.place[branch] = place
         for op in ops:
             op.detach()
             body.add_op(op)
@@ -407,8 +448,11 @@ class _Distribute:
         assert lb is not None and step is not None and n is not None
         per_core, ragged = divmod(n, self.cores)
         created: list[Operation] = []
+        place = ("loop", id(loop))
+        self.place[loop] = place
         if ragged:
             created += self.remainder(loop, lb + self.cores * per_core * step, step, ragged)
+            self.place[created[-1]] = place  # the scf.if of the leftover iterations
         if per_core == 0:
             loop.detach()
             loop.erase()
@@ -459,6 +503,16 @@ class _Distribute:
         ops = [*turn, limit, stride, offset, takes, scaled, iv, branch]
         Rewriter.insert_op(ops, InsertPoint.after(loop))
         return ops
+
+
+EVERY_CORE = "every core"
+"""The place of an op every core runs (`_Distribute.place`)."""
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined inside `op` (a buffer private to one loop's tiles)."""
+    owner = value.owner
+    return isinstance(owner, Operation) and owner is not op and op.is_ancestor(owner)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.diagnostics import error_at
-from ziggurat.dialects.loop import CopyAsyncOp, CopyOp, WaitOp
+from ziggurat.dialects.loop import SHARED_BY_CORES_ATTR, CopyAsyncOp, CopyOp, WaitOp
 from ziggurat.dialects.tile import GROUP_ATTR
 from ziggurat.dtypes import is_float
 from ziggurat.ir.contraction import is_contraction, matrix_operands
@@ -256,6 +256,11 @@ class _Promoter:
         ]
         computing = set(compute)  # asked of every user of every buffer
         for buffer in allocs:
+            if SHARED_BY_CORES_ATTR in buffer.owner.attributes:
+                # several cores read it: global memory, which they all see
+                if space_of(buffer) is None:
+                    move_to_space(buffer, global_space)
+                continue
             space = self.space_for(buffer, computing)
             if space is not None and space != space_of(buffer):
                 move_to_space(buffer, space)
