@@ -158,10 +158,11 @@ def build_argument_parser() -> argparse.ArgumentParser:
     compilation.add_argument(
         "--cores",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
         help="with --machine: divide each layer's tiles among N cores of the machine "
-        "(loop-distribute) and run on N cores (default: 1)",
+        "(loop-distribute) and run on N cores (default: every core the machine has for --emit "
+        "npu, else 1; 1 with --tune, whose measurements are one core's)",
     )
     compilation.add_argument(
         "--kernels",
@@ -485,6 +486,15 @@ def check_options(args: argparse.Namespace, emit: str) -> None:
                 "--report and --trace describe a run on the machine: give --machine (and --emit npu)",
             )
         )
+    running = args.run or args.check or args.report is not None or args.trace is not None
+    if args.cores is not None and args.cores > 1 and emit != "npu" and running:
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"--cores {args.cores} runs npu code on {args.cores} cores; the {emit} level runs "
+                "as one program: give --emit npu (or --cores 1)",
+            )
+        )
 
 
 def compile_model(args: argparse.Namespace) -> int:
@@ -492,6 +502,11 @@ def compile_model(args: argparse.Namespace) -> int:
     check_options(args, emit)
     running = args.run or args.check or args.report is not None or args.trace is not None
     machine = load_machine(args.machine) if args.machine else None
+    if args.cores is None:
+        # npu code fills the chip, as a GPU compiler fills its grid; the levels above it run as
+        # one program on their interpreters, and --tune measures schedules on one core
+        whole_chip = machine is not None and emit == "npu" and args.tune is None
+        args.cores = machine.cores if whole_chip else 1
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     bound = dict(parse_binding(text) for text in args.bind)
     with stage(f"loading {Path(args.model).name}"), timed("load"):

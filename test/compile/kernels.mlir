@@ -2,7 +2,8 @@
 // function that @main calls, with its weights as arguments and the model's weights as globals;
 // the program checks against onnxruntime, and so does the whole lowering (--no-kernels), which
 // calls nothing. A second compile, from the cache and in one process, writes the same bytes. The
-// options that only kernels take are refused without them. (useful_macs: two 16-channel 3x3
+// options that only kernels take are refused without them. The program is for all of davinci's
+// 32 cores, ziggurat-compile's default. (useful_macs: two 16-channel 3x3
 // convs over 16x16, 589,824 MACs each.)
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python %examples/models/resnet_block.py %t/block.onnx
@@ -18,7 +19,7 @@
 // RUN: not ziggurat-compile %t/block.onnx --machine davinci --kernels --emit loop 2>&1 | filecheck %s --check-prefix=LEVEL
 // RUN: not ziggurat-compile %t/block.onnx --machine davinci --jobs 0 2>&1 | filecheck %s --check-prefix=COUNT
 
-// CHECK:      builtin.module attributes {npu.machine = "davinci", ziggurat.useful_macs = {"f16->f32" = 1179648 : i64}} {
+// CHECK:      builtin.module attributes {npu.machine = "davinci", npu.cores = 32 : i64, ziggurat.useful_macs = {"f16->f32" = 1179648 : i64}} {
 // CHECK:        "memref.global"() <{sym_name = "weight0", type = memref<16x16x3x3xf16, "gm">
 // CHECK:        func.func private @[[CAST:cast_[0-9a-f]+]](%0: memref<1x16x16x16xf32, "gm">, %result0: memref<1x16x16x16xf16, "gm">) {
 // CHECK:        func.func private @[[CONV:conv2d_relu_[0-9a-f]+]](%0: memref<1x16x16x16xf16, "gm">, %result0: memref<1x16x16x16xf16, "gm">, %w0: memref<16x16x3x3xf16, "gm">
