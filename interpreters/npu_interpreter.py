@@ -16,6 +16,7 @@ import heapq
 import itertools
 import math
 import operator
+from collections import Counter
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
@@ -306,14 +307,16 @@ def _run_phases(
     while True:
         waiting = [(t, core) for core, t in enumerate(arrived) if isinstance(t, float)]
         heapq.heapify(waiting)
+        # how many waiting cores start a transfer at each time (a count, not a scan of the heap:
+        # at a phase's start all the cores wait at one time)
+        at = Counter(t for t, _ in waiting)
         while waiting:
             start, core = heapq.heappop(waiting)
-            starting = 0
-            if waiting and waiting[0][0] == start:
-                starting = sum(1 for t, _ in waiting if t == start)
-            arrived[core] = resume(core, starting)
+            at[start] -= 1
+            arrived[core] = resume(core, at[start])
             if isinstance(arrived[core], float):
                 heapq.heappush(waiting, (arrived[core], core))
+                at[arrived[core]] += 1
         if None in arrived and any(op is not None for op in arrived):
             ended = arrived.index(None)
             waiting_core = next(core for core, op in enumerate(arrived) if op is not None)

@@ -79,6 +79,9 @@ class GlobalTraffic:
     def __init__(self, cores: int):
         self.cores = cores
         self.in_flight: dict[tuple[str, str], list[list[tuple[float, float]]]] = {}
+        self.last_end: dict[tuple[str, str], np.ndarray] = {}
+        """Per side, when each core's last transfer there ends: only a core whose last one ends
+        after a start can have one in flight then (a numpy test over all cores at once)."""
 
     def sharing(self, side: tuple[str, str], core: int, start: float, starting: int) -> int:
         """How many cores share `side` for a transfer of `core` starting at `start`: itself,
@@ -88,19 +91,24 @@ class GlobalTraffic:
         if per_core is None:
             return 1 + starting
         busy = 0
-        for other, transfers in enumerate(per_core):  # loops, not generators: once per DMA
+        for other in np.flatnonzero(self.last_end[side] > start).tolist():
             if other != core:
-                for s, e in transfers:
+                for s, e in per_core[other]:
                     if s <= start < e:
                         busy += 1
                         break
         return 1 + busy + starting
 
     def add(self, side: tuple[str, str], core: int, start: float, end: float) -> None:
-        per_core = self.in_flight.setdefault(side, [[] for _ in range(self.cores)])
+        per_core = self.in_flight.get(side)
+        if per_core is None:
+            per_core = self.in_flight[side] = [[] for _ in range(self.cores)]
+            self.last_end[side] = np.full(self.cores, -np.inf)
         # the core's transfers that ended before this one starts no longer overlap the others'
         per_core[core] = [(s, e) for s, e in per_core[core] if e > start]
         per_core[core].append((start, end))
+        last = self.last_end[side]
+        last[core] = max(last[core], end)
 
 
 def load_cycles(machine: Machine, space: str) -> float:
