@@ -502,6 +502,14 @@ def compile_model(args: argparse.Namespace) -> int:
     check_options(args, emit)
     running = args.run or args.check or args.report is not None or args.trace is not None
     machine = load_machine(args.machine) if args.machine else None
+    if args.cores is not None and machine is not None and not 1 <= args.cores <= machine.cores:
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"--cores {args.cores}: machine '{machine.name}' has {machine.cores} "
+                f"core{'s' if machine.cores != 1 else ''} (give 1 to {machine.cores})",
+            )
+        )
     if args.cores is None:
         # npu code fills the chip, as a GPU compiler fills its grid; the levels above it run as
         # one program on their interpreters, and --tune measures schedules on one core
