@@ -533,7 +533,9 @@ class DistributePass(ModulePass):
     what any other earlier part wrote runs in phases, each part divided on its own and
     `npu.sync_cores` between them where one reads what another wrote. Between two
     groups stands an `npu.sync_cores`: a group reads what the others wrote in global
-    memory only once they are done. The module records the count (`npu.cores = N`), which
+    memory only once they are done. A buffer of the function that ops on different cores
+    touch (unless every core writes its own whole copy) is marked `loop.shared_by_cores`,
+    which keeps it in global memory. The module records the count (`npu.cores = N`), which
     `npu-private-scratch` and the interpreter read. With `cores=1` nothing changes.
 
         scf.for %i = %c0 to %c256 step %c64 { ... tile %i ... }        // 4 tiles
