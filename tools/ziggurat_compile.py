@@ -449,6 +449,11 @@ def report_run(args: argparse.Namespace, stats: TimingStats, machine: Machine) -
         print(json.dumps(report, indent=2) if args.report == "json" else format_report(report))
 
 
+def runs_model(args: argparse.Namespace) -> bool:
+    """Whether the command runs the compiled model (`--run`, `--check`, `--report`, `--trace`)."""
+    return args.run or args.check or args.report is not None or args.trace is not None
+
+
 def check_options(args: argparse.Namespace, emit: str) -> None:
     if args.tune is not None and args.machine is None:
         raise DiagnosticError(
@@ -486,7 +491,7 @@ def check_options(args: argparse.Namespace, emit: str) -> None:
                 "--report and --trace describe a run on the machine: give --machine (and --emit npu)",
             )
         )
-    running = args.run or args.check or args.report is not None or args.trace is not None
+    running = runs_model(args)
     if args.cores is not None and args.cores > 1 and emit != "npu" and running:
         raise DiagnosticError(
             Diagnostic(
@@ -500,7 +505,7 @@ def check_options(args: argparse.Namespace, emit: str) -> None:
 def compile_model(args: argparse.Namespace) -> int:
     emit = args.emit or ("npu" if args.machine else "graph")
     check_options(args, emit)
-    running = args.run or args.check or args.report is not None or args.trace is not None
+    running = runs_model(args)
     machine = load_machine(args.machine) if args.machine else None
     if args.cores is not None and machine is not None and not 1 <= args.cores <= machine.cores:
         raise DiagnosticError(
