@@ -206,8 +206,13 @@ def write_bytecode() -> None:
     import ziggurat.tools.ziggurat_compile
     import ziggurat.tools.ziggurat_run  # noqa: F401  (with it, every subpackage is loaded)
 
+    # ziggurat and its top-level subpackages, each folder compiled with everything under it
     for name, module in list(sys.modules.items()):
-        if name.split(".")[0] == "ziggurat" and hasattr(module, "__path__"):
+        if (
+            name.split(".")[0] == "ziggurat"
+            and name.count(".") <= 1
+            and hasattr(module, "__path__")
+        ):
             for folder in module.__path__:
                 compileall.compile_dir(folder, quiet=1)
 
