@@ -681,8 +681,6 @@ class _VectorPlan:
     flops: int
 
 
-# Scalars are Python integers: address arithmetic neither wraps nor depends on signedness
-# (indices stay small and non-negative), so the signed and unsigned forms agree.
 class _Route(Enum):
     """How `_Executor.run_block` runs an op: a handler, a nested region (a generator), the block's
     end, a meeting of the cores, an integer binary op, a plugin's instruction, or an error."""
@@ -696,6 +694,8 @@ class _Route(Enum):
     UNKNOWN = auto()
 
 
+# Scalars are Python integers: address arithmetic neither wraps nor depends on signedness
+# (indices stay small and non-negative), so the signed and unsigned forms agree.
 _INTEGER_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
     arith.AddiOp: operator.add,
     arith.SubiOp: operator.sub,
@@ -828,15 +828,16 @@ class _Executor:
         handler = self.handlers.get(kind)
         if handler is not None:
             return _Route.CALL, handler
+        if issubclass(kind, npu.SyncCoresOp):
+            return _Route.SYNC, None
         for op_type, nested in (
             (scf.ForOp, self._for),
             (scf.IfOp, self._if),
-            (npu.SyncCoresOp, None),
             (func.CallOp, self._call),
             (npu.DmaOp, self._shared_dma),
         ):
             if issubclass(kind, op_type):
-                return (_Route.SYNC, None) if nested is None else (_Route.NESTED, nested)
+                return _Route.NESTED, nested
         if kind in _INTEGER_BINARY:
             return _Route.INTEGER, _INTEGER_BINARY[kind]
         if issubclass(kind, npu.VectorOperation):
