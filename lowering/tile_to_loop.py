@@ -328,6 +328,9 @@ class _Bufferizer:
             elif isinstance(op, tensor.CollapseShapeOp):
                 if op.result in self.preferred and op.src.has_one_use():
                     self._prefer(op.src, self._expanded(op))
+            elif isinstance(op, tensor.ExpandShapeOp):
+                if op.result in self.preferred and op.src.has_one_use():
+                    self._prefer(op.src, self._collapsed(op))
             elif isinstance(op, tile.BitcastOp):  # the same buffer, read another way
                 if op.result in self.preferred and op.source.has_one_use():
                     self._prefer(op.source, self.preferred[op.result])
@@ -371,6 +374,33 @@ class _Bufferizer:
                     "reassociation": collapse.reassociation,
                     "static_output_shape": DenseArrayBase.from_list(i64, source_type.get_shape()),
                 },
+            )
+            return self._insert(view, at)
+
+        return make
+
+    def _collapsed(self, expand: tensor.ExpandShapeOp) -> Dest:
+        """The destination of an expansion's result, viewed in the shape of its source (a
+        reduction's kept dims reinserted: it is computed straight into the function's result,
+        not into a buffer of its own copied there after)."""
+        dest = self.preferred[expand.result]
+
+        def make(at: Operation) -> SSAValue | None:
+            buffer = dest(at)
+            if buffer is None or not isinstance(buffer.type.layout, NoneAttr):
+                return None
+            source_type = _static_tensor(expand.src, at)
+            view = memref.CollapseShapeOp.create(
+                operands=[buffer],
+                result_types=[
+                    MemRefType(
+                        source_type.get_element_type(),
+                        source_type.get_shape(),
+                        NoneAttr(),
+                        buffer.type.memory_space,
+                    )
+                ],
+                properties={"reassociation": expand.reassociation},
             )
             return self._insert(view, at)
 
@@ -730,6 +760,15 @@ class _Bufferizer:
             and undone.reassociation == op.reassociation
         ):
             self.buffers[op.result] = undone.src  # the collapse of an expand of this buffer
+            self.dead.append(op)
+            return
+        if (
+            isinstance(op, tensor.ExpandShapeOp)
+            and isinstance(undone, memref.CollapseShapeOp)
+            and undone.reassociation == op.reassociation
+            and undone.src.type.get_shape() == result_type.get_shape()
+        ):
+            self.buffers[op.result] = undone.src  # the expand of a collapse of this buffer
             self.dead.append(op)
             return
         if not isinstance(source.type.layout, NoneAttr):

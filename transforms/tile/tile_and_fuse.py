@@ -23,6 +23,7 @@ from ziggurat.diagnostics import error_at
 from ziggurat.dialects.tile import GROUP_ATTR, INTERCHANGE_ATTR, ROOT_ATTR, SIZES_ATTR
 from ziggurat.ir.contraction import contraction_dims, is_contraction
 from ziggurat.machine import Machine, load_machine
+from ziggurat.transforms.tile.builders import REDUCTION
 from ziggurat.transforms.tile.tile_sizes import (
     apply_override,
     contraction_sizes,
@@ -297,12 +298,24 @@ def group_sizes(
                 extents, whole, partial(_vector_footprint, group, analysis), machine, lane_bytes
             )
             if cores > 1:
-                lanes = machine.vector.lanes(lane_bytes)
+                # where the group reduces its operands' innermost dim (a global pool), the lanes
+                # run along that dim: the output's innermost dim may split down to one element
+                lanes = 1 if _reduces_innermost(group) else machine.vector.lanes(lane_bytes)
                 outer = spread_vector(extents, outer, whole, lanes, cores)
     for d, loop in enumerate(last_domain):
         if d in analysis.whole or loop.reduction:
             outer[d] = loop.extent
     return Sizes(outer, reduction, order)
+
+
+def _reduces_innermost(group: Group) -> bool:
+    """Whether a member of `group` reduces its innermost loop (a sum over a row, say)."""
+    return any(
+        isinstance(op, linalg.GenericOp)
+        and op.iterator_types.data
+        and op.iterator_types.data[-1].data == REDUCTION.data
+        for op in group.ops
+    )
 
 
 def _interchange(op: Operation) -> list[int]:
