@@ -162,7 +162,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --machine: divide each layer's tiles among N cores of the machine "
         "(loop-distribute) and run on N cores (default: every core the machine has for --emit "
-        "npu, else 1; 1 with --tune, whose measurements are one core's)",
+        "npu, else 1); --tune measures each schedule on as many",
     )
     compilation.add_argument(
         "--kernels",
@@ -517,8 +517,8 @@ def compile_model(args: argparse.Namespace) -> int:
         )
     if args.cores is None:
         # npu code fills the chip, as a GPU compiler fills its grid; the levels above it run as
-        # one program on their interpreters, and --tune measures schedules on one core
-        whole_chip = machine is not None and emit == "npu" and args.tune is None
+        # one program on their interpreters
+        whole_chip = machine is not None and emit == "npu"
         args.cores = machine.cores if whole_chip else 1
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     bound = dict(parse_binding(text) for text in args.bind)
@@ -578,7 +578,7 @@ def compile_model(args: argparse.Namespace) -> int:
         if args.tune is not None:
             split = tuning_point(passes)
             lower(ctx, module, passes[:split])
-            options = TuneOptions(jobs=os.cpu_count() or 1, task_timeout=600.0)
+            options = TuneOptions(jobs=os.cpu_count() or 1, task_timeout=600.0, cores=args.cores)
             with timed("tune"):
                 tune_module(
                     module,

@@ -5,6 +5,9 @@ docs/distributed.md for `--cluster`).
 
     ziggurat-tune model.mlir --machine davinci -o tuned.mlir --cache tune-cache.json
     ziggurat-opt tuned.mlir -p 'lower-to-npu{machine=davinci}'
+
+    ziggurat-tune model.mlir --machine davinci --cores 32 -o tuned32.mlir   # the split searched too
+    ziggurat-opt tuned32.mlir -p 'lower-to-npu{machine=davinci cores=32}'
 """
 
 from __future__ import annotations
@@ -57,13 +60,23 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ziggurat-tune",
         description="Tune the tile sizes of each fusion group on the machine model.",
-        epilog="The output lowers with: ziggurat-opt OUT -p 'lower-to-npu{machine=M}'",
+        epilog="The output lowers with: ziggurat-opt OUT -p 'lower-to-npu{machine=M}' "
+        "(with --cores N: 'lower-to-npu{machine=M cores=N}', or ziggurat-compile OUT --cores N)",
     )
     parser.add_argument("input", metavar="FILE", help="graph-level IR ('-' for stdin)")
     parser.add_argument(
         "--machine",
         required=True,
         help="a preset (davinci, systolic, tensorcore) or a machine TOML file",
+    )
+    parser.add_argument(
+        "--cores",
+        type=int,
+        default=1,
+        metavar="N",
+        help="tune for N cores of the machine, as lower-to-npu{cores=N} divides each layer's tiles "
+        "among them: every candidate is lowered for and run on N cores, and the candidates include "
+        "each tile split among them (default: 1)",
     )
     parser.add_argument(
         "-o",
@@ -150,6 +163,15 @@ def check_options(args: argparse.Namespace) -> None:
             raise DiagnosticError(
                 Diagnostic("error", f"{name} must be at least {minimum}, got {value}")
             )
+    machine = load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
+    if not 1 <= args.cores <= machine.cores:
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"--cores {args.cores}: machine '{machine.name}' has {machine.cores} "
+                f"core{'s' if machine.cores != 1 else ''} (give 1 to {machine.cores})",
+            )
+        )
     if args.budget is not None and not args.budget > 0:
         raise DiagnosticError(
             Diagnostic("error", f"--budget must be a positive number of seconds, got {args.budget}")
@@ -278,7 +300,7 @@ def tune_module(
     start = time.monotonic()
     cache = TuneCache.load(cache_path)
     with timed("find groups"):
-        groups = tunable_groups(module, load_machine(machine))
+        groups = tunable_groups(module, load_machine(machine), options.cores)
     searched = {  # at most: the loop orders measured are those of the winner's sizes
         g.key: min(options.top_k, len(g.candidates))
         + (
@@ -328,15 +350,16 @@ def tune_module(
     return choices
 
 
-def check_lowers(module: ModuleOp, machine: str) -> None:
+def check_lowers(module: ModuleOp, machine: str, cores: int = 1) -> None:
     """A tuned module that does not lower is never written: a copy of it goes through
-    `lower-to-npu{machine=M}` (with its retries), and a failure is the error, with why."""
-    passes = build_passes(f"lower-to-npu{{machine={quoted(machine)}}}")
+    `lower-to-npu{machine=M cores=N}` (with its retries), and a failure is the error, with why."""
+    spread = f" cores={cores}" if cores > 1 else ""
+    passes = build_passes(f"lower-to-npu{{machine={quoted(machine)}{spread}}}")
     try:
         FittingPipeline(passes).apply(default_context(), module.clone())
     except DiagnosticError as error:
         message = (
-            f"the tuned module does not lower with lower-to-npu{{machine={machine}}}, so it is not "
+            f"the tuned module does not lower with lower-to-npu{{machine={machine}{spread}}}, so it is not "
             "written (the tuner's winners lowered group by group; please report this)"
         )
         raise DiagnosticError([Diagnostic("error", message), *error.diagnostics]) from None
@@ -355,7 +378,6 @@ def tuning_point(passes: Sequence[ModulePass]) -> int:
 
 def main_with(args: argparse.Namespace) -> int:
     check_options(args)
-    load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
     module = read_module(args.input)
     options = TuneOptions(
         jobs=args.jobs or os.cpu_count() or 1,
@@ -365,6 +387,7 @@ def main_with(args: argparse.Namespace) -> int:
         bufferings=args.bufferings,
         stage=args.stage,
         task_timeout=args.task_timeout,
+        cores=args.cores,
     )
     executor = (
         None
@@ -380,7 +403,7 @@ def main_with(args: argparse.Namespace) -> int:
         if executor is not None:
             executor.close()
     with timed("check lowering"):
-        check_lowers(module, args.machine)
+        check_lowers(module, args.machine, args.cores)
     with timed("print"):
         text = io.StringIO()
         Printer(stream=text).print_op(module)

@@ -17,7 +17,13 @@ from ziggurat.dialects.tile import TUNE_ID_ATTR
 from ziggurat.machine import load_machine
 from ziggurat.testing.differential import apply_pipeline
 from ziggurat.transforms.graph.layout import TO_TARGET, transposed_type
-from ziggurat.tuning.space import SPACE_VERSION, Group, functions_of, fused_with_marks
+from ziggurat.tuning.space import (
+    SPACE_VERSION,
+    Group,
+    functions_of,
+    fused_with_marks,
+    target_name,
+)
 from ziggurat.tuning.tuner import Choice, Measurement, Task, TuneCache, TuneOptions, run_tasks
 
 TO_NHWC, TO_NCHW = TO_TARGET["NHWC"], TO_TARGET["NCHW"]
@@ -210,7 +216,7 @@ def tune_layouts(
     if not any(nhwc < nchw for nchw, nhwc in costs.values()):
         return
     layouts = layout_graph(module, costs)
-    machine_name = load_machine(machine).name
+    machine_name = target_name(load_machine(machine), options.cores)
     cycles: dict[Transpose, float] = {}
     todo = []
     for transpose in sorted(layouts.transposes(), key=str):

@@ -55,7 +55,7 @@ from ziggurat.transforms.tile.tile_and_fuse import (
     epilogue_bytes,
     group_sizes,
 )
-from ziggurat.transforms.tile.tile_sizes import candidate_sizes
+from ziggurat.transforms.tile.tile_sizes import candidate_sizes, tile_count, time_on_cores
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
 
@@ -95,6 +95,9 @@ class Group:
     nhwc: Group | None = None
     """The group in NHWC, operands and results included (`with_nhwc_twin`, only for a group that is
     searched); None when it is not convertible, or does not convert without transposes inside."""
+    cores: int = 1
+    """The cores its tiles are divided among (`lower-to-npu{cores=N}`), which its candidates and
+    measurements are for."""
 
 
 def _is_graph_op(op: Operation) -> bool:
@@ -138,12 +141,34 @@ def _roles_by_loop(op: Operation) -> tuple[str, ...]:
     return tuple(by_loop[d] for d in range(len(by_loop)))
 
 
-def _cache_key(machine: Machine, extracted: ModuleOp, text: str) -> str:
+def _alternating_occupancy(
+    ranked: list[tuple[int, ...]], loops: Sequence[str], extents: Sequence[int], cores: int
+) -> list[tuple[int, ...]]:
+    """`ranked` (best estimate first) reordered to take in turn the best tile that gives every one
+    of `cores` cores a tile and the best that leaves some idle. The estimate on several cores
+    (`time_on_cores`) weighs the operands each tile reads again against the cores left idle
+    only roughly, so the measurements the budget allows cover both sides of the split."""
+    parallel = [d for d, role in enumerate(loops) if role in ("batch", "m", "n")]
+    full = [c for c in ranked if tile_count(extents, c, parallel) >= cores]
+    partial = [c for c in ranked if tile_count(extents, c, parallel) < cores]
+    alternated = []
+    for pair in itertools.zip_longest(full, partial):
+        alternated.extend(c for c in pair if c is not None)
+    return alternated
+
+
+def target_name(machine: Machine, cores: int = 1) -> str:
+    """What a schedule is tuned for, in cache keys: the machine's name, and `xN` on N cores
+    (`davinci x32`); one core's keys are the machine's name alone, as before cores were searched."""
+    return machine.name if cores == 1 else f"{machine.name} x{cores}"
+
+
+def _cache_key(machine: Machine, extracted: ModuleOp, text: str, cores: int = 1) -> str:
     kinds = "+".join(op.name.removeprefix("graph.") for op in extracted.walk() if _is_graph_op(op))
     function = next(op for op in extracted.walk() if isinstance(op, func.FuncOp))
     signature = str(function.function_type).replace(" ", "")
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    return f"v{SPACE_VERSION}|{machine.name}|{kinds}|{signature}|{digest}"
+    return f"v{SPACE_VERSION}|{target_name(machine, cores)}|{kinds}|{signature}|{digest}"
 
 
 def _without_ids_and_locations(module: ModuleOp) -> str:
@@ -151,8 +176,9 @@ def _without_ids_and_locations(module: ModuleOp) -> str:
     return without_ids_and_locations(module, drop=(TUNE_ID_ATTR,))
 
 
-def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
-    """The groups of `module` (graph level) with a schedule to search, in program order.
+def tunable_groups(module: ModuleOp, machine: Machine, cores: int = 1) -> list[Group]:
+    """The groups of `module` (graph level) with a schedule to search on `cores` cores, in
+    program order.
 
     The groups are those `lower-to-npu` makes (`graph-fuse`, `graph-to-tile`, then
     `tile-and-fuse`'s own grouping) whose schedule comes from one graph op. A
@@ -163,7 +189,9 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
     vector group's are the heuristic's sizes and its outermost tiled loop's tile 2
     to 16 times as large and half (`vector_candidates`). The heuristic's own choice
     comes first. A group whose schedule is on an NCHW conv or pool is `convertible`
-    and gets its NHWC twin when searched (`with_nhwc_twin`).
+    and gets its NHWC twin when searched (`with_nhwc_twin`). On several cores the heuristic's
+    tile is its tile for that many, and the candidates include the tiles split among them
+    (`candidate_sizes`, `vector_candidates`).
     """
     groups = []
     for function in functions_of(fused_with_marks(module)):
@@ -171,7 +199,7 @@ def tunable_groups(module: ModuleOp, machine: Machine) -> list[Group]:
             if is_group(op):
                 try:
                     extracted = _extract(op)
-                    found = _groups_of(extracted, machine)
+                    found = _groups_of(extracted, machine, cores)
                 except DiagnosticError:
                     continue  # a group that does not lower alone keeps the heuristic
                 if len(found) == 1 and _is_nchw_spatial(_target_op(extracted, found[0].target)):
@@ -213,10 +241,10 @@ def with_nhwc_twin(group: Group, machine: Machine) -> Group:
     if not group.convertible or group.nhwc is not None:
         return group
     extracted = parse_source(default_context(), group.module_text, f"<group {group.name}>")
-    return replace(group, nhwc=nhwc_group(extracted, machine))
+    return replace(group, nhwc=nhwc_group(extracted, machine, group.cores))
 
 
-def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
+def nhwc_group(extracted: ModuleOp, machine: Machine, cores: int = 1) -> Group | None:
     """The group of `extracted` (one group, see `_extract`) in NHWC: its 4-D arguments and
     results permuted to NHWC (weights to OHWI), its convs and pools converted by graph-layout,
     which cancels the transposes between; None if a transpose is left inside, or if it is not one
@@ -248,7 +276,7 @@ def nhwc_group(extracted: ModuleOp, machine: Machine) -> Group | None:
         apply_pipeline(module, "graph-layout{layout=NHWC},graph-fuse")
         if any(isinstance(op, graph.TransposeOp) for op in module.walk()):
             return None  # the group does not run in NHWC on its own
-        found = _groups_of(module, machine)
+        found = _groups_of(module, machine, cores)
     except DiagnosticError:
         return None
     return found[0] if len(found) == 1 else None
@@ -280,9 +308,9 @@ def _line(op: Operation) -> str:
     return "" if location is None else f":{location.line.data}"
 
 
-def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
+def _groups_of(extracted: ModuleOp, machine: Machine, cores: int = 1) -> list[Group]:
     module_text = printed(extracted)
-    key = _cache_key(machine, extracted, _without_ids_and_locations(extracted))
+    key = _cache_key(machine, extracted, _without_ids_and_locations(extracted), cores)
     lowered = extracted.clone()
     apply_pipeline(lowered, "graph-to-tile")
     function = next(op for op in lowered.walk() if isinstance(op, func.FuncOp))
@@ -305,14 +333,17 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
                 "reduction" if loop.reduction else "parallel"
                 for loop in tiling_of(root).domain(root)
             )
-            ranked = vector_candidates(group, machine)
+            ranked = vector_candidates(group, machine, cores)
             estimates = tuple(math.nan for _ in ranked)
             stageable = tuple(False for _ in ranked)
         else:
             loops = _roles_by_loop(root)
-            candidates = candidate_sizes(root, machine, epilogue_bytes(group))
-            by_sizes = {sizes: _estimate(root, machine, sizes) for sizes in candidates}
+            candidates = candidate_sizes(root, machine, epilogue_bytes(group), cores)
+            by_sizes = {sizes: _estimate(root, machine, sizes, cores) for sizes in candidates}
             ranked = candidates[:1] + sorted(candidates[1:], key=by_sizes.__getitem__)
+            if cores > 1:
+                extents = [loop.extent for loop in tiling_of(root).domain(root)]
+                ranked = ranked[:1] + _alternating_occupancy(ranked[1:], loops, extents, cores)
             estimates = tuple(by_sizes[sizes] for sizes in ranked)
             stageable = tuple(_stageable(root, machine, sizes) for sizes in ranked)
         if len(ranked) < 2:
@@ -332,6 +363,7 @@ def _groups_of(extracted: ModuleOp, machine: Machine) -> list[Group]:
                 candidates=tuple(ranked),
                 estimates=estimates,
                 stageable=stageable,
+                cores=cores,
             )
         )
     return found
@@ -341,13 +373,14 @@ VECTOR_SCALES = (2, 4, 8, 16)
 """The multiples of the heuristic's tile that `vector_candidates` offers, largest tiles last."""
 
 
-def vector_candidates(group: TileGroup, machine: Machine) -> list[tuple[int, ...]]:
+def vector_candidates(group: TileGroup, machine: Machine, cores: int = 1) -> list[tuple[int, ...]]:
     """`tile.sizes` values for a group without a matrix-unit root (per loop of its last op), the
     heuristic's first: its outermost tiled loop's tile 2, 4, 8 and 16 times as large (up to the
     extent), then half as large. The heuristic fits every operand slice into half the vector
     space at the widest element type, an upper bound the lowering often stays well within (a
-    max pool's window points share one staging buffer); the lowering refuses what does not fit."""
-    default = tuple(group_sizes(group, analyze(group), machine, []).outer)
+    max pool's window points share one staging buffer); the lowering refuses what does not fit.
+    On `cores` cores the heuristic's tile is its tile split for them (`spread_vector`)."""
+    default = tuple(group_sizes(group, analyze(group), machine, [], cores).outer)
     extents = [loop.extent for loop in tiling_of(group.last).domain(group.last)]
     tiled = next(
         (d for d, (size, extent) in enumerate(zip(default, extents)) if size < extent), None
@@ -365,8 +398,12 @@ def vector_candidates(group: TileGroup, machine: Machine) -> list[tuple[int, ...
     return found
 
 
-def _estimate(root: Operation, machine: Machine, sizes: tuple[int, ...]) -> float:
+def _estimate(root: Operation, machine: Machine, sizes: tuple[int, ...], cores: int = 1) -> float:
+    """One core's cycles by `estimate_cycles`; on several, the busiest core's by `time_on_cores`."""
     try:
+        if cores > 1:
+            extents = [loop.extent for loop in tiling_of(root).domain(root)]
+            return time_on_cores(root, machine, extents, sizes, cores)
         return estimate_cycles(root, machine, sizes)
     except (KeyError, ValueError):  # a dtype pair or route the machine lacks: lowering will say
         return math.inf
@@ -475,5 +512,6 @@ __all__ = [
     "set_interchange",
     "set_stage_reduction",
     "set_sizes",
+    "target_name",
     "tunable_groups",
 ]

@@ -64,6 +64,9 @@ class TuneOptions:
     """Seconds a measurement may take before it is stopped (retried once, then a failed candidate)."""
     executor: Executor | None = field(default=None, compare=False)
     """Where measurements run (`executors.make_executor`); None: a local pool of `jobs` processes."""
+    cores: int = 1
+    """The cores each group's tiles are divided among, as `lower-to-npu{cores=N}` divides them:
+    every candidate is lowered for, and run on, that many."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class Task:
     """A run of the group's NHWC twin (`module_text` is the twin's, `sizes` for its loops)."""
     machine_files: tuple[tuple[str, str], ...] = ()
     """The machine's files (`machine_sources`), for a worker on a host without them."""
+    cores: int = 1
+    """Lowered with `lower-to-npu{cores=N}` and run on N cores (`TuneOptions.cores`)."""
 
 
 @dataclass(frozen=True)
@@ -210,9 +215,14 @@ def _lowered_outputs_differ(task: Task, module: ModuleOp, machine) -> tuple[str 
     schedule_group(module, task.target, task.sizes, task.buffering, task.interchange, task.stage)
     # xDSL's pipeline, which does not retry a group that does not fit with smaller tiles (apply_pipeline
     # does): the candidate measured is the one asked for, and one that does not fit loses
-    PassPipeline(build_passes(f"lower-to-npu{{machine={json.dumps(machine)}}}")).apply(ctx, module)
+    spread = f" cores={task.cores}" if task.cores > 1 else ""
+    PassPipeline(build_passes(f"lower-to-npu{{machine={json.dumps(machine)}{spread}}}")).apply(
+        ctx, module
+    )
     lowered = find_function(module, "main")
-    result = run_npu(module, machine, dict(zip(input_names(lowered), inputs)), "main")
+    result = run_npu(
+        module, machine, dict(zip(input_names(lowered), inputs)), "main", cores=task.cores
+    )
     bad = [
         c
         for c in compare_outputs(expected, result.outputs, None, None, scale_atol=True)
@@ -370,7 +380,10 @@ def run_tasks(
         for task in more or ():
             if task.machine not in sources:
                 sources[task.machine] = machine_sources(task.machine)
-        return [replace(task, machine_files=sources[task.machine]) for task in more or ()]
+        return [
+            replace(task, machine_files=sources[task.machine], cores=options.cores)
+            for task in more or ()
+        ]
 
     tasks = with_sources(tasks)
     executor = options.executor or LocalExecutor(options.jobs, options.task_timeout)

@@ -53,6 +53,6 @@ func.func @main(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x
 // MISSING:    error: cannot read '{{.*}}missing.mlir'
 // BAD-CLUSTER: error: unknown --cluster 'dask': expected local, ray, ray://HOST:PORT or ray:HOST:PORT
 // BAD-TIMEOUT: error: --task-timeout must be a positive number of seconds, got 0.0
-// COMPILE:    tune: [1/{{[0-9]+}}] gemm
+// COMPILE:    tune: [{{[0-9]+}}/{{[0-9]+}}] gemm
 // COMPILE:    check passed
 // COMPILE-NO-MACHINE: error: --tune tunes for a machine: give --machine NAME

@@ -100,6 +100,39 @@ def test_tuned_schedule_is_no_slower_and_lowers_right(gemm256, tmp_path):
     assert again == [] and cached.cached and cached.sizes == choice.sizes
 
 
+def test_tuning_for_several_cores_measures_on_them_and_searches_the_split(tmp_path):
+    """On 4 cores the default is tile-and-fuse's tile for 4 cores, the candidates include tiles
+    split among them, and each measurement is the run of the group lowered for and run on 4
+    cores: the default's and the winner's cycles are those of `lower-to-npu{cores=4}` on 4 cores."""
+    module = parse(gemm(128, 256, 256))
+    machine = load_machine(MACHINE)
+    (one,) = tunable_groups(module, machine)
+    (group,) = tunable_groups(module, machine, cores=4)
+    assert group.cores == 4 and "|davinci x4|" in group.key and one.key != group.key
+    m, n = group.extents[0], group.extents[1]
+    assert -(-m // one.candidates[0][0]) * -(-n // one.candidates[0][1]) < 4
+    assert -(-m // group.candidates[0][0]) * -(-n // group.candidates[0][1]) >= 4
+    seen = []
+    options = TuneOptions(jobs=1, top_k=3, bufferings=(), stage=False, cores=4)
+    (choice,) = tune(
+        [group], MACHINE, options, TuneCache(tmp_path / "c.json"), lambda g, x: seen.append(x)
+    )
+    assert len(seen) == 3 and choice.cycles == min(x.cycles for x in seen)
+
+    def cycles_on_4_cores(sizes):
+        lowered = module.clone()
+        if sizes is not None:
+            set_sizes(list(lowered.walk())[group.target], sizes)
+        apply_pipeline(lowered, "lower-to-npu{machine=davinci cores=4}")
+        main = find_function(lowered, "main")
+        inputs = level_inputs(find_function(module, "main"), 0)
+        run = run_npu(lowered, MACHINE, dict(zip(input_names(main), inputs)), "main", cores=4)
+        return run.stats.total_cycles
+
+    assert choice.default_cycles == cycles_on_4_cores(None)
+    assert choice.cycles == cycles_on_4_cores(choice.sizes)
+
+
 def test_a_repeated_layer_is_measured_once():
     module = parse("""
 func.func @main(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %c: tensor<128x128xf16>) -> tensor<128x128xf16> {

@@ -662,9 +662,14 @@ __all__ = [
 ]
 
 
-def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> list[tuple[int, ...]]:
+def candidate_sizes(
+    root: Operation, machine: Machine, epilogue: int = 0, cores: int = 1
+) -> list[tuple[int, ...]]:
     """`tile.sizes` values for a matrix-unit root (default first), or [] when it has none to search;
-    `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them."""
+    `epilogue` bytes per output element of the vector ops fused after it, as tile-and-fuse counts them.
+    On `cores` cores the default is the heuristic's tile for that many (`spread_contraction`), and
+    each tile that fits also comes split until the layer has a tile per core (`halved_for_cores`):
+    the split is searched with the tile."""
     extents = [loop.extent for loop in tiling_of(root).domain(root)]
     roles = contraction_dims(root)
     roles = roles if roles.is_convolution else matmul_roles(roles, extents)
@@ -676,18 +681,23 @@ def candidate_sizes(root: Operation, machine: Machine, epilogue: int = 0) -> lis
         options_of, m_dim = matmul_options, roles.m[0]
     else:
         return []
-    default = tuple(contraction_sizes(root, machine, extents, epilogue))
-    found = [default]
+    base = contraction_sizes(root, machine, extents, epilogue)
+    default = (
+        spread_contraction(root, machine, extents, base, cores, epilogue) if cores > 1 else base
+    )
+    found = [tuple(default)]
     # the heuristic's rules first, then tiles whose epilogue takes the whole vector space (which
     # the heuristic never risks: the lowering decides when they are measured)
     for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
         for option in options_of(root, machine, roles, extents, Limits(c_copies, epilogue, share)):
-            sizes = list(default)
+            sizes = list(base)
             sizes[m_dim], sizes[roles.n[0]], sizes[roles.k[0]] = (
                 option["m"],
                 option["n"],
                 option["k"],
             )
-            if tuple(sizes) not in found:
-                found.append(tuple(sizes))
+            split = halved_for_cores(root, machine, extents, sizes, cores) if cores > 1 else sizes
+            for tile in (sizes, split):
+                if tuple(tile) not in found:
+                    found.append(tuple(tile))
     return found
