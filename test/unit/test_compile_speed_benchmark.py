@@ -20,6 +20,9 @@ LOOSE = [
     "1",
 ]
 """Targets no run on a loaded test machine misses: these tests check what is measured, not how fast."""
+NO_CORPUS = ["--corpus", "/nonexistent/corpus"]
+"""The per-GMAC target's models are looked for in benchmarks/results/corpus by default: where a
+developer generated it, a test would compile them at full size."""
 STAGES = [
     "compile",
     "compile, kernels",
@@ -33,7 +36,15 @@ STAGES = [
 
 def test_every_stage_is_timed_and_both_programs_simulated(tmp_path: Path, capsys):
     code = compile_speed.main(
-        [*LOOSE, "--model", str(two_layers(tmp_path)), "--results", str(tmp_path), "--no-peers"]
+        [
+            *LOOSE,
+            "--model",
+            str(two_layers(tmp_path)),
+            "--results",
+            str(tmp_path),
+            "--no-peers",
+            *NO_CORPUS,
+        ]
     )
     results = json.loads((tmp_path / "compile_speed.json").read_text())
     assert code == 0
@@ -46,8 +57,44 @@ def test_every_stage_is_timed_and_both_programs_simulated(tmp_path: Path, capsys
     assert verdicts["compile, kernels <= IREE's compile (wall s)"] is None
     # the whole chip against one core: both measured here, so decided
     assert verdicts["simulate kernels <= 100 x simulate kernels, one core (wall s)"] is True
+    # without the corpus's ResNet-18 and RegNet: pending, and the output says how to get them
+    per_gmac = next(t for t in results["targets"] if "per GMAC" in t["what"])
+    assert per_gmac["met"] is None and per_gmac["measured"] is None
     printed = capsys.readouterr().out
     assert "| compile, kernels, warm cache |" in printed and "pending" in printed
+    assert "make conformance" in printed
+
+
+def test_the_per_gmac_target_compares_regnet_with_resnet18(tmp_path: Path):
+    """On the small corpus committed for the tests (the same architectures, narrowed): both models
+    compiled and simulated, each one's seconds per GMAC recorded, the target decided."""
+    corpus = Path(__file__).parent / "data" / "corpus"
+    code = compile_speed.main(
+        [
+            *LOOSE,
+            "--model",
+            str(two_layers(tmp_path)),
+            "--results",
+            str(tmp_path),
+            "--no-peers",
+            "--corpus",
+            str(corpus),
+            "--per-gmac-target",
+            "1000",
+        ]
+    )
+    results = json.loads((tmp_path / "compile_speed.json").read_text())
+    assert code == 0
+    names = [s["name"] for s in results["stages"]]
+    assert names[len(STAGES) :] == [
+        "compile + simulate resnet18",
+        "compile + simulate regnet_y_400mf",
+    ]
+    assert set(results["seconds_per_gmac"]) == {"resnet18", "regnet_y_400mf"}
+    assert all(0 < gmac < 1 for gmac in results["gmacs"].values())  # narrowed, 32x32 images
+    per_gmac = next(t for t in results["targets"] if "per GMAC" in t["what"])
+    assert per_gmac["met"] is True
+    assert per_gmac["measured"] == results["seconds_per_gmac"]["regnet_y_400mf"]
 
 
 def test_a_stage_over_its_target_fails_the_script(tmp_path: Path, capsys):
@@ -62,6 +109,7 @@ def test_a_stage_over_its_target_fails_the_script(tmp_path: Path, capsys):
             "1",
             "--simulate-target",
             "0",
+            *NO_CORPUS,
         ]
     )
     assert code == 1
@@ -74,7 +122,16 @@ def test_a_missing_peer_is_skipped_with_how_to_install_it(tmp_path: Path, capsys
     bare.chmod(0o755)
     model = two_layers(tmp_path)
     code = compile_speed.main(
-        [*LOOSE, "--model", str(model), "--results", str(tmp_path), "--peer-python", str(bare)]
+        [
+            *LOOSE,
+            *NO_CORPUS,
+            "--model",
+            str(model),
+            "--results",
+            str(tmp_path),
+            "--peer-python",
+            str(bare),
+        ]
     )
     assert code == 0
     assert "IREE: skipped, not installed (pip install 'iree-base-compiler[onnx]')" in (
