@@ -160,8 +160,9 @@ def run_npu(
 
     A kernel launched again (a `func.call` of `ziggurat-compile --kernels`' program) on arguments
     that share bytes as they did before is timed once: its numbers are computed again, its
-    timing (cycles, busy time, traffic, events) is the first launch's, from where it starts
-    (`time_each_launch=True` times every launch; the report is the same).
+    timing (cycles, busy time, traffic, events) is the first launch's, from where it starts,
+    each core's own on several (`time_each_launch=True`, or `max_cycles`, times every launch;
+    the report is the same, on several cores but for float rounding).
 
     Long runs can be bounded and observed: every `WATCH_EVERY` ops the scalar unit walks
     (and at the end), a run past `max_cycles` stops with an error at the op it reached,
@@ -206,6 +207,7 @@ def run_npu(
     ]
     runs = []
     plans: dict[Operation, object] = {}
+    launch = _LaunchState()
     for core, timeline in enumerate(timelines):
         limits = None if max_cycles is None and watch is None else _Limits(max_cycles, watch)
         local = memory if core == 0 else memory.for_core()
@@ -220,9 +222,10 @@ def run_npu(
             traffic,
             plans,
             time_each_launch,
+            launch,
         )
         runs.append(executor.run_block(entry.body.block, dict(memory.arguments)))
-    _run_phases(runs, timelines, machine)
+    _run_phases(runs, timelines, machine, launch)
     for timeline in timelines:
         if max_cycles is not None and timeline.cycles > max_cycles:
             raise _past_max_cycles(entry, max_cycles, timeline)
@@ -282,10 +285,23 @@ def compiled_cores(module: ModuleOp) -> int | None:
     return attribute.value.data if isinstance(attribute, IntegerAttr) else None
 
 
+@dataclass
+class _LaunchState:
+    """What the cores of a run share about the kernel launch they are in (`_Executor._call`)."""
+
+    quiet: bool = False
+    """At the last launch, every core's timeline was quiet once the cores met: a launch of a
+    kernel timed before may take that timing (each core its own part of it)."""
+    replaying: bool = False
+    """The cores are in a launch whose timing they take from an earlier one: its barriers
+    order the numbers only, and nothing is timed until the next launch."""
+
+
 def _run_phases(
     runs: list[Generator[Operation | float, int, object]],
     timelines: list[Timeline],
     machine: Machine,
+    launch: _LaunchState | None = None,
 ) -> None:
     """Run the cores phase by phase: each to its next `npu.sync_cores`, then all clocks align there.
 
@@ -327,6 +343,15 @@ def _run_phases(
                 f"npu.sync_cores on core {waiting_core} waits for core {ended}, which ended "
                 "without reaching it (deadlock): every core must pass as many npu.sync_cores",
             )
+        if (
+            launch is not None
+            and launch.replaying
+            and not isinstance(arrived[0], func.CallOp | None)
+        ):
+            # a barrier inside a launch whose timing is an earlier launch's: it orders the
+            # cores' numbers; their timelines take the launch's timing as they leave it
+            arrived = [resume(core, None) for core in range(len(runs))]
+            continue
         if len(runs) > 1:
             check_cores_disjoint([timeline.global_accesses or [] for timeline in timelines])
             for timeline in timelines:
@@ -337,6 +362,9 @@ def _run_phases(
         for timeline, op in zip(timelines, arrived):
             assert isinstance(op, Operation)
             timeline.sync_cores(op, release)
+        if launch is not None:
+            launch.replaying = False
+            launch.quiet = all(timeline.quiet() for timeline in timelines)
         arrived = [resume(core, None) for core in range(len(runs))]
 
 
@@ -748,6 +776,7 @@ class _Executor:
         traffic: GlobalTraffic | None = None,
         plans: dict[Operation, object] | None = None,
         time_each_launch: bool = False,
+        launch: _LaunchState | None = None,
     ):
         self.machine = machine
         self.traffic = traffic
@@ -759,7 +788,9 @@ class _Executor:
         self.limits = limits
         self.time_each_launch = time_each_launch
         self.launches: dict[tuple, LaunchCost] = {}
-        """The timing of each kernel launched so far, by `_launch_key`."""
+        """The timing of each kernel launched so far on this core, by `_launch_key`."""
+        self.launch = _LaunchState() if launch is None else launch
+        """What the cores share about the launch they are in (one core: its own)."""
         self.plans: dict[Operation, object] = {} if plans is None else plans
         """Each instruction's decoded properties (`_plan`): the cores of one run share them."""
         self.handlers: dict[
@@ -913,6 +944,7 @@ class _Executor:
         mark = timeline.mark() if key is not None and cost is None else None
         if cost is not None:
             self.timeline = NumericsOnly(timeline)
+            self.launch.replaying = True  # every core decides alike: the key and `quiet` are shared
         try:
             yield from self.run_block(callee.body.block, inner)
         finally:
@@ -926,14 +958,19 @@ class _Executor:
     def _launch_key(self, callee: func.FuncOp, arguments: list[object]) -> tuple | None:
         """What decides a launch's timing, where it is timed once (`LaunchCost`): the kernel, and
         which of its arguments share bytes (its hazards, and so its flags' waits, follow from
-        that; no instruction's cycles depend on an address). None where a launch is timed each
-        time: several cores (their transfers share bandwidth as they happen), a bounded or
-        watched run, or a timeline not quiet at the launch."""
-        if self.time_each_launch or self.cores > 1 or self.traffic is not None:
+        that; no instruction's cycles depend on an address). On several cores a launch starts
+        when they meet, every one at the same cycle with its pipes drained and no transfer of
+        another core in flight, so each core's part of it takes the same time again: each core
+        keeps its own. None where a launch is timed each time: a run bounded by `max_cycles`
+        (it stops at the op that passes the bound), or a timeline not quiet at the launch (on
+        several cores, any core's). A watched run (`ziggurat-run`'s progress and --timeout)
+        replays: its watch sees the cycle the launch started at."""
+        if self.time_each_launch or (
+            self.limits is not None and self.limits.max_cycles is not None
+        ):
             return None
-        if self.limits is not None:
-            return None
-        if not self.timeline.quiet():
+        quiet = self.launch.quiet if self.cores > 1 else self.timeline.quiet()
+        if not quiet:
             return None
         buffers = [a for a in arguments if isinstance(a, _Buffer)]
         if len(buffers) != len(arguments):
@@ -1031,8 +1068,8 @@ class _Executor:
         other cores start a transfer at the same moment."""
         plan = self._plan(op, self._decode_dma)
         assert isinstance(plan, _DmaPlan) and self.traffic is not None
-        if plan.shared is None:
-            self._dma(op, env)
+        if plan.shared is None or isinstance(self.timeline, NumericsOnly):
+            self._dma(op, env)  # no global traffic, or none timed (a launch timed before)
             return
         start = self.timeline.start_of(plan.pipe)
         starting = yield start

@@ -76,7 +76,9 @@ def layer_breakdown(stats: TimingStats) -> list[dict[str, Any]]:
     if stats.cores > 1:
         for layer in layers:
             layer["imbalance"] = load_imbalance(core_spans[layer["layer"]], stats.cores)
-    return sorted(layers, key=lambda layer: -layer["cycles"])
+    # cycles equal but for float rounding (a launch whose timing is replayed adds its cycles to
+    # another start) keep program order, as exactly equal ones do
+    return sorted(layers, key=lambda layer: -round(layer["cycles"], 6))
 
 
 def load_imbalance(spans: dict[int, list[float]], cores: int) -> float:

@@ -526,6 +526,17 @@ class NumericsOnly:
     def __init__(self, timeline: Timeline):
         self.call: Operation | None = timeline.call
         self.macs: dict = defaultdict(int)
+        self.timed = timeline
+        """The core's timeline, which takes the launch's timing when it ends."""
+
+    @property
+    def core(self) -> int:
+        return self.timed.core
+
+    @property
+    def cycles(self) -> float:
+        """The core's cycles where the launch started (what a progress display shows)."""
+        return self.timed.cycles
 
     def scalar(self, cycles: float = 1) -> None:
         pass
