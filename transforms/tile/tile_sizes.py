@@ -609,12 +609,43 @@ def spread_vector(
 ) -> list[int]:
     """`vector_sizes`' tile split, as `spread_contraction`'s, until there are `cores` tiles where
     the group has that many: outer loops halve first, down to one; the innermost down to the
-    lanes."""
+    lanes. Of the tiles on the way, the one whose busiest core has the fewest elements to do
+    (its tiles, ceil(tiles / cores), times a tile's elements) is taken, the larger on a tie:
+    48 channels on 32 cores take 24 tiles of 2, one per core, not 48 of 1, two on some cores,
+    each paying its transfers' latency."""
     last = len(sizes) - 1
     loops = [d for d in range(len(sizes)) if d not in whole]
     floors = {d: min(lanes, extents[d]) if d == last else 1 for d in loops}
     multiples = {d: lanes if d == last else 1 for d in loops}
-    return _halve_until(extents, sizes, cores, lambda _: loops, floors, multiples)
+    steps = [list(sizes)]
+    while tile_count(extents, steps[-1], loops) < cores:
+        halved = _halve_once(steps[-1], loops, floors, multiples)
+        if halved is None or halved == steps[-1]:
+            break
+        steps.append(halved)
+
+    def busiest(tile: list[int]) -> tuple[int, int]:
+        tiles = tile_count(extents, tile, loops)
+        elements = math.prod(min(tile[d], extents[d]) for d in loops)
+        return -(-tiles // cores) * elements, tiles
+
+    return min(steps, key=busiest)
+
+
+def _halve_once(
+    sizes: Sequence[int],
+    loops: list[int],
+    floors: dict[int, int],
+    multiples: dict[int, int],
+) -> list[int] | None:
+    """`sizes` with the first of `loops` above its floor halved (rounded up to its multiple), as
+    `_halve_until` does each step; None when none can shrink."""
+    d = next((d for d in loops if sizes[d] > floors[d]), None)
+    if d is None:
+        return None
+    halved = list(sizes)
+    halved[d] = max(floors[d], _round_up(-(-sizes[d] // 2), multiples[d]))
+    return halved
 
 
 def apply_override(extents: Sequence[int], override: Sequence[int]) -> list[int]:
