@@ -30,12 +30,13 @@ from xdsl.passes import ModulePass
 from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
 from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
+from ziggurat.dialects import graph
 from ziggurat.dialects.tile import LAYOUT_ATTR
 from ziggurat.lowering.pipelines import quoted
 from ziggurat.machine import load_machine
 from ziggurat.parsing import parse_source
 from ziggurat.printing import Printer
-from ziggurat.testing.differential import build_passes
+from ziggurat.testing.differential import apply_pipeline, build_passes
 from ziggurat.timing_report import add_timing_option, timed, timing
 from ziggurat.transforms.tile.fit import FittingPipeline
 from ziggurat.tuning.executors import check_cluster, make_executor
@@ -299,6 +300,11 @@ def tune_module(
             executor.close()
     start = time.monotonic()
     cache = TuneCache.load(cache_path)
+    if any(isinstance(op, graph.FusedOp) for op in module.walk()):
+        # fused IR (`ziggurat-compile --machine M --emit graph`): the groups are found by fusing
+        # again, and a layout change must see the weights as constants to fold their transposes
+        # (inside a group they are its arguments, and would be transposed on the device)
+        apply_pipeline(module, "graph-unfuse")
     with timed("find groups"):
         groups = tunable_groups(module, load_machine(machine), options.cores)
     searched = {  # at most: the loop orders measured are those of the winner's sizes
