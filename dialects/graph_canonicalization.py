@@ -431,6 +431,27 @@ class IdentityPool(RewritePattern):
             replace_by_operand(op, op.input, rewriter)
 
 
+class WholeWindowPool(RewritePattern):
+    """A max or average pool whose one window covers its whole input, unpadded and undilated ->
+    the global pool (ResNet's 7x7 average pool before its classifier, as torchvision's
+    `AdaptiveAvgPool2d(1)` exports it on a 7x7 map): the window's taps are then the reduction of
+    a global pool, which splits by channel among cores and reads each channel's map in one
+    transfer, not one transfer per tap."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MaxPoolOp | AvgPoolOp, rewriter: PatternRewriter, /):
+        kernel, _, pads, dilations = op.window(op.properties)
+        shape = op.input.type.get_shape()
+        layout = op.layout.data
+        spatial = list(shape[2:4]) if layout == "NCHW" else list(shape[1:3])
+        if any(pads) or list(dilations) != [1, 1] or list(kernel) != spatial:
+            return
+        kind = GlobalAvgPoolOp if isinstance(op, AvgPoolOp) else GlobalMaxPoolOp
+        pool = kind.build_inferred([op.input], {"layout": op.layout})
+        if pool.results[0].type == op.results[0].type:
+            rewriter.replace_matched_op(pool)
+
+
 class GlobalPoolOfOne(RewritePattern):
     """A global pool over spatial dimensions that are all 1 -> its input."""
 
@@ -444,7 +465,7 @@ class GlobalPoolOfOne(RewritePattern):
 _RESHAPE_PATTERNS = (IdentityReshape(), ReshapeOfReshape())
 _EXPAND_PATTERNS = (*_RESHAPE_PATTERNS, LeadingUnitsOfTranspose())
 _RELU_PATTERNS = (ReluOfRelu(),)
-_POOL_PATTERNS = (IdentityPool(),)
+_POOL_PATTERNS = (IdentityPool(), WholeWindowPool())
 _GLOBAL_POOL_PATTERNS = (GlobalPoolOfOne(),)
 
 PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
