@@ -325,12 +325,9 @@ class _Bufferizer:
                     self._prefer(op.dest, self.preferred[op.result])
                 if op.source.has_one_use() and op.dest.has_one_use():
                     self._prefer(op.source, self._slice_of(op))
-            elif isinstance(op, tensor.CollapseShapeOp):
+            elif isinstance(op, tensor.CollapseShapeOp | tensor.ExpandShapeOp):
                 if op.result in self.preferred and op.src.has_one_use():
-                    self._prefer(op.src, self._expanded(op))
-            elif isinstance(op, tensor.ExpandShapeOp):
-                if op.result in self.preferred and op.src.has_one_use():
-                    self._prefer(op.src, self._collapsed(op))
+                    self._prefer(op.src, self._as_source(op))
             elif isinstance(op, tile.BitcastOp):  # the same buffer, read another way
                 if op.result in self.preferred and op.source.has_one_use():
                     self._prefer(op.source, self.preferred[op.result])
@@ -350,58 +347,36 @@ class _Bufferizer:
                 self._prefer(value, self._same_as(arg))
         self._propagate(op.body.block)
 
-    def _expanded(self, collapse: tensor.CollapseShapeOp) -> Dest:
-        """The destination of a collapse's result, viewed in the shape of its source (a grouped
-        conv's (g, og) output computed straight into the function's result)."""
-        dest = self.preferred[collapse.result]
+    def _as_source(self, reshape: tensor.CollapseShapeOp | tensor.ExpandShapeOp) -> Dest:
+        """The destination of a reshape's result, viewed in the shape of its source by the
+        inverse reshape: a collapse's (a grouped conv's (g, og) output) and an expansion's (a
+        reduction's kept dims reinserted) source is computed straight into the function's
+        result, not into a buffer of its own copied there after."""
+        dest = self.preferred[reshape.result]
 
         def make(at: Operation) -> SSAValue | None:
             buffer = dest(at)
             if buffer is None or not isinstance(buffer.type.layout, NoneAttr):
                 return None
-            source_type = _static_tensor(collapse.src, at)
-            view = memref.ExpandShapeOp.create(
-                operands=[buffer],
-                result_types=[
-                    MemRefType(
-                        source_type.get_element_type(),
-                        source_type.get_shape(),
-                        NoneAttr(),
-                        buffer.type.memory_space,
-                    )
-                ],
-                properties={
-                    "reassociation": collapse.reassociation,
-                    "static_output_shape": DenseArrayBase.from_list(i64, source_type.get_shape()),
-                },
+            source_type = _static_tensor(reshape.src, at)
+            view_type = MemRefType(
+                source_type.get_element_type(),
+                source_type.get_shape(),
+                NoneAttr(),
+                buffer.type.memory_space,
             )
-            return self._insert(view, at)
-
-        return make
-
-    def _collapsed(self, expand: tensor.ExpandShapeOp) -> Dest:
-        """The destination of an expansion's result, viewed in the shape of its source (a
-        reduction's kept dims reinserted: it is computed straight into the function's result,
-        not into a buffer of its own copied there after)."""
-        dest = self.preferred[expand.result]
-
-        def make(at: Operation) -> SSAValue | None:
-            buffer = dest(at)
-            if buffer is None or not isinstance(buffer.type.layout, NoneAttr):
-                return None
-            source_type = _static_tensor(expand.src, at)
-            view = memref.CollapseShapeOp.create(
-                operands=[buffer],
-                result_types=[
-                    MemRefType(
-                        source_type.get_element_type(),
-                        source_type.get_shape(),
-                        NoneAttr(),
-                        buffer.type.memory_space,
-                    )
-                ],
-                properties={"reassociation": expand.reassociation},
-            )
+            properties: dict[str, Attribute] = {"reassociation": reshape.reassociation}
+            if isinstance(reshape, tensor.CollapseShapeOp):
+                properties["static_output_shape"] = DenseArrayBase.from_list(
+                    i64, source_type.get_shape()
+                )
+                view = memref.ExpandShapeOp.create(
+                    operands=[buffer], result_types=[view_type], properties=properties
+                )
+            else:
+                view = memref.CollapseShapeOp.create(
+                    operands=[buffer], result_types=[view_type], properties=properties
+                )
             return self._insert(view, at)
 
         return make

@@ -34,18 +34,16 @@ STAGES = [
 ]
 
 
-def test_every_stage_is_timed_and_both_programs_simulated(tmp_path: Path, capsys):
-    code = compile_speed.main(
-        [
-            *LOOSE,
-            "--model",
-            str(two_layers(tmp_path)),
-            "--results",
-            str(tmp_path),
-            "--no-peers",
-            *NO_CORPUS,
-        ]
+def loose_run(tmp_path: Path, *more: str) -> int:
+    """The script on the two-layer model, without peers, at `LOOSE` targets, with `more`."""
+    model = str(two_layers(tmp_path))
+    return compile_speed.main(
+        [*LOOSE, "--model", model, "--results", str(tmp_path), "--no-peers", *more]
     )
+
+
+def test_every_stage_is_timed_and_both_programs_simulated(tmp_path: Path, capsys):
+    code = loose_run(tmp_path, *NO_CORPUS)
     results = json.loads((tmp_path / "compile_speed.json").read_text())
     assert code == 0
     assert [s["name"] for s in results["stages"]] == STAGES
@@ -69,20 +67,7 @@ def test_the_per_gmac_target_compares_regnet_with_resnet18(tmp_path: Path):
     """On the small corpus committed for the tests (the same architectures, narrowed): both models
     compiled and simulated, each one's seconds per GMAC recorded, the target decided."""
     corpus = Path(__file__).parent / "data" / "corpus"
-    code = compile_speed.main(
-        [
-            *LOOSE,
-            "--model",
-            str(two_layers(tmp_path)),
-            "--results",
-            str(tmp_path),
-            "--no-peers",
-            "--corpus",
-            str(corpus),
-            "--per-gmac-target",
-            "1000",
-        ]
-    )
+    code = loose_run(tmp_path, "--corpus", str(corpus), "--per-gmac-target", "1000")
     results = json.loads((tmp_path / "compile_speed.json").read_text())
     assert code == 0
     names = [s["name"] for s in results["stages"]]

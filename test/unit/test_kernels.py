@@ -413,54 +413,17 @@ def test_int8_activations_cross_kernels_narrow(tmp_path: Path, capsys):
     assert crossing and all("i32" not in str(t) for t in crossing)
 
 
-def test_a_kernel_launched_again_is_timed_once_to_the_same_report(model: Path, tmp_path: Path):
+@pytest.mark.parametrize("cores", [1, 4])
+def test_a_kernel_launched_again_is_timed_once_to_the_same_report(
+    model: Path, tmp_path: Path, cores: int
+):
     """The three conv blocks launch one kernel: the second and third launches compute their
     numbers and take the first one's timing; every figure of the report, the per-layer cycles
-    and the trace included, is what timing each launch gives."""
-    import json
-
-    from ziggurat.interpreters import npu_interpreter
-    from ziggurat.interpreters.report import build_report
-    from ziggurat.interpreters.timing import Timeline
-    from ziggurat.interpreters.trace import trace_events
-    from ziggurat.machine import load_machine
-
-    out = tmp_path / "k.mlir"
-    compiling = [str(model), "--machine", "davinci", "--cores", "1", "--kernels", "-o", str(out)]
-    assert compile_main(compiling) == 0
-    program = read(out)
-    x = np.load(tmp_path / "in.npz")["x"]
-    replayed = []
-    replay = Timeline.replay
-
-    def counting(self, cost, call):
-        replayed.append(call)
-        return replay(self, cost, call)
-
-    runs = {}
-    for each in (True, False):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(Timeline, "replay", counting)
-            runs[each] = npu_interpreter.run_npu(program, None, [x], time_each_launch=each)
-    assert len(replayed) == 2  # only when not timing each launch: the 2nd and 3rd conv block
-    davinci = load_machine("davinci")
-    timed, once = (
-        json.dumps(build_report(runs[e].stats, davinci, layers=True), sort_keys=True)
-        for e in (True, False)
-    )
-    assert timed == once
-    assert json.dumps(trace_events(runs[True].stats)) == json.dumps(trace_events(runs[False].stats))
-    np.testing.assert_array_equal(runs[True].outputs[0], runs[False].outputs[0])
-
-
-def test_a_kernel_launched_again_on_several_cores_takes_each_cores_timing(
-    model: Path, tmp_path: Path
-):
-    """On 4 cores a launch starts when the cores meet, each with its pipes drained and no other
-    core's transfer in flight, so each core's part of a kernel launched again takes the first
-    launch's timing; the numbers are computed again. The report is the one timing each launch
-    gives but for float rounding (a replayed launch adds its cycles to another start: 1e-12
-    relative, where the cores' shared bandwidth makes cycles fractions), and so is the trace."""
+    and the trace included, is what timing each launch gives. On several cores a launch starts
+    when the cores meet, each with its pipes drained and no other core's transfer in flight, so
+    each core takes its own part of the first launch's timing; the report is then the same but
+    for float rounding (a replayed launch adds its cycles to another start: 1e-12 relative,
+    where the cores' shared bandwidth makes cycles fractions), and its text the same."""
     import json
 
     from ziggurat.interpreters import npu_interpreter
@@ -469,9 +432,9 @@ def test_a_kernel_launched_again_on_several_cores_takes_each_cores_timing(
     from ziggurat.interpreters.trace import trace_events
     from ziggurat.machine import load_machine
 
-    out = tmp_path / "k4.mlir"
-    compiling = [str(model), "--machine", "davinci", "--cores", "4", "--kernels", "-o", str(out)]
-    assert compile_main(compiling) == 0
+    out = tmp_path / "k.mlir"
+    compiling = [str(model), "--machine", "davinci", "--cores", str(cores), "--kernels"]
+    assert compile_main([*compiling, "-o", str(out)]) == 0
     program = read(out)
     x = np.load(tmp_path / "in.npz")["x"]
     replayed = []
@@ -486,9 +449,16 @@ def test_a_kernel_launched_again_on_several_cores_takes_each_cores_timing(
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(Timeline, "replay", counting)
             runs[each] = npu_interpreter.run_npu(program, None, [x], time_each_launch=each)
-    assert len(replayed) == 2 * 4  # the 2nd and 3rd conv block, on each core
+    # only when not timing each launch: the 2nd and 3rd conv block, on each core
+    assert len(replayed) == 2 * cores
     davinci = load_machine("davinci")
     timed, once = (build_report(runs[e].stats, davinci, layers=True) for e in (True, False))
+    traces = [trace_events(runs[e].stats) for e in (True, False)]
+    np.testing.assert_array_equal(runs[True].outputs[0], runs[False].outputs[0])
+    if cores == 1:
+        assert json.dumps(timed, sort_keys=True) == json.dumps(once, sort_keys=True)
+        assert json.dumps(traces[0]) == json.dumps(traces[1])
+        return
     assert format_report(timed) == format_report(once)
 
     def close(a, b) -> bool:
@@ -501,8 +471,7 @@ def test_a_kernel_launched_again_on_several_cores_takes_each_cores_timing(
         return a == b
 
     assert close(json.loads(json.dumps(timed)), json.loads(json.dumps(once)))
-    assert close(trace_events(runs[True].stats), trace_events(runs[False].stats))
-    np.testing.assert_array_equal(runs[True].outputs[0], runs[False].outputs[0])
+    assert close(traces[0], traces[1])
 
 
 KERNEL_CALLS = """
