@@ -54,13 +54,14 @@ fuzz: $(STAMP)
 # line names those that did, and make fails.
 # distributed_tuning starts local Ray instances: the ray extra is installed here (never by `make test`).
 # gpu_validation measures only where torch (the models extra, a CUDA build) sees a GPU; elsewhere it
-# says the comparison is pending and passes.
+# says the comparison is pending and passes. TORCH_PYTHON (below), a Python with torch, lets
+# compile_speed generate the corpus models of its per-GMAC target; without it that target is pending.
 BENCHMARKS = scalesim_validation scalesim_bandwidth roofline_validation lowering_quality compile_speed kernels networks distributed_tuning gpu_validation
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench,ray]'
 	@missed=""; for script in $(BENCHMARKS); do \
 	  echo "== benchmarks/$$script.py"; \
-	  $(BIN)/python benchmarks/$$script.py || missed="$$missed $$script"; \
+	  TORCH_PYTHON=$(TORCH_PYTHON) $(BIN)/python benchmarks/$$script.py || missed="$$missed $$script"; \
 	done; \
 	if [ -n "$$missed" ]; then echo "make bench: targets missed or runs failed in:$$missed"; exit 1; fi
 
