@@ -8,8 +8,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -55,7 +56,7 @@ from ziggurat.transforms.tile.tile_and_fuse import (
     epilogue_bytes,
     group_sizes,
 )
-from ziggurat.transforms.tile.tile_sizes import candidate_sizes, tile_count, time_on_cores
+from ziggurat.transforms.tile.tile_sizes import CoreTime, candidate_sizes, tile_count
 from ziggurat.transforms.tile.tiling_interface import Tile, access_slice, tiling_of
 from ziggurat.tuning.estimate import dma_chain, element_bytes_of, estimate_cycles
 
@@ -146,7 +147,7 @@ def _alternating_occupancy(
 ) -> list[tuple[int, ...]]:
     """`ranked` (best estimate first) reordered to take in turn the best tile that gives every one
     of `cores` cores a tile and the best that leaves some idle. The estimate on several cores
-    (`time_on_cores`) weighs the operands each tile reads again against the cores left idle
+    (`CoreTime`) weighs the operands each tile reads again against the cores left idle
     only roughly, so the measurements the budget allows cover both sides of the split."""
     parallel = [d for d, role in enumerate(loops) if role in ("batch", "m", "n")]
     full = [c for c in ranked if tile_count(extents, c, parallel) >= cores]
@@ -338,11 +339,12 @@ def _groups_of(extracted: ModuleOp, machine: Machine, cores: int = 1) -> list[Gr
             stageable = tuple(False for _ in ranked)
         else:
             loops = _roles_by_loop(root)
+            extents = [loop.extent for loop in tiling_of(root).domain(root)]
             candidates = candidate_sizes(root, machine, epilogue_bytes(group), cores)
-            by_sizes = {sizes: _estimate(root, machine, sizes, cores) for sizes in candidates}
+            estimate = _estimator(root, machine, extents, cores)
+            by_sizes = {sizes: estimate(sizes) for sizes in candidates}
             ranked = candidates[:1] + sorted(candidates[1:], key=by_sizes.__getitem__)
             if cores > 1:
-                extents = [loop.extent for loop in tiling_of(root).domain(root)]
                 ranked = ranked[:1] + _alternating_occupancy(ranked[1:], loops, extents, cores)
             estimates = tuple(by_sizes[sizes] for sizes in ranked)
             stageable = tuple(_stageable(root, machine, sizes) for sizes in ranked)
@@ -398,15 +400,28 @@ def vector_candidates(group: TileGroup, machine: Machine, cores: int = 1) -> lis
     return found
 
 
-def _estimate(root: Operation, machine: Machine, sizes: tuple[int, ...], cores: int = 1) -> float:
-    """One core's cycles by `estimate_cycles`; on several, the busiest core's by `time_on_cores`."""
+def _estimator(
+    root: Operation, machine: Machine, extents: Sequence[int], cores: int
+) -> Callable[[tuple[int, ...]], float]:
+    """The cycles of `root` tiled by given sizes: one core's by `estimate_cycles`; on several, the
+    busiest core's by one `CoreTime` of the root (what does not depend on the tile worked out
+    once); infinite for a dtype pair or route the machine lacks (the lowering will say)."""
     try:
-        if cores > 1:
-            extents = [loop.extent for loop in tiling_of(root).domain(root)]
-            return time_on_cores(root, machine, extents, sizes, cores)
-        return estimate_cycles(root, machine, sizes)
-    except (KeyError, ValueError):  # a dtype pair or route the machine lacks: lowering will say
-        return math.inf
+        model = (
+            CoreTime(root, machine, extents, cores)
+            if cores > 1
+            else partial(estimate_cycles, root, machine)
+        )
+    except (KeyError, ValueError):
+        return lambda sizes: math.inf
+
+    def estimate(sizes: tuple[int, ...]) -> float:
+        try:
+            return model(sizes)
+        except (KeyError, ValueError):
+            return math.inf
+
+    return estimate
 
 
 def set_sizes(op: Operation, sizes: Sequence[int]) -> None:

@@ -566,10 +566,10 @@ def test_several_cores_take_the_tile_the_layer_runs_fastest_with(text):
     tiles reading them three times), and the result is the graph's."""
     from ziggurat.ir.contraction import contraction_dims
     from ziggurat.transforms.tile.tile_sizes import (
+        CoreTime,
         contraction_sizes,
         halved_for_cores,
         spread_contraction,
-        time_on_cores,
     )
     from ziggurat.transforms.tile.tiling_interface import tiling_of
 
@@ -579,7 +579,7 @@ def test_several_cores_take_the_tile_the_layer_runs_fastest_with(text):
     one = contraction_sizes(op, machine, extents)
     halved = halved_for_cores(op, machine, extents, one, 32)
     chosen = spread_contraction(op, machine, extents, one, 32)
-    time = lambda sizes: time_on_cores(op, machine, extents, sizes, 32)  # noqa: E731
+    time = CoreTime(op, machine, extents, 32)
     assert time(chosen) <= min(time(one), time(halved))
     if text is LATE_3X3:
         rows = contraction_dims(op).m[-2]

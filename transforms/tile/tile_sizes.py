@@ -405,14 +405,14 @@ def _halve_until(
     floors: dict[int, int],
     multiples: dict[int, int],
 ) -> list[int]:
-    """`sizes` with the first loop of `order(sizes)` above its floor halved (rounded up to its
-    multiple), again and again, until the loops of `floors` make `cores` tiles or none can shrink."""
+    """`sizes` halved a loop at a time (`_halve_once`, the loops in `order(sizes)`) until the
+    loops of `floors` make `cores` tiles or none can shrink."""
     sizes = list(sizes)
     while tile_count(extents, sizes, list(floors)) < cores:
-        d = next((d for d in order(sizes) if sizes[d] > floors[d]), None)
-        if d is None:
+        halved = _halve_once(sizes, order(sizes), floors, multiples)
+        if halved is None:
             break
-        sizes[d] = max(floors[d], _round_up(-(-sizes[d] // 2), multiples[d]))
+        sizes = halved
     return sizes
 
 
@@ -424,7 +424,7 @@ def spread_contraction(
     cores: int,
     epilogue_bytes: int = 0,
 ) -> list[int]:
-    """The tile of a contraction whose layer runs fastest on `cores` cores by `_CoreTime`:
+    """The tile of a contraction whose layer runs fastest on `cores` cores by `CoreTime`:
     among every tile that fits (`conv_options`, `matmul_options`; with its accumulator once,
     charged its drain, or twice), the one-core tile, and that tile split by `halved_for_cores`.
     A layer whose weights outweigh its activations then splits its output channels among the
@@ -436,7 +436,7 @@ def spread_contraction(
     double = {tuple(tile) for tile in _option_sizes(op, machine, extents, epilogue_bytes)}
     # a tile whose accumulator fits only once waits for it to drain before the next starts
     once = {tuple(tile) for tile in single} - double
-    core_time = _CoreTime(op, machine, extents, cores)
+    core_time = CoreTime(op, machine, extents, cores)
 
     def time(tile: list[int]) -> float:
         return core_time(tile, drains=tuple(tile) in once)
@@ -473,21 +473,9 @@ def _option_sizes(
     return tiles
 
 
-def time_on_cores(
-    op: Operation,
-    machine: Machine,
-    extents: Sequence[int],
-    sizes: Sequence[int],
-    cores: int,
-    drains: bool = False,
-) -> float:
-    """Cycles the busiest core spends on a contraction tiled by `sizes` on `cores` cores
-    (`_CoreTime`). A model for choosing, not a timing."""
-    return _CoreTime(op, machine, extents, cores)(sizes, drains)
-
-
-class _CoreTime:
-    """The cycles of the busiest core for each tile of one contraction on `cores` cores: its tiles
+class CoreTime:
+    """The cycles of the busiest core for each tile of one contraction on `cores` cores (a model
+    for choosing, not a timing; `CoreTime(op, machine, extents, cores)(sizes)`): its tiles
     (ceil(tiles / cores)), each taking the longer of moving its operands from global memory (all
     of K: the input rows its output rows need, the weights of its output channels) at the core's
     share of the bandwidth and computing its multiply-accumulates, plus a DMA setup per K step (a
@@ -620,7 +608,7 @@ def spread_vector(
     steps = [list(sizes)]
     while tile_count(extents, steps[-1], loops) < cores:
         halved = _halve_once(steps[-1], loops, floors, multiples)
-        if halved is None or halved == steps[-1]:
+        if halved is None:
             break
         steps.append(halved)
 
@@ -638,8 +626,8 @@ def _halve_once(
     floors: dict[int, int],
     multiples: dict[int, int],
 ) -> list[int] | None:
-    """`sizes` with the first of `loops` above its floor halved (rounded up to its multiple), as
-    `_halve_until` does each step; None when none can shrink."""
+    """`sizes` with the first of `loops` above its floor halved (rounded up to its multiple, never
+    below the floor); None when none can shrink."""
     d = next((d for d in loops if sizes[d] > floors[d]), None)
     if d is None:
         return None
@@ -717,6 +705,7 @@ def candidate_sizes(
         spread_contraction(root, machine, extents, base, cores, epilogue) if cores > 1 else base
     )
     found = [tuple(default)]
+    options: set[tuple[int, ...]] = set()
     # the heuristic's rules first, then tiles whose epilogue takes the whole vector space (which
     # the heuristic never risks: the lowering decides when they are measured)
     for c_copies, share in ((2, EPILOGUE_SHARE), (1, EPILOGUE_SHARE), (2, 1), (1, 1)):
@@ -727,6 +716,9 @@ def candidate_sizes(
                 option["n"],
                 option["k"],
             )
+            if tuple(sizes) in options:
+                continue  # a later rule's copy of a tile: its split is the same
+            options.add(tuple(sizes))
             split = halved_for_cores(root, machine, extents, sizes, cores) if cores > 1 else sizes
             for tile in (sizes, split):
                 if tuple(tile) not in found:
