@@ -37,6 +37,7 @@ from xdsl.passes import ModulePass
 from ziggurat import numerics
 from ziggurat.cli import (
     add_debug_option,
+    check_cores_option,
     parse_command_line,
     run_main,
     running_pass,
@@ -507,14 +508,8 @@ def compile_model(args: argparse.Namespace) -> int:
     check_options(args, emit)
     running = runs_model(args)
     machine = load_machine(args.machine) if args.machine else None
-    if args.cores is not None and machine is not None and not 1 <= args.cores <= machine.cores:
-        raise DiagnosticError(
-            Diagnostic(
-                "error",
-                f"--cores {args.cores}: machine '{machine.name}' has {machine.cores} "
-                f"core{'s' if machine.cores != 1 else ''} (give 1 to {machine.cores})",
-            )
-        )
+    if args.cores is not None and machine is not None:
+        check_cores_option(args.cores, machine.name, machine.cores)
     if args.cores is None:
         # npu code fills the chip, as a GPU compiler fills its grid; the levels above it run as
         # one program on their interpreters

@@ -27,7 +27,13 @@ from rich.progress import Progress
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from ziggurat.cli import add_debug_option, parse_command_line, run_main, write_atomically
+from ziggurat.cli import (
+    add_debug_option,
+    check_cores_option,
+    parse_command_line,
+    run_main,
+    write_atomically,
+)
 from ziggurat.context import default_context
 from ziggurat.diagnostics import Diagnostic, DiagnosticError
 from ziggurat.dialects import graph
@@ -165,14 +171,7 @@ def check_options(args: argparse.Namespace) -> None:
                 Diagnostic("error", f"{name} must be at least {minimum}, got {value}")
             )
     machine = load_machine(args.machine)  # an unknown machine is one diagnostic, before any work
-    if not 1 <= args.cores <= machine.cores:
-        raise DiagnosticError(
-            Diagnostic(
-                "error",
-                f"--cores {args.cores}: machine '{machine.name}' has {machine.cores} "
-                f"core{'s' if machine.cores != 1 else ''} (give 1 to {machine.cores})",
-            )
-        )
+    check_cores_option(args.cores, machine.name, machine.cores)
     if args.budget is not None and not args.budget > 0:
         raise DiagnosticError(
             Diagnostic("error", f"--budget must be a positive number of seconds, got {args.budget}")

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from ziggurat.diagnostics import DiagnosticError, exception_message, op_location
+from ziggurat.diagnostics import Diagnostic, DiagnosticError, exception_message, op_location
 
 
 def debug_enabled() -> bool:
@@ -154,6 +154,21 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
             print("(run with --debug or ZIGGURAT_DEBUG=1 for a traceback)", file=sys.stderr)
         sys.exit(2)
     sys.exit(code or 0)
+
+
+def check_cores_option(cores: int, machine: str, machine_cores: int) -> None:
+    """`--cores N` of a tool: a count of the cores of the machine named `machine`, which has
+    `machine_cores`, else one diagnostic saying the range (before any work, not from deep in the
+    lowering)."""
+    if not 1 <= cores <= machine_cores:
+        plural = "s" if machine_cores != 1 else ""
+        raise DiagnosticError(
+            Diagnostic(
+                "error",
+                f"--cores {cores}: machine '{machine}' has {machine_cores} core{plural} "
+                f"(give 1 to {machine_cores})",
+            )
+        )
 
 
 def write_atomically(path: str | Path, data: str | bytes) -> None:
