@@ -729,21 +729,17 @@ class _Bufferizer:
         result_type = _static_tensor(op.result, op)
         source = self.buffers[op.src]
         undone = source.owner
+        inverse = (
+            memref.ExpandShapeOp
+            if isinstance(op, tensor.CollapseShapeOp)
+            else memref.CollapseShapeOp
+        )
         if (
-            isinstance(op, tensor.CollapseShapeOp)
-            and isinstance(undone, memref.ExpandShapeOp)
-            and undone.reassociation == op.reassociation
-        ):
-            self.buffers[op.result] = undone.src  # the collapse of an expand of this buffer
-            self.dead.append(op)
-            return
-        if (
-            isinstance(op, tensor.ExpandShapeOp)
-            and isinstance(undone, memref.CollapseShapeOp)
+            isinstance(undone, inverse)
             and undone.reassociation == op.reassociation
             and undone.src.type.get_shape() == result_type.get_shape()
         ):
-            self.buffers[op.result] = undone.src  # the expand of a collapse of this buffer
+            self.buffers[op.result] = undone.src  # a reshape that undoes the view of this buffer
             self.dead.append(op)
             return
         if not isinstance(source.type.layout, NoneAttr):
