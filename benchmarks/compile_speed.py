@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
-import math
 import os
 import resource
 import subprocess
@@ -56,6 +55,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from conformance import CORPUS_GENERATOR, generates_corpus
 from peers import Peer, measure_peer
 
 from ziggurat.cli import run_main, write_atomically
@@ -238,26 +238,20 @@ def measure_stages(model: Path) -> tuple[list[Stage], dict[str, int]]:
     return run, cycles
 
 
-CORPUS_GENERATOR = Path(__file__).parent.parent / "examples" / "models" / "corpus.py"
-
-
 def generate_per_gmac_models(corpus: Path, torch_python: str | None) -> str | None:
     """Generate the corpus's `PER_GMAC_MODELS` that `corpus` lacks with `torch_python`; why not,
     where they are missing and cannot be (None when they are there)."""
     missing = [n for n in PER_GMAC_MODELS if not (corpus / f"{n}.inputs.npz").exists()]
     if not missing:
         return None
-    probe = (
-        None
-        if not torch_python
-        else subprocess.run(
-            [torch_python, "-c", "import torch, onnxscript, onnxruntime"], capture_output=True
-        )
-    )
-    if probe is None or probe.returncode != 0:
+    if not torch_python or not generates_corpus(torch_python):
         return (
             f"{corpus} holds no {' or '.join(missing)}, and "
-            + ("no --torch-python was given" if probe is None else f"{torch_python} has no torch")
+            + (
+                "no --torch-python was given"
+                if not torch_python
+                else f"{torch_python} has no torch"
+            )
             + " to generate them (make bench TORCH_PYTHON=P, P a Python with torch 2.13.0, "
             "onnxscript and onnxruntime; or make conformance TORCH_PYTHON=P)"
         )
@@ -271,10 +265,10 @@ def generate_per_gmac_models(corpus: Path, torch_python: str | None) -> str | No
     return None
 
 
-def measure_per_gmac(corpus: Path) -> tuple[list[Stage], dict[str, float], dict[str, float]]:
+def measure_per_gmac(corpus: Path) -> tuple[list[Stage], dict[str, float]]:
     """Compile and simulate each of `PER_GMAC_MODELS` in `corpus` on every core of the machine: the
-    stages, each model's wall seconds per GMAC and its GMACs; nothing where the corpus lacks one."""
-    stages, per_gmac, gmacs = [], {}, {}
+    stages and each model's GMACs; nothing where the corpus lacks one."""
+    stages, gmacs = [], {}
     for name in PER_GMAC_MODELS:
         model, inputs = corpus / f"{name}.onnx", corpus / f"{name}.inputs.npz"
         if not (model.exists() and inputs.exists()):
@@ -286,9 +280,8 @@ def measure_per_gmac(corpus: Path) -> tuple[list[Stage], dict[str, float], dict[
             [*arguments, "--run", "--report", "json"],
         )
         gmacs[name] = sum(json.loads(report)["useful"]["macs"].values()) / 1e9
-        per_gmac[name] = stage.wall_seconds / gmacs[name]
         stages.append(stage)
-    return stages, per_gmac, gmacs
+    return stages, gmacs
 
 
 def write_bytecode() -> None:
@@ -380,15 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     rounds: list[list[Stage]] = []
     peer_rounds: list[list[Peer]] = []
     cycles: dict[str, int] = {}
-    per_gmac: dict[str, float] = {}
     gmacs: dict[str, float] = {}
     not_measured = generate_per_gmac_models(args.corpus, args.torch_python)
     for _ in range(args.repeat):
         stages, cycles = measure_stages(model)
-        more, seconds_per_gmac, gmacs = measure_per_gmac(args.corpus)
+        more, gmacs = measure_per_gmac(args.corpus)
         rounds.append(stages + more)
-        for name, value in seconds_per_gmac.items():
-            per_gmac[name] = min(value, per_gmac.get(name, math.inf))
         if not args.no_peers:
             peer_rounds.append(
                 [
@@ -399,6 +389,10 @@ def main(argv: list[str] | None = None) -> int:
     run = [min(times, key=lambda s: s.wall_seconds) for times in zip(*rounds)]
     peers = [best_peer(times) for times in zip(*peer_rounds)]
     stages = {s.name: s for s in run}
+    per_gmac = {  # of each model's fastest round, as the stages keep
+        name: stages[f"compile + simulate {name}"].wall_seconds / gmac
+        for name, gmac in gmacs.items()
+    }
     goals = targets(
         stages,
         peers,

@@ -617,14 +617,19 @@ def build_argument_parser() -> argparse.ArgumentParser:
 CORPUS_GENERATOR = Path(__file__).parent.parent / "examples" / "models" / "corpus.py"
 
 
+def generates_corpus(python: str) -> bool:
+    """Whether `python` has what `CORPUS_GENERATOR` needs: torch, onnxscript and onnxruntime."""
+    probe = subprocess.run(
+        [python, "-c", "import torch, onnxscript, onnxruntime"], capture_output=True
+    )
+    return probe.returncode == 0
+
+
 def corpus_models(args: argparse.Namespace) -> list[Path]:
     """The corpus's models, generated first (full size) when the folder has none."""
     paths = sorted(args.corpus.glob("*.onnx"))
     if not paths:
-        probe = subprocess.run(
-            [args.torch_python, "-c", "import torch, onnxscript, onnxruntime"], capture_output=True
-        )
-        if probe.returncode != 0:
+        if not generates_corpus(args.torch_python):
             raise DiagnosticError(
                 Diagnostic(
                     "error",
